@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* What the cgtrace subcommands share: loading, number formatting, JSON output. */
+#ifndef CGTRACE_CLI_H
+#define CGTRACE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "buf.h"
+#include "cgtrace.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+struct cli_cmd {
+	const char *name;
+	const char *args;
+	const char *help;
+	int (*run)(int argc, char **argv);
+};
+
+/* Prints "cgtrace NAME: message" and the usage line on stderr; returns CLI_USAGE. */
+int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void cli_print_help(const struct cli_cmd *cmd, FILE *f);
+/* Exactly one positional argument after options: the trace path. */
+const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status);
+
+/* Reads a trace; prints the error on stderr and returns NULL on failure. */
+struct cgtrace_doc *cli_load(const char *path);
+
+/* "1.5 MiB" (binary units), or exact bytes when exact is set. */
+const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
+/* "1.234 ms" and friends for nanosecond timestamps. */
+const char *cli_ns(char buf[32], uint64_t ns);
+/* Thousands separators: 1,234,567. */
+const char *cli_count(char buf[32], uint64_t n);
+
+/* Minimal JSON emitter: commas are placed by the caller through `first` flags. */
+void cli_json_str(struct cg_buf *b, const char *s);
+void cli_json_u64(struct cg_buf *b, uint64_t v);
+void cli_json_key(struct cg_buf *b, bool *first, const char *key);
+/* Writes b to stdout and frees it; CLI_FAIL on a write error. */
+int cli_json_print(struct cg_buf *b);
+
+extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export;
+
+#endif

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/* cgtrace memory: the memory analysis, per device, and what made the peak. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int run(int argc, char **argv);
+
+const struct cli_cmd cli_memory = {
+	.name = "memory",
+	.args = "[--json] [--bytes] [--top N] TRACE",
+	.help = "Replays allocations and frees in time order and reports the peak: when,\n"
+		"on which device, by category, and the allocations live at that moment\n"
+		"(largest first), grouped by the function or op that made them.\n\n"
+		"  --json    one JSON object {summary, by_device, peak_breakdown}\n"
+		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n"
+		"  --top N   live allocations listed at the peak (default 20, 0 = all)\n",
+	.run = run,
+};
+
+static void json_shape(struct cg_buf *b, const uint64_t *shape, size_t ndim)
+{
+	cg_buf_putc(b, '[');
+	for (size_t i = 0; i < ndim; i++) {
+		if (i)
+			cg_buf_putc(b, ',');
+		cli_json_u64(b, shape[i]);
+	}
+	cg_buf_putc(b, ']');
+}
+
+static void json_summary(struct cg_buf *b, const struct cgtrace_memory_report *r)
+{
+	bool first = true;
+	cg_buf_putc(b, '{');
+	cli_json_key(b, &first, "alloc_count");
+	cli_json_u64(b, r->alloc_count);
+	cli_json_key(b, &first, "free_count");
+	cli_json_u64(b, r->free_count);
+	cli_json_key(b, &first, "total_alloc_bytes");
+	cli_json_u64(b, r->total_alloc_bytes);
+	cli_json_key(b, &first, "peak_bytes");
+	cli_json_u64(b, r->peak_bytes);
+	cli_json_key(b, &first, "peak_timestamp_ns");
+	cli_json_u64(b, r->peak_timestamp_ns);
+	cli_json_key(b, &first, "peak_device");
+	cli_json_str(b, r->peak_device);
+	cli_json_key(b, &first, "peak_by_category");
+	cg_buf_putc(b, '{');
+	bool f2 = true;
+	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
+		cli_json_key(b, &f2, cgtrace_category_name((enum cgtrace_category)c));
+		cli_json_u64(b, r->peak_by_category[c]);
+	}
+	cg_buf_putc(b, '}');
+	cli_json_key(b, &first, "autograd_retained_bytes");
+	cli_json_u64(b, r->autograd_retained_bytes);
+	cg_buf_putc(b, '}');
+}
+
+static void json_device(struct cg_buf *b, const struct cgtrace_device_peak *d)
+{
+	bool first = true;
+	cg_buf_putc(b, '{');
+	cli_json_key(b, &first, "device");
+	cli_json_str(b, d->device);
+	cli_json_key(b, &first, "capacity_bytes");
+	cli_json_u64(b, d->capacity_bytes);
+	cli_json_key(b, &first, "peak_bytes");
+	cli_json_u64(b, d->peak_bytes);
+	cli_json_key(b, &first, "peak_timestamp_ns");
+	cli_json_u64(b, d->peak_timestamp_ns);
+	cli_json_key(b, &first, "alloc_count");
+	cli_json_u64(b, d->alloc_count);
+	cli_json_key(b, &first, "free_count");
+	cli_json_u64(b, d->free_count);
+	cg_buf_putc(b, '}');
+}
+
+static void json_live(struct cg_buf *b, const struct cgtrace_live_alloc *a)
+{
+	bool first = true;
+	cg_buf_putc(b, '{');
+	cli_json_key(b, &first, "tensor_id");
+	cli_json_str(b, a->tensor_id);
+	cli_json_key(b, &first, "span_id");
+	cli_json_str(b, a->span_id);
+	cli_json_key(b, &first, "op_name");
+	cli_json_str(b, a->op_name);
+	cli_json_key(b, &first, "bytes");
+	cli_json_u64(b, a->bytes);
+	cli_json_key(b, &first, "shape");
+	json_shape(b, a->shape, a->ndim);
+	cli_json_key(b, &first, "dtype");
+	cli_json_str(b, a->dtype);
+	cli_json_key(b, &first, "device");
+	cli_json_str(b, a->device);
+	cli_json_key(b, &first, "category");
+	cli_json_str(b, cgtrace_category_name(a->category));
+	cg_buf_putc(b, '}');
+}
+
+static int print_json(const struct cgtrace_memory_report *r)
+{
+	struct cg_buf b = {0};
+	cg_buf_lit(&b, "{\"summary\":");
+	json_summary(&b, r);
+	cg_buf_lit(&b, ",\"by_device\":[");
+	for (size_t i = 0; i < r->n_devices; i++) {
+		if (i)
+			cg_buf_putc(&b, ',');
+		json_device(&b, &r->by_device[i]);
+	}
+	cg_buf_lit(&b, "],\"peak_breakdown\":[");
+	for (size_t i = 0; i < r->n_breakdown; i++) {
+		if (i)
+			cg_buf_putc(&b, ',');
+		json_live(&b, &r->peak_breakdown[i]);
+	}
+	cg_buf_lit(&b, "]}");
+	return cli_json_print(&b);
+}
+
+struct group {
+	const char *op_name;
+	uint64_t count, bytes;
+};
+
+static int group_cmp(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return strcmp(x->op_name ? x->op_name : "", y->op_name ? y->op_name : "");
+}
+
+/* Live bytes at the peak per op_name: which call made the peak. */
+static void print_groups(const struct cgtrace_memory_report *r, bool exact)
+{
+	struct group *g = calloc(r->n_breakdown ? r->n_breakdown : 1, sizeof(*g));
+	size_t n = 0;
+	if (!g)
+		return;
+	for (size_t i = 0; i < r->n_breakdown; i++) {
+		const struct cgtrace_live_alloc *a = &r->peak_breakdown[i];
+		size_t k;
+		for (k = 0; k < n; k++)
+			if ((!a->op_name && !g[k].op_name) ||
+			    (a->op_name && g[k].op_name && !strcmp(a->op_name, g[k].op_name)))
+				break;
+		if (k == n) {
+			if (n >= 64)
+				continue; /* the table shows the big groups; all bytes stay listed above */
+			g[n++].op_name = a->op_name;
+		}
+		g[k].count++;
+		g[k].bytes += a->bytes;
+	}
+	qsort(g, n, sizeof(*g), group_cmp);
+	char b1[32], b2[32];
+	printf("\nLive at the peak by op:\n%-28s %12s %14s\n", "op_name", "allocations", "bytes");
+	for (size_t i = 0; i < n; i++)
+		printf("%-28s %12s %14s\n", g[i].op_name ? g[i].op_name : "(none)",
+		       cli_count(b1, g[i].count), cli_bytes(b2, g[i].bytes, exact));
+	free(g);
+}
+
+static void print_human(const struct cgtrace_memory_report *r, bool exact, size_t top)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	printf("%s allocs, %s frees, %s allocated in total\n", cli_count(a, r->alloc_count),
+	       cli_count(b, r->free_count), cli_bytes(c, r->total_alloc_bytes, exact));
+	if (!r->peak_bytes) {
+		printf("peak: none (no live memory)\n");
+		return;
+	}
+	printf("peak: %s on %s at %s\n", cli_bytes(a, r->peak_bytes, exact), r->peak_device,
+	       cli_ns(b, r->peak_timestamp_ns));
+	printf("  by category:");
+	for (int k = 0; k < CGTRACE_CAT_COUNT; k++)
+		printf(" %s %s%s", cgtrace_category_name((enum cgtrace_category)k),
+		       cli_bytes(a, r->peak_by_category[k], exact), k + 1 < CGTRACE_CAT_COUNT ? "," : "");
+	printf("\n  autograd retained: %s\n", cli_bytes(a, r->autograd_retained_bytes, exact));
+
+	printf("\n%-12s %14s %14s %14s %12s %12s\n", "device", "capacity", "peak", "peak at",
+	       "allocs", "frees");
+	for (size_t i = 0; i < r->n_devices; i++) {
+		const struct cgtrace_device_peak *p = &r->by_device[i];
+		printf("%-12s %14s %14s %14s %12s %12s\n", p->device,
+		       p->capacity_bytes ? cli_bytes(a, p->capacity_bytes, exact) : "-",
+		       cli_bytes(b, p->peak_bytes, exact), cli_ns(c, p->peak_timestamp_ns),
+		       cli_count(d, p->alloc_count), cli_count(e, p->free_count));
+	}
+	size_t shown = top && top < r->n_breakdown ? top : r->n_breakdown;
+	printf("\nLive at the peak (%zu allocations):\n%14s  %-10s %-10s %-18s %-10s %s\n",
+	       r->n_breakdown, "bytes", "device", "category", "op_name", "span", "tensor_id");
+	uint64_t rest = 0;
+	for (size_t i = 0; i < r->n_breakdown; i++) {
+		const struct cgtrace_live_alloc *l = &r->peak_breakdown[i];
+		if (i >= shown) {
+			rest += l->bytes;
+			continue;
+		}
+		printf("%14s  %-10s %-10s %-18s %-10s %s\n", cli_bytes(a, l->bytes, exact),
+		       l->device, cgtrace_category_name(l->category),
+		       l->op_name ? l->op_name : "-", l->span_id, l->tensor_id);
+	}
+	if (shown < r->n_breakdown)
+		printf("%14s  ... and %s more allocations (--top 0 lists all)\n",
+		       cli_bytes(a, rest, exact), cli_count(b, r->n_breakdown - shown));
+	print_groups(r, exact);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"bytes", no_argument, NULL, 'b'},
+		{"top", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	bool json = false, exact = false;
+	size_t top = 20;
+	int c, status = CLI_OK;
+	char *end;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'b':
+			exact = true;
+			break;
+		case 't':
+			top = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end)
+				return cli_usage_error(&cli_memory, "--top needs a number, got '%s'",
+						       optarg);
+			break;
+		case 'h':
+			cli_print_help(&cli_memory, stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error(&cli_memory, "unknown option");
+		}
+	}
+	const char *path = cli_trace_arg(&cli_memory, argc, argv, &status);
+	if (!path)
+		return status;
+	struct cgtrace_doc *doc = cli_load(path);
+	if (!doc)
+		return CLI_FAIL;
+	struct cgtrace_memory_report *rep;
+	if (cgtrace_memory_analyze(doc, &rep) < 0) {
+		fprintf(stderr, "%s: out of memory\n", path);
+		cgtrace_doc_free(doc);
+		return CLI_FAIL;
+	}
+	if (json)
+		status = print_json(rep);
+	else
+		print_human(rep, exact, top);
+	cgtrace_memory_report_free(rep);
+	cgtrace_doc_free(doc);
+	if (!json && (fflush(stdout) || ferror(stdout)))
+		return CLI_FAIL;
+	return status;
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/* cgtrace summary: the seed's summary plus host and devices side by side. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "memory_replay.h"
+
+static int run(int argc, char **argv);
+
+const struct cli_cmd cli_summary = {
+	.name = "summary",
+	.args = "[--json] [--bytes] TRACE",
+	.help = "Counts spans, ops and memory records, finds the peak, and shows each\n"
+		"device (host and GPUs) side by side.\n\n"
+		"  --json    one JSON object: op_count, total_ns, span_count, root_span_count,\n"
+		"            max_depth, alloc_count, free_count, peak_bytes, then peak_device,\n"
+		"            peak_timestamp_ns, complete, truncated and devices\n"
+		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n",
+	.run = run,
+};
+
+/* The trace is complete when the root span s1 was closed by the writer. */
+static bool root_closed(const struct cgtrace_doc *doc, size_t *open_spans)
+{
+	bool closed = true;
+	*open_spans = 0;
+	for (size_t i = 0; i < cgtrace_doc_count(doc, CGTRACE_KIND_SPAN_START); i++) {
+		struct cgtrace_span s;
+		cgtrace_doc_span(doc, i, &s);
+		if (s.closed)
+			continue;
+		(*open_spans)++;
+		if (!s.parent_id)
+			closed = false;
+	}
+	return closed;
+}
+
+static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summary *s,
+		      const struct cgtrace_memory_report *rep)
+{
+	struct cg_buf b = {0};
+	bool first = true;
+	size_t open_spans;
+	cg_buf_putc(&b, '{');
+	const struct {
+		const char *key;
+		uint64_t v;
+	} fields[] = {
+		{"op_count", s->op_count},       {"total_ns", s->total_ns},
+		{"span_count", s->span_count},   {"root_span_count", s->root_span_count},
+		{"max_depth", s->max_depth},     {"alloc_count", s->alloc_count},
+		{"free_count", s->free_count},   {"peak_bytes", s->peak_bytes},
+		{"peak_timestamp_ns", rep->peak_timestamp_ns},
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (i == 8) {
+			cli_json_key(&b, &first, "peak_device");
+			cli_json_str(&b, rep->peak_device);
+		}
+		cli_json_key(&b, &first, fields[i].key);
+		cli_json_u64(&b, fields[i].v);
+	}
+	cli_json_key(&b, &first, "complete");
+	cg_buf_puts(&b, root_closed(doc, &open_spans) ? "true" : "false");
+	cli_json_key(&b, &first, "truncated");
+	cg_buf_puts(&b, cgtrace_doc_truncated(doc) ? "true" : "false");
+	cli_json_key(&b, &first, "devices");
+	cg_buf_putc(&b, '[');
+	for (size_t i = 0; i < rep->n_devices; i++) {
+		const struct cgtrace_device_peak *d = &rep->by_device[i];
+		bool f2 = true;
+		cg_buf_puts(&b, i ? ",{" : "{");
+		cli_json_key(&b, &f2, "device");
+		cli_json_str(&b, d->device);
+		cli_json_key(&b, &f2, "peak_bytes");
+		cli_json_u64(&b, d->peak_bytes);
+		cli_json_key(&b, &f2, "capacity_bytes");
+		cli_json_u64(&b, d->capacity_bytes);
+		cli_json_key(&b, &f2, "final_bytes");
+		cli_json_u64(&b, d->final_bytes);
+		cg_buf_putc(&b, '}');
+	}
+	cg_buf_puts(&b, "]}");
+	return cli_json_print(&b);
+}
+
+static void print_devices(const struct cgtrace_memory_report *rep, bool exact)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32];
+	if (!rep->n_devices)
+		return;
+	printf("\n%-12s %14s %14s %14s %12s %12s %14s\n", "device", "peak", "peak at", "capacity",
+	       "allocs", "frees", "live at end");
+	for (size_t i = 0; i < rep->n_devices; i++) {
+		const struct cgtrace_device_peak *p = &rep->by_device[i];
+		printf("%-12s %14s %14s %14s %12s %12s %14s\n", p->device,
+		       cli_bytes(a, p->peak_bytes, exact), cli_ns(b, p->peak_timestamp_ns),
+		       p->capacity_bytes ? cli_bytes(c, p->capacity_bytes, exact) : "-",
+		       cli_count(d, p->alloc_count), cli_count(e, p->free_count),
+		       cli_bytes(f, p->final_bytes, exact));
+	}
+}
+
+static void print_human(const char *path, const struct cgtrace_doc *doc,
+			const struct cgtrace_summary *s, const struct cgtrace_memory_report *rep,
+			bool exact)
+{
+	struct cgtrace_meta m;
+	char a[32], b[32], c[32];
+	size_t open_spans;
+	bool complete = root_closed(doc, &open_spans);
+
+	cgtrace_doc_meta(doc, &m);
+	printf("%-12s %s\n", "trace", path);
+	printf("%-12s %s\n", "entrypoint", m.entrypoint);
+	printf("%-12s %s (%s, capture step %llu, %llu warm-up)\n", "run", m.run_id,
+	       cgtrace_phase_name(m.phase), (unsigned long long)m.capture_step,
+	       (unsigned long long)m.warmup_steps);
+	printf("%-12s %s\n", "recorded", m.timestamp);
+	printf("%-12s %s\n", "device", m.device);
+	for (size_t i = 0; i < m.n_tags; i++)
+		if (!strcmp(m.tags[i].key, "pid") || !strcmp(m.tags[i].key, "cmdline"))
+			printf("%-12s %s\n", m.tags[i].key, m.tags[i].value);
+	if (complete && !cgtrace_doc_truncated(doc))
+		printf("%-12s complete\n", "status");
+	else
+		printf("%-12s incomplete: %s%s%s\n", "status",
+		       complete ? "" : "the root span was never closed (the process died or "
+				       "the trace was cut)",
+		       !complete && cgtrace_doc_truncated(doc) ? "; " : "",
+		       cgtrace_doc_truncated(doc) ? "the last record was cut short" : "");
+	printf("\n%-12s %s (%s root, max depth %llu, %zu open)\n", "spans",
+	       cli_count(a, s->span_count), cli_count(b, s->root_span_count),
+	       (unsigned long long)s->max_depth, open_spans);
+	printf("%-12s %s\n", "measured", cli_ns(a, s->total_ns));
+	printf("%-12s %s\n", "ops", cli_count(a, s->op_count));
+	printf("%-12s %s allocs, %s frees\n", "memory", cli_count(a, s->alloc_count),
+	       cli_count(b, s->free_count));
+	if (s->peak_bytes)
+		printf("%-12s %s on %s at %s\n", "peak", cli_bytes(a, s->peak_bytes, exact),
+		       rep->peak_device, cli_ns(c, rep->peak_timestamp_ns));
+	else
+		printf("%-12s none\n", "peak");
+	print_devices(rep, exact);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"bytes", no_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	bool json = false, exact = false;
+	int c, status = CLI_OK;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'b':
+			exact = true;
+			break;
+		case 'h':
+			cli_print_help(&cli_summary, stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error(&cli_summary, "unknown option");
+		}
+	}
+	const char *path = cli_trace_arg(&cli_summary, argc, argv, &status);
+	if (!path)
+		return status;
+	struct cgtrace_doc *doc = cli_load(path);
+	if (!doc)
+		return CLI_FAIL;
+	struct cgtrace_summary s;
+	struct cgtrace_memory_report *rep = NULL;
+	if (cg_memory_analyze(doc, &rep, false) < 0 || cg_summary_from(doc, rep, &s) < 0) {
+		fprintf(stderr, "%s: out of memory\n", path);
+		cgtrace_doc_free(doc);
+		return CLI_FAIL;
+	}
+	if (json)
+		status = print_json(doc, &s, rep);
+	else
+		print_human(path, doc, &s, rep, exact);
+	cgtrace_memory_report_free(rep);
+	cgtrace_doc_free(doc);
+	if (!json && (fflush(stdout) || ferror(stdout)))
+		return CLI_FAIL;
+	return status;
+}

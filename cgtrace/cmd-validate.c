@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* cgtrace validate: every rule of the format, plus warnings for what is legal but odd. */
+#include <getopt.h>
+
+#include "cli.h"
+
+static int run(int argc, char **argv);
+
+const struct cli_cmd cli_validate = {
+	.name = "validate",
+	.args = "TRACE",
+	.help = "Checks every rule of candle-graph/trace/6 and stops at the first broken one\n"
+		"with PATH:LINE: message (exit status 1). Legal oddities are warnings on\n"
+		"stderr: spans never closed, an allocation of an id that is already live,\n"
+		"frees of ids never allocated, capture_step 0, a cut-off last line.\n",
+	.run = run,
+};
+
+static void warnings(const char *path, const struct cgtrace_doc *doc)
+{
+	struct cgtrace_meta m;
+	size_t open = 0;
+	cgtrace_doc_meta(doc, &m);
+	if (m.capture_step == 0)
+		fprintf(stderr, "%s: warning: capture_step is 0; it is one-based\n", path);
+	for (size_t i = 0; i < cgtrace_doc_count(doc, CGTRACE_KIND_SPAN_START); i++) {
+		struct cgtrace_span s;
+		cgtrace_doc_span(doc, i, &s);
+		open += !s.closed;
+	}
+	if (open)
+		fprintf(stderr, "%s: warning: %zu span(s) never closed\n", path, open);
+	struct cgtrace_memory_report *rep;
+	if (cgtrace_memory_analyze(doc, &rep) < 0)
+		return;
+	if (rep->realloc_live_count)
+		fprintf(stderr,
+			"%s: warning: %llu allocation(s) of a tensor_id that was already live\n",
+			path, (unsigned long long)rep->realloc_live_count);
+	if (rep->unknown_free_count)
+		fprintf(stderr, "%s: warning: %llu free(s) of a tensor_id that was not live\n",
+			path, (unsigned long long)rep->unknown_free_count);
+	cgtrace_memory_report_free(rep);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c, status = CLI_OK;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			cli_print_help(&cli_validate, stdout);
+			return CLI_OK;
+		}
+		return cli_usage_error(&cli_validate, "unknown option");
+	}
+	const char *path = cli_trace_arg(&cli_validate, argc, argv, &status);
+	if (!path)
+		return status;
+	struct cgtrace_doc *doc = cli_load(path);
+	if (!doc)
+		return CLI_FAIL;
+	warnings(path, doc);
+	char n[32];
+	size_t records = 0;
+	for (int k = CGTRACE_KIND_META; k < CGTRACE_KIND_COUNT; k++)
+		records += cgtrace_doc_count(doc, (enum cgtrace_kind)k);
+	printf("%s: valid %s trace, %s records%s\n", path, CGTRACE_SCHEMA, cli_count(n, records),
+	       cgtrace_doc_truncated(doc) ? " (last line cut short and ignored)" : "");
+	cgtrace_doc_free(doc);
+	return CLI_OK;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Splits a plain or zstd-compressed stream into lines, streaming. */
+#ifndef CG_LINES_H
+#define CG_LINES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ZSTD_DCtx_s;
+
+struct cg_lines {
+	int fd;              /* -1 when reading from memory */
+	const char *mem;     /* whole input, for memory sources */
+	size_t mem_len, mem_pos;
+	struct ZSTD_DCtx_s *z;
+	bool zstd_pending;   /* a zstd frame was begun and not finished */
+	char *in;            /* compressed input window */
+	size_t in_len, in_pos, in_cap;
+	bool in_eof;
+	char *buf;           /* decoded bytes: [start, len) are not yet returned */
+	size_t start, len, cap;
+	bool eof;
+	uint64_t line_no;    /* 1-based number of the line last returned */
+	char err[200];
+};
+
+int cg_lines_open_fd(struct cg_lines *l, int fd);
+int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len);
+void cg_lines_close(struct cg_lines *l);
+/*
+ * 1 with the next line (without its newline), 0 at the end, or a negative
+ * errno with l->err set. *terminated is false for a last line that had no
+ * newline. The line stays valid until the next call.
+ */
+int cg_lines_next(struct cg_lines *l, const char **line, size_t *len, bool *terminated);
+
+#endif

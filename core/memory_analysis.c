@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seed's analyze_memory: replays memory records in analysis order with
+ * live bytes per device and per category, finds each device's peak and the
+ * global one, and lists what was live at the global peak. The live set is
+ * rebuilt by a second replay up to the peak rather than copied at every new
+ * peak, which would be quadratic on a steadily growing trace.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc.h"
+#include "export.h"
+#include "memory_replay.h"
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d)
+{
+	memset(r, 0, sizeof(*r));
+	r->doc = d;
+	r->n_dev = d->devices.len;
+	int ret = cg_doc_memory_order(d, &r->order);
+	if (ret < 0)
+		return ret;
+	r->dev = calloc(r->n_dev ? r->n_dev : 1, sizeof(*r->dev));
+	r->live_of = calloc(d->pool.count ? d->pool.count : 1, sizeof(*r->live_of));
+	if (!r->dev || !r->live_of) {
+		cg_replay_fini(r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->devmem.len; i++) {
+		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
+		struct cg_replay_dev *dv = &r->dev[m->device];
+		uint64_t cap = sat_add(m->used_bytes, m->free_bytes);
+		if (cap > dv->capacity)
+			dv->capacity = cap;
+		dv->has_capacity = true;
+		dv->listed = true;
+	}
+	return 0;
+}
+
+void cg_replay_fini(struct cg_replay *r)
+{
+	free(r->order);
+	free(r->dev);
+	free(r->live_of);
+	r->order = NULL;
+	r->dev = NULL;
+	r->live_of = NULL;
+}
+
+void cg_replay_reset(struct cg_replay *r)
+{
+	const struct cgtrace_doc *d = r->doc;
+	for (size_t i = 0; i < r->n_dev; i++) {
+		struct cg_replay_dev *dv = &r->dev[i];
+		dv->live = 0;
+		memset(dv->by_cat, 0, sizeof(dv->by_cat));
+	}
+	memset(r->live_of, 0, (d->pool.count ? d->pool.count : 1) * sizeof(*r->live_of));
+	r->pos = 0;
+}
+
+size_t cg_replay_index(const struct cg_replay *r, size_t k)
+{
+	return r->order ? r->order[k] : k;
+}
+
+/* Applies the k-th record in analysis order; returns its device. */
+uint16_t cg_replay_step(struct cg_replay *r)
+{
+	const struct cgtrace_doc *d = r->doc;
+	size_t idx = cg_replay_index(r, r->pos++);
+	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
+	const struct cg_mem_class *c = cg_doc_class(d, m->cls);
+	struct cg_replay_dev *dv = &r->dev[c->device];
+
+	if (c->action == CGTRACE_ALLOC) {
+		r->realloc_live += r->live_of[m->tensor_id] != 0;
+		dv->live = sat_add(dv->live, m->bytes);
+		dv->by_cat[c->category] = sat_add(dv->by_cat[c->category], m->bytes);
+		r->live_of[m->tensor_id] = (uint32_t)idx + 1;
+		return c->device;
+	}
+	uint64_t bytes = m->bytes;
+	uint8_t cat = c->category;
+	uint32_t prev = r->live_of[m->tensor_id];
+	if (prev) {
+		const struct cg_mem *a = CG_VEC_AT(&d->memory, struct cg_mem, prev - 1);
+		bytes = a->bytes;
+		cat = cg_doc_class(d, a->cls)->category;
+		r->live_of[m->tensor_id] = 0;
+	} else {
+		r->unknown_free++;
+	}
+	dv->live = sat_sub(dv->live, bytes);
+	dv->by_cat[cat] = sat_sub(dv->by_cat[cat], bytes);
+	return c->device;
+}
+
+/* Whether the record's own span has step `backward`, cached per class. */
+static bool class_is_backward(const struct cgtrace_doc *d, uint32_t cls, int8_t *cache)
+{
+	if (cache[cls] < 0) {
+		long s = cg_doc_find_span(d, cg_doc_class(d, cls)->span_id);
+		cache[cls] = s >= 0 && CG_VEC_AT(&d->spans, struct cg_span, s)->step ==
+					       CGTRACE_STEP_BACKWARD;
+	}
+	return cache[cls];
+}
+
+static int live_cmp(const void *a, const void *b, void *doc)
+{
+	const struct cgtrace_live_alloc *x = a, *y = b;
+	(void)doc;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return strcmp(x->tensor_id, y->tensor_id);
+}
+
+static int dev_cmp(const void *a, const void *b)
+{
+	const struct cgtrace_device_peak *x = a, *y = b;
+	return strcmp(x->device, y->device);
+}
+
+static int collect_breakdown(struct cg_replay *r, struct cgtrace_memory_report *rep,
+			     size_t peak_pos)
+{
+	const struct cgtrace_doc *d = r->doc;
+	cg_replay_reset(r);
+	while (r->pos <= peak_pos)
+		cg_replay_step(r);
+	size_t n = 0;
+	for (uint32_t t = 0; t < d->pool.count; t++)
+		n += r->live_of[t] != 0;
+	rep->peak_breakdown = calloc(n ? n : 1, sizeof(*rep->peak_breakdown));
+	if (!rep->peak_breakdown)
+		return -ENOMEM;
+	for (uint32_t t = 0; t < d->pool.count; t++) {
+		if (!r->live_of[t])
+			continue;
+		struct cgtrace_memory v;
+		cg_doc_mem_view(d, r->live_of[t] - 1, &v);
+		rep->peak_breakdown[rep->n_breakdown++] = (struct cgtrace_live_alloc){
+			.tensor_id = v.tensor_id,
+			.span_id = v.span_id,
+			.op_name = v.op_name,
+			.bytes = v.bytes,
+			.shape = v.shape,
+			.ndim = v.ndim,
+			.dtype = v.dtype,
+			.device = v.device,
+			.category = v.category,
+			.timestamp_ns = v.timestamp_ns,
+		};
+	}
+	qsort_r(rep->peak_breakdown, rep->n_breakdown, sizeof(*rep->peak_breakdown), live_cmp,
+		NULL);
+	return 0;
+}
+
+static int fill_devices(struct cg_replay *r, struct cgtrace_memory_report *rep)
+{
+	const struct cgtrace_doc *d = r->doc;
+	rep->by_device = calloc(r->n_dev ? r->n_dev : 1, sizeof(*rep->by_device));
+	if (!rep->by_device)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_dev; i++) {
+		const struct cg_replay_dev *dv = &r->dev[i];
+		if (!dv->listed)
+			continue;
+		rep->by_device[rep->n_devices++] = (struct cgtrace_device_peak){
+			.device = cg_doc_str(d, cg_doc_device_str(d, (uint16_t)i)),
+			.capacity_bytes = dv->capacity,
+			.peak_bytes = dv->peak,
+			.peak_timestamp_ns = dv->peak_ts,
+			.alloc_count = dv->allocs,
+			.free_count = dv->frees,
+			.final_bytes = dv->live,
+		};
+	}
+	qsort(rep->by_device, rep->n_devices, sizeof(*rep->by_device), dev_cmp);
+	return 0;
+}
+
+int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
+		      bool breakdown)
+{
+	struct cg_replay r;
+	struct cgtrace_memory_report *rep = calloc(1, sizeof(*rep));
+	int8_t *backward = malloc(d->classes.len ? d->classes.len : 1);
+	int ret = rep && backward ? cg_replay_init(&r, d) : -ENOMEM;
+	if (ret < 0) {
+		free(rep);
+		free(backward);
+		return ret;
+	}
+	memset(backward, -1, d->classes.len);
+	rep->peak_device = "";
+	bool seen_backward = false;
+	size_t peak_pos = 0;
+	while (r.pos < d->memory.len) {
+		size_t k = r.pos;
+		size_t idx = cg_replay_index(&r, k);
+		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
+		const struct cg_mem_class *c = cg_doc_class(d, m->cls);
+		struct cg_replay_dev *dv = &r.dev[cg_replay_step(&r)];
+		dv->listed = true;
+		if (c->action == CGTRACE_ALLOC) {
+			dv->allocs++;
+			rep->alloc_count++;
+			rep->total_alloc_bytes = sat_add(rep->total_alloc_bytes, m->bytes);
+		} else {
+			dv->frees++;
+			rep->free_count++;
+		}
+		if (dv->live > dv->peak) {
+			dv->peak = dv->live;
+			dv->peak_ts = m->timestamp_ns;
+		}
+		if (dv->live > rep->peak_bytes) {
+			rep->peak_bytes = dv->live;
+			rep->peak_timestamp_ns = m->timestamp_ns;
+			rep->peak_device = cg_doc_str(d, cg_doc_device_str(d, c->device));
+			memcpy(rep->peak_by_category, dv->by_cat, sizeof(dv->by_cat));
+			peak_pos = k;
+		}
+		if (!seen_backward && class_is_backward(d, m->cls, backward)) {
+			seen_backward = true;
+			rep->autograd_retained_bytes = dv->by_cat[CGTRACE_CAT_ACTIVATION];
+		}
+	}
+	free(backward);
+	rep->realloc_live_count = r.realloc_live;
+	rep->unknown_free_count = r.unknown_free;
+	ret = fill_devices(&r, rep);
+	if (ret == 0 && breakdown && rep->peak_bytes > 0)
+		ret = collect_breakdown(&r, rep, peak_pos);
+	cg_replay_fini(&r);
+	if (ret < 0) {
+		cgtrace_memory_report_free(rep);
+		return ret;
+	}
+	*out = rep;
+	return 0;
+}
+
+CG_EXPORT int cgtrace_memory_analyze(const struct cgtrace_doc *d,
+				     struct cgtrace_memory_report **out)
+{
+	return cg_memory_analyze(d, out, true);
+}
+
+CG_EXPORT void cgtrace_memory_report_free(struct cgtrace_memory_report *rep)
+{
+	if (!rep)
+		return;
+	free(rep->by_device);
+	free(rep->peak_breakdown);
+	free(rep);
+}
+
+CG_EXPORT int cgtrace_memory_timeline(const struct cgtrace_doc *d,
+				      int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+				      void *user)
+{
+	struct cg_replay r;
+	int ret = cg_replay_init(&r, d);
+	if (ret < 0)
+		return ret;
+	while (ret == 0 && r.pos < d->memory.len) {
+		size_t idx = cg_replay_index(&r, r.pos);
+		uint16_t dev = cg_replay_step(&r);
+		const struct cg_replay_dev *dv = &r.dev[dev];
+		struct cgtrace_timeline_point p = {
+			.timestamp_ns = CG_VEC_AT(&d->memory, struct cg_mem, idx)->timestamp_ns,
+			.device = cg_doc_str(d, cg_doc_device_str(d, dev)),
+			.live_bytes = dv->live,
+			.has_free = dv->has_capacity,
+			.free_bytes = sat_sub(dv->capacity, dv->live),
+			.record = idx,
+		};
+		ret = fn(user, &p);
+	}
+	cg_replay_fini(&r);
+	return ret;
+}

@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cgtrace: read, analyse and write `candle-graph/trace/6` JSONL traces.
+ *
+ * Every function that can fail returns 0 on success and a negative errno
+ * value on failure. Strings handed out by a document stay valid until the
+ * document is freed.
+ */
+#ifndef CGTRACE_H
+#define CGTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CGTRACE_SCHEMA "candle-graph/trace/6"
+#define CGTRACE_VERSION "0.1.0"
+
+/* Record kinds in stream order of the spec; the last ones are cgprobe extensions. */
+enum cgtrace_kind {
+	CGTRACE_KIND_META,
+	CGTRACE_KIND_SPAN_START,
+	CGTRACE_KIND_SPAN_END,
+	CGTRACE_KIND_OP,
+	CGTRACE_KIND_TENSOR,
+	CGTRACE_KIND_MEMORY,
+	CGTRACE_KIND_DEVICE_MEMORY,
+	CGTRACE_KIND_GRADIENT,
+	CGTRACE_KIND_EDGE,
+	/* Extension: identity of a device (`cgprobe_device`), see docs/trace-format.md. */
+	CGTRACE_KIND_DEVICE_INFO,
+	CGTRACE_KIND_COUNT
+};
+
+enum cgtrace_phase { CGTRACE_PHASE_TRAIN, CGTRACE_PHASE_INFER };
+enum cgtrace_timing { CGTRACE_TIMING_HOST, CGTRACE_TIMING_DEVICE_SYNCHRONIZED };
+enum cgtrace_span_kind { CGTRACE_SPAN_FUNCTION, CGTRACE_SPAN_OP, CGTRACE_SPAN_MODULE };
+enum cgtrace_step {
+	CGTRACE_STEP_NONE,
+	CGTRACE_STEP_FORWARD,
+	CGTRACE_STEP_BACKWARD,
+	CGTRACE_STEP_OPTIMIZER
+};
+enum cgtrace_action { CGTRACE_ALLOC, CGTRACE_FREE };
+enum cgtrace_category {
+	CGTRACE_CAT_PARAMETER,
+	CGTRACE_CAT_ACTIVATION,
+	CGTRACE_CAT_GRADIENT,
+	CGTRACE_CAT_OPTIMIZER,
+	CGTRACE_CAT_OTHER,
+	CGTRACE_CAT_COUNT,
+	/* Writer only: take the category from the innermost open step span. */
+	CGTRACE_CAT_AUTO = 0xff
+};
+enum cgtrace_grad_state {
+	CGTRACE_GRAD_PRESENT,
+	CGTRACE_GRAD_MISSING,
+	CGTRACE_GRAD_ZERO,
+	CGTRACE_GRAD_NON_FINITE
+};
+
+/* Names as they appear in the format, or NULL for an out-of-range value. */
+const char *cgtrace_kind_name(enum cgtrace_kind k);
+const char *cgtrace_phase_name(enum cgtrace_phase p);
+const char *cgtrace_timing_name(enum cgtrace_timing t);
+const char *cgtrace_span_kind_name(enum cgtrace_span_kind k);
+const char *cgtrace_step_name(enum cgtrace_step s);
+const char *cgtrace_action_name(enum cgtrace_action a);
+const char *cgtrace_category_name(enum cgtrace_category c);
+const char *cgtrace_grad_state_name(enum cgtrace_grad_state s);
+
+/* Size of one element of a dtype (0 when unknown) and the derived storage size. */
+uint64_t cgtrace_dtype_size(const char *dtype, size_t len);
+uint64_t cgtrace_storage_bytes(const uint64_t *shape, size_t ndim, const char *dtype,
+			       size_t dtype_len);
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                            */
+/* ------------------------------------------------------------------ */
+
+struct cgtrace_doc;
+
+struct cgtrace_read_options {
+	/* Called with each warning line ("PATH:LINE: message"); NULL: stderr. */
+	void (*warn)(void *user, const char *line);
+	void *user;
+};
+
+/*
+ * Reads a plain or zstd-compressed trace ("-" reads standard input).
+ * On failure returns -ENOENT & co. for I/O errors or -EBADMSG for a trace
+ * that breaks the format, with "PATH:LINE: message" in err.
+ */
+int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
+		     struct cgtrace_doc **out, char *err, size_t errlen);
+/* Same from memory; name is used in messages. */
+int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
+			 const struct cgtrace_read_options *opts, struct cgtrace_doc **out,
+			 char *err, size_t errlen);
+void cgtrace_doc_free(struct cgtrace_doc *doc);
+
+/* Number of records of a kind held by the document (spans for SPAN_START). */
+size_t cgtrace_doc_count(const struct cgtrace_doc *doc, enum cgtrace_kind kind);
+/* True when the last line was cut short and ignored. */
+bool cgtrace_doc_truncated(const struct cgtrace_doc *doc);
+
+struct cgtrace_tag {
+	const char *key;
+	const char *value;
+};
+
+struct cgtrace_meta {
+	const char *schema;
+	const char *run_id;
+	const char *correlation_id;
+	const char *entrypoint;
+	enum cgtrace_phase phase;
+	const char *timestamp;
+	uint64_t capture_step;
+	uint64_t warmup_steps;
+	const char *device;
+	bool measured_region_device_synchronized;
+	enum cgtrace_timing timing_mode;
+	const struct cgtrace_tag *tags; /* sorted by key */
+	size_t n_tags;
+	const char *candle_version; /* NULL when absent */
+};
+
+struct cgtrace_span {
+	const char *id;
+	const char *parent_id; /* NULL for a root */
+	const char *name;
+	enum cgtrace_span_kind kind;
+	bool measured;
+	uint64_t start_ns;
+	bool closed;
+	uint64_t duration_ns;
+	enum cgtrace_step step;
+};
+
+struct cgtrace_op {
+	const char *span_id;
+	const char *op_name;
+	const char *const *inputs;
+	size_t n_inputs;
+	const char *output; /* NULL when absent */
+	const uint64_t *shape;
+	size_t ndim;
+	const char *dtype;
+	const char *device;
+	uint64_t duration_ns;
+	uint64_t timestamp_ns;
+	uint64_t storage_bytes; /* derived when the record had none */
+	uint64_t input_storage_bytes;
+};
+
+struct cgtrace_tensor {
+	const char *span_id;
+	const char *tensor_id;
+	const uint64_t *shape;
+	size_t ndim;
+	const char *dtype;
+	const char *device;
+	bool requires_grad;
+	uint64_t storage_bytes;
+	enum cgtrace_category category;
+};
+
+struct cgtrace_memory {
+	uint64_t timestamp_ns;
+	const char *tensor_id;
+	const char *span_id;
+	const char *op_name; /* NULL when absent */
+	const char *device;
+	uint64_t bytes;
+	enum cgtrace_action action;
+	const uint64_t *shape;
+	size_t ndim;
+	const char *dtype;
+	enum cgtrace_category category;
+	bool managed; /* extension field `managed` */
+};
+
+struct cgtrace_device_memory {
+	uint64_t timestamp_ns;
+	const char *device;
+	uint64_t used_bytes;
+	uint64_t free_bytes;
+	bool has_reserved;
+	uint64_t reserved_bytes;
+	bool has_oom_request; /* extension field `oom_request_bytes` */
+	uint64_t oom_request_bytes;
+};
+
+struct cgtrace_gradient {
+	const char *event_id;
+	const char *root;
+	const char *key;
+	enum cgtrace_grad_state state;
+	bool has_norm;
+	double norm;
+};
+
+struct cgtrace_edge {
+	const char *from_span;
+	const char *to_span;
+	uint64_t duration_ns;
+};
+
+struct cgtrace_device_info {
+	const char *device;
+	const char *uuid;
+	const char *name; /* NULL when absent */
+	bool has_total;
+	uint64_t total_bytes;
+};
+
+void cgtrace_doc_meta(const struct cgtrace_doc *doc, struct cgtrace_meta *out);
+/* Spans sorted bytewise by id. */
+void cgtrace_doc_span(const struct cgtrace_doc *doc, size_t i, struct cgtrace_span *out);
+void cgtrace_doc_op(const struct cgtrace_doc *doc, size_t i, struct cgtrace_op *out);
+void cgtrace_doc_tensor(const struct cgtrace_doc *doc, size_t i, struct cgtrace_tensor *out);
+void cgtrace_doc_memory(const struct cgtrace_doc *doc, size_t i, struct cgtrace_memory *out);
+void cgtrace_doc_device_memory(const struct cgtrace_doc *doc, size_t i,
+			       struct cgtrace_device_memory *out);
+void cgtrace_doc_gradient(const struct cgtrace_doc *doc, size_t i, struct cgtrace_gradient *out);
+void cgtrace_doc_edge(const struct cgtrace_doc *doc, size_t i, struct cgtrace_edge *out);
+void cgtrace_doc_device_info(const struct cgtrace_doc *doc, size_t i,
+			     struct cgtrace_device_info *out);
+
+/* ------------------------------------------------------------------ */
+/* Analyses                                                           */
+/* ------------------------------------------------------------------ */
+
+struct cgtrace_summary {
+	uint64_t op_count;
+	uint64_t total_ns;
+	uint64_t span_count;
+	uint64_t root_span_count;
+	uint64_t max_depth;
+	uint64_t alloc_count;
+	uint64_t free_count;
+	uint64_t peak_bytes;
+};
+
+/* The seed's build_summary; linear in the number of spans and records. */
+int cgtrace_doc_summary(const struct cgtrace_doc *doc, struct cgtrace_summary *out);
+
+struct cgtrace_device_peak {
+	const char *device;
+	uint64_t capacity_bytes; /* 0 when unknown */
+	uint64_t peak_bytes;
+	uint64_t peak_timestamp_ns;
+	uint64_t alloc_count;
+	uint64_t free_count;
+	uint64_t final_bytes; /* live bytes after the last record */
+};
+
+struct cgtrace_live_alloc {
+	const char *tensor_id;
+	const char *span_id;
+	const char *op_name; /* NULL when absent */
+	uint64_t bytes;
+	const uint64_t *shape;
+	size_t ndim;
+	const char *dtype;
+	const char *device;
+	enum cgtrace_category category;
+	uint64_t timestamp_ns;
+};
+
+struct cgtrace_memory_report {
+	uint64_t alloc_count;
+	uint64_t free_count;
+	uint64_t total_alloc_bytes;
+	uint64_t peak_bytes;
+	uint64_t peak_timestamp_ns;
+	const char *peak_device; /* "" when there are no memory records */
+	uint64_t peak_by_category[CGTRACE_CAT_COUNT];
+	uint64_t autograd_retained_bytes;
+	struct cgtrace_device_peak *by_device; /* sorted by device */
+	size_t n_devices;
+	struct cgtrace_live_alloc *peak_breakdown; /* largest first, then tensor_id */
+	size_t n_breakdown;
+	/* Anomalies a validator reports: an alloc of an id already live, a free of an unknown id. */
+	uint64_t realloc_live_count;
+	uint64_t unknown_free_count;
+};
+
+/* The seed's analyze_memory. Free the report with cgtrace_memory_report_free. */
+int cgtrace_memory_analyze(const struct cgtrace_doc *doc, struct cgtrace_memory_report **out);
+void cgtrace_memory_report_free(struct cgtrace_memory_report *report);
+
+struct cgtrace_timeline_point {
+	uint64_t timestamp_ns;
+	const char *device;
+	uint64_t live_bytes;
+	bool has_free;
+	uint64_t free_bytes; /* capacity - live, when the capacity is known */
+	size_t record;       /* index of the memory record, see cgtrace_doc_memory */
+};
+
+/* Calls fn once per memory record in analysis order; a non-zero return stops. */
+int cgtrace_memory_timeline(const struct cgtrace_doc *doc,
+			    int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+			    void *user);
+
+/* Re-emits the document as JSONL in the seed's to_events order. */
+int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
+
+/* ------------------------------------------------------------------ */
+/* Writing: a recording session (port of the seed's TraceSession)     */
+/* ------------------------------------------------------------------ */
+
+struct cgtrace_session;
+
+struct cgtrace_run {
+	const char *entrypoint;
+	const char *correlation_id; /* NULL: "<entrypoint>/update-<capture_step>" */
+	enum cgtrace_phase phase;
+	uint64_t capture_step;      /* one-based, > 0 */
+	bool warmup_steps_set;      /* false: capture_step - 1 */
+	uint64_t warmup_steps;
+	const char *device;
+	bool measured_region_device_synchronized;
+	enum cgtrace_timing timing_mode;
+	const struct cgtrace_tag *tags; /* written sorted by key; a repeated key keeps the last */
+	size_t n_tags;
+	const char *candle_version; /* NULL: omitted */
+};
+
+/*
+ * Creates the trace file (O_CREAT|O_EXCL|O_CLOEXEC, missing directories are
+ * created; an existing character device or FIFO is opened as it is) and
+ * writes the meta record and the root span `s1` named after the entrypoint.
+ */
+int cgtrace_session_open(struct cgtrace_session **out, const char *path,
+			 const struct cgtrace_run *run);
+/* Same on an already open descriptor, which the session then owns. */
+int cgtrace_session_open_fd(struct cgtrace_session **out, int fd, const struct cgtrace_run *run);
+
+/* Nanoseconds since the session opened. */
+uint64_t cgtrace_session_elapsed_ns(const struct cgtrace_session *s);
+
+/* Opens a span under the innermost open one; *id receives its number (2, 3, ...). */
+int cgtrace_session_begin_span(struct cgtrace_session *s, const char *name,
+			       enum cgtrace_span_kind kind, enum cgtrace_step step, bool measured,
+			       uint64_t *id);
+/* Closes the innermost open span, which must be id; duration measured by the session. */
+int cgtrace_session_end_span(struct cgtrace_session *s, uint64_t id);
+/* The innermost open span (1 when only the root is open). */
+uint64_t cgtrace_session_current_span(const struct cgtrace_session *s);
+
+struct cgtrace_op_record {
+	const char *op_name;
+	const char *const *inputs;
+	size_t n_inputs;
+	const char *output; /* NULL: omitted */
+	const uint64_t *shape;
+	size_t ndim;
+	const char *dtype;
+	const char *device;
+	uint64_t duration_ns;
+	uint64_t timestamp_ns; /* 0: now */
+	bool has_storage_bytes;
+	uint64_t storage_bytes;
+	uint64_t input_storage_bytes;
+};
+
+struct cgtrace_tensor_record {
+	const char *tensor_id;
+	const uint64_t *shape;
+	size_t ndim;
+	const char *dtype;
+	const char *device;
+	bool requires_grad;
+	bool has_storage_bytes;
+	uint64_t storage_bytes;
+	enum cgtrace_category category; /* AUTO: from the innermost step */
+};
+
+struct cgtrace_memory_record {
+	const char *tensor_id;
+	const char *op_name; /* NULL: omitted */
+	const char *device;
+	uint64_t bytes;
+	const uint64_t *shape;
+	size_t ndim;
+	const char *dtype;
+	enum cgtrace_category category; /* AUTO: from the innermost step */
+	bool has_timestamp;             /* false: now */
+	uint64_t timestamp_ns;
+};
+
+int cgtrace_session_record_op(struct cgtrace_session *s, uint64_t span,
+			      const struct cgtrace_op_record *op);
+int cgtrace_session_record_tensor(struct cgtrace_session *s, uint64_t span,
+				  const struct cgtrace_tensor_record *t);
+int cgtrace_session_record_alloc(struct cgtrace_session *s, uint64_t span,
+				 const struct cgtrace_memory_record *m);
+int cgtrace_session_record_free(struct cgtrace_session *s, uint64_t span,
+				const struct cgtrace_memory_record *m);
+/* reserved_bytes: pass NULL to omit. timestamp_ns: NULL for now. */
+int cgtrace_session_record_device_memory(struct cgtrace_session *s, const char *device,
+					 uint64_t used_bytes, uint64_t free_bytes,
+					 const uint64_t *reserved_bytes,
+					 const uint64_t *timestamp_ns);
+/* norm: NULL to omit; a non-finite norm is omitted too (JSON has no NaN). */
+int cgtrace_session_record_gradient(struct cgtrace_session *s, const char *root,
+				    const char *key, enum cgtrace_grad_state state,
+				    const double *norm);
+/* Returns the first error seen by any earlier call, else flushes. */
+int cgtrace_session_flush(struct cgtrace_session *s);
+/*
+ * Closes the root span, flushes and frees the session. Returns the first
+ * sticky error, or -EBUSY when nested spans were still open (the root span
+ * is closed all the same, the nested ones stay unclosed).
+ */
+int cgtrace_session_finish(struct cgtrace_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

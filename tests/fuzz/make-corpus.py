@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus for the reader fuzz target (tests/fuzz/corpus).
+
+Each file is a small trace or fragment exercising one part of the format:
+every record kind, optional and defaulted fields, escapes, edge integers,
+extension records, and the classic ways a line is broken.
+"""
+import json
+import os
+import sys
+
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
+os.makedirs(out, exist_ok=True)
+
+META = {"kind": "meta", "schema": "candle-graph/trace/6", "run_id": "run-1",
+        "correlation_id": "demo/update-1", "entrypoint": "demo::train::loss", "phase": "train",
+        "timestamp": "2026-08-04T18:00:00Z", "capture_step": 1, "warmup_steps": 0,
+        "device": "cpu", "timing_mode": "host", "tags": {"pid": "42", "k\u00e9y": "v\u2603"}}
+
+
+def line(obj):
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def mem(ts, tid, nbytes, action, **extra):
+    r = {"kind": "memory", "timestamp_ns": ts, "tensor_id": tid, "span_id": "s1",
+         "op_name": "malloc", "device": "cpu", "bytes": nbytes, "action": action,
+         "shape": [nbytes], "dtype": "u8", "category": "other"}
+    r.update(extra)
+    return r
+
+
+base = [META,
+        {"kind": "span_start", "id": "s1", "name": "root", "start_ns": 0, "span_kind": "function"},
+        {"kind": "span_start", "id": "s2", "parent_id": "s1", "name": "fwd", "start_ns": 5,
+         "span_kind": "module", "measured": True, "step": "forward"},
+        {"kind": "op", "span_id": "s2", "op_name": "matmul", "inputs": ["t0", "t1"], "output": "t2",
+         "shape": [32, 32], "dtype": "f32", "device": "cpu", "duration_ns": 1200, "timestamp_ns": 1200},
+        {"kind": "tensor", "span_id": "s2", "tensor_id": "t2", "shape": [32, 32], "dtype": "f32",
+         "device": "cpu", "requires_grad": True, "category": "activation"},
+        mem(10, "t2", 4096, "alloc", shape=[32, 32], dtype="f32", category="activation"),
+        mem(20, "0x7f00", 64, "alloc"),
+        mem(30, "0x7f00", 64, "free"),
+        {"kind": "device_memory", "timestamp_ns": 40, "device": "cuda:0", "used_bytes": 100,
+         "free_bytes": 900, "reserved_bytes": 50},
+        {"kind": "gradient", "event_id": "gradient-1", "root": "vb", "key": "encoder.weight",
+         "state": "present", "norm": 0.42},
+        {"kind": "edge", "from_span": "s1", "to_span": "s2", "duration_ns": 1200},
+        {"kind": "cgprobe_device", "device": "cuda:0", "uuid": "GPU-0", "total_bytes": 1000},
+        {"kind": "span_end", "id": "s2", "duration_ns": 1200},
+        {"kind": "span_end", "id": "s1", "duration_ns": 2000}]
+
+files = {}
+files["full.jsonl"] = "\n".join(line(r) for r in base) + "\n"
+files["no-newline-end.jsonl"] = "\n".join(line(r) for r in base)
+files["truncated.jsonl"] = files["full.jsonl"][:-25]
+files["blank-lines.jsonl"] = "\n\n" + "\n \t\r\n".join(line(r) for r in base) + "\n\n"
+files["crlf.jsonl"] = "\r\n".join(line(r) for r in base) + "\r\n"
+files["spaced.jsonl"] = "\n".join(json.dumps(r, indent=None) for r in base) + "\n"
+files["ascii-escapes.jsonl"] = "\n".join(json.dumps(r, ensure_ascii=True) for r in base) + "\n"
+files["empty.jsonl"] = ""
+files["meta-only.jsonl"] = line(META) + "\n"
+
+edge = [META,
+        mem(18446744073709551615, "a", 9007199254740993, "alloc"),
+        mem(0, "b\\\"q\u0001", 0, "free", op_name=None, shape=[]),
+        mem(5, "c", 5, "alloc", managed=True, extra={"x": [1, 2.5e300, None, True]}),
+        {"kind": "device_memory", "timestamp_ns": 1, "device": "cpu", "used_bytes": 1,
+         "free_bytes": 2, "oom_request_bytes": 3},
+        {"kind": "gradient", "event_id": "g", "root": "r", "key": "k", "state": "non_finite",
+         "norm": -1.5e-300},
+        {"kind": "gradient", "event_id": "g2", "root": "r", "key": "k", "state": "zero"},
+        {"kind": "span_start", "id": "s10", "parent_id": "ghost", "name": "x", "start_ns": 1,
+         "span_kind": "op", "step": None}]
+files["edge.jsonl"] = "\n".join(line(r) for r in edge) + "\n"
+
+cycle = [META] + [{"kind": "span_start", "id": f"s{i}", "parent_id": f"s{(i + 1) % 5}",
+                   "name": "c", "start_ns": i, "span_kind": "op"} for i in range(5)]
+files["cycle.jsonl"] = "\n".join(line(r) for r in cycle) + "\n"
+
+bad_lines = [
+    '{"kind":"memory","timestamp_ns":01}', '{"kind":"memory","timestamp_ns":1.}',
+    '{"kind":"span_end","id":"s1"} x', '{"kind":"span_end","kind":"span_end","id":"s1"}',
+    '{"kind":"span_end","id":"\\ud800"}', '{"kind":"span_end","id":"\\u0000"}',
+    '{"kind":"span_end","id":"s\xff"}', '[1,2]', '{"kind":"nope"}', '{"id":"s1"}',
+    '{"kind":"memory","timestamp_ns":-1}', '{"kind":"memory","timestamp_ns":18446744073709551616}',
+    '{"kind":"gradient","event_id":"g","root":"r","param_key":"k","state":"present"}',
+    '{"kind":"span_end","id":"missing"}', '{"kind":"gradient","norm":1e400}', '{',
+    '{"kind":"meta"}', '{"kind":"span_start","id":"s1","name":"r","start_ns":0,"span_kind":"op","measured":null}',
+]
+for i, bad in enumerate(bad_lines):
+    files[f"bad-{i:02d}.jsonl"] = line(META) + "\n" + bad + "\n"
+
+deep = [META] + [{"kind": "span_start", "id": f"s{i}", **({"parent_id": f"s{i - 1}"} if i else {}),
+                  "name": "d", "start_ns": i, "span_kind": "function"} for i in range(300)]
+files["deep-chain.jsonl"] = "\n".join(line(r) for r in deep) + "\n"
+files["nested-unknown.jsonl"] = line(META) + "\n" + '{"kind":"edge","from_span":"a","to_span":"b","duration_ns":1,"x":' + "[" * 128 + "]" * 128 + "}\n"
+
+for name, text in files.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(text.encode("utf-8", "surrogateescape") if "\xff" not in text else text.encode("latin-1", "replace"))

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* The memory analysis: ordering, accounting, peaks, breakdown, capacity, timeline. */
+#include "test-util.h"
+
+#define MEMR(ts, id, dev, bytes, action, cat, span)                                          \
+	"{\"kind\":\"memory\",\"timestamp_ns\":" #ts ",\"tensor_id\":\"" id                     \
+	"\",\"span_id\":\"" span "\",\"op_name\":\"op_" id "\",\"device\":\"" dev              \
+	"\",\"bytes\":" #bytes ",\"action\":\"" action "\",\"dtype\":\"u8\",\"category\":\"" cat \
+	"\"}\n"
+#define A(ts, id, dev, bytes) MEMR(ts, id, dev, bytes, "alloc", "activation", "s1")
+#define F(ts, id, dev, bytes) MEMR(ts, id, dev, bytes, "free", "activation", "s1")
+
+static struct cgtrace_memory_report *analyze(struct cgtrace_doc *d)
+{
+	struct cgtrace_memory_report *r = NULL;
+	ck_assert_int_eq(cgtrace_memory_analyze(d, &r), 0);
+	return r;
+}
+
+START_TEST(no_memory_records)
+{
+	struct cgtrace_doc *d = ck_read_ok(META_LINE);
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_str_eq(r->peak_device, "");
+	ck_assert_uint_eq(r->peak_bytes, 0);
+	ck_assert_uint_eq(r->alloc_count + r->free_count, 0);
+	ck_assert_uint_eq(r->n_devices, 0);
+	ck_assert_uint_eq(r->n_breakdown, 0);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(peak_is_per_device_and_first_strictly_exceeded)
+{
+	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 100) A(2, "b", "cuda:0", 150)
+					   F(3, "a", "cpu", 100) A(4, "c", "cpu", 150)
+					   A(5, "d", "cuda:0", 10) F(6, "d", "cuda:0", 10)
+					   A(7, "e", "cuda:0", 10));
+	struct cgtrace_memory_report *r = analyze(d);
+	/* cpu 100 then cuda:0 150; cpu reaching 150 later does not move the peak. */
+	ck_assert_uint_eq(r->peak_bytes, 160);
+	ck_assert_str_eq(r->peak_device, "cuda:0");
+	ck_assert_uint_eq(r->peak_timestamp_ns, 5);
+	ck_assert_uint_eq(r->n_devices, 2);
+	ck_assert_str_eq(r->by_device[0].device, "cpu");
+	ck_assert_uint_eq(r->by_device[0].peak_bytes, 150);
+	ck_assert_uint_eq(r->by_device[0].peak_timestamp_ns, 4);
+	ck_assert_uint_eq(r->by_device[0].alloc_count, 2);
+	ck_assert_uint_eq(r->by_device[0].free_count, 1);
+	ck_assert_str_eq(r->by_device[1].device, "cuda:0");
+	ck_assert_uint_eq(r->by_device[1].peak_bytes, 160);
+	/* Breakdown: live allocations of all devices at the peak, largest first. */
+	ck_assert_uint_eq(r->n_breakdown, 3);
+	ck_assert_str_eq(r->peak_breakdown[0].tensor_id, "b");
+	ck_assert_str_eq(r->peak_breakdown[1].tensor_id, "c");
+	ck_assert_str_eq(r->peak_breakdown[2].tensor_id, "d");
+	ck_assert_str_eq(r->peak_breakdown[2].op_name, "op_d");
+	ck_assert_uint_eq(r->total_alloc_bytes, 100 + 150 + 150 + 10 + 10);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(order_is_time_then_alloc_then_tensor_id)
+{
+	/* File order is scrambled; at ts 5 the alloc of "x" sorts before the free of "a". */
+	struct cgtrace_doc *d = ck_read_ok(META_LINE F(5, "a", "cpu", 100) A(5, "x", "cpu", 50)
+					   A(1, "a", "cpu", 100) A(5, "b", "cpu", 1));
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_uint_eq(r->peak_bytes, 151);
+	ck_assert_uint_eq(r->peak_timestamp_ns, 5);
+	ck_assert_uint_eq(r->by_device[0].final_bytes, 51);
+	/* Breakdown ties on bytes are broken by tensor_id. */
+	ck_assert_uint_eq(r->n_breakdown, 3);
+	ck_assert_str_eq(r->peak_breakdown[0].tensor_id, "a");
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+static int collect(void *user, const struct cgtrace_timeline_point *p)
+{
+	char *out = user;
+	size_t at = strlen(out);
+	snprintf(out + at, 4096 - at, "%llu %s %llu %s%llu\n", (unsigned long long)p->timestamp_ns,
+		 p->device, (unsigned long long)p->live_bytes, p->has_free ? "" : "-",
+		 p->has_free ? (unsigned long long)p->free_bytes : 0ull);
+	return 0;
+}
+
+START_TEST(timeline_uses_capacity_from_whole_trace)
+{
+	/* The checkpoint comes last in the file: the seed's timeline missed it. */
+	struct cgtrace_doc *d = ck_read_ok(
+		META_LINE A(2, "b", "cuda:0", 300) A(1, "a", "cpu", 10) F(3, "b", "cuda:0", 300)
+		"{\"kind\":\"device_memory\",\"timestamp_ns\":9,\"device\":\"cuda:0\",\"used_bytes\":"
+		"400,\"free_bytes\":600}\n"
+		"{\"kind\":\"device_memory\",\"timestamp_ns\":9,\"device\":\"cuda:0\",\"used_bytes\":"
+		"100,\"free_bytes\":500}\n");
+	char out[4096] = "";
+	ck_assert_int_eq(cgtrace_memory_timeline(d, collect, out), 0);
+	ck_assert_str_eq(out, "1 cpu 10 -0\n2 cuda:0 300 700\n3 cuda:0 0 1000\n");
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_uint_eq(r->by_device[1].capacity_bytes, 1000);
+	ck_assert_uint_eq(r->by_device[0].capacity_bytes, 0);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(frees_use_remembered_bytes_and_category)
+{
+	struct cgtrace_doc *d = ck_read_ok(
+		META_LINE MEMR(1, "p", "cpu", 100, "alloc", "parameter", "s1")
+		/* The free claims 7 bytes of category other: remembered 100 parameter wins. */
+		MEMR(2, "p", "cpu", 7, "free", "other", "s1")
+		/* Unknown id: its own bytes and category, saturating at zero. */
+		MEMR(3, "ghost", "cpu", 5, "free", "other", "s1")
+		MEMR(4, "q", "cpu", 40, "alloc", "optimizer", "s1"));
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_uint_eq(r->peak_bytes, 100);
+	ck_assert_uint_eq(r->peak_by_category[CGTRACE_CAT_PARAMETER], 100);
+	ck_assert_uint_eq(r->by_device[0].final_bytes, 40);
+	ck_assert_uint_eq(r->unknown_free_count, 1);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(alloc_of_live_id_counts_again_and_replaces)
+{
+	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 100) A(2, "a", "cpu", 30)
+					   F(3, "a", "cpu", 999));
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_uint_eq(r->peak_bytes, 130);
+	/* The free subtracts the replacing entry's 30, leaving the first 100 behind. */
+	ck_assert_uint_eq(r->by_device[0].final_bytes, 100);
+	ck_assert_uint_eq(r->realloc_live_count, 1);
+	ck_assert_uint_eq(r->n_breakdown, 1);
+	ck_assert_uint_eq(r->peak_breakdown[0].bytes, 30);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(autograd_retained_bytes)
+{
+	struct cgtrace_doc *d = ck_read_ok(
+		META_LINE
+		"{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"r\",\"start_ns\":0,\"span_kind\":\"function\"}\n"
+		"{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"fwd\",\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"forward\"}\n"
+		"{\"kind\":\"span_start\",\"id\":\"s3\",\"parent_id\":\"s1\",\"name\":\"bwd\",\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"backward\"}\n"
+		MEMR(1, "x", "cpu", 64, "alloc", "activation", "s2")
+		MEMR(2, "y", "cpu", 32, "alloc", "activation", "s2")
+		MEMR(3, "g", "cpu", 8, "alloc", "gradient", "s3")
+		MEMR(4, "x", "cpu", 64, "free", "activation", "s3"));
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_uint_eq(r->autograd_retained_bytes, 96);
+	ck_assert_uint_eq(r->peak_bytes, 104);
+	ck_assert_uint_eq(r->peak_by_category[CGTRACE_CAT_ACTIVATION], 96);
+	ck_assert_uint_eq(r->peak_by_category[CGTRACE_CAT_GRADIENT], 8);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(device_with_only_checkpoints_is_listed)
+{
+	struct cgtrace_doc *d = ck_read_ok(
+		META_LINE A(1, "a", "cpu", 1)
+		"{\"kind\":\"device_memory\",\"timestamp_ns\":2,\"device\":\"cuda:1\",\"used_bytes\":"
+		"18446744073709551615,\"free_bytes\":1}\n");
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_uint_eq(r->n_devices, 2);
+	ck_assert_str_eq(r->by_device[1].device, "cuda:1");
+	ck_assert_uint_eq(r->by_device[1].capacity_bytes, UINT64_MAX);
+	ck_assert_uint_eq(r->by_device[1].peak_bytes, 0);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(live_bytes_saturate)
+{
+	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 18446744073709551615)
+					   A(2, "b", "cpu", 5));
+	struct cgtrace_memory_report *r = analyze(d);
+	ck_assert_uint_eq(r->peak_bytes, UINT64_MAX);
+	ck_assert_uint_eq(r->total_alloc_bytes, UINT64_MAX);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(many_out_of_order_records)
+{
+	/* 200k records written by "two threads" whose buffers interleave in blocks. */
+	size_t n = 200000, cap = n * 200 + 1024, at = 0;
+	char *text = malloc(cap);
+	at += (size_t)snprintf(text, cap, "%s", META_LINE);
+	for (size_t blk = 0; blk < n / 1000; blk++) {
+		size_t base = (blk % 2) ? (blk - 1) * 1000 : (blk + 1) * 1000;
+		for (size_t i = 0; i < 1000; i++) {
+			size_t k = base + i;
+			at += (size_t)snprintf(text + at, cap - at,
+					       "{\"kind\":\"memory\",\"timestamp_ns\":%zu,\"tensor_id\":"
+					       "\"t%zu\",\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":"
+					       "1,\"action\":\"%s\",\"dtype\":\"u8\"}\n",
+					       k, k / 2, k % 2 ? "free" : "alloc");
+		}
+	}
+	struct cgtrace_doc *d = ck_read_ok(text);
+	struct cgtrace_memory_report *r = analyze(d);
+	/* In time order every alloc is freed right after: the peak is one byte. */
+	ck_assert_uint_eq(r->peak_bytes, 1);
+	ck_assert_uint_eq(r->by_device[0].final_bytes, 0);
+	ck_assert_uint_eq(r->unknown_free_count, 0);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+	free(text);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("memory-analysis");
+	TCase *tc = tcase_create("accounting");
+	tcase_add_test(tc, no_memory_records);
+	tcase_add_test(tc, peak_is_per_device_and_first_strictly_exceeded);
+	tcase_add_test(tc, order_is_time_then_alloc_then_tensor_id);
+	tcase_add_test(tc, frees_use_remembered_bytes_and_category);
+	tcase_add_test(tc, alloc_of_live_id_counts_again_and_replaces);
+	tcase_add_test(tc, autograd_retained_bytes);
+	tcase_add_test(tc, live_bytes_saturate);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("devices");
+	tcase_add_test(tc, timeline_uses_capacity_from_whole_trace);
+	tcase_add_test(tc, device_with_only_checkpoints_is_listed);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("scale");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, many_out_of_order_records);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return test_run_suite(suite());
+}
