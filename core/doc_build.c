@@ -322,8 +322,12 @@ static bool cache_match(const struct class_cache_entry *e, const struct cg_rec_m
 		return false;
 	for (int i = 0; i < 4; i++) {
 		uint8_t n = f[i].p ? (uint8_t)f[i].n : 255;
-		if (e->lens[i] != n || (f[i].p && memcmp(e->str[i], f[i].p, f[i].n) != 0))
+		if (e->lens[i] != n)
 			return false;
+		/* Short strings: a byte loop beats a call to memcmp. */
+		for (uint32_t k = 0; f[i].p && k < f[i].n; k++)
+			if (e->str[i][k] != f[i].p[k])
+				return false;
 	}
 	return true;
 }

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #define CHUNK (4u << 20)
+#define BLOCK (1u << 20)
 
 static const unsigned char zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
@@ -185,4 +186,37 @@ int cg_lines_next(struct cg_lines *l, const char **line, size_t *len, bool *term
 	l->start = l->len;
 	l->line_no++;
 	return 1;
+}
+
+int cg_lines_next_block(struct cg_lines *l, const char **data, size_t *len, bool *unterminated)
+{
+	for (;;) {
+		const char *base = l->buf + l->start;
+		size_t n = l->len - l->start;
+		/* Blocks of about 1 MiB keep the reader's pipeline buffers small. */
+		const char *nl = n ? memrchr(base, '\n', n < BLOCK ? n : BLOCK) : NULL;
+		if (!nl && n > BLOCK)
+			nl = memchr(base + BLOCK, '\n', n - BLOCK);
+		if (nl) {
+			*data = base;
+			*len = (size_t)(nl - base) + 1;
+			*unterminated = false;
+			l->start += *len;
+			return 1;
+		}
+		if (l->eof) {
+			if (n == 0)
+				return 0;
+			*data = base;
+			*len = n;
+			*unterminated = true;
+			l->start = l->len;
+			return 1;
+		}
+		int r = fill(l);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			l->eof = true;
+	}
 }

@@ -35,4 +35,11 @@ void cg_lines_close(struct cg_lines *l);
  */
 int cg_lines_next(struct cg_lines *l, const char **line, size_t *len, bool *terminated);
 
+/*
+ * Like cg_lines_next for a run of whole lines: 1 with [*data, *data + *len)
+ * ending in a newline, or holding only the last line when *unterminated is
+ * set; 0 at the end. Valid until the next call. Does not count lines.
+ */
+int cg_lines_next_block(struct cg_lines *l, const char **data, size_t *len, bool *unterminated);
+
 #endif

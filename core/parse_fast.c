@@ -24,11 +24,28 @@ static inline const char *ws(const char *p, const char *e)
 	return p;
 }
 
+/* Whether any byte of w is a control byte, `"`, `\` or non-ASCII (SWAR). */
+static inline bool word_special(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t ctl = (w - ones * 0x20) & ~w;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	uint64_t quote = (q - ones) & ~q, bs = (b - ones) & ~b;
+	return ((ctl | quote | bs | w) & high) != 0;
+}
+
 static inline const char *str(const char *p, const char *e, struct cg_sv *out)
 {
 	if (p >= e || *p != '"')
 		return NULL;
 	const char *s = ++p;
+	while (e - p >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		if (word_special(w))
+			break;
+		p += 8;
+	}
 	while (p < e && plain((unsigned char)*p))
 		p++;
 	if (p >= e || *p != '"')
@@ -170,14 +187,19 @@ int cg_parse_fast(struct cg_parse *ps, const char *s, size_t n, struct cg_rec *o
 			break;
 		if (p >= e || *p != ',')
 			return CG_PARSE_DECLINED;
-		p = str(ws(p + 1, e), e, &k);
-		if (!p)
-			return CG_PARSE_DECLINED;
-		/* Writers emit fields in schema order: try the next one first. */
+		p = ws(p + 1, e);
+		/* Writers emit fields in schema order: try the next one's `"name"` first. */
 		int i = expect;
-		if (i >= desc->n_fields || desc->fields[i].name_len != k.n ||
-		    memcmp(desc->fields[i].name, k.p, k.n) != 0)
+		const struct cg_field *f = i < desc->n_fields ? &desc->fields[i] : NULL;
+		if (f && e - p > f->name_len + 1 && p[0] == '"' && p[f->name_len + 1] == '"' &&
+		    memcmp(p + 1, f->name, f->name_len) == 0) {
+			p += f->name_len + 2;
+		} else {
+			p = str(p, e, &k);
+			if (!p)
+				return CG_PARSE_DECLINED;
 			i = cg_schema_field(desc, k.p, k.n);
+		}
 		expect = i + 1;
 		if (i < 0 || (seen & (1ull << i)))
 			return CG_PARSE_DECLINED;

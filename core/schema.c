@@ -146,7 +146,8 @@ static const struct cg_kind_desc kinds[CGTRACE_KIND_COUNT] = {
 const struct cg_kind_desc *cg_schema_kind(const char *s, size_t n)
 {
 	for (size_t i = 0; i < CGTRACE_KIND_COUNT; i++)
-		if (kinds[i].name_len == n && memcmp(kinds[i].name, s, n) == 0)
+		if (kinds[i].name_len == n && kinds[i].name[0] == s[0] &&
+		    memcmp(kinds[i].name, s, n) == 0)
 			return &kinds[i];
 	return NULL;
 }
@@ -168,9 +169,14 @@ int cg_schema_field(const struct cg_kind_desc *desc, const char *s, size_t n)
 
 int cg_schema_enum(const char *const *names, size_t n_names, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n_names; i++)
-		if (names[i] && strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+	for (size_t i = 0; i < n_names; i++) {
+		const char *nm = names[i];
+		/* The first byte tells the names of one enum apart almost always. */
+		if (!nm || n == 0 || nm[0] != s[0])
+			continue;
+		if (strncmp(nm, s, n) == 0 && nm[n] == '\0')
 			return (int)i;
+	}
 	return -1;
 }
 

@@ -375,7 +375,11 @@ static int write_meta(struct cgtrace_session *s, const struct cgtrace_run *run)
 /* Open and finish                                                     */
 /* ------------------------------------------------------------------ */
 
-/* Opens a span under the current one (none for the root) and writes its start. */
+/*
+ * Opens a span under the current one (none for the root) and writes its
+ * start. Fails only when the span could not be opened; a write error is
+ * left in the sink, sticky, for the next record, flush or finish.
+ */
 static int push_span(struct cgtrace_session *s, struct cg_sv name, enum cgtrace_span_kind kind,
 		     enum cgtrace_step step, bool measured, uint64_t *id)
 {
@@ -400,10 +404,11 @@ static int push_span(struct cgtrace_session *s, struct cg_sv name, enum cgtrace_
 	s->stack[s->depth++] = (struct span_frame){span, start, (uint8_t)step};
 	if (id)
 		*id = span;
-	return emit(s, &r);
+	emit(s, &r);
+	return 0;
 }
 
-/* Pops the innermost span and writes its end with the measured duration. */
+/* Pops the innermost span and writes its end; the span is closed even when the write fails. */
 static int pop_span(struct cgtrace_session *s)
 {
 	char id_buf[ID_MAX];
@@ -437,6 +442,8 @@ static int session_start(struct cgtrace_session **out, int fd, const struct cgtr
 		err = write_meta(s, run);
 	if (!err)
 		err = push_span(s, name, CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_NONE, false, NULL);
+	if (!err)
+		err = s->sink.err;
 	if (err) {
 		cg_buf_fini(&s->sink.buf);
 		session_free(s);
@@ -528,6 +535,10 @@ CG_EXPORT int cgtrace_session_begin_span(struct cgtrace_session *s, const char *
 	if (!s || req_sv(name, &n) || (unsigned)kind >= CG_SPAN_KIND_COUNT ||
 	    (unsigned)step >= CG_STEP_COUNT)
 		return -EINVAL;
+	/*
+	 * 0 means the span is open and must be ended, even on a broken trace:
+	 * like the seed's span guards, a write error only surfaces later.
+	 */
 	return push_span(s, n, kind, step, measured, id);
 }
 

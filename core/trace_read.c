@@ -15,14 +15,7 @@
 #include "export.h"
 #include "lines.h"
 #include "parse.h"
-
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
-	return true;
-}
+#include "read_pipe.h"
 
 static void warn(const struct cgtrace_read_options *opts, const char *msg)
 {
@@ -32,51 +25,40 @@ static void warn(const struct cgtrace_read_options *opts, const char *msg)
 		fprintf(stderr, "%s\n", msg);
 }
 
-static int read_lines(struct cg_lines *l, const char *name, const struct cgtrace_read_options *opts,
-		      struct cgtrace_doc *doc, char *err, size_t errlen)
+int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
+		  bool terminated, const struct cg_rec *fast)
 {
-	struct cg_parse p;
 	struct cg_rec rec;
-	const char *line;
-	size_t len;
-	bool terminated;
-	int ret = 0, r;
-
-	cg_parse_init(&p);
-	while ((r = cg_lines_next(l, &line, &len, &terminated)) > 0) {
-		if (blank(line, len))
-			continue;
-		ret = cg_parse_line(&p, line, len, &rec);
-		if (ret == -EBADMSG && !terminated && p.syntax) {
-			char msg[512];
-			snprintf(msg, sizeof(msg),
-				 "%s:%llu: trace truncated, incomplete last record ignored", name,
-				 (unsigned long long)l->line_no);
-			warn(opts, msg);
-			doc->truncated = true;
-			ret = 0;
-			break;
-		}
-		if (ret == 0) {
-			char msg[sizeof(p.err)];
-			ret = cg_doc_add(doc, &rec, msg, sizeof(msg));
-			if (ret < 0)
-				snprintf(p.err, sizeof(p.err), "%s", msg);
-		}
-		if (ret < 0) {
-			if (ret == -ENOMEM)
-				snprintf(p.err, sizeof(p.err), "out of memory");
-			snprintf(err, errlen, "%s:%llu: %s", name, (unsigned long long)l->line_no,
-				 p.err);
-			break;
-		}
+	int ret = 0;
+	if (!fast) {
+		cg_arena_reset(&ref->arena);
+		ret = cg_parse_ref(ref, line, len, &rec);
+		fast = &rec;
 	}
-	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", name, l->err);
-		ret = r;
+	if (ret == -EBADMSG && !terminated && ref->syntax) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s:%llu: trace truncated, incomplete last record ignored",
+			 ctx->name, (unsigned long long)ctx->line_no);
+		warn(ctx->opts, msg);
+		ctx->doc->truncated = true;
+		return 1;
 	}
-	cg_parse_fini(&p);
+	char msg[sizeof(ref->err)];
+	if (ret == 0) {
+		ret = cg_doc_add(ctx->doc, fast, msg, sizeof(msg));
+	} else {
+		snprintf(msg, sizeof(msg), "%s", ret == -ENOMEM ? "out of memory" : ref->err);
+	}
+	if (ret < 0)
+		snprintf(ctx->err, ctx->errlen, "%s:%llu: %s", ctx->name,
+			 (unsigned long long)ctx->line_no, msg);
 	return ret;
+}
+
+int cg_read_io_error(struct cg_read_ctx *ctx, int err)
+{
+	snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(-err));
+	return err;
 }
 
 static int read_source(struct cg_lines *l, const char *name,
@@ -88,7 +70,11 @@ static int read_source(struct cg_lines *l, const char *name,
 		snprintf(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;
 	}
-	int ret = read_lines(l, name, opts, doc, err, errlen);
+	struct cg_read_ctx ctx = {
+		.name = name, .opts = opts, .doc = doc, .err = err, .errlen = errlen};
+	int ret = cg_read_pipe(&ctx, l);
+	if (ret < 0 && l->err[0])
+		snprintf(err, errlen, "%s: %s", name, l->err);
 	if (ret == 0) {
 		char msg[256];
 		ret = cg_doc_finish(doc, msg, sizeof(msg));
