@@ -729,15 +729,17 @@ int cg_doc_finish(struct cgtrace_doc *d, char *err, size_t errlen)
 	d->build = NULL;
 	if (!d->has_meta)
 		return FAIL("trace stream is missing a meta record with run metadata");
-	qsort_r(d->spans.p, d->spans.len, sizeof(struct cg_span), span_cmp, d);
+	if (d->spans.len)
+		qsort_r(d->spans.p, d->spans.len, sizeof(struct cg_span), span_cmp, d);
 	for (size_t i = 0; i < d->meta.n_tags; i++) {
 		struct cgtrace_tag *t = &d->meta.tags[i];
 		t->key = cg_doc_str(d, (uint32_t)(uintptr_t)t->key);
 		t->value = cg_doc_str(d, (uint32_t)(uintptr_t)t->value);
 	}
-	qsort(d->meta.tags, d->meta.n_tags, sizeof(*d->meta.tags), tag_cmp);
+	if (d->meta.n_tags)
+		qsort(d->meta.tags, d->meta.n_tags, sizeof(*d->meta.tags), tag_cmp);
 	/* The pool no longer moves: op inputs can be handed out as pointer arrays. */
-	d->str_ptrs = calloc(d->str_lists.len, sizeof(*d->str_ptrs));
+	d->str_ptrs = calloc(d->str_lists.len + 1, sizeof(*d->str_ptrs));
 	if (!d->str_ptrs)
 		return FAIL("out of memory");
 	const uint32_t *ids = d->str_lists.p;

@@ -53,13 +53,11 @@ static const uint8_t byte_class[256] = {
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
 
-/* True when none of the 8 bytes needs attention (all in 0x20..0x7f, none '"' or '\\'). */
-static bool plain8(const char *s)
+/* True when none of the 8 bytes of x needs attention (all in 0x20..0x7f, none '"' or '\\'). */
+static bool plain8(uint64_t x)
 {
 	const uint64_t ones = 0x0101010101010101ull;
 	const uint64_t high = 0x8080808080808080ull;
-	uint64_t x;
-	memcpy(&x, s, sizeof(x));
 	/*
 	 * The classic "has a byte below n" and "has a zero byte" tests; bytes
 	 * with the high bit are caught separately, and a borrow can only make
@@ -158,7 +156,12 @@ static char *put_escape(char *w, unsigned char c)
 	return w + 6;
 }
 
-/* Writes s[0..n) quoted and escaped; w must have CG_JSON_STR_MAX(n) bytes. */
+/*
+ * Writes s[0..n) quoted and escaped; w must have CG_JSON_STR_MAX(n) bytes.
+ * Strings in traces are mostly short ids, so plain bytes are moved eight at
+ * a time (checked and stored in one go) and the rest byte by byte, rather
+ * than through memcpy calls of a few bytes each.
+ */
 static char *put_str(char *w, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -166,31 +169,33 @@ static char *put_str(char *w, const char *s, size_t n)
 
 	*w++ = '"';
 	while (i < n) {
-		/* Find the longest run that is copied unchanged. */
-		size_t start = i;
-		for (;;) {
-			while (i + 8 <= n && plain8(s + i))
-				i += 8;
-			while (i < n && byte_class[u[i]] == 0)
-				i++;
-			if (i == n || byte_class[u[i]] != 2)
+		uint64_t x;
+		while (i + 8 <= n) {
+			memcpy(&x, s + i, sizeof(x));
+			if (!plain8(x))
 				break;
-			size_t bad;
-			size_t len = utf8_seq(u + i, n - i, &bad);
-			if (!len)
-				break;
-			i += len;
+			memcpy(w, &x, sizeof(x));
+			w += 8;
+			i += 8;
 		}
-		memcpy(w, s + start, i - start);
-		w += i - start;
+		while (i < n && byte_class[u[i]] == 0)
+			*w++ = s[i++];
 		if (i == n)
 			break;
-		if (byte_class[u[i]] == 1) {
-			w = put_escape(w, u[i]);
+		unsigned char c = u[i];
+		if (byte_class[c] == 1) {
+			w = put_escape(w, c);
 			i++;
+			continue;
+		}
+		/* A multi-byte sequence, copied when well-formed. */
+		size_t bad = 1;
+		size_t len = utf8_seq(u + i, n - i, &bad);
+		if (len) {
+			while (len--)
+				*w++ = s[i++];
 		} else {
-			size_t bad = 1;
-			utf8_seq(u + i, n - i, &bad);
+			/* Each maximal ill-formed subpart becomes one U+FFFD. */
 			memcpy(w, "\xef\xbf\xbd", 3);
 			w += 3;
 			i += bad;
@@ -238,10 +243,10 @@ static char *put_bool(char *w, bool v)
 static char *put_name(char *w, const char *const *table, size_t n, unsigned i)
 {
 	const char *name = cg_name_at(table, n, i);
-	size_t len = name ? strlen(name) : 0;
 	*w++ = '"';
-	memcpy(w, name ? name : "", len);
-	w += len;
+	/* A few bytes: a plain loop beats strlen plus a memcpy call. */
+	for (const char *p = name ? name : ""; *p; p++)
+		*w++ = *p;
 	*w++ = '"';
 	return w;
 }

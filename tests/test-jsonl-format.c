@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "jsonl_format.h"
+#include "names.h"
 #include "record.h"
 
 /* ------------------------------------------------------------------ */
@@ -724,6 +725,92 @@ START_TEST(rec_equal)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Names and dtypes                                                    */
+/* ------------------------------------------------------------------ */
+
+START_TEST(enum_names)
+{
+	ck_assert_str_eq(cgtrace_kind_name(CGTRACE_KIND_META), "meta");
+	ck_assert_str_eq(cgtrace_kind_name(CGTRACE_KIND_DEVICE_MEMORY), "device_memory");
+	ck_assert_str_eq(cgtrace_kind_name(CGTRACE_KIND_DEVICE_INFO), "cgprobe_device");
+	ck_assert_ptr_null(cgtrace_kind_name(CGTRACE_KIND_COUNT));
+	ck_assert_ptr_null(cgtrace_kind_name((enum cgtrace_kind)-1));
+	ck_assert_str_eq(cgtrace_phase_name(CGTRACE_PHASE_INFER), "infer");
+	ck_assert_str_eq(cgtrace_timing_name(CGTRACE_TIMING_DEVICE_SYNCHRONIZED),
+			 "device_synchronized");
+	ck_assert_str_eq(cgtrace_span_kind_name(CGTRACE_SPAN_MODULE), "module");
+	ck_assert_ptr_null(cgtrace_step_name(CGTRACE_STEP_NONE));
+	ck_assert_str_eq(cgtrace_step_name(CGTRACE_STEP_OPTIMIZER), "optimizer");
+	ck_assert_str_eq(cgtrace_action_name(CGTRACE_FREE), "free");
+	ck_assert_str_eq(cgtrace_category_name(CGTRACE_CAT_OTHER), "other");
+	ck_assert_ptr_null(cgtrace_category_name(CGTRACE_CAT_AUTO));
+	ck_assert_str_eq(cgtrace_grad_state_name(CGTRACE_GRAD_NON_FINITE), "non_finite");
+	ck_assert_ptr_null(cgtrace_grad_state_name((enum cgtrace_grad_state)4));
+
+	ck_assert_int_eq(cg_name_lookup(cg_step_names, CG_STEP_COUNT, "forward", 7), 1);
+	ck_assert_int_eq(cg_name_lookup(cg_step_names, CG_STEP_COUNT, "for", 3), -1);
+	ck_assert_int_eq(cg_name_lookup(cg_step_names, CG_STEP_COUNT, "forwards", 8), -1);
+	ck_assert_int_eq(cg_name_lookup(cg_step_names, CG_STEP_COUNT, "", 0), -1);
+	ck_assert_int_eq(cg_name_lookup(cg_step_names, CG_STEP_COUNT, "Forward", 7), -1);
+	ck_assert_int_eq(cg_name_lookup(cg_category_names, CGTRACE_CAT_COUNT, "other", 5), 4);
+	ck_assert_int_eq(cg_name_lookup(cg_kind_names, CGTRACE_KIND_COUNT, "op\0", 3), -1);
+	ck_assert_int_eq(cg_name_lookup(cg_kind_names, CGTRACE_KIND_COUNT, "op", 2),
+			 CGTRACE_KIND_OP);
+}
+END_TEST
+
+#define DTYPE(s) cgtrace_dtype_size((s), sizeof(s) - 1)
+
+START_TEST(dtype_sizes)
+{
+	ck_assert_uint_eq(DTYPE("u8"), 1);
+	ck_assert_uint_eq(DTYPE("i8"), 1);
+	ck_assert_uint_eq(DTYPE("bool"), 1);
+	ck_assert_uint_eq(DTYPE("f8"), 1);
+	ck_assert_uint_eq(DTYPE("u16"), 2);
+	ck_assert_uint_eq(DTYPE("i16"), 2);
+	ck_assert_uint_eq(DTYPE("f16"), 2);
+	ck_assert_uint_eq(DTYPE("bf16"), 2);
+	ck_assert_uint_eq(DTYPE("u32"), 4);
+	ck_assert_uint_eq(DTYPE("i32"), 4);
+	ck_assert_uint_eq(DTYPE("f32"), 4);
+	ck_assert_uint_eq(DTYPE("u64"), 8);
+	ck_assert_uint_eq(DTYPE("i64"), 8);
+	ck_assert_uint_eq(DTYPE("f64"), 8);
+	/* Case-insensitive, surrounding whitespace ignored. */
+	ck_assert_uint_eq(DTYPE(" BF16 "), 2);
+	ck_assert_uint_eq(DTYPE("\tF32\n"), 4);
+	ck_assert_uint_eq(DTYPE("Bool"), 1);
+	/* Unknown. */
+	ck_assert_uint_eq(DTYPE(""), 0);
+	ck_assert_uint_eq(DTYPE("   "), 0);
+	ck_assert_uint_eq(DTYPE("f33"), 0);
+	ck_assert_uint_eq(DTYPE("float32"), 0);
+	ck_assert_uint_eq(DTYPE("f 32"), 0);
+	ck_assert_uint_eq(DTYPE("u8\0"), 0);
+	ck_assert_uint_eq(cgtrace_dtype_size(NULL, 3), 0);
+	ck_assert_uint_eq(cgtrace_dtype_size("f32", 2), 0); /* "f3" */
+}
+END_TEST
+
+START_TEST(storage_bytes)
+{
+	const uint64_t s88[] = {8, 8};
+	const uint64_t zero_big[] = {UINT64_MAX, 0, UINT64_MAX};
+	const uint64_t big[] = {1ull << 32, 1ull << 32};
+	const uint64_t edge[] = {1ull << 62};
+	ck_assert_uint_eq(cgtrace_storage_bytes(s88, 2, "f32", 3), 256);
+	ck_assert_uint_eq(cgtrace_storage_bytes(NULL, 0, "f64", 3), 8); /* scalar */
+	ck_assert_uint_eq(cgtrace_storage_bytes(zero_big, 3, "f32", 3), 0);
+	ck_assert_uint_eq(cgtrace_storage_bytes(big, 2, "u8", 2), UINT64_MAX);
+	ck_assert_uint_eq(cgtrace_storage_bytes(edge, 1, "f32", 3), UINT64_MAX);
+	ck_assert_uint_eq(cgtrace_storage_bytes(edge, 1, "i16", 3), 1ull << 63);
+	ck_assert_uint_eq(cgtrace_storage_bytes(s88, 2, "complex64", 9), 0);
+	ck_assert_uint_eq(cgtrace_storage_bytes(NULL, 2, "f32", 3), 0);
+}
+END_TEST
+
 static Suite *jsonl_suite(void)
 {
 	Suite *s = suite_create("jsonl_format");
@@ -746,6 +833,9 @@ static Suite *jsonl_suite(void)
 	tcase_add_test(tc, strings_round_trip_through_cjson);
 	tcase_add_test(tc, record_strings_escaped);
 	tcase_add_test(tc, rec_equal);
+	tcase_add_test(tc, enum_names);
+	tcase_add_test(tc, dtype_sizes);
+	tcase_add_test(tc, storage_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
