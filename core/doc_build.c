@@ -4,6 +4,7 @@
  * applied one record at a time so the reader can name the offending line.
  */
 #include "doc.h"
+#include "export.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -177,7 +178,7 @@ static void build_free(struct cg_build *b)
 	free(b);
 }
 
-void cgtrace_doc_free(struct cgtrace_doc *d)
+CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
 {
 	if (!d)
 		return;
