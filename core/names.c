@@ -66,7 +66,10 @@ int cg_name_lookup(const char *const *table, size_t n, const char *s, size_t len
 {
 	for (size_t i = 0; i < n; i++) {
 		const char *name = table[i];
-		if (name && strlen(name) == len && memcmp(name, s, len) == 0)
+		/* The first byte tells one enum's names apart almost always: check it first. */
+		if (!name || len == 0 || name[0] != s[0])
+			continue;
+		if (strncmp(name, s, len) == 0 && name[len] == '\0')
 			return (int)i;
 	}
 	return -1;

@@ -5,6 +5,7 @@
  * valid or not, is declined and left to the reference parser, so this file
  * only has to be right about what it accepts.
  */
+#include "names.h"
 #include "parse.h"
 
 #include <stdint.h>
@@ -145,7 +146,7 @@ static const char *value(struct cg_parse *ps, const char *p, const char *e,
 	case CG_F_ENUM: {
 		struct cg_sv v;
 		p = str(p, e, &v);
-		int idx = p ? cg_schema_enum(f->enum_names, f->n_enum, v.p, v.n) : -1;
+		int idx = p ? cg_name_lookup(f->enum_names, f->n_enum, v.p, v.n) : -1;
 		if (idx < 0)
 			return NULL;
 		uint8_t x = (uint8_t)idx;

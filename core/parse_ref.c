@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include "names.h"
 #include "parse.h"
 
 #include <cjson/cJSON.h>
@@ -200,7 +201,7 @@ static int read_field(struct cg_parse *p, const char *line, const struct cg_fiel
 		return 0;
 	}
 	case CG_F_ENUM: {
-		int idx = cJSON_IsString(v) ? cg_schema_enum(f->enum_names, f->n_enum,
+		int idx = cJSON_IsString(v) ? cg_name_lookup(f->enum_names, f->n_enum,
 							      v->valuestring,
 							      strlen(v->valuestring))
 					    : -2;

@@ -167,19 +167,6 @@ int cg_schema_field(const struct cg_kind_desc *desc, const char *s, size_t n)
 	return -1;
 }
 
-int cg_schema_enum(const char *const *names, size_t n_names, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n_names; i++) {
-		const char *nm = names[i];
-		/* The first byte tells the names of one enum apart almost always. */
-		if (!nm || n == 0 || nm[0] != s[0])
-			continue;
-		if (strncmp(nm, s, n) == 0 && nm[n] == '\0')
-			return (int)i;
-	}
-	return -1;
-}
-
 const char *cg_schema_type_name(const struct cg_field *f)
 {
 	switch (f->type) {

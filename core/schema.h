@@ -55,8 +55,6 @@ const struct cg_kind_desc *cg_schema_kind(const char *s, size_t n);
 const struct cg_kind_desc *cg_schema_desc(enum cgtrace_kind kind);
 /* Index of the field named s in desc, or -1. */
 int cg_schema_field(const struct cg_kind_desc *desc, const char *s, size_t n);
-/* Index of s in an enum table (NULL entries never match), or -1. */
-int cg_schema_enum(const char *const *names, size_t n_names, const char *s, size_t n);
 /* Human name of a field's type, for messages. */
 const char *cg_schema_type_name(const struct cg_field *f);
 /* Sets the defaults of every defaulted enum field (the rest is zeroed). */

@@ -316,6 +316,7 @@ int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
 /* Writing: a recording session (port of the seed's TraceSession)     */
 /* ------------------------------------------------------------------ */
 
+/* A session is used by one thread at a time: callers serialize. */
 struct cgtrace_session;
 
 struct cgtrace_run {
