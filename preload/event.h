@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* The binary record a hook leaves for the writer: 32 bytes, no formatting. */
+#ifndef CG_EVENT_H
+#define CG_EVENT_H
+
+#include <stdint.h>
+
+enum cg_ev_kind { CG_EV_ALLOC, CG_EV_FREE, CG_EV_SPAN_START, CG_EV_SPAN_END };
+
+/* What was called: the record's op_name. */
+enum cg_op {
+	CG_OP_MALLOC,
+	CG_OP_CALLOC,
+	CG_OP_REALLOC,
+	CG_OP_REALLOCARRAY,
+	CG_OP_POSIX_MEMALIGN,
+	CG_OP_ALIGNED_ALLOC,
+	CG_OP_MEMALIGN,
+	CG_OP_VALLOC,
+	CG_OP_PVALLOC,
+	CG_OP_FREE,
+	CG_OP_COUNT
+};
+
+struct cg_event {
+	uint64_t ts;   /* ns since the session started */
+	uint64_t addr; /* memory: the address; span start: the name (a copy the writer frees) */
+	uint64_t size; /* memory: requested bytes; span start: parent span; span end: duration */
+	uint32_t span; /* memory: innermost span of the thread; span events: the span */
+	uint8_t kind;
+	uint8_t op;
+	uint8_t category; /* enum cgtrace_category */
+	uint8_t step;     /* span start: enum cgtrace_step */
+};
+
+_Static_assert(sizeof(struct cg_event) == 32, "events are 32 bytes");
+
+extern const char *const cg_op_names[CG_OP_COUNT];
+
+#endif

@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The only file with exported symbols: the wrapped functions and the
+ * annotation API. Each forwards to the real function through cg_real and
+ * leaves the recording to hooks.c; inside the probe (guard set), before
+ * the table is filled, or when not recording, it is a plain pass-through.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgprobe.h"
+#include "hooks.h"
+#include "real.h"
+#include "session.h"
+#include "signals.h"
+#include "thread.h"
+#include "warn.h"
+#include "writer.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static inline bool ready(void)
+{
+	if (__builtin_expect(cg_real_ready(), 1))
+		return true;
+	cg_real_init();
+	return cg_real_ready();
+}
+
+static inline bool passthrough(void)
+{
+	return cg_self.guard || !cg_session_recording();
+}
+
+EXPORT void *malloc(size_t n)
+{
+	if (!ready())
+		return cg_boot_alloc(n, 16, false);
+	if (passthrough())
+		return cg_real.malloc(n);
+	cg_self.guard++;
+	void *p = cg_real.malloc(n);
+	if (p)
+		cg_hook_alloc(p, n, CG_OP_MALLOC);
+	cg_self.guard--;
+	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	if (!ready()) {
+		size_t total;
+		if (__builtin_mul_overflow(n, size, &total))
+			return NULL;
+		return cg_boot_alloc(total, 16, true);
+	}
+	if (passthrough())
+		return cg_real.calloc(n, size);
+	cg_self.guard++;
+	void *p = cg_real.calloc(n, size);
+	if (p)
+		cg_hook_alloc(p, n * size, CG_OP_CALLOC);
+	cg_self.guard--;
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || cg_boot_owns(p) || !ready())
+		return;
+	if (passthrough()) {
+		cg_real.free(p);
+		return;
+	}
+	cg_self.guard++;
+	cg_hook_free(p, CG_OP_FREE);
+	cg_real.free(p);
+	cg_self.guard--;
+}
+
+/* A block from the bootstrap pool moves to the real heap on its first realloc. */
+static void *realloc_boot(void *p, size_t n)
+{
+	void *q = malloc(n);
+	if (q) {
+		size_t old = cg_boot_size(p);
+		memcpy(q, p, old < n ? old : n);
+	}
+	return q;
+}
+
+static void *realloc_common(void *p, size_t n, size_t count, bool array)
+{
+	struct cg_realloc_state st;
+	size_t total = n;
+	if (array && __builtin_mul_overflow(count, n, &total))
+		total = SIZE_MAX; /* the real reallocarray reports ENOMEM */
+	if (passthrough())
+		return array ? cg_real.reallocarray(p, count, n) : cg_real.realloc(p, n);
+	cg_self.guard++;
+	cg_hook_realloc_begin(p, &st);
+	void *q = array ? cg_real.reallocarray(p, count, n) : cg_real.realloc(p, n);
+	cg_hook_realloc_end(p, q, total, array ? CG_OP_REALLOCARRAY : CG_OP_REALLOC, &st);
+	cg_self.guard--;
+	return q;
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	if (p && cg_boot_owns(p))
+		return realloc_boot(p, n);
+	if (!ready())
+		return p ? NULL : cg_boot_alloc(n, 16, false);
+	return realloc_common(p, n, 1, false);
+}
+
+EXPORT void *reallocarray(void *p, size_t count, size_t n)
+{
+	size_t total;
+	if (p && cg_boot_owns(p)) {
+		if (__builtin_mul_overflow(count, n, &total)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return realloc_boot(p, total);
+	}
+	if (!ready() || !cg_real.reallocarray) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc_common(p, n, count, true);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (!ready()) {
+		void *p = cg_boot_alloc(n, align, false);
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		return 0;
+	}
+	if (passthrough())
+		return cg_real.posix_memalign(out, align, n);
+	cg_self.guard++;
+	int r = cg_real.posix_memalign(out, align, n);
+	if (r == 0)
+		cg_hook_alloc(*out, n, CG_OP_POSIX_MEMALIGN);
+	cg_self.guard--;
+	return r;
+}
+
+/* aligned_alloc, memalign, valloc and pvalloc share one shape. */
+#define ALIGNED_WRAPPER(name, op, params, args, size, align)                                  \
+	EXPORT void *name params                                                               \
+	{                                                                                      \
+		if (!ready())                                                                  \
+			return cg_boot_alloc(size, align, false);                              \
+		if (passthrough())                                                             \
+			return cg_real.name args;                                              \
+		cg_self.guard++;                                                               \
+		void *p = cg_real.name args;                                                   \
+		if (p)                                                                         \
+			cg_hook_alloc(p, size, op);                                            \
+		cg_self.guard--;                                                               \
+		return p;                                                                      \
+	}
+
+ALIGNED_WRAPPER(aligned_alloc, CG_OP_ALIGNED_ALLOC, (size_t align, size_t n), (align, n), n,
+		align)
+ALIGNED_WRAPPER(memalign, CG_OP_MEMALIGN, (size_t align, size_t n), (align, n), n, align)
+ALIGNED_WRAPPER(valloc, CG_OP_VALLOC, (size_t n), (n), n, 4096)
+ALIGNED_WRAPPER(pvalloc, CG_OP_PVALLOC, (size_t n), (n), n, 4096)
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (cg_boot_owns(p))
+		return cg_boot_size(p);
+	return ready() && cg_real.malloc_usable_size ? cg_real.malloc_usable_size(p) : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Exit and exec paths                                                 */
+/* ------------------------------------------------------------------ */
+
+EXPORT void _exit(int status)
+{
+	cg_self.guard++;
+	cg_session_end(5000);
+	if (!ready())
+		abort();
+	cg_real._exit(status);
+}
+
+EXPORT void _Exit(int status)
+{
+	cg_self.guard++;
+	cg_session_end(5000);
+	if (!ready())
+		abort();
+	cg_real._Exit(status);
+}
+
+/* The variants libc implements without going through execve's PLT entry. */
+static void *next_fn(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static int exec_prepare(void)
+{
+	int saved = errno;
+	cg_self.guard++;
+	cg_session_before_exec();
+	cg_self.guard--;
+	errno = saved;
+	return 0;
+}
+
+EXPORT int execve(const char *file, char *const argv[], char *const envp[])
+{
+	exec_prepare();
+	return ready() ? cg_real.execve(file, argv, envp) : (errno = ENOSYS, -1);
+}
+
+EXPORT int execveat(int dirfd, const char *file, char *const argv[], char *const envp[],
+		    int flags)
+{
+	exec_prepare();
+	return ready() && cg_real.execveat ? cg_real.execveat(dirfd, file, argv, envp, flags)
+					   : (errno = ENOSYS, -1);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	exec_prepare();
+	return ready() && cg_real.fexecve ? cg_real.fexecve(fd, argv, envp) : (errno = ENOSYS, -1);
+}
+
+EXPORT int execv(const char *file, char *const argv[])
+{
+	static int (*real)(const char *, char *const[]);
+	if (!real)
+		real = next_fn("execv");
+	exec_prepare();
+	return real ? real(file, argv) : (errno = ENOSYS, -1);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	static int (*real)(const char *, char *const[]);
+	if (!real)
+		real = next_fn("execvp");
+	exec_prepare();
+	return real ? real(file, argv) : (errno = ENOSYS, -1);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	static int (*real)(const char *, char *const[], char *const[]);
+	if (!real)
+		real = next_fn("execvpe");
+	exec_prepare();
+	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+}
+
+/* execl* take their arguments as varargs: gather them, then take the v path. */
+static char **gather(const char *arg0, va_list ap, char ***envp)
+{
+	va_list count;
+	size_t n = 1;
+	va_copy(count, ap);
+	while (va_arg(count, char *))
+		n++;
+	va_end(count);
+	char **argv = malloc((n + 1) * sizeof(*argv));
+	if (!argv)
+		return NULL;
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(ap, char *);
+	if (envp)
+		*envp = va_arg(ap, char **);
+	return argv;
+}
+
+EXPORT int execl(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	va_start(ap, arg0);
+	char **argv = gather(arg0, ap, NULL);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	int r = execv(file, argv);
+	int saved = errno;
+	free(argv);
+	errno = saved;
+	return r;
+}
+
+EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	va_start(ap, arg0);
+	char **argv = gather(arg0, ap, NULL);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	int r = execvp(file, argv);
+	int saved = errno;
+	free(argv);
+	errno = saved;
+	return r;
+}
+
+EXPORT int execle(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	char **envp;
+	va_start(ap, arg0);
+	char **argv = gather(arg0, ap, &envp);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	int r = execve(file, argv, envp);
+	int saved = errno;
+	free(argv);
+	errno = saved;
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loader and signals                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * RTLD_DEEPBIND would bind the library's own malloc calls past the probe.
+ * The call stays in tail position so the loader still sees the caller's
+ * return address (its RUNPATH and $ORIGIN decide the search).
+ */
+EXPORT void *dlopen(const char *file, int flags)
+{
+	if (__builtin_expect(flags & RTLD_DEEPBIND, 0)) {
+		static atomic_int warned;
+		if (!atomic_exchange(&warned, 1))
+			cg_warn("dlopen(", file ? file : "NULL",
+				", RTLD_DEEPBIND): flag removed so the library's allocations "
+				"stay visible",
+				NULL);
+		flags &= ~RTLD_DEEPBIND;
+	}
+	if (!ready())
+		return NULL;
+	return cg_real.dlopen(file, flags);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!ready()) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return cg_signals_sigaction(sig, act, old);
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction act, old;
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	act.sa_flags = SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	sigaddset(&act.sa_mask, sig);
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* ------------------------------------------------------------------ */
+/* Annotation API (include/cgprobe.h)                                  */
+/* ------------------------------------------------------------------ */
+
+EXPORT uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step step)
+{
+	cg_self.guard++;
+	uint64_t id = cg_hook_span_begin(name, (uint8_t)step);
+	cg_self.guard--;
+	return id;
+}
+
+EXPORT int cgprobe_span_end(uint64_t id)
+{
+	cg_self.guard++;
+	int r = cg_hook_span_end(id);
+	cg_self.guard--;
+	return r;
+}
+
+EXPORT int cgprobe_flush(void)
+{
+	if (!cg_session_recording())
+		return -ENODEV;
+	cg_self.guard++;
+	int r = cg_writer_request(CG_REQ_SYNC, 5000);
+	cg_self.guard--;
+	return r;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+#include "hooks.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "clock.h"
+#include "live.h"
+#include "options.h"
+#include "real.h"
+#include "ring.h"
+#include "run_meta.h"
+#include "session.h"
+#include "thread.h"
+
+__thread struct cg_thread cg_self __attribute__((tls_model("initial-exec")));
+
+/* Span numbers: s1 is the root, annotations count from s2 across all threads. */
+static atomic_uint_fast32_t next_span = 2;
+
+uint8_t cg_thread_category(void)
+{
+	int d = cg_self.depth < CG_MAX_SPAN_DEPTH ? cg_self.depth : CG_MAX_SPAN_DEPTH;
+	for (int i = d - 1; i >= 0; i--)
+		if (cg_self.step[i] != CGTRACE_STEP_NONE)
+			return (uint8_t)cg_category_for_step((enum cgtrace_step)cg_self.step[i], false);
+	return CGTRACE_CAT_OTHER;
+}
+
+/* Strictly increasing per thread, from the one monotonic clock. */
+static uint64_t stamp(void)
+{
+	uint64_t t = cg_clock_now();
+	if (t <= cg_self.last_ts)
+		t = cg_self.last_ts + 1;
+	cg_self.last_ts = t;
+	return t;
+}
+
+static bool keep_waiting(void)
+{
+	return cg_session_recording();
+}
+
+static void push(const struct cg_event *e)
+{
+	if (!cg_self.ring) {
+		cg_self.ring = cg_ring_claim();
+		if (!cg_self.ring)
+			return;
+	}
+	cg_ring_push(cg_self.ring, e, keep_waiting);
+}
+
+void cg_hook_alloc(void *p, size_t size, uint8_t op)
+{
+	if (size < cg_opt.min_bytes || !cg_session_recording())
+		return;
+	int saved = errno;
+	uint8_t cat = cg_thread_category();
+	uint64_t ts = stamp();
+	if (cg_live_insert((uint64_t)(uintptr_t)p, size, cat)) {
+		struct cg_event e = {ts, (uint64_t)(uintptr_t)p, size, cg_thread_span(),
+				     CG_EV_ALLOC, op, cat, 0};
+		push(&e);
+	}
+	errno = saved;
+}
+
+void cg_hook_free(void *p, uint8_t op)
+{
+	uint64_t size;
+	uint8_t cat;
+	if (!p || !cg_session_recording())
+		return;
+	int saved = errno;
+	uint64_t ts = stamp();
+	if (cg_live_remove((uint64_t)(uintptr_t)p, &size, &cat)) {
+		struct cg_event e = {ts, (uint64_t)(uintptr_t)p, size, cg_thread_span(),
+				     CG_EV_FREE, op, cat, 0};
+		push(&e);
+	}
+	errno = saved;
+}
+
+void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st)
+{
+	st->known = 0;
+	if (!p || !cg_session_recording())
+		return;
+	int saved = errno;
+	st->ts = stamp();
+	st->known = cg_live_remove((uint64_t)(uintptr_t)p, &st->old_size, &st->category);
+	errno = saved;
+}
+
+void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,
+			 const struct cg_realloc_state *st)
+{
+	int saved = errno;
+	/* NULL for a non-zero size is a failure: the old block is still live. */
+	if (!p && size != 0) {
+		if (st->known)
+			cg_live_insert((uint64_t)(uintptr_t)old, st->old_size, st->category);
+		errno = saved;
+		return;
+	}
+	if (st->known && cg_session_recording()) {
+		struct cg_event e = {st->ts, (uint64_t)(uintptr_t)old, st->old_size,
+				     cg_thread_span(), CG_EV_FREE, op, st->category, 0};
+		push(&e);
+	}
+	errno = saved;
+	if (p)
+		cg_hook_alloc(p, size, op);
+}
+
+uint64_t cg_hook_span_begin(const char *name, uint8_t step)
+{
+	if (!cg_session_recording() || !name || step > CGTRACE_STEP_OPTIMIZER)
+		return 0;
+	uint32_t parent = cg_thread_span();
+	uint32_t id = (uint32_t)atomic_fetch_add(&next_span, 1);
+	uint64_t ts = stamp();
+	int d = cg_self.depth++;
+	if (d < CG_MAX_SPAN_DEPTH) {
+		cg_self.span[d] = id;
+		cg_self.step[d] = step;
+		cg_self.start[d] = ts;
+	}
+	/* The writer frees the copy once the record is out. */
+	size_t n = strnlen(name, 4096);
+	char *copy = cg_real.malloc(n + 1);
+	if (copy) {
+		memcpy(copy, name, n);
+		copy[n] = '\0';
+	}
+	struct cg_event e = {ts, (uint64_t)(uintptr_t)copy, parent, id, CG_EV_SPAN_START, 0, 0,
+			     step};
+	push(&e);
+	return id;
+}
+
+int cg_hook_span_end(uint64_t id)
+{
+	int d = cg_self.depth;
+	/* Past the tracked depth ids cannot be checked; their duration is unknown (0). */
+	if (d <= 0 || (d <= CG_MAX_SPAN_DEPTH && cg_self.span[d - 1] != id))
+		return -EINVAL;
+	cg_self.depth--;
+	if (!cg_session_recording())
+		return 0;
+	uint64_t ts = stamp();
+	uint64_t duration = d <= CG_MAX_SPAN_DEPTH ? ts - cg_self.start[d - 1] : 0;
+	struct cg_event e = {ts, 0, duration, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
+	push(&e);
+	return 0;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+#include "meta.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgtrace.h"
+#include "jsonl_format.h"
+#include "options.h"
+#include "record.h"
+#include "run_meta.h"
+
+#define MAX_TAGS 64
+
+struct cg_process cg_process;
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+void cg_process_read(void)
+{
+	struct cg_process *p = &cg_process;
+	ssize_t n = readlink("/proc/self/exe", p->exe_path, sizeof(p->exe_path) - 1);
+	p->exe_path[n > 0 ? n : 0] = '\0';
+	snprintf(p->exe_name, sizeof(p->exe_name), "%.255s", base_name(p->exe_path));
+	p->cmdline[0] = '\0';
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, p->cmdline, sizeof(p->cmdline) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	/* A command line cut at 4096 bytes may end inside an argument; that is fine. */
+	p->cmdline[n] = '\0';
+	snprintf(p->argv0_name, sizeof(p->argv0_name), "%.255s", base_name(p->cmdline));
+	while (n > 0 && p->cmdline[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (p->cmdline[i] == '\0')
+			p->cmdline[i] = ' ';
+	p->cmdline[n] = '\0';
+}
+
+struct tags {
+	struct cg_tagv v[MAX_TAGS];
+	uint32_t n;
+};
+
+static bool has_key(const struct tags *t, struct cg_sv k)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		if (cg_sv_eq(t->v[i].key, k))
+			return true;
+	return false;
+}
+
+static void add(struct tags *t, const char *k, size_t kn, const char *v, size_t vn)
+{
+	struct cg_sv key = {k, (uint32_t)kn};
+	if (t->n < MAX_TAGS && !has_key(t, key))
+		t->v[t->n++] = (struct cg_tagv){key, {v, (uint32_t)vn}};
+}
+
+static void add_c(struct tags *t, const char *k, const char *v)
+{
+	add(t, k, strlen(k), v, strlen(v));
+}
+
+/* CGPROBE_TAGS=k=v,k=v: the probe's own keys win, and of repeats the last. */
+static void add_user_tags(struct tags *t, uint32_t own)
+{
+	const char *p = cg_opt.tags;
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		if (eq && eq > p) {
+			struct cg_sv key = {p, (uint32_t)(eq - p)};
+			uint32_t i;
+			for (i = own; i < t->n && !cg_sv_eq(t->v[i].key, key); i++)
+				;
+			if (i < t->n)
+				t->v[i].value = (struct cg_sv){eq + 1, (uint32_t)(p + n - eq - 1)};
+			else
+				add(t, p, (size_t)(eq - p), eq + 1, (size_t)(p + n - eq - 1));
+		}
+		p += n + (end != NULL);
+	}
+}
+
+void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, pid_t forked_from)
+{
+	static const char *const rank_vars[] = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID",
+						"OMPI_COMM_WORLD_RANK"};
+	char pid[24], ppid[24], parent[24], host[256], run_id[64], ts[64], corr[512];
+	struct tags t = {.n = 0};
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
+	if (gethostname(host, sizeof(host)) < 0)
+		host[0] = '\0';
+	host[sizeof(host) - 1] = '\0';
+	add_c(&t, "pid", pid);
+	add_c(&t, "ppid", ppid);
+	add_c(&t, "executable", cg_process.exe_path);
+	add_c(&t, "cmdline", cg_process.cmdline);
+	add_c(&t, "hostname", host);
+	add_c(&t, "cgprobe_version", CGTRACE_VERSION);
+	if (forked_from) {
+		snprintf(parent, sizeof(parent), "%d", (int)forked_from);
+		add_c(&t, "forked_from", parent);
+	}
+	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
+		const char *v = getenv(rank_vars[i]);
+		if (v)
+			add_c(&t, rank_vars[i], v);
+	}
+	add_user_tags(&t, t.n);
+
+	const char *entry = cg_opt.entrypoint ? cg_opt.entrypoint : cg_process.exe_name;
+	if (cg_opt.correlation_id)
+		snprintf(corr, sizeof(corr), "%s", cg_opt.correlation_id);
+	else
+		snprintf(corr, sizeof(corr), "%s/update-%llu", entry,
+			 (unsigned long long)cg_opt.capture_step);
+	struct cg_rec r = {.kind = CGTRACE_KIND_META};
+	r.u.meta = (struct cg_rec_meta){
+		.schema = CG_SV_LIT(CGTRACE_SCHEMA),
+		.run_id = {run_id, (uint32_t)cg_run_id(run_id, unix_ns)},
+		.correlation_id = cg_sv_c(corr),
+		.entrypoint = cg_sv_c(entry),
+		.timestamp = {ts, (uint32_t)cg_iso8601_utc(ts, unix_ns)},
+		.device = cg_sv_c(cg_opt.device),
+		.phase = cg_opt.phase,
+		.timing_mode = CGTRACE_TIMING_HOST,
+		.capture_step = cg_opt.capture_step,
+		.warmup_steps = cg_opt.capture_step - 1,
+		.tags = t.v,
+		.n_tags = t.n,
+	};
+	cg_jsonl_format(b, &r);
+	r.kind = CGTRACE_KIND_SPAN_START;
+	r.u.span_start = (struct cg_rec_span_start){
+		.id = CG_SV_LIT("s1"),
+		.name = cg_sv_c(entry),
+		.start_ns = 0,
+		.span_kind = CGTRACE_SPAN_FUNCTION,
+	};
+	cg_jsonl_format(b, &r);
+}

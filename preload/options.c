@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+#include "options.h"
+
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "warn.h"
+
+struct cg_options cg_opt;
+
+enum kind { OPT_STR, OPT_U64, OPT_POS_U64, OPT_BOOL, OPT_PHASE };
+
+struct option_def {
+	const char *name;
+	enum kind kind;
+	void *value;
+	const char *def;
+};
+
+static const struct option_def table[] = {
+	{"CGPROBE_QUIET", OPT_BOOL, &cg_opt.quiet, "0"},
+	{"CGPROBE_OUTPUT", OPT_STR, &cg_opt.output, "cgprobe.%e.%p.jsonl"},
+	{"CGPROBE_MIN_BYTES", OPT_U64, &cg_opt.min_bytes, "0"},
+	{"CGPROBE_ONLY", OPT_STR, &cg_opt.only, NULL},
+	{"CGPROBE_FOLLOW", OPT_BOOL, &cg_opt.follow, "1"},
+	{"CGPROBE_FLUSH_MS", OPT_POS_U64, &cg_opt.flush_ms, "200"},
+	{"CGPROBE_TAGS", OPT_STR, &cg_opt.tags, NULL},
+	{"CGPROBE_ENTRYPOINT", OPT_STR, &cg_opt.entrypoint, NULL},
+	{"CGPROBE_PHASE", OPT_PHASE, &cg_opt.phase, "train"},
+	{"CGPROBE_CAPTURE_STEP", OPT_POS_U64, &cg_opt.capture_step, "1"},
+	{"CGPROBE_CORRELATION_ID", OPT_STR, &cg_opt.correlation_id, NULL},
+	{"CGPROBE_DEVICE", OPT_STR, &cg_opt.device, "cpu"},
+	{"CGPROBE_MANIFEST", OPT_STR, &cg_opt.manifest, NULL},
+};
+
+/* Plain decimal only: strtoull would take "-1", " 7" and "0x10". */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"1", "yes", "true", "on"};
+	static const char *const no[] = {"0", "no", "false", "off"};
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i]))
+			return *out = true, true;
+		if (!strcasecmp(s, no[i]))
+			return *out = false, true;
+	}
+	return false;
+}
+
+static bool apply(const struct option_def *o, const char *s)
+{
+	uint64_t v;
+	switch (o->kind) {
+	case OPT_STR:
+		*(const char **)o->value = s && *s ? s : NULL;
+		return true;
+	case OPT_U64:
+		return parse_u64(s, o->value);
+	case OPT_POS_U64:
+		if (!parse_u64(s, &v) || v == 0)
+			return false;
+		*(uint64_t *)o->value = v;
+		return true;
+	case OPT_BOOL:
+		return parse_bool(s, o->value);
+	case OPT_PHASE:
+		if (strcmp(s, "train") && strcmp(s, "infer"))
+			return false;
+		*(uint8_t *)o->value = strcmp(s, "train") ? 1 : 0;
+		return true;
+	}
+	return false;
+}
+
+void cg_options_load(void)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		const struct option_def *o = &table[i];
+		const char *s = getenv(o->name);
+		if (o->def)
+			apply(o, o->def);
+		if (!s || (o->kind != OPT_STR && !*s))
+			continue;
+		if (!apply(o, s)) {
+			static const char *const expect[] = {
+				[OPT_STR] = "", [OPT_U64] = "a non-negative integer",
+				[OPT_POS_U64] = "a positive integer", [OPT_BOOL] = "0 or 1",
+				[OPT_PHASE] = "train or infer"};
+			cg_warn(o->name, "=", s, " is not ", expect[o->kind], "; using ",
+				o->def ? o->def : "none", NULL);
+			if (o->def)
+				apply(o, o->def);
+		}
+	}
+}
+
+static bool match_list(const char *globs, const char *name)
+{
+	char pat[256];
+	for (const char *p = globs; *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n > 0 && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			if (fnmatch(pat, name, 0) == 0)
+				return true;
+		}
+		p += n + (end != NULL);
+	}
+	return false;
+}
+
+bool cg_options_selected(const char *exe_name, const char *argv0_name)
+{
+	if (!cg_opt.only)
+		return true;
+	return (exe_name && match_list(cg_opt.only, exe_name)) ||
+	       (argv0_name && match_list(cg_opt.only, argv0_name));
+}

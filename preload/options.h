@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probe's configuration, read once from CGPROBE_* variables through one
+ * table. A bad value gives one warning and its default; the program runs on.
+ */
+#ifndef CG_OPTIONS_H
+#define CG_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cg_options {
+	const char *output;         /* CGPROBE_OUTPUT template */
+	uint64_t min_bytes;         /* CGPROBE_MIN_BYTES */
+	const char *only;           /* CGPROBE_ONLY globs */
+	bool follow;                /* CGPROBE_FOLLOW */
+	uint64_t flush_ms;          /* CGPROBE_FLUSH_MS */
+	const char *tags;           /* CGPROBE_TAGS k=v,k=v */
+	const char *entrypoint;     /* CGPROBE_ENTRYPOINT */
+	uint8_t phase;              /* CGPROBE_PHASE */
+	uint64_t capture_step;      /* CGPROBE_CAPTURE_STEP */
+	const char *correlation_id; /* CGPROBE_CORRELATION_ID */
+	const char *device;         /* CGPROBE_DEVICE */
+	const char *manifest;       /* CGPROBE_MANIFEST: the wrapper's list of traces */
+	bool quiet;                 /* CGPROBE_QUIET: no warnings */
+};
+
+extern struct cg_options cg_opt;
+
+/* Reads the environment; call once, before any thread of the probe runs. */
+void cg_options_load(void);
+/* Whether the executable (by exe or argv[0] base name) matches CGPROBE_ONLY. */
+bool cg_options_selected(const char *exe_name, const char *argv0_name);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace file: plain or zstd-compressed (compressed on the writer
+ * thread), with a sticky error. A failed write (a full disk, a closed pipe)
+ * stops output for good; the program is never told.
+ */
+#ifndef CG_OUT_H
+#define CG_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ZSTD_CCtx_s;
+
+struct cg_out {
+	int fd;
+	struct ZSTD_CCtx_s *z;
+	char *zbuf;
+	size_t zcap;
+	int err;
+};
+
+int cg_out_open(struct cg_out *o, int fd, bool zstd);
+/* Writes (or compresses) n bytes; returns the sticky error. */
+int cg_out_write(struct cg_out *o, const char *p, size_t n);
+/* Pushes everything out, a complete zstd block included, so a reader sees it. */
+int cg_out_flush(struct cg_out *o);
+/* Ends the zstd frame, closes the file; returns the first error. */
+int cg_out_close(struct cg_out *o);
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+#include "ring.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "writer.h"
+
+static _Atomic(struct cg_ring *) registry;
+
+struct cg_ring *cg_rings_first(void)
+{
+	return atomic_load_explicit(&registry, memory_order_acquire);
+}
+
+static pid_t self_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+struct cg_ring *cg_ring_claim(void)
+{
+	pid_t tid = self_tid();
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
+		int expected = CG_RING_FREE;
+		if (atomic_compare_exchange_strong(&r->state, &expected, CG_RING_OWNED)) {
+			r->tid = tid;
+			return r;
+		}
+	}
+	struct cg_ring *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	atomic_init(&r->head, 0);
+	atomic_init(&r->tail, 0);
+	atomic_init(&r->state, CG_RING_OWNED);
+	r->tid = tid;
+	r->next = atomic_load(&registry);
+	while (!atomic_compare_exchange_weak(&registry, &r->next, r))
+		;
+	return r;
+}
+
+bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void))
+{
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	unsigned spins = 0;
+	while (h - t >= CG_RING_EVENTS) {
+		/* Full: the writer is behind. Wait rather than drop, unless it is gone. */
+		if (!keep_waiting())
+			return false;
+		cg_writer_wake();
+		if (++spins < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = {0, 50000};
+			nanosleep(&ts, NULL);
+		}
+		t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	}
+	r->ev[h % CG_RING_EVENTS] = *e;
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	/* Half full: ask the writer for an early drain so producers rarely wait. */
+	if (h - t == CG_RING_EVENTS / 2)
+		cg_writer_wake();
+	return true;
+}
+
+void cg_rings_reset_after_fork(struct cg_ring *keep)
+{
+	pid_t tid = self_tid();
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
+		atomic_store(&r->tail, atomic_load(&r->head));
+		atomic_store(&r->state, r == keep ? CG_RING_OWNED : CG_RING_FREE);
+		if (r == keep)
+			r->tid = tid;
+	}
+}
+
+void cg_rings_reclaim(void)
+{
+	pid_t pid = getpid();
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
+		if (atomic_load(&r->state) != CG_RING_OWNED)
+			continue;
+		if (syscall(SYS_tgkill, pid, r->tid, 0) == 0 || errno != ESRCH)
+			continue;
+		/* The owner is gone, so nothing is pushed any more: empty means done. */
+		if (atomic_load(&r->head) == atomic_load(&r->tail))
+			atomic_store(&r->state, CG_RING_FREE);
+	}
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread single-producer rings of events, drained by the writer thread.
+ * No lock on the hot path: the owner writes head, the writer writes tail.
+ * Rings are mapped memory, never freed: a dead thread's ring goes back to a
+ * free list once drained, so memory stays bounded by live threads.
+ */
+#ifndef CG_RING_H
+#define CG_RING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "event.h"
+
+#define CG_RING_EVENTS 2048 /* 64 KiB per thread that allocates */
+
+enum { CG_RING_FREE, CG_RING_OWNED };
+
+struct cg_ring {
+	_Alignas(64) atomic_uint_fast64_t head;
+	_Alignas(64) atomic_uint_fast64_t tail;
+	atomic_int state;
+	pid_t tid;
+	struct cg_ring *next; /* registry; rings are never unlinked */
+	struct cg_event ev[CG_RING_EVENTS];
+};
+
+/* Head of the registry, for the writer. */
+struct cg_ring *cg_rings_first(void);
+/* A ring for the calling thread (reused or new), or NULL if none can be mapped. */
+struct cg_ring *cg_ring_claim(void);
+/*
+ * Appends an event; when the ring is full, wakes the writer and waits for
+ * room as long as keep_waiting() says so. Returns false if the event was
+ * dropped because recording stopped.
+ */
+bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void));
+/* After fork, in the child: every ring is emptied and freed but the caller's. */
+void cg_rings_reset_after_fork(struct cg_ring *keep);
+/* Releases rings of threads that have exited; call after draining them. */
+void cg_rings_reclaim(void);
+
+#endif

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "live.h"
+#include "meta.h"
+#include "options.h"
+#include "out.h"
+#include "outpath.h"
+#include "ring.h"
+#include "thread.h"
+#include "warn.h"
+#include "writer.h"
+
+atomic_int cg_state;
+uint64_t cg_clock_origin;
+
+static struct cg_out out;
+static char path[PATH_MAX];
+static pid_t owner;
+static unsigned next_seq;
+static atomic_int ended;
+
+const char *cg_session_path(void)
+{
+	return path;
+}
+
+void cg_session_stop(void)
+{
+	atomic_store(&cg_state, CG_STOPPED);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static void append_manifest(void)
+{
+	if (!cg_opt.manifest)
+		return;
+	int fd = open(cg_opt.manifest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return;
+	char line[PATH_MAX + 1];
+	size_t n = strlen(path);
+	memcpy(line, path, n);
+	line[n++] = '\n';
+	(void)!write(fd, line, n);
+	close(fd);
+}
+
+/* The meta record and s1 go out at once: even a process killed right away leaves them. */
+static int write_head(pid_t forked_from)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct cg_buf b = {0};
+	cg_meta_format(&b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+		       forked_from);
+	int r = b.err ? b.err : cg_out_write(&out, b.p, b.len);
+	if (r == 0)
+		r = cg_out_flush(&out);
+	cg_buf_fini(&b);
+	return r;
+}
+
+void cg_session_start(pid_t forked_from)
+{
+	int fd, r;
+	cg_clock_origin = cg_clock_raw();
+	owner = getpid();
+	atomic_store(&ended, 0);
+	r = cg_outpath_create(cg_opt.output, cg_process.exe_name, next_seq++, path, sizeof(path),
+			      &fd);
+	if (r < 0) {
+		cg_warn("cannot create trace ", path[0] ? path : cg_opt.output, ": ", strerror(-r),
+			"; not recording, the program goes on", NULL);
+		atomic_store(&cg_state, CG_OFF);
+		return;
+	}
+	r = cg_out_open(&out, fd, ends_with(path, ".zst"));
+	if (r == 0)
+		r = write_head(forked_from);
+	if (r == 0)
+		r = cg_writer_start(&out, cg_opt.flush_ms);
+	if (r < 0) {
+		cg_warn("cannot write trace ", path, ": ", strerror(-r),
+			"; not recording, the program goes on", NULL);
+		cg_out_close(&out);
+		atomic_store(&cg_state, CG_OFF);
+		return;
+	}
+	append_manifest();
+	atomic_store(&cg_state, CG_RECORDING);
+}
+
+void cg_session_end(int timeout_ms)
+{
+	/* vfork children share our memory but are not the session's process. */
+	if (getpid() != owner || atomic_exchange(&ended, 1))
+		return;
+	int was = atomic_exchange(&cg_state, CG_STOPPED);
+	if (was == CG_OFF)
+		return;
+	cg_writer_request(CG_REQ_FINISH, timeout_ms);
+}
+
+void cg_session_before_exec(void)
+{
+	if (getpid() != owner || !cg_session_recording())
+		return;
+	cg_writer_request(CG_REQ_CLOSE_ROOT, 5000);
+}
+
+void cg_session_fork_prepare(void)
+{
+	cg_self.guard++;
+	cg_live_lock_all();
+}
+
+void cg_session_fork_parent(void)
+{
+	cg_live_unlock_all();
+	cg_self.guard--;
+}
+
+void cg_session_fork_child(void)
+{
+	bool was_recording = cg_session_recording();
+	cg_live_unlock_all();
+	cg_live_clear();
+	cg_rings_reset_after_fork(cg_self.ring);
+	/* The parent's file and writer thread are not ours: drop them unflushed. */
+	cg_writer_forget();
+	if (atomic_load(&cg_state) != CG_OFF && out.fd >= 0)
+		close(out.fd);
+	out.fd = -1;
+	cg_self.depth = 0;
+	cg_self.last_ts = 0;
+	atomic_store(&cg_state, CG_OFF);
+	pid_t parent = getppid();
+	if (was_recording && cg_opt.follow)
+		cg_session_start(parent);
+	cg_self.guard--;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread probe state in initial-exec TLS: no allocation and no lock to
+ * reach it, which matters inside malloc. The guard keeps the probe's own
+ * work (and anything a hook calls) out of the trace and makes re-entry
+ * from a signal handler a plain pass-through.
+ */
+#ifndef CG_THREAD_H
+#define CG_THREAD_H
+
+#include <stdint.h>
+
+#define CG_MAX_SPAN_DEPTH 64
+
+struct cg_ring;
+
+struct cg_thread {
+	int guard;
+	struct cg_ring *ring;
+	uint64_t last_ts;
+	int depth; /* open annotation spans; past CG_MAX_SPAN_DEPTH they are not tracked */
+	uint32_t span[CG_MAX_SPAN_DEPTH];
+	uint8_t step[CG_MAX_SPAN_DEPTH];
+	uint64_t start[CG_MAX_SPAN_DEPTH];
+};
+
+extern __thread struct cg_thread cg_self __attribute__((tls_model("initial-exec")));
+
+/* Innermost span of the calling thread, 1 (the root) when none. */
+static inline uint32_t cg_thread_span(void)
+{
+	int d = cg_self.depth;
+	if (d > CG_MAX_SPAN_DEPTH)
+		d = CG_MAX_SPAN_DEPTH;
+	return d > 0 ? cg_self.span[d - 1] : 1;
+}
+
+/* The category of the innermost step span: other outside annotated steps. */
+uint8_t cg_thread_category(void);
+
+#endif

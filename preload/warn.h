@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+/* One-line warnings on stderr, written with write(2): no stdio, no malloc. */
+#ifndef CG_WARN_H
+#define CG_WARN_H
+
+/* Joins the parts (NULL-terminated) after "cgprobe: " and ends the line. */
+void cg_warn(const char *first, ...) __attribute__((sentinel));
+
+#endif

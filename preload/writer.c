@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+#include "writer.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "format.h"
+#include "ring.h"
+#include "session.h"
+#include "thread.h"
+#include "warn.h"
+
+/* Output is batched into this buffer; it never grows past BUF_RESERVE. */
+#define BUF_FLUSH (1u << 20)
+#define BUF_RESERVE (BUF_FLUSH + (256u << 10))
+
+static struct {
+	pthread_t thread;
+	bool running;
+	struct cg_out *out;
+	struct cg_buf buf;
+	uint64_t flush_ms;
+	atomic_int wake;
+	atomic_int requests;
+	atomic_uint done; /* futex word: bumped after each request round */
+	bool root_closed;
+	bool warned;
+} w;
+
+static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+void cg_writer_wake(void)
+{
+	if (atomic_exchange_explicit(&w.wake, 1, memory_order_release) == 0)
+		futex(&w.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+bool cg_writer_root_closed(void)
+{
+	return w.root_closed;
+}
+
+/* A failed write stops recording for good, with one warning. */
+static void check_output(void)
+{
+	if (!w.out->err || w.warned)
+		return;
+	w.warned = true;
+	cg_warn("writing ", cg_session_path(), ": ", strerror(-w.out->err),
+		"; recording stopped, the program goes on", NULL);
+	cg_session_stop();
+}
+
+static void emit_buffer(void)
+{
+	if (w.buf.len) {
+		cg_out_write(w.out, w.buf.p, w.buf.len);
+		w.buf.len = 0;
+	}
+	check_output();
+}
+
+static void drain(void)
+{
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
+		uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+		for (; t != h; t++) {
+			cg_format_event(&w.buf, &r->ev[t % CG_RING_EVENTS]);
+			if (w.buf.len >= BUF_FLUSH)
+				emit_buffer();
+		}
+		atomic_store_explicit(&r->tail, t, memory_order_release);
+	}
+}
+
+static void close_root(void)
+{
+	if (w.root_closed)
+		return;
+	cg_format_root_end(&w.buf, cg_clock_now());
+	w.root_closed = true;
+}
+
+/* One round: drain, honour requests, flush. Returns false when finished. */
+static bool round_trip(void)
+{
+	int req = atomic_exchange(&w.requests, 0);
+	drain();
+	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
+		close_root();
+	emit_buffer();
+	cg_out_flush(w.out);
+	check_output();
+	if (req & CG_REQ_FINISH)
+		cg_out_close(w.out);
+	if (req) {
+		atomic_fetch_add(&w.done, 1);
+		futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	}
+	return !(req & CG_REQ_FINISH);
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	/* The writer's own allocations are not the program's: keep them out. */
+	cg_self.guard = 1;
+	for (;;) {
+		struct timespec ts = {(time_t)(w.flush_ms / 1000), (long)(w.flush_ms % 1000) * 1000000};
+		if (atomic_load(&w.wake) == 0 && atomic_load(&w.requests) == 0)
+			futex(&w.wake, FUTEX_WAIT_PRIVATE, 0, &ts);
+		atomic_store(&w.wake, 0);
+		if (!round_trip())
+			break;
+		cg_rings_reclaim();
+	}
+	return NULL;
+}
+
+int cg_writer_start(struct cg_out *out, uint64_t flush_ms)
+{
+	w.out = out;
+	w.flush_ms = flush_ms;
+	w.root_closed = false;
+	w.warned = false;
+	w.buf.len = 0;
+	if (!cg_buf_reserve(&w.buf, BUF_RESERVE))
+		return -ENOMEM;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&w.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	w.running = r == 0;
+	return -r;
+}
+
+int cg_writer_request(int req, int timeout_ms)
+{
+	if (!w.out)
+		return 0;
+	if (!w.running) {
+		atomic_fetch_or(&w.requests, req);
+		round_trip();
+		if (req & CG_REQ_FINISH)
+			w.out = NULL;
+		return 0;
+	}
+	unsigned seen = atomic_load(&w.done);
+	atomic_fetch_or(&w.requests, req);
+	cg_writer_wake();
+	uint64_t deadline = cg_clock_raw() + (uint64_t)timeout_ms * 1000000u;
+	while (atomic_load(&w.done) == seen) {
+		uint64_t now = cg_clock_raw();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		struct timespec ts = {0, 10000000};
+		futex((atomic_int *)&w.done, FUTEX_WAIT_PRIVATE, (int)seen, &ts);
+	}
+	/* No join: this may run in a signal handler, and the thread ends by itself. */
+	if (req & CG_REQ_FINISH) {
+		w.running = false;
+		w.out = NULL;
+	}
+	return 0;
+}
+
+void cg_writer_forget(void)
+{
+	w.running = false;
+	w.out = NULL;
+	atomic_store(&w.requests, 0);
+	atomic_store(&w.wake, 0);
+}

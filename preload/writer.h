@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The writer thread: drains every thread's ring at least every
+ * CGPROBE_FLUSH_MS, formats JSONL and writes it out. It blocks all signals
+ * and allocates nothing once running (its buffer is reserved up front), so a
+ * crash inside malloc cannot stop the final flush.
+ */
+#ifndef CG_WRITER_H
+#define CG_WRITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "out.h"
+
+enum cg_writer_req {
+	CG_REQ_SYNC = 1,       /* drain and flush */
+	CG_REQ_CLOSE_ROOT = 2, /* and write the root span's end */
+	CG_REQ_FINISH = 4,     /* and close the file; the thread exits */
+};
+
+/* Starts the thread on an open output that already holds meta and s1. */
+int cg_writer_start(struct cg_out *out, uint64_t flush_ms);
+/* Makes the writer drain now (cheap; safe from hooks). */
+void cg_writer_wake(void);
+/*
+ * Asks for a request and waits up to timeout_ms for it to be done. Without
+ * a running writer (never started, or after fork) does it on the caller's
+ * thread. Returns 0, or -ETIMEDOUT.
+ */
+int cg_writer_request(int req, int timeout_ms);
+/* The root span's end was written (an exec that failed keeps writing). */
+bool cg_writer_root_closed(void);
+/* In a fork child: the parent's writer thread does not exist here. */
+void cg_writer_forget(void);
+
+#endif
