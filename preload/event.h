@@ -23,9 +23,9 @@ enum cg_op {
 };
 
 struct cg_event {
-	uint64_t ts;   /* ns since the session started */
+	uint64_t ts;   /* clock ticks (see clock.h); the writer makes them ns */
 	uint64_t addr; /* memory: the address; span start: the name (a copy the writer frees) */
-	uint64_t size; /* memory: requested bytes; span start: parent span; span end: duration */
+	uint64_t size; /* memory: requested bytes; span start: parent span; span end: start ticks */
 	uint32_t span; /* memory: innermost span of the thread; span events: the span */
 	uint8_t kind;
 	uint8_t op;

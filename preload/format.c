@@ -6,6 +6,7 @@
 
 #include "fmt_num.h"
 #include "jsonl_format.h"
+#include "jsonl_heap.h"
 #include "record.h"
 
 const char *const cg_op_names[CG_OP_COUNT] = {
@@ -21,57 +22,34 @@ const char *const cg_op_names[CG_OP_COUNT] = {
 	[CG_OP_FREE] = "free",
 };
 
-/* "0x" and lowercase hex, as glibc's %p prints a non-null pointer. */
-static struct cg_sv hex_addr(char out[20], uint64_t v)
-{
-	static const char digits[] = "0123456789abcdef";
-	char tmp[16];
-	int n = 0;
-	do {
-		tmp[n++] = digits[v & 15];
-		v >>= 4;
-	} while (v);
-	out[0] = '0';
-	out[1] = 'x';
-	for (int i = 0; i < n; i++)
-		out[2 + i] = tmp[n - 1 - i];
-	return (struct cg_sv){out, (uint32_t)(n + 2)};
-}
-
 static struct cg_sv span_id(char out[24], uint64_t id)
 {
 	out[0] = 's';
 	return (struct cg_sv){out, (uint32_t)(1 + cg_fmt_u64(out + 1, id))};
 }
 
-static void format_memory(struct cg_buf *b, const struct cg_event *e)
+static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t ts)
 {
-	char addr[20], span[24];
-	struct cg_rec r = {.kind = CGTRACE_KIND_MEMORY};
-	r.u.memory = (struct cg_rec_memory){
-		.timestamp_ns = e->ts,
-		.tensor_id = hex_addr(addr, e->addr),
-		.span_id = span_id(span, e->span),
-		.op_name = cg_sv_c(e->op < CG_OP_COUNT ? cg_op_names[e->op] : "malloc"),
-		.device = CG_SV_LIT("cpu"),
+	struct cg_heap_rec r = {
+		.timestamp_ns = ts,
+		.addr = e->addr,
+		.span = e->span,
+		.op_name = e->op < CG_OP_COUNT ? cg_op_names[e->op] : "malloc",
 		.bytes = e->size,
 		.action = e->kind == CG_EV_ALLOC ? CGTRACE_ALLOC : CGTRACE_FREE,
-		.category = e->category,
-		.shape = &e->size,
-		.ndim = 1,
-		.dtype = CG_SV_LIT("u8"),
+		.category = (enum cgtrace_category)e->category,
 	};
-	cg_jsonl_format(b, &r);
+	cg_jsonl_format_heap(b, &r);
 }
 
-static void format_span(struct cg_buf *b, const struct cg_event *e)
+static void format_span(struct cg_buf *b, const struct cg_event *e, uint64_t ts, uint64_t start)
 {
 	char id[24], parent[24];
 	struct cg_rec r;
 	if (e->kind == CG_EV_SPAN_END) {
 		r.kind = CGTRACE_KIND_SPAN_END;
 		r.u.span_end = (struct cg_rec_span_end){.id = span_id(id, e->span),
-							.duration_ns = e->size};
+							.duration_ns = ts > start ? ts - start : 0};
 		cg_jsonl_format(b, &r);
 		return;
 	}
@@ -81,7 +59,7 @@ static void format_span(struct cg_buf *b, const struct cg_event *e)
 		.id = span_id(id, e->span),
 		.parent_id = span_id(parent, e->size),
 		.name = cg_sv_c(name ? name : "?"),
-		.start_ns = e->ts,
+		.start_ns = ts,
 		.span_kind = CGTRACE_SPAN_FUNCTION,
 		.step = e->step,
 	};
@@ -89,12 +67,12 @@ static void format_span(struct cg_buf *b, const struct cg_event *e)
 	free(name);
 }
 
-void cg_format_event(struct cg_buf *b, const struct cg_event *e)
+void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns)
 {
 	if (e->kind == CG_EV_ALLOC || e->kind == CG_EV_FREE)
-		format_memory(b, e);
+		format_memory(b, e, ts_ns);
 	else
-		format_span(b, e);
+		format_span(b, e, ts_ns, start_ns);
 }
 
 void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns)

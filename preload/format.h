@@ -8,7 +8,8 @@
 #include "buf.h"
 #include "event.h"
 
-void cg_format_event(struct cg_buf *b, const struct cg_event *e);
+/* e's ticks already converted: ts_ns for the event, start_ns for a span end's start. */
+void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns);
 void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns);
 
 #endif

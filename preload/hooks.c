@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "clock.h"
-#include "live.h"
 #include "options.h"
 #include "real.h"
 #include "ring.h"
@@ -31,7 +30,7 @@ uint8_t cg_thread_category(void)
 /* Strictly increasing per thread, from the one monotonic clock. */
 static uint64_t stamp(void)
 {
-	uint64_t t = cg_clock_now();
+	uint64_t t = cg_clock_ticks();
 	if (t <= cg_self.last_ts)
 		t = cg_self.last_ts + 1;
 	cg_self.last_ts = t;
@@ -59,59 +58,41 @@ void cg_hook_alloc(void *p, size_t size, uint8_t op)
 		return;
 	int saved = errno;
 	uint8_t cat = cg_thread_category();
-	uint64_t ts = stamp();
-	if (cg_live_insert((uint64_t)(uintptr_t)p, size, cat)) {
-		struct cg_event e = {ts, (uint64_t)(uintptr_t)p, size, cg_thread_span(),
-				     CG_EV_ALLOC, op, cat, 0};
-		push(&e);
-	}
+	struct cg_event e = {stamp(), (uint64_t)(uintptr_t)p, size, cg_thread_span(),
+			     CG_EV_ALLOC, op, cat, 0};
+	push(&e);
 	errno = saved;
 }
 
 void cg_hook_free(void *p, uint8_t op)
 {
-	uint64_t size;
-	uint8_t cat;
 	if (!p || !cg_session_recording())
 		return;
 	int saved = errno;
-	uint64_t ts = stamp();
-	if (cg_live_remove((uint64_t)(uintptr_t)p, &size, &cat)) {
-		struct cg_event e = {ts, (uint64_t)(uintptr_t)p, size, cg_thread_span(),
-				     CG_EV_FREE, op, cat, 0};
-		push(&e);
-	}
+	struct cg_event e = {stamp(), (uint64_t)(uintptr_t)p, 0, cg_thread_span(), CG_EV_FREE, op,
+			     0, 0};
+	push(&e);
 	errno = saved;
 }
 
 void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st)
 {
-	st->known = 0;
-	if (!p || !cg_session_recording())
-		return;
-	int saved = errno;
-	st->ts = stamp();
-	st->known = cg_live_remove((uint64_t)(uintptr_t)p, &st->old_size, &st->category);
-	errno = saved;
+	st->stamped = p && cg_session_recording();
+	if (st->stamped)
+		st->ts = stamp();
 }
 
 void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,
 			 const struct cg_realloc_state *st)
 {
-	int saved = errno;
-	/* NULL for a non-zero size is a failure: the old block is still live. */
-	if (!p && size != 0) {
-		if (st->known)
-			cg_live_insert((uint64_t)(uintptr_t)old, st->old_size, st->category);
-		errno = saved;
+	/* NULL for a non-zero size is a failure: the old block is untouched. */
+	if (!p && size != 0)
 		return;
-	}
-	if (st->known && cg_session_recording()) {
-		struct cg_event e = {st->ts, (uint64_t)(uintptr_t)old, st->old_size,
-				     cg_thread_span(), CG_EV_FREE, op, st->category, 0};
+	if (st->stamped && cg_session_recording()) {
+		struct cg_event e = {st->ts, (uint64_t)(uintptr_t)old, 0, cg_thread_span(),
+				     CG_EV_FREE, op, 0, 0};
 		push(&e);
 	}
-	errno = saved;
 	if (p)
 		cg_hook_alloc(p, size, op);
 }
@@ -152,8 +133,9 @@ int cg_hook_span_end(uint64_t id)
 	if (!cg_session_recording())
 		return 0;
 	uint64_t ts = stamp();
-	uint64_t duration = d <= CG_MAX_SPAN_DEPTH ? ts - cg_self.start[d - 1] : 0;
-	struct cg_event e = {ts, 0, duration, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
+	/* The writer turns the start's ticks into the duration; past the depth it is unknown. */
+	uint64_t start = d <= CG_MAX_SPAN_DEPTH ? cg_self.start[d - 1] : ts;
+	struct cg_event e = {ts, 0, start, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
 	push(&e);
 	return 0;
 }

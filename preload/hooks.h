@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What each wrapper records around the real call. A free is stamped before
- * the real free and an allocation after the real allocator returns, so an
- * address reused by another thread always sorts after its free.
+ * What each wrapper records around the real call: a stamped event in the
+ * thread's ring, nothing shared, no lock. A free is stamped before the real
+ * free and an allocation after the real allocator returns, so an address
+ * reused by another thread always sorts after its free. The writer thread
+ * matches frees to allocations (see writer.c).
  */
 #ifndef CG_HOOKS_H
 #define CG_HOOKS_H
@@ -14,18 +16,15 @@
 
 /* After a successful allocation of size bytes at p. */
 void cg_hook_alloc(void *p, size_t size, uint8_t op);
-/* Before the real free of p; a pointer never recorded records nothing. */
+/* Before the real free of p. */
 void cg_hook_free(void *p, uint8_t op);
 /*
- * realloc: cg_hook_realloc_begin before the real call takes p out of the
- * table (nobody else can be handed p before the real call frees it);
- * cg_hook_realloc_end records the outcome or puts p back on failure.
+ * realloc: the free's stamp is taken before the real call; the free and
+ * the allocation are recorded after it, and nothing when it failed.
  */
 struct cg_realloc_state {
 	uint64_t ts;
-	uint64_t old_size;
-	uint8_t category;
-	int known;
+	int stamped;
 };
 void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st);
 void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,

@@ -39,6 +39,7 @@ struct cg_ring *cg_ring_claim(void)
 		return NULL;
 	atomic_init(&r->head, 0);
 	atomic_init(&r->tail, 0);
+	r->tail_seen = 0;
 	atomic_init(&r->state, CG_RING_OWNED);
 	r->tid = tid;
 	r->next = atomic_load(&registry);
@@ -50,8 +51,10 @@ struct cg_ring *cg_ring_claim(void)
 bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void))
 {
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint64_t t = r->tail_seen;
 	unsigned spins = 0;
+	if (h - t >= CG_RING_EVENTS)
+		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	while (h - t >= CG_RING_EVENTS) {
 		/* Full: the writer is behind. Wait rather than drop, unless it is gone. */
 		if (!keep_waiting())
@@ -63,12 +66,12 @@ bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiti
 			struct timespec ts = {0, 50000};
 			nanosleep(&ts, NULL);
 		}
-		t = atomic_load_explicit(&r->tail, memory_order_acquire);
+		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	}
 	r->ev[h % CG_RING_EVENTS] = *e;
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
-	/* Half full: ask the writer for an early drain so producers rarely wait. */
-	if (h - t == CG_RING_EVENTS / 2)
+	/* Every quarter ring: ask the writer for an early drain so producers rarely wait. */
+	if ((h + 1) % (CG_RING_EVENTS / 4) == 0)
 		cg_writer_wake();
 	return true;
 }
@@ -78,6 +81,7 @@ void cg_rings_reset_after_fork(struct cg_ring *keep)
 	pid_t tid = self_tid();
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
 		atomic_store(&r->tail, atomic_load(&r->head));
+		r->tail_seen = atomic_load(&r->head);
 		atomic_store(&r->state, r == keep ? CG_RING_OWNED : CG_RING_FREE);
 		if (r == keep)
 			r->tid = tid;

@@ -14,15 +14,17 @@
 
 #include "event.h"
 
-#define CG_RING_EVENTS 2048 /* 64 KiB per thread that allocates */
+#define CG_RING_EVENTS 8192 /* 256 KiB per thread that allocates */
 
 enum { CG_RING_FREE, CG_RING_OWNED };
 
 struct cg_ring {
 	_Alignas(64) atomic_uint_fast64_t head;
+	uint64_t tail_seen; /* owner only: the last tail read, so most pushes read no shared line */
 	_Alignas(64) atomic_uint_fast64_t tail;
 	atomic_int state;
 	pid_t tid;
+	uint64_t last_ns; /* writer only: keeps the thread's stamps strictly increasing */
 	struct cg_ring *next; /* registry; rings are never unlinked */
 	struct cg_event ev[CG_RING_EVENTS];
 };

@@ -10,7 +10,6 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "live.h"
 #include "meta.h"
 #include "options.h"
 #include "out.h"
@@ -21,7 +20,6 @@
 #include "writer.h"
 
 atomic_int cg_state;
-uint64_t cg_clock_origin;
 
 static struct cg_out out;
 static char path[PATH_MAX];
@@ -78,7 +76,7 @@ static int write_head(pid_t forked_from)
 void cg_session_start(pid_t forked_from)
 {
 	int fd, r;
-	cg_clock_origin = cg_clock_raw();
+	cg_clock_start();
 	owner = getpid();
 	atomic_store(&ended, 0);
 	r = cg_outpath_create(cg_opt.output, cg_process.exe_name, next_seq++, path, sizeof(path),
@@ -123,23 +121,20 @@ void cg_session_before_exec(void)
 	cg_writer_request(CG_REQ_CLOSE_ROOT, 5000);
 }
 
+/* Hooks hold no lock, so fork needs nothing taken beforehand. */
 void cg_session_fork_prepare(void)
 {
 	cg_self.guard++;
-	cg_live_lock_all();
 }
 
 void cg_session_fork_parent(void)
 {
-	cg_live_unlock_all();
 	cg_self.guard--;
 }
 
 void cg_session_fork_child(void)
 {
 	bool was_recording = cg_session_recording();
-	cg_live_unlock_all();
-	cg_live_clear();
 	cg_rings_reset_after_fork(cg_self.ring);
 	/* The parent's file and writer thread are not ours: drop them unflushed. */
 	cg_writer_forget();

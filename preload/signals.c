@@ -36,38 +36,63 @@ static void on_fatal(int sig, siginfo_t *si, void *ctx)
 	errno = saved;
 }
 
+static bool is_fatal(int sig)
+{
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		if (fatal[i] == sig)
+			return true;
+	return false;
+}
+
+static int install_ours(int sig)
+{
+	struct sigaction act;
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = on_fatal;
+	act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigemptyset(&act.sa_mask);
+	int r = cg_real.sigaction(sig, &act, NULL);
+	if (r == 0)
+		atomic_store(&ours[sig], true);
+	return r;
+}
+
 void cg_signals_install(void)
 {
 	if (!cg_real.sigaction)
 		return;
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
 		int sig = fatal[i];
-		struct sigaction old, act;
+		struct sigaction old;
 		if (cg_real.sigaction(sig, NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
 		    (old.sa_flags & SA_SIGINFO))
 			continue;
-		memset(&act, 0, sizeof(act));
-		act.sa_sigaction = on_fatal;
-		act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-		sigemptyset(&act.sa_mask);
-		if (cg_real.sigaction(sig, &act, NULL) == 0)
-			atomic_store(&ours[sig], true);
+		install_ours(sig);
 	}
 }
 
+/*
+ * Our handler stands for SIG_DFL: the program sees SIG_DFL where it is
+ * installed, and asking for SIG_DFL installs it again. That covers the
+ * common clean-up-and-re-raise idiom (sort's SIGPIPE handler calls
+ * signal(sig, SIG_DFL) and raise(sig)), which would otherwise die unflushed.
+ */
 int cg_signals_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (sig <= 0 || sig >= NSIG || !atomic_load(&ours[sig]))
+	if (sig <= 0 || sig >= NSIG || !is_fatal(sig) || !cg_session_recording())
 		return cg_real.sigaction(sig, act, old);
-	/* Ours stands for SIG_DFL: report it so and keep it when SIG_DFL is asked for. */
 	struct sigaction shown;
 	int r = cg_real.sigaction(sig, NULL, &shown);
 	if (r < 0)
 		return r;
-	shown.sa_handler = SIG_DFL;
-	shown.sa_flags &= ~SA_SIGINFO;
+	if (atomic_load(&ours[sig])) {
+		shown.sa_handler = SIG_DFL;
+		shown.sa_flags &= ~SA_SIGINFO;
+	}
 	bool to_default = act && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
-	if (act && !to_default) {
+	if (to_default) {
+		r = install_ours(sig);
+	} else if (act) {
 		r = cg_real.sigaction(sig, act, NULL);
 		if (r == 0)
 			atomic_store(&ours[sig], false);

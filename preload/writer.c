@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "format.h"
+#include "live.h"
 #include "ring.h"
 #include "session.h"
 #include "thread.h"
@@ -36,6 +37,7 @@ static struct {
 	atomic_uint done; /* futex word: bumped after each request round */
 	bool root_closed;
 	bool warned;
+	struct cg_clock_map clock;
 } w;
 
 static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
@@ -45,7 +47,9 @@ static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
 
 void cg_writer_wake(void)
 {
-	if (atomic_exchange_explicit(&w.wake, 1, memory_order_release) == 0)
+	/* A plain load first: while a wake is pending, nobody writes the shared line. */
+	if (atomic_load_explicit(&w.wake, memory_order_relaxed) == 0 &&
+	    atomic_exchange_explicit(&w.wake, 1, memory_order_release) == 0)
 		futex(&w.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
@@ -74,18 +78,82 @@ static void emit_buffer(void)
 	check_output();
 }
 
-static void drain(void)
+#define MAX_RINGS 4096
+
+struct cursor {
+	struct cg_ring *r;
+	uint64_t pos, end;
+};
+
+static struct cursor cursors[MAX_RINGS];
+
+/* Frees get the size and category of the allocation they end; unknown ones are dropped. */
+static void process(struct cg_ring *r, const struct cg_event *e)
 {
-	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
-		uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-		for (; t != h; t++) {
-			cg_format_event(&w.buf, &r->ev[t % CG_RING_EVENTS]);
-			if (w.buf.len >= BUF_FLUSH)
-				emit_buffer();
-		}
-		atomic_store_explicit(&r->tail, t, memory_order_release);
+	struct cg_event ev = *e;
+	uint64_t ns = cg_clock_map_ns(&w.clock, e->ts);
+	if (ns <= r->last_ns)
+		ns = r->last_ns + 1;
+	r->last_ns = ns;
+	if (e->kind == CG_EV_ALLOC) {
+		cg_live_insert(e->addr, e->size, e->category);
+	} else if (e->kind == CG_EV_FREE) {
+		if (!cg_live_remove(e->addr, &ev.size, &ev.category))
+			return;
 	}
+	uint64_t start = e->kind == CG_EV_SPAN_END ? cg_clock_map_ns(&w.clock, e->size) : 0;
+	cg_format_event(&w.buf, &ev, ns, start);
+	if (w.buf.len >= BUF_FLUSH)
+		emit_buffer();
+}
+
+/*
+ * Events are applied in time order across threads, which is what lets one
+ * thread own the live table. A round takes only events stamped before
+ * `safe`, read before the heads: any event that happened before one of
+ * those was pushed before its stamp, so it is in this round too, and the
+ * address an event names cannot be reused before its event is applied.
+ */
+static void drain(bool all)
+{
+	uint64_t safe = all ? UINT64_MAX : cg_clock_ticks();
+	size_t n = 0;
+	for (struct cg_ring *r = cg_rings_first(); r && n < MAX_RINGS; r = r->next) {
+		cursors[n] = (struct cursor){
+			r, atomic_load_explicit(&r->tail, memory_order_relaxed),
+			atomic_load_explicit(&r->head, memory_order_acquire)};
+		n++;
+	}
+	cg_clock_map_anchor(&w.clock);
+	for (;;) {
+		/* The earliest head of line, and the one after it: take a run up to that. */
+		struct cursor *best = NULL;
+		uint64_t best_ts = UINT64_MAX, next_ts = UINT64_MAX;
+		for (size_t i = 0; i < n; i++) {
+			struct cursor *c = &cursors[i];
+			if (c->pos == c->end)
+				continue;
+			uint64_t ts = c->r->ev[c->pos % CG_RING_EVENTS].ts;
+			if (ts < best_ts) {
+				next_ts = best_ts;
+				best_ts = ts;
+				best = c;
+			} else if (ts < next_ts) {
+				next_ts = ts;
+			}
+		}
+		if (!best || best_ts >= safe)
+			break;
+		uint64_t limit = next_ts < safe ? next_ts : safe;
+		do {
+			process(best->r, &best->r->ev[best->pos % CG_RING_EVENTS]);
+			best->pos++;
+		} while (best->pos != best->end &&
+			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= limit &&
+			 best->r->ev[best->pos % CG_RING_EVENTS].ts < safe);
+	}
+	for (size_t i = 0; i < n; i++)
+		atomic_store_explicit(&cursors[i].r->tail, cursors[i].pos, memory_order_release);
 }
 
 static void close_root(void)
@@ -100,7 +168,7 @@ static void close_root(void)
 static bool round_trip(void)
 {
 	int req = atomic_exchange(&w.requests, 0);
-	drain();
+	drain(req != 0);
 	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
 		close_root();
 	emit_buffer();
@@ -139,6 +207,10 @@ int cg_writer_start(struct cg_out *out, uint64_t flush_ms)
 	w.root_closed = false;
 	w.warned = false;
 	w.buf.len = 0;
+	cg_clock_map_start(&w.clock);
+	cg_live_clear();
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
+		r->last_ns = 0;
 	if (!cg_buf_reserve(&w.buf, BUF_RESERVE))
 		return -ENOMEM;
 	sigset_t all, old;

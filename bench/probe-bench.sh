@@ -1,0 +1,74 @@
+#!/bin/sh
+# The probe's cost on an allocation-heavy workload, beside heaptrack's.
+# Runs bench/alloc-bench (malloc/free/realloc of mixed sizes) with 1 and 2
+# threads natively, under libcgprobe.so (no stacks), and under heaptrack, and
+# prints wall and CPU time, CPU per operation, trace bytes per record and
+# peak RSS. Best of RUNS runs each.
+#   probe-bench.sh [BUILD_DIR] [OPS_PER_THREAD] [RUNS]
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$here/build}
+case "$build" in /*) ;; *) build=$(pwd)/$build ;; esac
+ops=${2:-2000000}
+runs=${3:-5}
+bench=$build/bench/alloc-bench
+probe=$build/preload/libcgprobe.so
+for f in "$bench" "$probe"; do
+  [ -e "$f" ] || { echo "probe-bench: $f is missing; build first (ninja -C $build)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+have_heaptrack=1
+command -v heaptrack >/dev/null 2>&1 || have_heaptrack=0
+
+# best_of MODE THREADS: prints "wall user sys rss" of the run with the least wall time.
+best_of() {
+  mode=$1 threads=$2 best=""
+  i=0
+  while [ "$i" -lt "$runs" ]; do
+    i=$((i + 1))
+    rm -rf "$tmp/run" && mkdir "$tmp/run"
+    case $mode in
+      native) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$bench" "$threads" "$ops" >/dev/null ;;
+      probe) (cd "$tmp/run" && CGPROBE_OUTPUT="$tmp/run/trace.jsonl" LD_PRELOAD=$probe \
+                /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$bench" "$threads" "$ops" >/dev/null) ;;
+      heaptrack) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" \
+                   heaptrack -o "$tmp/run/ht" "$bench" "$threads" "$ops" >/dev/null 2>&1 ;;
+    esac
+    line=$(tail -n 1 "$tmp/t")
+    if [ -z "$best" ] || awk -v a="$line" -v b="$best" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(x[1] < y[1]) }'; then
+      best=$line
+      [ "$mode" = probe ] && cp "$tmp/run/trace.jsonl" "$tmp/trace.$threads.jsonl"
+    fi
+  done
+  echo "$best"
+}
+
+printf '%-22s %8s %8s %8s %10s %9s\n' "run" "wall s" "user s" "sys s" "cpu ns/op" "RSS MiB"
+for threads in 1 2; do
+  total=$((threads * ops))
+  for mode in native probe heaptrack; do
+    [ "$mode" = heaptrack ] && [ "$have_heaptrack" = 0 ] && continue
+    set -- $(best_of "$mode" "$threads")
+    eval "wall_${mode}_$threads=$1 cpu_${mode}_$threads=\$(echo $2 $3 | awk '{print \$1 + \$2}') rss_${mode}_$threads=$4"
+    printf '%-22s %8s %8s %8s %10.0f %9.1f\n' "$mode, $threads thread(s)" "$1" "$2" "$3" \
+      "$(echo "$2 $3 $total" | awk '{print ($1 + $2) * 1e9 / $3}')" "$(echo "$4" | awk '{print $1 / 1024}')"
+  done
+  trace=$tmp/trace.$threads.jsonl
+  records=$(grep -c '"kind":"memory"' "$trace")
+  bytes=$(wc -c < "$trace")
+  printf '  trace: %s memory records, %s bytes, %.0f bytes/record\n' "$records" "$bytes" \
+    "$(echo "$bytes $records" | awk '{print $1 / $2}')"
+done
+
+echo
+awk -v pn="$wall_native_2" -v pp="$wall_probe_2" -v ph="${wall_heaptrack_2:-0}" \
+    -v c1="$cpu_probe_1" -v c2="$cpu_probe_2" -v ops="$ops" -v rn="$rss_native_2" -v rp="$rss_probe_2" 'BEGIN {
+  added = pp - pn; hadded = ph - pn
+  printf "2 threads: probe adds %.3f s, heaptrack adds %.3f s: ratio %.2f (target <= 0.20) %s\n",
+    added, hadded, hadded > 0 ? added / hadded : 0, hadded > 0 && added <= hadded / 5 ? "PASS" : "FAIL"
+  per1 = c1 / ops; per2 = c2 / (2 * ops)
+  printf "CPU per op under the probe: %.0f ns (1 thread), %.0f ns (2 threads): ratio %.2f (target <= 1.25) %s\n",
+    per1 * 1e9, per2 * 1e9, per2 / per1, per2 / per1 <= 1.25 ? "PASS" : "FAIL"
+  printf "peak RSS overhead (2 threads): %.1f MiB\n", (rp - rn) / 1024
+}'
