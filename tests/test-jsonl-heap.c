@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* The probe's one-pass heap line is byte-equal to the general formatter's. */
+#include "buf.h"
+#include "jsonl_format.h"
+#include "jsonl_heap.h"
+#include "test-util.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Values with every digit count, including 0 and the extremes. */
+static uint64_t any_u64(void)
+{
+	uint64_t r = next();
+	switch (r % 4) {
+	case 0:
+		return 0;
+	case 1:
+		return UINT64_MAX - (r >> 60);
+	default:
+		return next() >> (next() % 64);
+	}
+}
+
+static void expect_same(const struct cg_heap_rec *h)
+{
+	struct cg_buf a = {0}, b = {0};
+	cg_jsonl_format_heap(&a, h);
+	char span[24];
+	snprintf(span, sizeof(span), "s%llu", (unsigned long long)h->span);
+	char id[24];
+	snprintf(id, sizeof(id), "%p", (void *)(uintptr_t)h->addr);
+	if (h->addr == 0)
+		strcpy(id, "0x0");
+	struct cg_rec r = {.kind = CGTRACE_KIND_MEMORY};
+	r.u.memory = (struct cg_rec_memory){
+		.timestamp_ns = h->timestamp_ns,
+		.tensor_id = cg_sv_c(id),
+		.span_id = cg_sv_c(span),
+		.op_name = cg_sv_c(h->op_name),
+		.device = CG_SV_LIT("cpu"),
+		.bytes = h->bytes,
+		.action = h->action,
+		.category = h->category,
+		.shape = &h->bytes,
+		.ndim = 1,
+		.dtype = CG_SV_LIT("u8"),
+	};
+	cg_jsonl_format(&b, &r);
+	ck_assert_uint_eq(a.len, b.len);
+	ck_assert_msg(memcmp(a.p, b.p, a.len) == 0, "heap line %.*s differs from %.*s", (int)a.len,
+		      a.p, (int)b.len, b.p);
+	cg_buf_fini(&a);
+	cg_buf_fini(&b);
+}
+
+START_TEST(heap_line_equals_general_formatter)
+{
+	static const char *const ops[] = {"malloc", "free", "posix_memalign", "cudaMallocAsync_ptsz"};
+	for (int i = 0; i < 200000; i++) {
+		struct cg_heap_rec h = {
+			.timestamp_ns = any_u64(),
+			.addr = any_u64(),
+			.span = any_u64() >> (next() % 64),
+			.op_name = ops[next() % 4],
+			.bytes = any_u64(),
+			.action = next() % 2 ? CGTRACE_ALLOC : CGTRACE_FREE,
+			.category = (enum cgtrace_category)(next() % CGTRACE_CAT_COUNT),
+		};
+		expect_same(&h);
+	}
+}
+END_TEST
+
+START_TEST(heap_line_known_text)
+{
+	struct cg_buf a = {0};
+	struct cg_heap_rec h = {1200, 0x7f00deadbeef, 3, "calloc", 64, CGTRACE_ALLOC,
+				CGTRACE_CAT_ACTIVATION};
+	cg_jsonl_format_heap(&a, &h);
+	const char *want = "{\"kind\":\"memory\",\"timestamp_ns\":1200,\"tensor_id\":\"0x7f00deadbeef\","
+			   "\"span_id\":\"s3\",\"op_name\":\"calloc\",\"device\":\"cpu\",\"bytes\":64,"
+			   "\"action\":\"alloc\",\"shape\":[64],\"dtype\":\"u8\",\"category\":"
+			   "\"activation\"}\n";
+	ck_assert_uint_eq(a.len, strlen(want));
+	ck_assert(memcmp(a.p, want, a.len) == 0);
+	cg_buf_fini(&a);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("jsonl-heap");
+	TCase *tc = tcase_create("heap");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, heap_line_known_text);
+	tcase_add_test(tc, heap_line_equals_general_formatter);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return test_run_suite(suite());
+}
