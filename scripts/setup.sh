@@ -30,10 +30,11 @@ if [ ! -f build/build.ninja ]; then
 fi
 ninja -C build
 
-# The demo: a synthetic heap trace written through the session API, read back.
-demo=build/demo
+# The demo: a small MLP trained in plain C, profiled by the probe, then read.
+demo=build/demo-traces
 mkdir -p "$demo"
-rm -f "$demo/demo.jsonl"
-build/bench/gen-trace "$demo/demo.jsonl" 200000
-build/cgtrace/cgtrace summary "$demo/demo.jsonl"
-build/cgtrace/cgtrace memory --top 5 "$demo/demo.jsonl"
+rm -f "$demo"/mlp.*.jsonl
+scripts/cgprobe -o "$demo/mlp.%p.jsonl" build/demo/cgprobe-demo-mlp --steps 20
+for trace in "$demo"/mlp.*.jsonl; do break; done
+build/cgtrace/cgtrace summary "$trace"
+build/cgtrace/cgtrace memory --top 5 "$trace"

@@ -1,8 +1,9 @@
 #!/bin/sh
-# Runs every test: the Check suites, golden CLI tests and fuzz-corpus replay
-# in build/, then the core and reader tests again under ASan+UBSan, then a
-# short libFuzzer run when clang's fuzzer runtime is there. Run after
-# scripts/setup.sh.
+# Runs every test: the Check suites (core, reader, preload, wrapper), golden
+# CLI tests and fuzz-corpus replay in build/; the core and reader tests again
+# under ASan+UBSan and the preload tests under UBSan; real programs with and
+# without the probe; then a short libFuzzer run when clang's fuzzer runtime
+# is there. Run after scripts/setup.sh.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,16 @@ fi
 ninja -C build-asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --suite core --suite cli --print-errorlogs
+
+# ASan's own malloc cannot sit behind the probe's; UBSan can.
+if [ ! -f build-ubsan/build.ninja ]; then
+  meson setup build-ubsan --buildtype=debugoptimized -Db_sanitize=undefined -Db_lundef=false
+fi
+ninja -C build-ubsan
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-ubsan --suite preload --print-errorlogs
+
+scripts/compat-check.sh build
 
 if [ -n "${CGPROBE_FUZZ_SECONDS-60}" ] && [ "${CGPROBE_FUZZ_SECONDS-60}" != 0 ]; then
   scripts/fuzz.sh "${CGPROBE_FUZZ_SECONDS-60}"
