@@ -1,9 +1,11 @@
 #!/bin/sh
 # The probe's cost on an allocation-heavy workload, beside heaptrack's.
 # Runs bench/alloc-bench (malloc/free/realloc of mixed sizes) with 1 and 2
-# threads natively, under libcgprobe.so (no stacks), and under heaptrack, and
-# prints wall and CPU time, CPU per operation, trace bytes per record and
-# peak RSS. Best of RUNS runs each.
+# threads natively, under libcgprobe.so (no stacks) writing a trace file,
+# under the probe writing to /dev/null (its own cost without the file
+# system's), and under heaptrack, and prints wall and CPU time, CPU per
+# operation, trace bytes per record and peak RSS. Best of RUNS runs each;
+# the page cache is synced before each run.
 #   probe-bench.sh [BUILD_DIR] [OPS_PER_THREAD] [RUNS]
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,10 +30,13 @@ best_of() {
   while [ "$i" -lt "$runs" ]; do
     i=$((i + 1))
     rm -rf "$tmp/run" && mkdir "$tmp/run"
+    sync
     case $mode in
       native) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$bench" "$threads" "$ops" >/dev/null ;;
-      probe) (cd "$tmp/run" && CGPROBE_OUTPUT="$tmp/run/trace.jsonl" LD_PRELOAD=$probe \
-                /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$bench" "$threads" "$ops" >/dev/null) ;;
+      devnull) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" env CGPROBE_OUTPUT=/dev/null \
+                 LD_PRELOAD="$probe" "$bench" "$threads" "$ops" >/dev/null ;;
+      probe) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" env CGPROBE_OUTPUT="$tmp/run/trace.jsonl" \
+               LD_PRELOAD="$probe" "$bench" "$threads" "$ops" >/dev/null ;;
       heaptrack) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" \
                    heaptrack -o "$tmp/run/ht" "$bench" "$threads" "$ops" >/dev/null 2>&1 ;;
     esac
@@ -44,14 +49,18 @@ best_of() {
   echo "$best"
 }
 
-printf '%-22s %8s %8s %8s %10s %9s\n' "run" "wall s" "user s" "sys s" "cpu ns/op" "RSS MiB"
+printf '%-28s %8s %8s %8s %10s %9s\n' "run" "wall s" "user s" "sys s" "cpu ns/op" "RSS MiB"
 for threads in 1 2; do
   total=$((threads * ops))
-  for mode in native probe heaptrack; do
+  for mode in native probe devnull heaptrack; do
     [ "$mode" = heaptrack ] && [ "$have_heaptrack" = 0 ] && continue
+    # shellcheck disable=SC2046 # four numbers, split on purpose
     set -- $(best_of "$mode" "$threads")
     eval "wall_${mode}_$threads=$1 cpu_${mode}_$threads=\$(echo $2 $3 | awk '{print \$1 + \$2}') rss_${mode}_$threads=$4"
-    printf '%-22s %8s %8s %8s %10.0f %9.1f\n' "$mode, $threads thread(s)" "$1" "$2" "$3" \
+    label=$mode
+    [ "$mode" = probe ] && label="probe (file)"
+    [ "$mode" = devnull ] && label="probe (/dev/null)"
+    printf '%-28s %8s %8s %8s %10.0f %9.1f\n' "$label, $threads thr" "$1" "$2" "$3" \
       "$(echo "$2 $3 $total" | awk '{print ($1 + $2) * 1e9 / $3}')" "$(echo "$4" | awk '{print $1 / 1024}')"
   done
   trace=$tmp/trace.$threads.jsonl
@@ -62,13 +71,22 @@ for threads in 1 2; do
 done
 
 echo
+# shellcheck disable=SC2154 # set through eval above
 awk -v pn="$wall_native_2" -v pp="$wall_probe_2" -v ph="${wall_heaptrack_2:-0}" \
+    -v pd="$wall_devnull_2" -v d1="$cpu_devnull_1" -v d2="$cpu_devnull_2" \
     -v c1="$cpu_probe_1" -v c2="$cpu_probe_2" -v ops="$ops" -v rn="$rss_native_2" -v rp="$rss_probe_2" 'BEGIN {
   added = pp - pn; hadded = ph - pn
+  ratio = hadded > 0 ? added / hadded : 0
+  verdict = (hadded > 0 && added <= hadded / 5) ? "PASS" : "FAIL"
   printf "2 threads: probe adds %.3f s, heaptrack adds %.3f s: ratio %.2f (target <= 0.20) %s\n",
-    added, hadded, hadded > 0 ? added / hadded : 0, hadded > 0 && added <= hadded / 5 ? "PASS" : "FAIL"
+    added, hadded, ratio, verdict
   per1 = c1 / ops; per2 = c2 / (2 * ops)
+  verdict = (per2 / per1 <= 1.25) ? "PASS" : "FAIL"
   printf "CPU per op under the probe: %.0f ns (1 thread), %.0f ns (2 threads): ratio %.2f (target <= 1.25) %s\n",
-    per1 * 1e9, per2 * 1e9, per2 / per1, per2 / per1 <= 1.25 ? "PASS" : "FAIL"
+    per1 * 1e9, per2 * 1e9, per2 / per1, verdict
+  dratio = 0
+  if (hadded > 0) dratio = (pd - pn) / hadded
+  printf "without the file system (/dev/null): adds %.3f s on 2 threads (ratio %.2f); CPU per op %.0f / %.0f ns (ratio %.2f)\n",
+    pd - pn, dratio, d1 / ops * 1e9, d2 / (2 * ops) * 1e9, (d2 / 2) / d1
   printf "peak RSS overhead (2 threads): %.1f MiB\n", (rp - rn) / 1024
 }'

@@ -34,18 +34,27 @@ static inline uint64_t cg_clock_now(void)
 }
 
 /*
- * An event's stamp. The fences keep rdtsc from moving across the real
- * call, so a free's stamp comes before the real free and an allocation's
- * after the real allocator returned (the kernel's rdtsc_ordered, twice).
+ * An event's stamp. Before a real call (a free): stores retire in order,
+ * so nothing the free publishes is visible before the counter was read,
+ * and a plain rdtsc is enough. After a real call (an allocation): the
+ * fence makes every earlier load complete first, so the stamp follows
+ * whatever free handed this address over.
  */
+static inline uint64_t cg_clock_ticks_before(void)
+{
+#if defined(__x86_64__)
+	if (cg_clock_tsc)
+		return __rdtsc();
+#endif
+	return cg_clock_now();
+}
+
 static inline uint64_t cg_clock_ticks(void)
 {
 #if defined(__x86_64__)
 	if (cg_clock_tsc) {
 		_mm_lfence();
-		uint64_t t = __rdtsc();
-		_mm_lfence();
-		return t;
+		return __rdtsc();
 	}
 #endif
 	return cg_clock_now();

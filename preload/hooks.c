@@ -28,13 +28,24 @@ uint8_t cg_thread_category(void)
 }
 
 /* Strictly increasing per thread, from the one monotonic clock. */
-static uint64_t stamp(void)
+static inline uint64_t stamp_ticks(uint64_t t)
 {
-	uint64_t t = cg_clock_ticks();
 	if (t <= cg_self.last_ts)
 		t = cg_self.last_ts + 1;
 	cg_self.last_ts = t;
 	return t;
+}
+
+/* After the real call returned (allocations, spans). */
+static uint64_t stamp(void)
+{
+	return stamp_ticks(cg_clock_ticks());
+}
+
+/* Before the real call (frees). */
+static uint64_t stamp_before(void)
+{
+	return stamp_ticks(cg_clock_ticks_before());
 }
 
 static bool keep_waiting(void)
@@ -69,7 +80,7 @@ void cg_hook_free(void *p, uint8_t op)
 	if (!p || !cg_session_recording())
 		return;
 	int saved = errno;
-	struct cg_event e = {stamp(), (uint64_t)(uintptr_t)p, 0, cg_thread_span(), CG_EV_FREE, op,
+	struct cg_event e = {stamp_before(), (uint64_t)(uintptr_t)p, 0, cg_thread_span(), CG_EV_FREE, op,
 			     0, 0};
 	push(&e);
 	errno = saved;
@@ -79,7 +90,7 @@ void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st)
 {
 	st->stamped = p && cg_session_recording();
 	if (st->stamped)
-		st->ts = stamp();
+		st->ts = stamp_before();
 }
 
 void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,

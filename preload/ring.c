@@ -70,8 +70,8 @@ bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiti
 	}
 	r->ev[h % CG_RING_EVENTS] = *e;
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
-	/* Every quarter ring: ask the writer for an early drain so producers rarely wait. */
-	if ((h + 1) % (CG_RING_EVENTS / 4) == 0)
+	/* Every half ring: ask the writer for an early drain so producers rarely wait. */
+	if ((h + 1) % (CG_RING_EVENTS / 2) == 0)
 		cg_writer_wake();
 	return true;
 }
