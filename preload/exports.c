@@ -281,7 +281,8 @@ static char **gather(const char *arg0, va_list ap, char ***envp)
 	while (va_arg(count, char *))
 		n++;
 	va_end(count);
-	char **argv = malloc((n + 1) * sizeof(*argv));
+	/* The probe's own allocation: not the program's, so not recorded. */
+	char **argv = ready() ? cg_real.malloc((n + 1) * sizeof(*argv)) : NULL;
 	if (!argv)
 		return NULL;
 	argv[0] = (char *)arg0;
@@ -302,7 +303,7 @@ EXPORT int execl(const char *file, const char *arg0, ...)
 		return -1;
 	int r = execv(file, argv);
 	int saved = errno;
-	free(argv);
+	cg_real.free(argv);
 	errno = saved;
 	return r;
 }
@@ -317,7 +318,7 @@ EXPORT int execlp(const char *file, const char *arg0, ...)
 		return -1;
 	int r = execvp(file, argv);
 	int saved = errno;
-	free(argv);
+	cg_real.free(argv);
 	errno = saved;
 	return r;
 }
@@ -333,7 +334,7 @@ EXPORT int execle(const char *file, const char *arg0, ...)
 		return -1;
 	int r = execve(file, argv, envp);
 	int saved = errno;
-	free(argv);
+	cg_real.free(argv);
 	errno = saved;
 	return r;
 }

@@ -4,6 +4,7 @@
  * libraries' constructors run first) and after the last exit handler.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,12 +60,15 @@ static void stop_following(void)
 
 __attribute__((constructor(101))) static void cg_init(void)
 {
+	/* main must find errno as the loader left it, whatever the probe's set-up met. */
+	int saved = errno;
 	cg_self.guard++;
 	cg_real_init();
 	cg_options_load();
 	cg_process_read();
 	if (!cg_options_selected(cg_process.exe_name, cg_process.argv0_name)) {
 		cg_self.guard--;
+		errno = saved;
 		return;
 	}
 	if (!cg_opt.follow)
@@ -73,11 +77,14 @@ __attribute__((constructor(101))) static void cg_init(void)
 	cg_signals_install();
 	cg_session_start(0);
 	cg_self.guard--;
+	errno = saved;
 }
 
 __attribute__((destructor)) static void cg_fini(void)
 {
+	int saved = errno;
 	cg_self.guard++;
 	cg_session_end(5000);
 	cg_self.guard--;
+	errno = saved;
 }
