@@ -38,6 +38,18 @@ static bool root_closed(const struct cgtrace_doc *doc, size_t *open_spans)
 	return closed;
 }
 
+/* The cgprobe_device record of a device, if the trace has one. */
+static bool device_info(const struct cgtrace_doc *doc, const char *device,
+			struct cgtrace_device_info *out)
+{
+	for (size_t i = 0; i < cgtrace_doc_count(doc, CGTRACE_KIND_DEVICE_INFO); i++) {
+		cgtrace_doc_device_info(doc, i, out);
+		if (strcmp(out->device, device) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summary *s,
 		      const struct cgtrace_memory_report *rep)
 {
@@ -81,10 +93,42 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 		cli_json_u64(&b, d->capacity_bytes);
 		cli_json_key(&b, &f2, "final_bytes");
 		cli_json_u64(&b, d->final_bytes);
+		struct cgtrace_device_info info;
+		if (device_info(doc, d->device, &info)) {
+			cli_json_key(&b, &f2, "uuid");
+			cli_json_str(&b, info.uuid);
+			cli_json_key(&b, &f2, "name");
+			cli_json_str(&b, info.name);
+		}
 		cg_buf_putc(&b, '}');
 	}
 	cg_buf_puts(&b, "]}");
 	return cli_json_print(&b);
+}
+
+/* Checkpoints taken because an allocation failed: where the program ran out. */
+static void print_ooms(const struct cgtrace_doc *doc, bool exact)
+{
+	char a[32], b[32], c[32], d[32];
+	for (size_t i = 0; i < cgtrace_doc_count(doc, CGTRACE_KIND_DEVICE_MEMORY); i++) {
+		struct cgtrace_device_memory m;
+		cgtrace_doc_device_memory(doc, i, &m);
+		if (!m.has_oom_request)
+			continue;
+		printf("%-12s %s could not get %s at %s (used %s, free %s)\n", "out of memory",
+		       m.device, cli_bytes(a, m.oom_request_bytes, exact), cli_ns(b, m.timestamp_ns),
+		       cli_bytes(c, m.used_bytes, exact), cli_bytes(d, m.free_bytes, exact));
+	}
+}
+
+static void print_identities(const struct cgtrace_doc *doc, const struct cgtrace_memory_report *rep)
+{
+	for (size_t i = 0; i < rep->n_devices; i++) {
+		struct cgtrace_device_info info;
+		if (device_info(doc, rep->by_device[i].device, &info))
+			printf("%-12s %s%s%s\n", info.device, info.name ? info.name : "",
+			       info.name ? "  " : "", info.uuid);
+	}
 }
 
 static void print_devices(const struct cgtrace_memory_report *rep, bool exact)
@@ -145,6 +189,8 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 	else
 		printf("%-12s none\n", "peak");
 	print_devices(rep, exact);
+	print_identities(doc, rep);
+	print_ooms(doc, exact);
 }
 
 static int run(int argc, char **argv)

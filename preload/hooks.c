@@ -63,6 +63,16 @@ static void push(const struct cg_event *e)
 	cg_ring_push(cg_self.ring, e, keep_waiting);
 }
 
+uint64_t cg_hook_stamp(bool before)
+{
+	return before ? stamp_before() : stamp();
+}
+
+void cg_hook_push(const struct cg_event *e)
+{
+	push(e);
+}
+
 void cg_hook_alloc(void *p, size_t size, uint8_t op)
 {
 	if (size < cg_opt.min_bytes || !cg_session_recording())

@@ -9,6 +9,7 @@
 #ifndef CG_HOOKS_H
 #define CG_HOOKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,11 @@ struct cg_realloc_state {
 void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st);
 void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,
 			 const struct cg_realloc_state *st);
+
+/* Stamps taken the way the heap hooks take them (before or after the real call). */
+uint64_t cg_hook_stamp(bool before);
+/* Pushes a ready event (ts stamped, span and category filled) to the thread's ring. */
+void cg_hook_push(const struct cg_event *e);
 
 /* The annotation API's work. */
 uint64_t cg_hook_span_begin(const char *name, uint8_t step);

@@ -5,12 +5,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* size: 52 bits of bytes, 8 of device, 4 of category. */
+#define DEV_SHIFT 52
 #define CAT_SHIFT 60
-#define SIZE_MASK ((1ull << CAT_SHIFT) - 1)
+#define SIZE_MASK ((1ull << DEV_SHIFT) - 1)
 
 struct entry {
 	uint64_t addr; /* 0 = empty */
-	uint64_t size; /* requested bytes, category in the top 4 bits */
+	uint64_t size;
 };
 
 static struct {
@@ -50,7 +52,7 @@ static bool grow(void)
 	return true;
 }
 
-bool cg_live_insert(uint64_t addr, uint64_t size, uint8_t category)
+bool cg_live_insert(uint64_t addr, const struct cg_live *v)
 {
 	if ((!t.mask || (t.count + 1) * 2 > t.mask + 1) && !grow())
 		return false;
@@ -61,11 +63,12 @@ bool cg_live_insert(uint64_t addr, uint64_t size, uint8_t category)
 	if (!t.slots[i].addr)
 		t.count++;
 	t.slots[i].addr = addr;
-	t.slots[i].size = (size & SIZE_MASK) | ((uint64_t)category << CAT_SHIFT);
+	t.slots[i].size = (v->size & SIZE_MASK) | ((uint64_t)v->device << DEV_SHIFT) |
+			  ((uint64_t)(v->category & 15) << CAT_SHIFT);
 	return true;
 }
 
-bool cg_live_remove(uint64_t addr, uint64_t *size, uint8_t *category)
+bool cg_live_remove(uint64_t addr, struct cg_live *v)
 {
 	if (!t.mask)
 		return false;
@@ -75,8 +78,9 @@ bool cg_live_remove(uint64_t addr, uint64_t *size, uint8_t *category)
 			return false;
 		i = (i + 1) & t.mask;
 	}
-	*size = t.slots[i].size & SIZE_MASK;
-	*category = (uint8_t)(t.slots[i].size >> CAT_SHIFT);
+	v->size = t.slots[i].size & SIZE_MASK;
+	v->device = (uint8_t)(t.slots[i].size >> DEV_SHIFT);
+	v->category = (uint8_t)(t.slots[i].size >> CAT_SHIFT);
 	/* Backward-shift deletion keeps probe chains intact without tombstones. */
 	for (uint64_t j = i;;) {
 		j = (j + 1) & t.mask;

@@ -13,10 +13,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct cg_live {
+	uint64_t size;    /* requested bytes, below 2^52 */
+	uint8_t category; /* enum cgtrace_category */
+	uint8_t device;   /* CUDA ordinal or CG_DEV_CPU */
+};
+
 /* Returns false when no memory could be had for the table. */
-bool cg_live_insert(uint64_t addr, uint64_t size, uint8_t category);
-/* Removes addr; true with its size and category when it was there. */
-bool cg_live_remove(uint64_t addr, uint64_t *size, uint8_t *category);
+bool cg_live_insert(uint64_t key, const struct cg_live *v);
+/* Removes key; true with what was recorded for it. */
+bool cg_live_remove(uint64_t key, struct cg_live *v);
 /* A new session (fork child) starts with nothing live. */
 void cg_live_clear(void);
 

@@ -9,7 +9,7 @@
 
 struct cg_options cg_opt;
 
-enum kind { OPT_STR, OPT_U64, OPT_POS_U64, OPT_BOOL, OPT_PHASE };
+enum kind { OPT_STR, OPT_U64, OPT_POS_U64, OPT_BOOL, OPT_PHASE, OPT_SNAPSHOTS };
 
 struct option_def {
 	const char *name;
@@ -32,6 +32,7 @@ static const struct option_def table[] = {
 	{"CGPROBE_CORRELATION_ID", OPT_STR, &cg_opt.correlation_id, NULL},
 	{"CGPROBE_DEVICE", OPT_STR, &cg_opt.device, "cpu"},
 	{"CGPROBE_MANIFEST", OPT_STR, &cg_opt.manifest, NULL},
+	{"CGPROBE_DEVICE_SNAPSHOTS", OPT_SNAPSHOTS, &cg_opt.device_snapshots, "off"},
 };
 
 /* Plain decimal only: strtoull would take "-1", " 7" and "0x10". */
@@ -83,6 +84,11 @@ static bool apply(const struct option_def *o, const char *s)
 			return false;
 		*(uint8_t *)o->value = strcmp(s, "train") ? 1 : 0;
 		return true;
+	case OPT_SNAPSHOTS:
+		if (strcmp(s, "off") && strcmp(s, "alloc"))
+			return false;
+		*(bool *)o->value = strcmp(s, "alloc") == 0;
+		return true;
 	}
 	return false;
 }
@@ -100,7 +106,7 @@ void cg_options_load(void)
 			static const char *const expect[] = {
 				[OPT_STR] = "", [OPT_U64] = "a non-negative integer",
 				[OPT_POS_U64] = "a positive integer", [OPT_BOOL] = "0 or 1",
-				[OPT_PHASE] = "train or infer"};
+				[OPT_PHASE] = "train or infer", [OPT_SNAPSHOTS] = "off or alloc"};
 			cg_warn(o->name, "=", s, " is not ", expect[o->kind], "; using ",
 				o->def ? o->def : "none", NULL);
 			if (o->def)

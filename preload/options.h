@@ -23,6 +23,7 @@ struct cg_options {
 	const char *device;         /* CGPROBE_DEVICE */
 	const char *manifest;       /* CGPROBE_MANIFEST: the wrapper's list of traces */
 	bool quiet;                 /* CGPROBE_QUIET: no warnings */
+	bool device_snapshots;      /* CGPROBE_DEVICE_SNAPSHOTS=alloc */
 };
 
 extern struct cg_options cg_opt;

@@ -52,9 +52,11 @@ size_t cg_boot_size(const void *p)
 	return n;
 }
 
+static void *(*real_dlsym)(void *, const char *);
+
 static void *next(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	return real_dlsym(RTLD_NEXT, name);
 }
 
 /* A missing allocator means nothing can run: say so and stop, no malloc needed. */
@@ -77,6 +79,13 @@ void cg_real_init(void)
 	if (!atomic_compare_exchange_strong(&state, &expected, 1))
 		return;
 	struct cg_real r = {0};
+	/* glibc 2.34 moved dlsym into libc under a new version; older ones have 2.2.5. */
+	real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!real_dlsym)
+		real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	if (!real_dlsym)
+		die("dlsym");
+	r.dlsym = real_dlsym;
 	r.malloc = next("malloc");
 	r.calloc = next("calloc");
 	r.realloc = next("realloc");

@@ -32,6 +32,7 @@ struct cg_real {
 	int (*execveat)(int, const char *, char *const[], char *const[], int);
 	int (*fexecve)(int, char *const[], char *const[]);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	void *(*dlsym)(void *, const char *); /* found with dlvsym: dlsym itself is wrapped */
 };
 
 extern struct cg_real cg_real;

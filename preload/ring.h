@@ -25,6 +25,8 @@ struct cg_ring {
 	atomic_int state;
 	pid_t tid;
 	uint64_t last_ns; /* writer only: keeps the thread's stamps strictly increasing */
+	uint64_t pending_oom; /* writer only: a DEV_OOM waiting for its MEMINFO */
+	bool has_pending_oom;
 	struct cg_ring *next; /* registry; rings are never unlinked */
 	struct cg_event ev[CG_RING_EVENTS];
 };

@@ -14,6 +14,7 @@
 #include "options.h"
 #include "out.h"
 #include "outpath.h"
+#include "device-events.h"
 #include "ring.h"
 #include "thread.h"
 #include "warn.h"
@@ -77,6 +78,7 @@ void cg_session_start(pid_t forked_from)
 {
 	int fd, r;
 	cg_clock_start();
+	cg_cuda_session_reset();
 	owner = getpid();
 	atomic_store(&ended, 0);
 	r = cg_outpath_create(cg_opt.output, cg_process.exe_name, next_seq++, path, sizeof(path),
@@ -134,6 +136,7 @@ void cg_session_fork_parent(void)
 
 void cg_session_fork_child(void)
 {
+	int saved = errno;
 	bool was_recording = cg_session_recording();
 	cg_rings_reset_after_fork(cg_self.ring);
 	/* The parent's file and writer thread are not ours: drop them unflushed. */
@@ -148,4 +151,5 @@ void cg_session_fork_child(void)
 	if (was_recording && cg_opt.follow)
 		cg_session_start(parent);
 	cg_self.guard--;
+	errno = saved;
 }

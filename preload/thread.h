@@ -16,6 +16,7 @@ struct cg_ring;
 
 struct cg_thread {
 	int guard;
+	int cuda_depth; /* inside a wrapped CUDA runtime call */
 	struct cg_ring *ring;
 	uint64_t last_ts;
 	int depth; /* open annotation spans; past CG_MAX_SPAN_DEPTH they are not tracked */

@@ -38,6 +38,7 @@ static struct {
 	bool root_closed;
 	bool warned;
 	struct cg_clock_map clock;
+	unsigned char uuid[256][16]; /* per device, from DEV_UUID until its DEV_NAME */
 } w;
 
 static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
@@ -87,7 +88,28 @@ struct cursor {
 
 static struct cursor cursors[MAX_RINGS];
 
-/* Frees get the size and category of the allocation they end; unknown ones are dropped. */
+#define VMM_KEY (1ull << 63)
+
+static uint64_t live_key(const struct cg_event *e)
+{
+	return (e->kind & CG_EV_VMM) ? e->addr | VMM_KEY : e->addr;
+}
+
+/*
+ * Frees get the size, category and device of the allocation they end;
+ * frees of anything never recorded are dropped.
+ */
+static bool match_free(struct cg_event *ev, uint8_t *device)
+{
+	struct cg_live v;
+	if (!cg_live_remove(live_key(ev), &v))
+		return false;
+	ev->size = v.size;
+	ev->category = v.category;
+	*device = v.device;
+	return true;
+}
+
 static void process(struct cg_ring *r, const struct cg_event *e)
 {
 	struct cg_event ev = *e;
@@ -95,14 +117,48 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 	if (ns <= r->last_ns)
 		ns = r->last_ns + 1;
 	r->last_ns = ns;
-	if (e->kind == CG_EV_ALLOC) {
-		cg_live_insert(e->addr, e->size, e->category);
-	} else if (e->kind == CG_EV_FREE) {
-		if (!cg_live_remove(e->addr, &ev.size, &ev.category))
+	uint8_t device = e->step;
+	switch (e->kind & CG_EV_KIND_MASK) {
+	case CG_EV_ALLOC:
+		cg_live_insert(e->addr, &(struct cg_live){e->size, e->category, CG_DEV_CPU});
+		cg_format_event(&w.buf, &ev, ns, 0);
+		break;
+	case CG_EV_FREE:
+		if (!match_free(&ev, &device))
 			return;
+		if (device == CG_DEV_CPU)
+			cg_format_event(&w.buf, &ev, ns, 0);
+		else
+			cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE]);
+		break;
+	case CG_EV_DEV_ALLOC:
+		cg_live_insert(live_key(e), &(struct cg_live){e->size, e->category, e->step});
+		cg_format_device(&w.buf, &ev, ns, device, NULL);
+		break;
+	case CG_EV_DEV_FREE:
+		if (!match_free(&ev, &device))
+			return;
+		cg_format_device(&w.buf, &ev, ns, device, NULL);
+		break;
+	case CG_EV_DEV_OOM:
+		r->pending_oom = e->addr;
+		r->has_pending_oom = true;
+		return;
+	case CG_EV_DEV_MEMINFO:
+		cg_format_meminfo(&w.buf, &ev, ns, r->has_pending_oom ? &r->pending_oom : NULL);
+		r->has_pending_oom = false;
+		break;
+	case CG_EV_DEV_UUID:
+		memcpy(w.uuid[e->step], &e->addr, 8);
+		memcpy(w.uuid[e->step] + 8, &e->size, 8);
+		return;
+	case CG_EV_DEV_NAME:
+		cg_format_device_info(&w.buf, &ev, w.uuid[e->step]);
+		break;
+	default:
+		cg_format_event(&w.buf, &ev, ns,
+				e->kind == CG_EV_SPAN_END ? cg_clock_map_ns(&w.clock, e->size) : 0);
 	}
-	uint64_t start = e->kind == CG_EV_SPAN_END ? cg_clock_map_ns(&w.clock, e->size) : 0;
-	cg_format_event(&w.buf, &ev, ns, start);
 	if (w.buf.len >= BUF_FLUSH)
 		emit_buffer();
 }

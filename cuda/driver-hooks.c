@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+#include "driver-hooks.h"
+
+#include "driver.h"
+#include "options.h"
+#include "device-events.h"
+
+/* CGPROBE_DEVICE_SNAPSHOTS=alloc: a checkpoint after each change, where a context exists. */
+static void snapshot(int device)
+{
+	size_t free_bytes, total_bytes;
+	if (!cg_opt.device_snapshots || device < 0 || cg_drv_mem_info(&free_bytes, &total_bytes) < 0)
+		return;
+	cg_cuda_record_meminfo((uint8_t)device, free_bytes, total_bytes, 0);
+}
+
+void cg_drv_after_alloc(CUresult r, uint64_t addr, uint64_t bytes, enum cg_cuda_op op,
+			uint8_t flags, int device)
+{
+	if (cg_cuda_nested())
+		return;
+	if (r == CUDA_ERROR_OUT_OF_MEMORY && device != CG_DEV_CPU) {
+		size_t free_bytes, total_bytes;
+		int dev = cg_drv_current_device();
+		if (dev >= 0 && cg_drv_mem_info(&free_bytes, &total_bytes) == 0)
+			cg_cuda_record_meminfo((uint8_t)dev, free_bytes, total_bytes,
+					       bytes ? bytes : 1);
+		return;
+	}
+	if (r != CUDA_SUCCESS || !addr)
+		return;
+	if (device < 0)
+		device = cg_drv_current_device();
+	if (device < 0)
+		return; /* no context: the call could not have succeeded on a device */
+	cg_cuda_record_alloc(addr, bytes, (uint8_t)device, op, flags);
+	if (device != CG_DEV_CPU)
+		snapshot(device);
+}
+
+void cg_drv_after_free(CUresult r, uint64_t ticks, uint64_t addr, enum cg_cuda_op op)
+{
+	if (cg_cuda_nested() || r != CUDA_SUCCESS || !addr)
+		return;
+	cg_cuda_record_free(ticks, addr, op, 0);
+	snapshot(cg_drv_current_device());
+}
+
+void cg_drv_after_mem_info(CUresult r, const size_t *free_bytes, const size_t *total_bytes)
+{
+	if (cg_cuda_nested() || r != CUDA_SUCCESS || !free_bytes || !total_bytes)
+		return;
+	int dev = cg_drv_current_device();
+	if (dev >= 0)
+		cg_cuda_record_meminfo((uint8_t)dev, *free_bytes, *total_bytes, 0);
+}

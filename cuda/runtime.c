@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "driver.h"
+#include "event.h"
+#include "options.h"
+#include "real.h"
+#include "device-events.h"
+
+#define CG_RT_NAME(name) #name,
+static const char *const names[CG_RT_COUNT] = {CG_RT_FUNCS(CG_RT_NAME)};
+#undef CG_RT_NAME
+
+/* Per calling object: which runtime it links, and its functions as found. */
+#define CACHE 32
+
+struct copy {
+	_Atomic(const void *) caller_map; /* the caller's link_map */
+	void *handle;
+	_Atomic(void *) fn[CG_RT_COUNT];
+};
+
+static struct copy cache[CACHE];
+static struct copy fallback; /* callers that link no runtime themselves */
+
+/* The first libcudart in the object's DT_NEEDED list, if any. */
+static const char *needed_runtime(const struct link_map *lm)
+{
+	const ElfW(Dyn) *d = lm->l_ld;
+	const char *strtab = NULL;
+	for (const ElfW(Dyn) *e = d; e && e->d_tag != DT_NULL; e++)
+		if (e->d_tag == DT_STRTAB)
+			strtab = (const char *)e->d_un.d_ptr;
+	if (!strtab)
+		return NULL;
+	for (const ElfW(Dyn) *e = d; e->d_tag != DT_NULL; e++)
+		if (e->d_tag == DT_NEEDED && strncmp(strtab + e->d_un.d_val, "libcudart.so", 12) == 0)
+			return strtab + e->d_un.d_val;
+	return NULL;
+}
+
+static struct copy *copy_for(const void *caller)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (!caller || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return &fallback;
+	for (int i = 0; i < CACHE; i++) {
+		const void *m = atomic_load(&cache[i].caller_map);
+		if (m == lm)
+			return &cache[i];
+		if (m)
+			continue;
+		const char *soname = needed_runtime(lm);
+		void *h = soname ? dlopen(soname, RTLD_NOLOAD | RTLD_LAZY) : NULL;
+		if (!h)
+			return &fallback;
+		const void *expected = NULL;
+		cache[i].handle = h;
+		if (atomic_compare_exchange_strong(&cache[i].caller_map, &expected, lm))
+			return &cache[i];
+		dlclose(h);
+		if (expected == lm)
+			return &cache[i];
+	}
+	return &fallback;
+}
+
+void *cg_rt_real(enum cg_rt_fn fn, const void *caller)
+{
+	struct copy *c = copy_for(caller);
+	void *p = atomic_load_explicit(&c->fn[fn], memory_order_acquire);
+	if (p)
+		return p;
+	/* Without a handle: the first runtime after the probe in the global scope. */
+	p = cg_real.dlsym(c->handle ? c->handle : RTLD_NEXT, names[fn]);
+	if (p)
+		atomic_store(&c->fn[fn], p);
+	return p;
+}
+
+static int current_device(const void *caller)
+{
+	cudaError_t (*get)(int *) = (cudaError_t(*)(int *))cg_rt_real(CG_RT_cudaGetDevice, caller);
+	int dev = -1;
+	if (!get || get(&dev) != cudaSuccess || dev < 0 || dev > 254)
+		return -1;
+	return dev;
+}
+
+/* A thread whose runtime call just succeeded or ran out of memory has a context. */
+static int mem_info(const void *caller, size_t *free_bytes, size_t *total_bytes)
+{
+	cudaError_t (*info)(size_t *, size_t *) =
+		(cudaError_t(*)(size_t *, size_t *))cg_rt_real(CG_RT_cudaMemGetInfo, caller);
+	if (!info)
+		return -1;
+	cg_cuda_enter();
+	cudaError_t r = info(free_bytes, total_bytes);
+	cg_cuda_leave();
+	return r == cudaSuccess ? 0 : -1;
+}
+
+static void snapshot(int device, const void *caller)
+{
+	size_t free_bytes, total_bytes;
+	if (!cg_opt.device_snapshots || device < 0 || device == CG_DEV_CPU ||
+	    !cg_drv_has_context() || mem_info(caller, &free_bytes, &total_bytes) < 0)
+		return;
+	cg_cuda_record_meminfo((uint8_t)device, free_bytes, total_bytes, 0);
+}
+
+void cg_rt_after_alloc(cudaError_t r, const void *ptr, uint64_t bytes, enum cg_cuda_op op,
+		       uint8_t flags, int device, const void *caller)
+{
+	if (r == cudaErrorMemoryAllocation && device != CG_DEV_CPU) {
+		size_t free_bytes, total_bytes;
+		int dev = current_device(caller);
+		if (dev >= 0 && mem_info(caller, &free_bytes, &total_bytes) == 0)
+			cg_cuda_record_meminfo((uint8_t)dev, free_bytes, total_bytes,
+					       bytes ? bytes : 1);
+		return;
+	}
+	if (r != cudaSuccess || !ptr)
+		return;
+	if (device < 0)
+		device = current_device(caller);
+	if (device < 0)
+		device = 0;
+	cg_cuda_record_alloc((uint64_t)(uintptr_t)ptr, bytes, (uint8_t)device, op, flags);
+	snapshot(device, caller);
+}
+
+/* cudaFree(NULL) and the cudaFree(0) context idiom are not frees. */
+void cg_rt_after_free(cudaError_t r, uint64_t ticks, const void *ptr, enum cg_cuda_op op)
+{
+	if (r != cudaSuccess || !ptr)
+		return;
+	cg_cuda_record_free(ticks, (uint64_t)(uintptr_t)ptr, op, 0);
+}
+
+void cg_rt_after_mem_info(cudaError_t r, const size_t *free_bytes, const size_t *total_bytes,
+			  const void *caller)
+{
+	if (r != cudaSuccess || !free_bytes || !total_bytes)
+		return;
+	int dev = current_device(caller);
+	if (dev >= 0)
+		cg_cuda_record_meminfo((uint8_t)dev, *free_bytes, *total_bytes, 0);
+}
