@@ -1,0 +1,231 @@
+#!/bin/sh
+# Tests for the cgprobe wrapper: exit status and signal pass-through, usage
+# errors, program look-up, refusal of static programs, the environment and
+# arguments PROGRAM gets, and the summary printed from the manifest.
+#   test-wrapper.sh WRAPPER BUILDDIR
+# Uses BUILDDIR/preload/libcgprobe.so (or $CGPROBE_LIB when set) and
+# BUILDDIR/cgtrace/cgtrace; exits 77 (skipped) when the library is missing.
+# shellcheck disable=SC2016 # the single-quoted $ are for the programs run
+set -u
+[ $# -eq 2 ] || { echo "usage: test-wrapper.sh WRAPPER BUILDDIR" >&2; exit 2; }
+abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
+wrapper=$(abs "$1")
+build=$(abs "$2")
+lib=${CGPROBE_LIB:-$build/preload/libcgprobe.so}
+if [ ! -f "$lib" ]; then
+	echo "SKIP: $lib is not built"
+	exit 77
+fi
+CGPROBE_LIB=$(abs "$lib")
+export CGPROBE_LIB
+unset CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS
+PATH=$build/cgtrace:$PATH
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/work" "$tmp/tmpdir" || exit 1
+# The wrapper's manifest goes here; it must be gone after every run.
+TMPDIR=$tmp/tmpdir
+export TMPDIR
+cd "$tmp/work" || exit 1
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+ko() {
+	echo "FAIL $1"
+	[ ! -s "$tmp/err" ] || sed 's/^/  stderr: /' "$tmp/err"
+	fail=$((fail + 1))
+}
+skip() { echo "SKIP $1"; }
+
+# run ARGS...: the wrapper, stdout and stderr to $tmp/out and $tmp/err
+# (the outer 2>/dev/null takes the shell's own "Terminated").
+run() {
+	{ "$wrapper" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null; } 2>/dev/null
+	st=$?
+}
+expect_status() {
+	if [ "$st" -eq "$2" ]; then ok; else ko "$1: exit status $st, expected $2"; fi
+}
+# wait_for FILE: up to 10 s for a program to say it is ready.
+wait_for() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt 100 ]; do
+		sleep 0.1 2>/dev/null || sleep 1
+		i=$((i + 1))
+	done
+	[ -s "$1" ]
+}
+sigign() { sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$1/status"; }
+
+# Exit status passes through.
+run sh -c 'exit 3'
+expect_status "exit 3" 3
+run true
+expect_status "exit 0" 0
+
+# Death by signal: the summary first, then the same signal.
+run sh -c 'kill -TERM $$'
+expect_status "killed by TERM" 143
+if grep -q '^cgprobe: ' "$tmp/err"; then ok; else ko "killed by TERM: no summary"; fi
+run sh -c 'kill -KILL $$'
+expect_status "killed by KILL" 137
+if command -v perl >/dev/null 2>&1; then
+	got=$(perl -e 'system @ARGV; print $? & 127' "$wrapper" -q sh -c 'kill -TERM $$' 2>/dev/null)
+	if [ "$got" = 15 ]; then ok; else ko "wrapper not killed by SIGTERM itself (signal '$got')"; fi
+else
+	skip "death by signal seen by a parent (no perl)"
+fi
+
+# Usage errors: one line, then the usage, status 2.
+for args in '' '--bogus true' '--min-bytes x true' '--min-bytes=-1 true' '--flush-ms 1.5 true' '--flush-ms 0 true' \
+	'--flush-ms' '-o' '--output= true' '--tags novalue true' '--tags =v true' '--quiet=1 true' \
+	'--only= true' '-x true'; do
+	# shellcheck disable=SC2086 # each case is a list of words
+	run $args
+	if [ "$st" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 2 ] && head -n 1 "$tmp/err" | grep -q '^cgprobe: ' &&
+		sed -n 2p "$tmp/err" | grep -q '^usage: cgprobe '; then
+		ok
+	else
+		ko "usage error '$args': status $st"
+	fi
+done
+run --help
+if [ "$st" -eq 0 ] && grep -q 'statically linked' "$tmp/out"; then ok; else ko "--help"; fi
+run --version
+if [ "$st" -eq 0 ] && grep -q '^cgprobe [0-9]' "$tmp/out"; then ok; else ko "--version"; fi
+
+# PROGRAM look-up, as a shell does it.
+run cgprobe-no-such-program
+expect_status "missing program" 127
+run ./no-such-file
+expect_status "missing path" 127
+printf 'echo hi\n' >not-executable
+run ./not-executable
+expect_status "not executable" 126
+run /
+expect_status "directory" 126
+mkdir -p bin1 bin2
+printf '#!/bin/sh\necho one\n' >bin1/tool
+printf '#!/bin/sh\necho two\n' >bin2/tool
+chmod +x bin2/tool
+PATH=$tmp/work/bin1:$tmp/work/bin2 run -q tool
+if [ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = two ]; then ok; else ko "PATH search skips a non-executable file"; fi
+PATH=$tmp/work/bin1 run -q tool
+expect_status "only a non-executable file in PATH" 126
+
+# A static program is refused without being run.
+printf '#include <stdio.h>\nint main(void) { return fopen("ran", "w") == NULL; }\n' >static.c
+if gcc -static -o static static.c 2>/dev/null && ./static && [ -f ran ]; then
+	rm -f ran
+	run ./static
+	if [ "$st" -eq 1 ] && grep -q 'statically linked' "$tmp/err" && [ ! -f ran ]; then
+		ok
+	else
+		ko "static program: status $st"
+	fi
+else
+	skip "static program (gcc -static does not work here)"
+fi
+
+# -q: only the program's own output.
+run -q sh -c 'echo out; echo err >&2'
+if [ "$st" -eq 0 ] && [ "$(cat "$tmp/out")" = out ] && [ "$(cat "$tmp/err")" = err ]; then
+	ok
+else
+	ko "-q printed something of its own"
+fi
+
+# The summary: each trace's path, then its counts, on stderr.
+run -o "$tmp/work/abs.%p.jsonl" sh -c 'exit 0'
+path=$(sed -n "s#^cgprobe: \\($tmp/work/abs\\.[0-9]*\\.jsonl\\)\$#\\1#p" "$tmp/err" | head -n 1)
+if [ "$st" -eq 0 ] && [ -n "$path" ] && [ -f "$path" ] && grep -q '^cgprobe:   [0-9,]* allocs\{0,1\}, [0-9,]* frees\{0,1\}' "$tmp/err" &&
+	[ ! -s "$tmp/out" ]; then
+	ok
+else
+	ko "summary with the trace path"
+fi
+run --output=rel.%p.jsonl true
+if grep -q "^cgprobe: $PWD/rel\\.[0-9]*\\.jsonl\$" "$tmp/err"; then ok; else ko "relative -o taken from the current directory"; fi
+run --only cgprobe-matches-nothing true
+if [ "$st" -eq 0 ] && grep -q 'no trace written' "$tmp/err"; then ok; else ko "no trace written"; fi
+
+# What PROGRAM gets: its arguments and stdin intact, the probe's settings.
+run -q sh -c 'printf "%s|" "$@"' sh 'a b' '' '*' '$x' '-o'
+if [ "$(cat "$tmp/out")" = 'a b||*|$x|-o|' ]; then ok; else ko "arguments: $(cat "$tmp/out")"; fi
+got=$(printf 'in\n' | "$wrapper" -q cat 2>/dev/null)
+if [ "$got" = in ]; then ok; else ko "stdin: '$got'"; fi
+run -q --min-bytes 010 --flush-ms=7 --tags a=1 --tags=b=2 --only 'sh*' --only=cat --no-follow \
+	sh -c 'echo "$CGPROBE_MIN_BYTES|$CGPROBE_FLUSH_MS|$CGPROBE_TAGS|$CGPROBE_ONLY|$CGPROBE_FOLLOW"'
+if [ "$(cat "$tmp/out")" = '10|7|a=1,b=2|sh*,cat|0' ]; then ok; else ko "probe settings: $(cat "$tmp/out")"; fi
+LD_PRELOAD=/nonexistent/libuser.so run -q sh -c 'echo "$LD_PRELOAD"'
+case $(cat "$tmp/out") in
+/*/"${CGPROBE_LIB##*/}"[\ :]/nonexistent/libuser.so) ok ;;
+*) ko "LD_PRELOAD: $(cat "$tmp/out")" ;;
+esac
+run -q env
+if grep -q '^LD_PRELOAD=' "$tmp/out"; then ok; else ko "LD_PRELOAD not in PROGRAM's environment"; fi
+if [ -r /proc/self/status ] && env --default-signal=INT true 2>/dev/null; then
+	# A shell starts background jobs with INT ignored; PROGRAM must not inherit that.
+	env --default-signal=INT,QUIT "$wrapper" -q sh -c 'sed -n "s/^SigIgn:[[:space:]]*//p" /proc/$$/status' \
+		>"$tmp/out" 2>"$tmp/err" </dev/null
+	mask=$(cat "$tmp/out")
+	low=${mask#"${mask%??}"}
+	if [ -n "$mask" ] && [ $((0x$low & 6)) -eq 0 ]; then ok; else ko "PROGRAM ignores INT or QUIT (SigIgn $mask)"; fi
+else
+	skip "INT disposition (no /proc or no env --default-signal)"
+fi
+
+# Signals sent to the wrapper reach PROGRAM. The programs give up after
+# 10 or 20 s, so a signal not passed on fails the test instead of hanging it.
+linger='echo ready >"$1"; i=0; while [ $i -lt 20 ]; do sleep 1; i=$((i + 1)); done'
+rm -f ready
+"$wrapper" -q sh -c 'echo ready >"$1"; exec sleep 10' sh "$tmp/work/ready" >/dev/null 2>"$tmp/err" &
+w=$!
+if wait_for ready; then
+	kill -TERM "$w"
+	wait "$w" 2>/dev/null
+	st=$?
+	expect_status "TERM forwarded" 143
+else
+	kill -KILL "$w" 2>/dev/null
+	ko "TERM forwarded: program never started"
+fi
+rm -f ready
+"$wrapper" -q sh -c "trap 'exit 7' HUP; $linger" sh "$tmp/work/ready" >/dev/null 2>"$tmp/err" &
+w=$!
+if wait_for ready; then
+	kill -HUP "$w"
+	wait "$w" 2>/dev/null
+	st=$?
+	expect_status "HUP forwarded to a program that handles it" 7
+else
+	kill -KILL "$w" 2>/dev/null
+	ko "HUP forwarded: program never started"
+fi
+# INT is passed on only when it cannot have come from a terminal, so the
+# wrapper runs in a session of its own.
+if command -v setsid >/dev/null 2>&1 && env --default-signal=INT true 2>/dev/null; then
+	rm -f ready
+	setsid env --default-signal=INT "$wrapper" -q sh -c "trap 'exit 9' INT; $linger" sh "$tmp/work/ready" \
+		>/dev/null 2>"$tmp/err" &
+	w=$!
+	if wait_for ready; then
+		kill -INT "$w"
+		wait "$w" 2>/dev/null
+		st=$?
+		expect_status "INT forwarded" 9
+	else
+		kill -KILL "$w" 2>/dev/null
+		ko "INT forwarded: program never started"
+	fi
+else
+	skip "INT forwarding (no setsid or env --default-signal)"
+fi
+
+# No manifest left behind.
+if [ -z "$(ls -A "$tmp/tmpdir")" ]; then ok; else ko "left in TMPDIR: $(ls -A "$tmp/tmpdir")"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
