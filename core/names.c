@@ -69,7 +69,7 @@ int cg_name_lookup(const char *const *table, size_t n, const char *s, size_t len
 		/* The first byte tells one enum's names apart almost always: check it first. */
 		if (!name || len == 0 || name[0] != s[0])
 			continue;
-		if (strncmp(name, s, len) == 0 && name[len] == '\0')
+		if (strnlen(name, len + 1) == len && memcmp(name, s, len) == 0)
 			return (int)i;
 	}
 	return -1;

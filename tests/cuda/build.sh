@@ -1,5 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# Flag lists ($cc, $cflags, ...) are split into words on purpose.
+# shellcheck disable=SC2086
 #
 # Builds the CUDA test fixtures: a fake CUDA runtime and driver and the
 # programs that run on them (see tests/cuda/README.md).
