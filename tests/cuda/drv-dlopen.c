@@ -85,7 +85,7 @@ static void check(const char *what, CUresult rc)
 
 /* The outcome of an allocation: an A line, or an E line when memory ran out. */
 static CUdeviceptr got(const char *op, CUresult rc, CUdeviceptr p, size_t bytes, const char *at,
-		       const char *extra)
+                       const char *extra)
 {
 	char buf[32];
 	if (rc == CUDA_SUCCESS) {
@@ -93,15 +93,13 @@ static CUdeviceptr got(const char *op, CUresult rc, CUdeviceptr p, size_t bytes,
 		return p;
 	}
 	say("E %s %zu %d %s", op, bytes, (int)rc, p == SENTINEL ? "untouched" : "clobbered");
+	/* Whether the output was left alone is reported, not judged: the fake leaves it. */
 	if (rc != CUDA_ERROR_OUT_OF_MEMORY)
 		fail("%s: %d", op, (int)rc);
-	if (p != SENTINEL)
-		fail("%s failed and changed its output", op);
 	return 0;
 }
 
-static void say_free(const char *op, CUdeviceptr p, size_t bytes, const char *at,
-		     const char *extra)
+static void say_free(const char *op, CUdeviceptr p, size_t bytes, const char *at, const char *extra)
 {
 	char buf[32];
 	say("F %s %s %zu %s%s%s", op, hex(p, buf), bytes, at, extra[0] ? " " : "", extra);
@@ -150,10 +148,10 @@ static void resolve_all(void)
 	resolve(&p_cuMemFreeHost, "cuMemFreeHost", 2000, 0);
 	resolve(&p_cuMemAllocAsync, "cuMemAllocAsync", 11020, 0);
 	resolve(&p_cuMemAllocAsync_ptsz, "cuMemAllocAsync", 11020,
-		CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	        CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 	resolve(&p_cuMemFreeAsync, "cuMemFreeAsync", 11020, 0);
 	resolve(&p_cuMemFreeAsync_ptsz, "cuMemFreeAsync", 11020,
-		CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+	        CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 	resolve(&p_cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", 11020, 0);
 	resolve(&p_cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", 11020, 0);
 	resolve(&p_cuMemcpyHtoD, "cuMemcpyHtoD", 3020, 0);
@@ -195,7 +193,8 @@ static void devices(void)
 		check("cuDeviceGetUuid", p_cuDeviceGetUuid(&u, d));
 		check("cuDeviceTotalMem", p_cuDeviceTotalMem(&total, d));
 		const unsigned char *b = (const unsigned char *)u.bytes;
-		say("S device %d GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x "
+		say("S device %d "
+		    "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x "
 		    "%zu %s",
 		    i, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
 		    b[12], b[13], b[14], b[15], total, name);
@@ -222,10 +221,13 @@ static void plain(void)
 		say("R copy %s", memcmp(in, out, sizeof(in)) ? "wrong" : "ok");
 	}
 
-	/* v1: 32-bit pointers. */
+	/* v1: 32-bit pointers, which a real driver may refuse to hand out. */
 	CUdeviceptr_v1 v1 = (CUdeviceptr_v1)SENTINEL;
 	rc = p_cuMemAlloc_v1(&v1, 8192);
-	CUdeviceptr v1p = got("cuMemAlloc", rc, v1, 8192, "cuda:0", "");
+	say("R cuMemAlloc(v1) %d", (int)rc);
+	CUdeviceptr v1p = 0;
+	if (rc == CUDA_SUCCESS)
+		v1p = got("cuMemAlloc", rc, v1, 8192, "cuda:0", "");
 
 	size_t pitch = 0;
 	CUdeviceptr pp = SENTINEL;
@@ -349,7 +351,8 @@ static void info_and_oom(void)
 	const size_t huge = (size_t)1 << 50;
 	p = SENTINEL;
 	rc = p_cuMemAlloc(&p, huge);
-	say("R oom cuMemAlloc_v2 %zu %d %s", huge, (int)rc, p == SENTINEL ? "untouched" : "clobbered");
+	say("R oom cuMemAlloc_v2 %zu %d %s", huge, (int)rc,
+	    p == SENTINEL ? "untouched" : "clobbered");
 	if (rc == CUDA_SUCCESS) {
 		fail("a 1 PiB cuMemAlloc succeeded");
 		p_cuMemFree(p);
@@ -376,7 +379,8 @@ static void vmm(void)
 	CUmemGenericAllocationHandle h = SENTINEL;
 	CUresult rc = p_cuMemCreate(&h, gran, &prop, 0);
 	if (rc != CUDA_SUCCESS) {
-		say("E cuMemCreate %zu %d %s", gran, (int)rc, h == SENTINEL ? "untouched" : "clobbered");
+		say("E cuMemCreate %zu %d %s", gran, (int)rc,
+		    h == SENTINEL ? "untouched" : "clobbered");
 		if (rc != CUDA_ERROR_OUT_OF_MEMORY || h != SENTINEL)
 			fail("cuMemCreate: %d", (int)rc);
 		return;
@@ -401,18 +405,22 @@ static void vmm(void)
 	check("cuMemcpyDtoH", p_cuMemcpyDtoH(out, va + gran, sizeof(out)));
 	say("R vmm alias %s", memcmp(in, out, sizeof(in)) ? "wrong" : "ok");
 
-	size_t f_mapped = 0, f_released = 0, f_unmapped = 0;
+	size_t f_mapped = 0, f_released = 0, f_half = 0, f_unmapped = 0;
 	p_cuMemGetInfo(&f_mapped, NULL);
 	/* Released while mapped: the memory stays until the last unmap. */
 	check("cuMemRelease", p_cuMemRelease(h));
 	say("V release %s", hex(h, hb));
 	p_cuMemGetInfo(&f_released, NULL);
-	check("cuMemUnmap", p_cuMemUnmap(va, 2 * gran));
-	say("V unmap %s %zu", hex(va, pb), 2 * gran);
+	check("cuMemUnmap", p_cuMemUnmap(va, gran));
+	say("V unmap %s %zu", hex(va, pb), gran);
+	p_cuMemGetInfo(&f_half, NULL);
+	check("cuMemUnmap", p_cuMemUnmap(va + gran, gran));
+	say("V unmap %s %zu", hex(va + gran, pb), gran);
 	p_cuMemGetInfo(&f_unmapped, NULL);
 	check("cuMemAddressFree", p_cuMemAddressFree(va, 4 * gran));
 	say("V free-va %s %zu", hex(va, pb), 4 * gran);
-	say("S vmm free mapped=%zu released=%zu unmapped=%zu", f_mapped, f_released, f_unmapped);
+	say("S vmm free mapped=%zu released=%zu half-unmapped=%zu unmapped=%zu", f_mapped,
+	    f_released, f_half, f_unmapped);
 }
 
 static void device1(void)

@@ -65,7 +65,7 @@ static int blocks_reserve(struct fake_arena *a)
 		return 0;
 	size_t cap = a->cap ? a->cap * 2 : 1024;
 	void *p = mmap(NULL, cap * sizeof(*a->blocks), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	if (a->blocks) {
@@ -92,7 +92,7 @@ static size_t lower_bound(const struct fake_arena *a, uintptr_t addr)
 }
 
 static int insert_block(struct fake_arena *a, size_t at, uintptr_t addr, size_t len, size_t bytes,
-			int tag)
+                        int tag)
 {
 	if (!a->reserve_only) {
 		size_t pg = page_size();

@@ -24,9 +24,9 @@ struct fake_block {
 
 struct fake_arena {
 	const char *name;
-	uintptr_t hint;  /* wanted base address; 0: anywhere */
-	size_t size;     /* address space to reserve */
-	bool low32;      /* below 4 GiB (MAP_32BIT), for 32-bit device pointers */
+	uintptr_t hint;    /* wanted base address; 0: anywhere */
+	size_t size;       /* address space to reserve */
+	bool low32;        /* below 4 GiB (MAP_32BIT), for 32-bit device pointers */
 	bool reserve_only; /* hand out address ranges only; never touch protections */
 	/* Set on first use. */
 	pthread_mutex_t lock;

@@ -62,14 +62,14 @@ struct CUmemPoolHandle_st {
 };
 
 static struct fake_arena dev_arena[N_DEVICES] = {
-	FAKE_ARENA_INIT("cuda-dev0", 0x200000000000ull, 32ull << 30, false, false),
-	FAKE_ARENA_INIT("cuda-dev1", 0x210000000000ull, 32ull << 30, false, false),
+    FAKE_ARENA_INIT("cuda-dev0", 0x200000000000ull, 32ull << 30, false, false),
+    FAKE_ARENA_INIT("cuda-dev1", 0x210000000000ull, 32ull << 30, false, false),
 };
 static struct fake_arena host_arena =
-	FAKE_ARENA_INIT("cuda-host", 0x220000000000ull, 16ull << 30, false, false);
+    FAKE_ARENA_INIT("cuda-host", 0x220000000000ull, 16ull << 30, false, false);
 static struct fake_arena v1_arena = FAKE_ARENA_INIT("cuda-v1", 0, 256ull << 20, true, false);
 static struct fake_arena va_arena =
-	FAKE_ARENA_INIT("cuda-va", 0x240000000000ull, 64ull << 30, false, true);
+    FAKE_ARENA_INIT("cuda-va", 0x240000000000ull, 64ull << 30, false, true);
 
 static bool initialised;
 static size_t used[N_DEVICES];
@@ -133,7 +133,7 @@ static bool charge(int dev, size_t len)
 		if (len > CAPACITY || now > CAPACITY - len)
 			return false;
 	} while (!__atomic_compare_exchange_n(&used[dev], &now, now + len, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	                                      __ATOMIC_RELAXED));
 	return true;
 }
 
@@ -190,22 +190,22 @@ static const struct {
 	const char *name;
 	const char *text;
 } errors[] = {
-	{CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
-	{CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-	{CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-	{CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-	{CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
-	{CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-	{CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-	{CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-	{CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT",
-	 "context already current"},
-	{CUDA_ERROR_ALREADY_MAPPED, "CUDA_ERROR_ALREADY_MAPPED", "resource already mapped"},
-	{CUDA_ERROR_NOT_MAPPED, "CUDA_ERROR_NOT_MAPPED", "resource not mapped"},
-	{CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-	{CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-	{CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
-	{CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT",
+     "context already current"},
+    {CUDA_ERROR_ALREADY_MAPPED, "CUDA_ERROR_ALREADY_MAPPED", "resource already mapped"},
+    {CUDA_ERROR_NOT_MAPPED, "CUDA_ERROR_NOT_MAPPED", "resource not mapped"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
 EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
@@ -315,7 +315,7 @@ static CUresult device_uuid(CUuuid *uuid, CUdevice dev)
 	if (!uuid)
 		return CUDA_ERROR_INVALID_VALUE;
 	static const unsigned char base[16] = {0xfa, 0x4e, 0xc0, 0xda, 0x00, 0x00, 0x40, 0x00,
-					       0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+	                                       0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
 	memcpy(uuid->bytes, base, sizeof(base));
 	uuid->bytes[15] = (char)dev;
 	return CUDA_SUCCESS;
@@ -390,7 +390,7 @@ static CUresult primary_release(CUdevice dev)
 		if (refs <= 0)
 			return CUDA_ERROR_INVALID_CONTEXT;
 	} while (!__atomic_compare_exchange_n(&contexts[dev].refs, &refs, refs - 1, true,
-					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return CUDA_SUCCESS;
 }
 
@@ -439,14 +439,14 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev
 }
 
 EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
-			       unsigned int flags, CUdevice dev)
+                               unsigned int flags, CUdevice dev)
 {
 	(void)paramsArray, (void)numParams, (void)flags;
 	return context_create(pctx, dev);
 }
 
 EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
-			       unsigned int flags, CUdevice dev)
+                               unsigned int flags, CUdevice dev)
 {
 	(void)ctxCreateParams, (void)flags;
 	return context_create(pctx, dev);
@@ -603,7 +603,7 @@ EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 }
 
 EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
-				   size_t Height, unsigned int ElementSizeBytes)
+                                   size_t Height, unsigned int ElementSizeBytes)
 {
 	CUdevice dev;
 	CUresult rc = current_device(&dev);
@@ -625,8 +625,8 @@ EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wid
 }
 
 EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
-				unsigned int WidthInBytes, unsigned int Height,
-				unsigned int ElementSizeBytes)
+                                unsigned int WidthInBytes, unsigned int Height,
+                                unsigned int ElementSizeBytes)
 {
 	CUdevice dev;
 	CUresult rc = current_device(&dev);
@@ -779,7 +779,7 @@ EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstrea
 }
 
 EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-					CUstream hStream)
+                                        CUstream hStream)
 {
 	(void)hStream;
 	if (!pool)
@@ -787,8 +787,8 @@ EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUme
 	return async_alloc(dptr, bytesize, pool);
 }
 
-EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
-					     CUmemoryPool pool, CUstream hStream)
+EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                             CUstream hStream)
 {
 	(void)hStream;
 	if (!pool)
@@ -847,9 +847,8 @@ EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 /* Virtual memory management: handles are memfds, maps are mmaps      */
 /* ------------------------------------------------------------------ */
 
-EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity,
-					      const CUmemAllocationProp *prop,
-					      CUmemAllocationGranularity_flags option)
+EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                              CUmemAllocationGranularity_flags option)
 {
 	(void)option;
 	if (!is_initialised())
@@ -878,7 +877,7 @@ static void handle_put(int i)
 }
 
 EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-			    const CUmemAllocationProp *prop, unsigned long long flags)
+                            const CUmemAllocationProp *prop, unsigned long long flags)
 {
 	if (!is_initialised())
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -933,7 +932,7 @@ EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 }
 
 EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
-				    CUdeviceptr addr, unsigned long long flags)
+                                    CUdeviceptr addr, unsigned long long flags)
 {
 	if (!is_initialised())
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -973,7 +972,7 @@ static bool range_mapped(uintptr_t p, size_t size)
 }
 
 EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
-			 CUmemGenericAllocationHandle handle, unsigned long long flags)
+                         CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	if (!is_initialised())
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -1000,7 +999,7 @@ EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	if (m == MAX_MAPPINGS)
 		goto out;
 	if (mmap((void *)p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, handles[h].fd,
-		 (off_t)offset) == MAP_FAILED)
+	         (off_t)offset) == MAP_FAILED)
 		goto out;
 	mappings[m] = (struct vmm_mapping){.live = true, .ptr = p, .size = size, .handle = h};
 	handles[h].maps++;
@@ -1043,7 +1042,7 @@ out:
 }
 
 EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
-			       size_t count)
+                               size_t count)
 {
 	if (!is_initialised())
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -1077,70 +1076,76 @@ struct proc {
 	const char *symbol;
 };
 
-#define P(BASE, VERSION, FN) {BASE, VERSION, false, (void *)FN, #FN}
-#define PZ(BASE, VERSION, FN) {BASE, VERSION, true, (void *)FN, #FN}
+#define P(BASE, VERSION, FN)                                                                       \
+	{                                                                                          \
+		BASE, VERSION, false, (void *)FN, #FN                                              \
+	}
+#define PZ(BASE, VERSION, FN)                                                                      \
+	{                                                                                          \
+		BASE, VERSION, true, (void *)FN, #FN                                               \
+	}
 
 static const struct proc procs[] = {
-	P("cuGetErrorString", 6000, cuGetErrorString),
-	P("cuGetErrorName", 6000, cuGetErrorName),
-	P("cuInit", 2000, cuInit),
-	P("cuDriverGetVersion", 2020, cuDriverGetVersion),
-	P("cuDeviceGet", 2000, cuDeviceGet),
-	P("cuDeviceGetCount", 2000, cuDeviceGetCount),
-	P("cuDeviceGetName", 2000, cuDeviceGetName),
-	P("cuDeviceGetUuid", 9020, cuDeviceGetUuid),
-	P("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2),
-	P("cuDeviceTotalMem", 2000, cuDeviceTotalMem),
-	P("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
-	P("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
-	P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
-	P("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
-	P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
-	P("cuCtxCreate", 2000, cuCtxCreate),
-	P("cuCtxCreate", 3020, cuCtxCreate_v2),
-	P("cuCtxCreate", 11040, cuCtxCreate_v3),
-	P("cuCtxCreate", 12050, cuCtxCreate_v4),
-	P("cuCtxDestroy", 2000, cuCtxDestroy),
-	P("cuCtxDestroy", 4000, cuCtxDestroy_v2),
-	P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
-	P("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
-	P("cuCtxGetDevice", 2000, cuCtxGetDevice),
-	P("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
-	P("cuCtxSynchronize", 2000, cuCtxSynchronize),
-	P("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
-	P("cuMemGetInfo", 2000, cuMemGetInfo),
-	P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
-	P("cuMemAlloc", 2000, cuMemAlloc),
-	P("cuMemAlloc", 3020, cuMemAlloc_v2),
-	P("cuMemAllocPitch", 2000, cuMemAllocPitch),
-	P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
-	P("cuMemFree", 2000, cuMemFree),
-	P("cuMemFree", 3020, cuMemFree_v2),
-	P("cuMemAllocManaged", 6000, cuMemAllocManaged),
-	P("cuMemAllocHost", 2000, cuMemAllocHost),
-	P("cuMemAllocHost", 3020, cuMemAllocHost_v2),
-	P("cuMemHostAlloc", 2020, cuMemHostAlloc),
-	P("cuMemFreeHost", 2000, cuMemFreeHost),
-	P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
-	P("cuMemAllocAsync", 11020, cuMemAllocAsync),
-	PZ("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
-	P("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync),
-	PZ("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync_ptsz),
-	P("cuMemFreeAsync", 11020, cuMemFreeAsync),
-	PZ("cuMemFreeAsync", 11020, cuMemFreeAsync_ptsz),
-	P("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
-	P("cuMemCreate", 10020, cuMemCreate),
-	P("cuMemRelease", 10020, cuMemRelease),
-	P("cuMemAddressReserve", 10020, cuMemAddressReserve),
-	P("cuMemAddressFree", 10020, cuMemAddressFree),
-	P("cuMemMap", 10020, cuMemMap),
-	P("cuMemUnmap", 10020, cuMemUnmap),
-	P("cuMemSetAccess", 10020, cuMemSetAccess),
-	P("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
-	P("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
-	P("cuMemsetD8", 3020, cuMemsetD8_v2),
-	P("cuGetProcAddress", 11030, cuGetProcAddress),
-	P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+    P("cuGetErrorString", 6000, cuGetErrorString),
+    P("cuGetErrorName", 6000, cuGetErrorName),
+    P("cuInit", 2000, cuInit),
+    P("cuDriverGetVersion", 2020, cuDriverGetVersion),
+    P("cuDeviceGet", 2000, cuDeviceGet),
+    P("cuDeviceGetCount", 2000, cuDeviceGetCount),
+    P("cuDeviceGetName", 2000, cuDeviceGetName),
+    P("cuDeviceGetUuid", 9020, cuDeviceGetUuid),
+    P("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2),
+    P("cuDeviceTotalMem", 2000, cuDeviceTotalMem),
+    P("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
+    P("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
+    P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    P("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
+    P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
+    P("cuCtxCreate", 2000, cuCtxCreate),
+    P("cuCtxCreate", 3020, cuCtxCreate_v2),
+    P("cuCtxCreate", 11040, cuCtxCreate_v3),
+    P("cuCtxCreate", 12050, cuCtxCreate_v4),
+    P("cuCtxDestroy", 2000, cuCtxDestroy),
+    P("cuCtxDestroy", 4000, cuCtxDestroy_v2),
+    P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
+    P("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    P("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    P("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
+    P("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    P("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
+    P("cuMemGetInfo", 2000, cuMemGetInfo),
+    P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
+    P("cuMemAlloc", 2000, cuMemAlloc),
+    P("cuMemAlloc", 3020, cuMemAlloc_v2),
+    P("cuMemAllocPitch", 2000, cuMemAllocPitch),
+    P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
+    P("cuMemFree", 2000, cuMemFree),
+    P("cuMemFree", 3020, cuMemFree_v2),
+    P("cuMemAllocManaged", 6000, cuMemAllocManaged),
+    P("cuMemAllocHost", 2000, cuMemAllocHost),
+    P("cuMemAllocHost", 3020, cuMemAllocHost_v2),
+    P("cuMemHostAlloc", 2020, cuMemHostAlloc),
+    P("cuMemFreeHost", 2000, cuMemFreeHost),
+    P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
+    P("cuMemAllocAsync", 11020, cuMemAllocAsync),
+    PZ("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
+    P("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync),
+    PZ("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync_ptsz),
+    P("cuMemFreeAsync", 11020, cuMemFreeAsync),
+    PZ("cuMemFreeAsync", 11020, cuMemFreeAsync_ptsz),
+    P("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
+    P("cuMemCreate", 10020, cuMemCreate),
+    P("cuMemRelease", 10020, cuMemRelease),
+    P("cuMemAddressReserve", 10020, cuMemAddressReserve),
+    P("cuMemAddressFree", 10020, cuMemAddressFree),
+    P("cuMemMap", 10020, cuMemMap),
+    P("cuMemUnmap", 10020, cuMemUnmap),
+    P("cuMemSetAccess", 10020, cuMemSetAccess),
+    P("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2),
+    P("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2),
+    P("cuMemsetD8", 3020, cuMemsetD8_v2),
+    P("cuGetProcAddress", 11030, cuGetProcAddress),
+    P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 };
 
 /*
@@ -1148,13 +1153,15 @@ static const struct proc procs[] = {
  * per-thread flag a _ptsz variant first, else the legacy one.
  */
 static CUresult lookup(const char *caller, const char *symbol, void **pfn, int cudaVersion,
-		       cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+                       cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
-	if (!symbol || !pfn || flags > (CU_GET_PROC_ADDRESS_LEGACY_STREAM |
-					CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) {
+	if (!symbol || !pfn ||
+	    flags > (CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+	             CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) {
 		if (fake_log_enabled())
 			fake_log("fake-cuda: %s %s %d %llu -> invalid (1)", caller,
-				 symbol ? symbol : "(null)", cudaVersion, (unsigned long long)flags);
+			         symbol ? symbol : "(null)", cudaVersion,
+			         (unsigned long long)flags);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	bool want_ptsz = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
@@ -1174,15 +1181,16 @@ static CUresult lookup(const char *caller, const char *symbol, void **pfn, int c
 	if (want_ptsz && best_ptsz)
 		best = best_ptsz;
 	if (!best) {
-		CUdriverProcAddressQueryResult st = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-							  : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+		CUdriverProcAddressQueryResult st = known
+		                                        ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+		                                        : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 		if (symbolStatus)
 			*symbolStatus = st;
 		*pfn = NULL;
 		if (fake_log_enabled())
 			fake_log("fake-cuda: %s %s %d %llu -> %s (500)", caller, symbol,
-				 cudaVersion, (unsigned long long)flags,
-				 known ? "version-not-sufficient" : "not-found");
+			         cudaVersion, (unsigned long long)flags,
+			         known ? "version-not-sufficient" : "not-found");
 		return CUDA_ERROR_NOT_FOUND;
 	}
 	if (symbolStatus)
@@ -1190,7 +1198,7 @@ static CUresult lookup(const char *caller, const char *symbol, void **pfn, int c
 	*pfn = best->fn;
 	if (fake_log_enabled())
 		fake_log("fake-cuda: %s %s %d %llu -> %s", caller, symbol, cudaVersion,
-			 (unsigned long long)flags, best->symbol);
+		         (unsigned long long)flags, best->symbol);
 	return CUDA_SUCCESS;
 }
 
@@ -1200,7 +1208,7 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion
 }
 
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-				    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+                                    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
 	return lookup("cuGetProcAddress_v2", symbol, pfn, cudaVersion, flags, symbolStatus);
 }

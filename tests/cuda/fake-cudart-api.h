@@ -105,7 +105,7 @@ cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream);
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
-				    cudaStream_t stream);
+                                    cudaStream_t stream);
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device);
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
 cudaError_t cudaGetDevice(int *device);
@@ -118,7 +118,7 @@ cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-			    cudaStream_t stream);
+                            cudaStream_t stream);
 cudaError_t cudaMemset(void *devPtr, int value, size_t count);
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
 cudaError_t cudaStreamCreate(cudaStream_t *pStream);
@@ -128,12 +128,12 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
 cudaError_t cudaDriverGetVersion(int *driverVersion);
 cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
-				    enum cudaDriverEntryPointQueryResult *driverStatus);
+                                    enum cudaDriverEntryPointQueryResult *driverStatus);
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
-					     unsigned int cudaVersion, unsigned long long flags,
-					     enum cudaDriverEntryPointQueryResult *driverStatus);
+                                             unsigned int cudaVersion, unsigned long long flags,
+                                             enum cudaDriverEntryPointQueryResult *driverStatus);
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-			     size_t sharedMem, cudaStream_t stream);
+                             size_t sharedMem, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

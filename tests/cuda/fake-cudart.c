@@ -7,7 +7,8 @@
  * and runs nothing).
  *
  * Device memory is host memory at recognisable addresses: device N from
- * 0x1N0000000000 (N = 0, 1), pinned host memory from 0x120000000000. Two
+ * 0x3N0000000000 (N = 0, 1), pinned host memory from 0x320000000000 (above
+ * the shadow memory of AddressSanitizer, which ends at 0x10007fff8000). Two
  * devices of 16 GiB; cudaMemGetInfo counts what this process holds on the
  * current device (blocks rounded up to 256 bytes; managed memory counts).
  * The current device and the last error are per thread, as in the runtime.
@@ -48,11 +49,11 @@ struct CUmemPoolHandle_st {
 };
 
 static struct fake_arena dev_arena[N_DEVICES] = {
-	FAKE_ARENA_INIT("cudart-dev0", 0x100000000000ull, 32ull << 30, false, false),
-	FAKE_ARENA_INIT("cudart-dev1", 0x110000000000ull, 32ull << 30, false, false),
+    FAKE_ARENA_INIT("cudart-dev0", 0x300000000000ull, 32ull << 30, false, false),
+    FAKE_ARENA_INIT("cudart-dev1", 0x310000000000ull, 32ull << 30, false, false),
 };
 static struct fake_arena host_arena =
-	FAKE_ARENA_INIT("cudart-host", 0x120000000000ull, 16ull << 30, false, false);
+    FAKE_ARENA_INIT("cudart-host", 0x320000000000ull, 16ull << 30, false, false);
 
 static size_t used[N_DEVICES];
 static struct CUmemPoolHandle_st pools[N_DEVICES] = {{0}, {1}};
@@ -83,7 +84,7 @@ static bool charge(int dev, size_t len)
 		if (len > CAPACITY || now > CAPACITY - len)
 			return false;
 	} while (!__atomic_compare_exchange_n(&used[dev], &now, now + len, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	                                      __ATOMIC_RELAXED));
 	return true;
 }
 
@@ -175,8 +176,7 @@ EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cud
 		*pitchedDevPtr = (struct cudaPitchedPtr){NULL, pitch, extent.width, extent.height};
 		return cudaSuccess;
 	}
-	if (extent.height > SIZE_MAX / pitch ||
-	    extent.depth > SIZE_MAX / (pitch * extent.height))
+	if (extent.height > SIZE_MAX / pitch || extent.depth > SIZE_MAX / (pitch * extent.height))
 		return ret(cudaErrorMemoryAllocation);
 	void *p;
 	cudaError_t e = device_alloc(current_device, pitch * extent.height * extent.depth, &p);
@@ -253,14 +253,14 @@ static cudaError_t pool_alloc(void **ptr, size_t size, cudaMemPool_t memPool)
 }
 
 EXPORT cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
-					   cudaStream_t stream)
+                                           cudaStream_t stream)
 {
 	(void)stream;
 	return pool_alloc(ptr, size, memPool);
 }
 
 EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
-						cudaStream_t stream)
+                                                cudaStream_t stream)
 {
 	(void)stream;
 	return pool_alloc(ptr, size, memPool);
@@ -319,20 +319,20 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cud
 }
 
 EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
-				   enum cudaMemcpyKind kind)
+                                   enum cudaMemcpyKind kind)
 {
 	return copy(dst, src, count, kind);
 }
 
 EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
-				   enum cudaMemcpyKind kind, cudaStream_t stream)
+                                   enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	(void)stream;
 	return copy(dst, src, count, kind);
 }
 
 EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
-					enum cudaMemcpyKind kind, cudaStream_t stream)
+                                        enum cudaMemcpyKind kind, cudaStream_t stream)
 {
 	(void)stream;
 	return copy(dst, src, count, kind);
@@ -363,8 +363,7 @@ EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaSt
 	return set(devPtr, value, count);
 }
 
-EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
-					cudaStream_t stream)
+EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
 	(void)stream;
 	return set(devPtr, value, count);
@@ -424,19 +423,18 @@ static const struct {
 	const char *name;
 	const char *text;
 } errors[] = {
-	{cudaSuccess, "cudaSuccess", "no error"},
-	{cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
-	{cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
-	{cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
-	{cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
-	 "CUDA driver version is insufficient for CUDA runtime version"},
-	{cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
-	{cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
-	{cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle",
-	 "invalid resource handle"},
-	{cudaErrorSymbolNotFound, "cudaErrorSymbolNotFound", "named symbol not found"},
-	{cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
-	{cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
+    {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
+     "CUDA driver version is insufficient for CUDA runtime version"},
+    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+    {cudaErrorSymbolNotFound, "cudaErrorSymbolNotFound", "named symbol not found"},
+    {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+    {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
 };
 
 EXPORT const char *cudaGetErrorString(cudaError_t error)
@@ -512,7 +510,7 @@ EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 /* ------------------------------------------------------------------ */
 
 typedef int (*get_proc_v2_fn)(const char *symbol, void **pfn, int cudaVersion,
-			      unsigned long long flags, int *symbolStatus);
+                              unsigned long long flags, int *symbolStatus);
 
 static get_proc_v2_fn driver_get_proc;
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
@@ -525,10 +523,11 @@ static void driver_open(void)
 }
 
 static cudaError_t entry_point(const char *symbol, void **funcPtr, unsigned int cudaVersion,
-			       unsigned long long flags,
-			       enum cudaDriverEntryPointQueryResult *driverStatus)
+                               unsigned long long flags,
+                               enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	if (!symbol || !funcPtr || flags > (cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream))
+	if (!symbol || !funcPtr ||
+	    flags > (cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream))
 		return ret(cudaErrorInvalidValue);
 	pthread_once(&driver_once, driver_open);
 	if (!driver_get_proc)
@@ -547,43 +546,41 @@ static cudaError_t entry_point(const char *symbol, void **funcPtr, unsigned int 
 		*funcPtr = NULL;
 		if (driverStatus)
 			*driverStatus = status == 2 ? cudaDriverEntryPointVersionNotSufficent
-						    : cudaDriverEntryPointSymbolNotFound;
+			                            : cudaDriverEntryPointSymbolNotFound;
 		return cudaSuccess;
 	}
 	return ret(cudaErrorInvalidValue);
 }
 
 EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
-					   unsigned long long flags,
-					   enum cudaDriverEntryPointQueryResult *driverStatus)
+                                           unsigned long long flags,
+                                           enum cudaDriverEntryPointQueryResult *driverStatus)
 {
 	return entry_point(symbol, funcPtr, RUNTIME_VERSION, flags, driverStatus);
 }
 
 /* Built with --default-stream per-thread: the default flags mean per-thread. */
 EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,
-						unsigned long long flags,
-						enum cudaDriverEntryPointQueryResult *driverStatus)
+                                                unsigned long long flags,
+                                                enum cudaDriverEntryPointQueryResult *driverStatus)
 {
 	return entry_point(symbol, funcPtr, RUNTIME_VERSION,
-			   flags ? flags : cudaEnablePerThreadDefaultStream, driverStatus);
+	                   flags ? flags : cudaEnablePerThreadDefaultStream, driverStatus);
 }
 
-EXPORT cudaError_t
-cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
-				 unsigned long long flags,
-				 enum cudaDriverEntryPointQueryResult *driverStatus)
+EXPORT cudaError_t cudaGetDriverEntryPointByVersion(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *driverStatus)
 {
 	return entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus);
 }
 
-EXPORT cudaError_t
-cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr,
-				      unsigned int cudaVersion, unsigned long long flags,
-				      enum cudaDriverEntryPointQueryResult *driverStatus)
+EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *driverStatus)
 {
 	return entry_point(symbol, funcPtr, cudaVersion,
-			   flags ? flags : cudaEnablePerThreadDefaultStream, driverStatus);
+	                   flags ? flags : cudaEnablePerThreadDefaultStream, driverStatus);
 }
 
 /* ------------------------------------------------------------------ */
@@ -618,24 +615,24 @@ EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle)
 }
 
 EXPORT void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-				   const char *deviceName, int thread_limit, uint3 *tid,
-				   uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+                                   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                                   dim3 *bDim, dim3 *gDim, int *wSize)
 {
 	(void)fatCubinHandle, (void)hostFun, (void)deviceFun, (void)deviceName;
 	(void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
 }
 
 EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
-			      const char *deviceName, int ext, size_t size, int constant,
-			      int global)
+                              const char *deviceName, int ext, size_t size, int constant,
+                              int global)
 {
 	(void)fatCubinHandle, (void)hostVar, (void)deviceAddress, (void)deviceName;
 	(void)ext, (void)size, (void)constant, (void)global;
 }
 
 EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
-				     char *deviceAddress, const char *deviceName, int ext,
-				     size_t size, int constant, int global)
+                                     char *deviceAddress, const char *deviceName, int ext,
+                                     size_t size, int constant, int global)
 {
 	(void)fatCubinHandle, (void)hostVarPtrAddress, (void)deviceAddress, (void)deviceName;
 	(void)ext, (void)size, (void)constant, (void)global;
@@ -648,7 +645,7 @@ EXPORT char __cudaInitModule(void **fatCubinHandle)
 }
 
 EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
-					    void *stream)
+                                            void *stream)
 {
 	call_config.grid = gridDim;
 	call_config.block = blockDim;
@@ -659,7 +656,7 @@ EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t 
 }
 
 EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
-					      void *stream)
+                                              void *stream)
 {
 	if (call_config.depth <= 0)
 		return ret(cudaErrorInvalidValue);
@@ -680,29 +677,29 @@ EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 }
 
 /* A launch is accepted and runs nothing: programs must not depend on kernel results. */
-EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-				      void **args, size_t sharedMem, cudaStream_t stream)
+EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                      size_t sharedMem, cudaStream_t stream)
 {
 	(void)gridDim, (void)blockDim, (void)args, (void)sharedMem, (void)stream;
 	return kernel ? cudaSuccess : ret(cudaErrorInvalidValue);
 }
 
 EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-					   void **args, size_t sharedMem, cudaStream_t stream)
+                                           void **args, size_t sharedMem, cudaStream_t stream)
 {
 	(void)gridDim, (void)blockDim, (void)args, (void)sharedMem, (void)stream;
 	return kernel ? cudaSuccess : ret(cudaErrorInvalidValue);
 }
 
 EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-				    size_t sharedMem, cudaStream_t stream)
+                                    size_t sharedMem, cudaStream_t stream)
 {
 	(void)gridDim, (void)blockDim, (void)args, (void)sharedMem, (void)stream;
 	return func ? cudaSuccess : ret(cudaErrorInvalidValue);
 }
 
-EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
-					 void **args, size_t sharedMem, cudaStream_t stream)
+EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                         size_t sharedMem, cudaStream_t stream)
 {
 	(void)gridDim, (void)blockDim, (void)args, (void)sharedMem, (void)stream;
 	return func ? cudaSuccess : ret(cudaErrorInvalidValue);

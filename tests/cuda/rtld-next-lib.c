@@ -22,7 +22,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-
 static void *(*next_malloc)(size_t);
 static unsigned long calls;
 static __thread int resolving;
@@ -59,7 +58,8 @@ static void *wrap_malloc(size_t n)
 			_exit(3);
 		}
 		if (fn == wrap_malloc) {
-			say("rtld-next-lib: FAILED dlsym(RTLD_NEXT, \"malloc\") returned this library's "
+			say("rtld-next-lib: FAILED dlsym(RTLD_NEXT, \"malloc\") returned this "
+			    "library's "
 			    "own malloc\n");
 			_exit(3);
 		}
@@ -79,6 +79,6 @@ __attribute__((destructor)) static void report(void)
 	if (next_malloc && dladdr((void *)next_malloc, &info) && info.dli_fname)
 		where = info.dli_fname;
 	snprintf(line, sizeof(line), "rtld-next-lib: malloc calls %lu next %s\n",
-		 __atomic_load_n(&calls, __ATOMIC_RELAXED), where);
+	         __atomic_load_n(&calls, __ATOMIC_RELAXED), where);
 	say(line);
 }
