@@ -2,9 +2,11 @@
 /*
  * An allocation-heavy workload for the probe benchmark: each thread runs
  * OPS malloc/free/realloc calls of mixed sizes (16 B to 16 KiB, log-uniform)
- * over a working set of 1024 blocks. Prints a checksum so nothing is elided.
+ * over a working set of 1024 blocks, from DEPTH nested calls down (default
+ * 1; real programs allocate 10 to 30 frames deep, which is what a stack
+ * unwinding profiler pays for). Prints a checksum so nothing is elided.
  *
- *   alloc-bench THREADS OPS_PER_THREAD
+ *   alloc-bench THREADS OPS_PER_THREAD [DEPTH]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -17,6 +19,7 @@
 struct worker {
 	pthread_t thread;
 	uint64_t ops, seed, sum;
+	int depth;
 };
 
 static uint64_t next(uint64_t *s)
@@ -32,9 +35,8 @@ static size_t size_of(uint64_t r)
 	return (size_t)16 << (r % 11) | (r >> 8) % 16;
 }
 
-static void *work(void *arg)
+static void loop(struct worker *w)
 {
-	struct worker *w = arg;
 	void *slot[SLOTS] = {0};
 	for (uint64_t i = 0; i < w->ops; i++) {
 		uint64_t r = next(&w->seed);
@@ -54,22 +56,41 @@ static void *work(void *arg)
 	}
 	for (size_t k = 0; k < SLOTS; k++)
 		free(slot[k]);
+}
+
+/* noinline and a use after the call keep every frame on the stack. */
+__attribute__((noinline)) static void descend(struct worker *w, int depth)
+{
+	if (depth <= 1)
+		loop(w);
+	else
+		descend(w, depth - 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	descend(w, w->depth);
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: alloc-bench THREADS OPS_PER_THREAD\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: alloc-bench THREADS OPS_PER_THREAD [DEPTH]\n");
 		return 2;
 	}
 	int n = atoi(argv[1]);
+	int depth = argc == 4 ? atoi(argv[3]) : 1;
 	uint64_t ops = strtoull(argv[2], NULL, 10);
 	if (n < 1 || n > 64)
 		return 2;
 	struct worker w[64];
 	for (int i = 0; i < n; i++) {
-		w[i] = (struct worker){.ops = ops, .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1)};
+		w[i] = (struct worker){.ops = ops,
+				       .seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1),
+				       .depth = depth < 1 ? 1 : depth};
 		pthread_create(&w[i].thread, NULL, work, &w[i]);
 	}
 	uint64_t sum = 0;

@@ -5,14 +5,17 @@
 # under the probe writing to /dev/null (its own cost without the file
 # system's), and under heaptrack, and prints wall and CPU time, CPU per
 # operation, trace bytes per record and peak RSS. Best of RUNS runs each;
-# the page cache is synced before each run.
-#   probe-bench.sh [BUILD_DIR] [OPS_PER_THREAD] [RUNS]
+# the page cache is synced before each run. Allocations are made DEPTH
+# calls down (default 16, as in real programs; heaptrack's unwinding cost
+# grows with it, the probe's does not): run with DEPTH 1 for the floor.
+#   probe-bench.sh [BUILD_DIR] [OPS_PER_THREAD] [RUNS] [DEPTH]
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
 case "$build" in /*) ;; *) build=$(pwd)/$build ;; esac
 ops=${2:-2000000}
 runs=${3:-5}
+depth=${4:-16}
 bench=$build/bench/alloc-bench
 probe=$build/preload/libcgprobe.so
 for f in "$bench" "$probe"; do
@@ -31,16 +34,18 @@ best_of() {
     i=$((i + 1))
     rm -rf "$tmp/run" && mkdir "$tmp/run"
     sync
+    start=$(date +%s%N)
     case $mode in
-      native) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$bench" "$threads" "$ops" >/dev/null ;;
+      native) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$bench" "$threads" "$ops" "$depth" >/dev/null ;;
       devnull) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" env CGPROBE_OUTPUT=/dev/null \
-                 LD_PRELOAD="$probe" "$bench" "$threads" "$ops" >/dev/null ;;
+                 LD_PRELOAD="$probe" "$bench" "$threads" "$ops" "$depth" >/dev/null ;;
       probe) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" env CGPROBE_OUTPUT="$tmp/run/trace.jsonl" \
-               LD_PRELOAD="$probe" "$bench" "$threads" "$ops" >/dev/null ;;
+               LD_PRELOAD="$probe" "$bench" "$threads" "$ops" "$depth" >/dev/null ;;
       heaptrack) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" \
-                   heaptrack -o "$tmp/run/ht" "$bench" "$threads" "$ops" >/dev/null 2>&1 ;;
+                   heaptrack -o "$tmp/run/ht" "$bench" "$threads" "$ops" "$depth" >/dev/null 2>&1 ;;
     esac
-    line=$(tail -n 1 "$tmp/t")
+    # GNU time's wall clock has 10 ms steps; take it from date's nanoseconds.
+    line=$(tail -n 1 "$tmp/t" | awk -v w="$(( $(date +%s%N) - start ))" '{ $1 = sprintf("%.3f", w / 1e9); print }')
     if [ -z "$best" ] || awk -v a="$line" -v b="$best" 'BEGIN { split(a, x, " "); split(b, y, " "); exit !(x[1] < y[1]) }'; then
       best=$line
       [ "$mode" = probe ] && cp "$tmp/run/trace.jsonl" "$tmp/trace.$threads.jsonl"
@@ -49,6 +54,7 @@ best_of() {
   echo "$best"
 }
 
+echo "alloc-bench: $ops malloc/free/realloc per thread, $depth frames deep, best of $runs"
 printf '%-28s %8s %8s %8s %10s %9s\n' "run" "wall s" "user s" "sys s" "cpu ns/op" "RSS MiB"
 for threads in 1 2; do
   total=$((threads * ops))

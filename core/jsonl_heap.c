@@ -42,7 +42,7 @@ static const struct tail {
 
 void cg_jsonl_format_heap(struct cg_buf *b, const struct cg_heap_rec *r)
 {
-	size_t op_len = strlen(r->op_name);
+	size_t op_len = r->op_len ? r->op_len : strlen(r->op_name);
 	char *w = cg_buf_reserve(b, CG_HEAP_LINE_MAX + op_len);
 	if (!w)
 		return;

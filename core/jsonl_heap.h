@@ -19,6 +19,7 @@ struct cg_heap_rec {
 	uint64_t addr;          /* tensor_id: 0x and lowercase hex */
 	uint64_t span;          /* span_id: s<span> */
 	const char *op_name;    /* plain ASCII, no escapes needed */
+	uint8_t op_len;         /* strlen(op_name), 0: computed here */
 	uint64_t bytes;
 	enum cgtrace_action action;
 	enum cgtrace_category category;

@@ -30,11 +30,16 @@ static struct cg_sv span_id(char out[24], uint64_t id)
 
 static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t ts)
 {
+	static uint8_t op_len[CG_OP_COUNT];
+	uint8_t op = e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC;
+	if (!op_len[op])
+		op_len[op] = (uint8_t)strlen(cg_op_names[op]);
 	struct cg_heap_rec r = {
+		.op_len = op_len[op],
 		.timestamp_ns = ts,
 		.addr = e->addr,
 		.span = e->span,
-		.op_name = e->op < CG_OP_COUNT ? cg_op_names[e->op] : "malloc",
+		.op_name = cg_op_names[op],
 		.bytes = e->size,
 		.action = e->kind == CG_EV_ALLOC ? CGTRACE_ALLOC : CGTRACE_FREE,
 		.category = (enum cgtrace_category)e->category,

@@ -53,13 +53,19 @@ static bool keep_waiting(void)
 	return cg_session_recording();
 }
 
-static void push(const struct cg_event *e)
+/* A thread's first event maps its ring; errno is kept across that mmap. */
+static __attribute__((noinline)) bool claim_ring(void)
 {
-	if (!cg_self.ring) {
-		cg_self.ring = cg_ring_claim();
-		if (!cg_self.ring)
-			return;
-	}
+	int saved = errno;
+	cg_self.ring = cg_ring_claim();
+	errno = saved;
+	return cg_self.ring != NULL;
+}
+
+static inline void push(const struct cg_event *e)
+{
+	if (__builtin_expect(!cg_self.ring, 0) && !claim_ring())
+		return;
 	cg_ring_push(cg_self.ring, e, keep_waiting);
 }
 
@@ -77,23 +83,19 @@ void cg_hook_alloc(void *p, size_t size, uint8_t op)
 {
 	if (size < cg_opt.min_bytes || !cg_session_recording())
 		return;
-	int saved = errno;
 	uint8_t cat = cg_thread_category();
 	struct cg_event e = {stamp(), (uint64_t)(uintptr_t)p, size, cg_thread_span(),
 			     CG_EV_ALLOC, op, cat, 0};
 	push(&e);
-	errno = saved;
 }
 
 void cg_hook_free(void *p, uint8_t op)
 {
 	if (!p || !cg_session_recording())
 		return;
-	int saved = errno;
 	struct cg_event e = {stamp_before(), (uint64_t)(uintptr_t)p, 0, cg_thread_span(), CG_EV_FREE, op,
 			     0, 0};
 	push(&e);
-	errno = saved;
 }
 
 void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st)

@@ -48,8 +48,10 @@ struct cg_ring *cg_ring_claim(void)
 	return r;
 }
 
-bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void))
+bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void))
 {
+	/* Syscalls below (futex, nanosleep) must not leave errno changed for the program. */
+	int saved = errno;
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t t = r->tail_seen;
 	unsigned spins = 0;
@@ -57,8 +59,10 @@ bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiti
 		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	while (h - t >= CG_RING_EVENTS) {
 		/* Full: the writer is behind. Wait rather than drop, unless it is gone. */
-		if (!keep_waiting())
+		if (!keep_waiting()) {
+			errno = saved;
 			return false;
+		}
 		cg_writer_wake();
 		if (++spins < 64) {
 			sched_yield();
@@ -73,6 +77,7 @@ bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiti
 	/* Every half ring: ask the writer for an early drain so producers rarely wait. */
 	if ((h + 1) % (CG_RING_EVENTS / 2) == 0)
 		cg_writer_wake();
+	errno = saved;
 	return true;
 }
 

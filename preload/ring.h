@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "event.h"
@@ -35,12 +36,26 @@ struct cg_ring {
 struct cg_ring *cg_rings_first(void);
 /* A ring for the calling thread (reused or new), or NULL if none can be mapped. */
 struct cg_ring *cg_ring_claim(void);
+/* The slow half of a push: the ring was full, or the writer is due a wake. */
+bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void));
+
 /*
  * Appends an event; when the ring is full, wakes the writer and waits for
  * room as long as keep_waiting() says so. Returns false if the event was
- * dropped because recording stopped.
+ * dropped because recording stopped. Inline: it runs on every allocation.
  */
-bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void));
+static inline bool cg_ring_push(struct cg_ring *r, const struct cg_event *e,
+				bool (*keep_waiting)(void))
+{
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	if (__builtin_expect(h - r->tail_seen >= CG_RING_EVENTS ||
+				     (h + 1) % (CG_RING_EVENTS / 2) == 0,
+			     0))
+		return cg_ring_push_slow(r, e, keep_waiting);
+	r->ev[h % CG_RING_EVENTS] = *e;
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	return true;
+}
 /* After fork, in the child: every ring is emptied and freed but the caller's. */
 void cg_rings_reset_after_fork(struct cg_ring *keep);
 /* Releases rings of threads that have exited; call after draining them. */

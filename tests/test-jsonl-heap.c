@@ -82,7 +82,7 @@ END_TEST
 START_TEST(heap_line_known_text)
 {
 	struct cg_buf a = {0};
-	struct cg_heap_rec h = {1200, 0x7f00deadbeef, 3, "calloc", 64, CGTRACE_ALLOC,
+	struct cg_heap_rec h = {1200, 0x7f00deadbeef, 3, "calloc", 0, 64, CGTRACE_ALLOC,
 				CGTRACE_CAT_ACTIVATION};
 	cg_jsonl_format_heap(&a, &h);
 	const char *want = "{\"kind\":\"memory\",\"timestamp_ns\":1200,\"tensor_id\":\"0x7f00deadbeef\","
