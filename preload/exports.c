@@ -293,19 +293,22 @@ static char **gather(const char *arg0, va_list ap, char ***envp)
 	return argv;
 }
 
+/* After an exec that failed: the gathered argv goes, errno stays. */
+static int release(char **argv, int r)
+{
+	int saved = errno;
+	cg_real.free(argv);
+	errno = saved;
+	return r;
+}
+
 EXPORT int execl(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
 	char **argv = gather(arg0, ap, NULL);
 	va_end(ap);
-	if (!argv)
-		return -1;
-	int r = execv(file, argv);
-	int saved = errno;
-	cg_real.free(argv);
-	errno = saved;
-	return r;
+	return argv ? release(argv, execv(file, argv)) : -1;
 }
 
 EXPORT int execlp(const char *file, const char *arg0, ...)
@@ -314,13 +317,7 @@ EXPORT int execlp(const char *file, const char *arg0, ...)
 	va_start(ap, arg0);
 	char **argv = gather(arg0, ap, NULL);
 	va_end(ap);
-	if (!argv)
-		return -1;
-	int r = execvp(file, argv);
-	int saved = errno;
-	cg_real.free(argv);
-	errno = saved;
-	return r;
+	return argv ? release(argv, execvp(file, argv)) : -1;
 }
 
 EXPORT int execle(const char *file, const char *arg0, ...)
@@ -330,13 +327,7 @@ EXPORT int execle(const char *file, const char *arg0, ...)
 	va_start(ap, arg0);
 	char **argv = gather(arg0, ap, &envp);
 	va_end(ap);
-	if (!argv)
-		return -1;
-	int r = execve(file, argv, envp);
-	int saved = errno;
-	cg_real.free(argv);
-	errno = saved;
-	return r;
+	return argv ? release(argv, execve(file, argv, envp)) : -1;
 }
 
 /* ------------------------------------------------------------------ */
