@@ -5,11 +5,11 @@
 #include "options.h"
 #include "device-events.h"
 
-/* CGPROBE_DEVICE_SNAPSHOTS=alloc: a checkpoint after each change, where a context exists. */
-static void snapshot(int device)
+void cg_drv_snapshot(int device)
 {
 	size_t free_bytes, total_bytes;
-	if (!cg_opt.device_snapshots || device < 0 || cg_drv_mem_info(&free_bytes, &total_bytes) < 0)
+	if (!cg_opt.device_snapshots || device < 0 || device == CG_DEV_CPU ||
+	    cg_drv_mem_info(&free_bytes, &total_bytes) < 0)
 		return;
 	cg_cuda_record_meminfo((uint8_t)device, free_bytes, total_bytes, 0);
 }
@@ -34,8 +34,7 @@ void cg_drv_after_alloc(CUresult r, uint64_t addr, uint64_t bytes, enum cg_cuda_
 	if (device < 0)
 		return; /* no context: the call could not have succeeded on a device */
 	cg_cuda_record_alloc(addr, bytes, (uint8_t)device, op, flags);
-	if (device != CG_DEV_CPU)
-		snapshot(device);
+	cg_drv_snapshot(device);
 }
 
 void cg_drv_after_free(CUresult r, uint64_t ticks, uint64_t addr, enum cg_cuda_op op)
@@ -43,7 +42,9 @@ void cg_drv_after_free(CUresult r, uint64_t ticks, uint64_t addr, enum cg_cuda_o
 	if (cg_cuda_nested() || r != CUDA_SUCCESS || !addr)
 		return;
 	cg_cuda_record_free(ticks, addr, op, 0);
-	snapshot(cg_drv_current_device());
+	/* Pinned host memory is no device's: no checkpoint after it. */
+	if (op != CG_CU_cuMemFreeHost)
+		cg_drv_snapshot(cg_drv_current_device());
 }
 
 void cg_drv_after_mem_info(CUresult r, const size_t *free_bytes, const size_t *total_bytes)

@@ -13,5 +13,7 @@ void cg_drv_after_alloc(CUresult r, uint64_t addr, uint64_t bytes, enum cg_cuda_
 			uint8_t flags, int device);
 void cg_drv_after_free(CUresult r, uint64_t ticks, uint64_t addr, enum cg_cuda_op op);
 void cg_drv_after_mem_info(CUresult r, const size_t *free_bytes, const size_t *total_bytes);
+/* CGPROBE_DEVICE_SNAPSHOTS=alloc: a checkpoint of a device, where the thread has a context. */
+void cg_drv_snapshot(int device);
 
 #endif

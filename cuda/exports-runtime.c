@@ -94,7 +94,7 @@ EXPORT cudaError_t cudaMalloc3D(struct cg_cuda_pitched_ptr *pp, struct cg_cuda_e
 		cg_cuda_enter();                                                               \
 		cudaError_t r = real args;                                                     \
 		cg_cuda_leave();                                                               \
-		cg_rt_after_free(r, ticks, ptr, CG_CU_##name);                                 \
+		cg_rt_after_free(r, ticks, ptr, CG_CU_##name, CALLER);                         \
 		return r;                                                                      \
 	}
 
@@ -121,27 +121,34 @@ EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
  * CUDA 11 declared cudaGetDriverEntryPoint without the status argument; an
  * extra argument is harmless to it.
  */
-EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **fn, unsigned long long flags,
-					   int *status)
-{
-	REAL(cudaGetDriverEntryPoint, cudaError_t, (const char *, void **, unsigned long long, int *));
-	if (!real)
-		return NO_RUNTIME;
-	cudaError_t r = real(symbol, fn, flags, status);
-	if (r == cudaSuccess && fn)
-		*fn = cg_drv_substitute(*fn);
-	return r;
-}
+#define ENTRY_POINT(name)                                                                     \
+	EXPORT cudaError_t name(const char *symbol, void **fn, unsigned long long flags,       \
+				int *status)                                                   \
+	{                                                                                      \
+		REAL(name, cudaError_t, (const char *, void **, unsigned long long, int *));   \
+		if (!real)                                                                     \
+			return NO_RUNTIME;                                                     \
+		cudaError_t r = real(symbol, fn, flags, status);                               \
+		if (r == cudaSuccess && fn)                                                    \
+			*fn = cg_drv_substitute(*fn);                                          \
+		return r;                                                                      \
+	}
 
-EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn,
-						    unsigned int version, unsigned long long flags,
-						    int *status)
-{
-	REAL(cudaGetDriverEntryPointByVersion, cudaError_t, (const char *, void **, unsigned int, unsigned long long, int *));
-	if (!real)
-		return NO_RUNTIME;
-	cudaError_t r = real(symbol, fn, version, flags, status);
-	if (r == cudaSuccess && fn)
-		*fn = cg_drv_substitute(*fn);
-	return r;
-}
+#define ENTRY_POINT_BY_VERSION(name)                                                          \
+	EXPORT cudaError_t name(const char *symbol, void **fn, unsigned int version,           \
+				unsigned long long flags, int *status)                         \
+	{                                                                                      \
+		REAL(name, cudaError_t,                                                        \
+		     (const char *, void **, unsigned int, unsigned long long, int *));        \
+		if (!real)                                                                     \
+			return NO_RUNTIME;                                                     \
+		cudaError_t r = real(symbol, fn, version, flags, status);                      \
+		if (r == cudaSuccess && fn)                                                    \
+			*fn = cg_drv_substitute(*fn);                                          \
+		return r;                                                                      \
+	}
+
+ENTRY_POINT(cudaGetDriverEntryPoint)
+ENTRY_POINT(cudaGetDriverEntryPoint_ptsz)
+ENTRY_POINT_BY_VERSION(cudaGetDriverEntryPointByVersion)
+ENTRY_POINT_BY_VERSION(cudaGetDriverEntryPointByVersion_ptsz)

@@ -25,5 +25,10 @@ cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **fn, unsigned long
 				    int *status);
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version,
 					     unsigned long long flags, int *status);
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **fn, unsigned long long flags,
+					 int *status);
+cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **fn,
+						  unsigned int version, unsigned long long flags,
+						  int *status);
 
 #endif

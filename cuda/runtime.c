@@ -138,11 +138,15 @@ void cg_rt_after_alloc(cudaError_t r, const void *ptr, uint64_t bytes, enum cg_c
 }
 
 /* cudaFree(NULL) and the cudaFree(0) context idiom are not frees. */
-void cg_rt_after_free(cudaError_t r, uint64_t ticks, const void *ptr, enum cg_cuda_op op)
+void cg_rt_after_free(cudaError_t r, uint64_t ticks, const void *ptr, enum cg_cuda_op op,
+		      const void *caller)
 {
 	if (r != cudaSuccess || !ptr)
 		return;
 	cg_cuda_record_free(ticks, (uint64_t)(uintptr_t)ptr, op, 0);
+	/* Pinned host memory is no device's: no checkpoint after it. */
+	if (op != CG_CU_cudaFreeHost)
+		snapshot(current_device(caller), caller);
 }
 
 void cg_rt_after_mem_info(cudaError_t r, const size_t *free_bytes, const size_t *total_bytes,

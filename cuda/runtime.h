@@ -18,7 +18,8 @@
 	X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost) X(cudaMallocAsync)                 \
 	X(cudaMallocAsync_ptsz) X(cudaFreeAsync) X(cudaFreeAsync_ptsz)                        \
 	X(cudaMallocFromPoolAsync) X(cudaMallocFromPoolAsync_ptsz) X(cudaMemGetInfo)          \
-	X(cudaGetDriverEntryPoint) X(cudaGetDriverEntryPointByVersion) X(cudaGetDevice)
+	X(cudaGetDriverEntryPoint) X(cudaGetDriverEntryPointByVersion)                        \
+	X(cudaGetDriverEntryPoint_ptsz) X(cudaGetDriverEntryPointByVersion_ptsz) X(cudaGetDevice)
 
 #define CG_RT_ENUM(name) CG_RT_##name,
 enum cg_rt_fn { CG_RT_FUNCS(CG_RT_ENUM) CG_RT_COUNT };
@@ -30,7 +31,8 @@ void *cg_rt_real(enum cg_rt_fn fn, const void *caller);
 /* After a runtime allocation (device < 0: the current device of that runtime). */
 void cg_rt_after_alloc(cudaError_t r, const void *ptr, uint64_t bytes, enum cg_cuda_op op,
 		       uint8_t flags, int device, const void *caller);
-void cg_rt_after_free(cudaError_t r, uint64_t ticks, const void *ptr, enum cg_cuda_op op);
+void cg_rt_after_free(cudaError_t r, uint64_t ticks, const void *ptr, enum cg_cuda_op op,
+		      const void *caller);
 void cg_rt_after_mem_info(cudaError_t r, const size_t *free_bytes, const size_t *total_bytes,
 			  const void *caller);
 

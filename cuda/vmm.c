@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver-hooks.h"
 #include "real.h"
 #include "device-events.h"
 
 struct handle {
 	uint64_t handle;
 	uint32_t maps;
+	uint8_t device;
 	bool released;
 };
 
@@ -84,16 +86,19 @@ static void maybe_free(struct handle *h, enum cg_cuda_op op)
 {
 	if (!h->released || h->maps > 0)
 		return;
+	uint8_t device = h->device;
 	cg_cuda_record_free(cg_cuda_stamp_before(), h->handle, op, CG_EV_VMM);
 	*h = handles[--n_handles];
+	cg_drv_snapshot(device);
 }
 
 void cg_vmm_create(uint64_t handle, uint64_t size, uint8_t device)
 {
 	enter();
 	if (grow((void **)&handles, &cap_handles, n_handles, sizeof(*handles))) {
-		handles[n_handles++] = (struct handle){handle, 0, false};
+		handles[n_handles++] = (struct handle){handle, 0, device, false};
 		cg_cuda_record_alloc(handle, size, device, CG_CU_cuMemCreate, CG_EV_VMM);
+		cg_drv_snapshot(device);
 	}
 	pthread_mutex_unlock(&lock);
 }
