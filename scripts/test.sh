@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every test: the Check suites (core, reader, preload, wrapper), golden
 # CLI tests and fuzz-corpus replay in build/; the core and reader tests again
-# under ASan+UBSan and the preload tests under UBSan; real programs with and
+# under ASan+UBSan and the preload and CUDA tests under UBSan; real programs with and
 # without the probe; then a short libFuzzer run when clang's fuzzer runtime
 # is there. Run after scripts/setup.sh.
 set -eu
@@ -26,7 +26,7 @@ if [ ! -f build-ubsan/build.ninja ]; then
 fi
 ninja -C build-ubsan
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C build-ubsan --suite preload --print-errorlogs
+  meson test -C build-ubsan --suite preload --suite cuda --print-errorlogs
 
 scripts/compat-check.sh build
 
