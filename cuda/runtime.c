@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -17,17 +18,41 @@
 static const char *const names[CG_RT_COUNT] = {CG_RT_FUNCS(CG_RT_NAME)};
 #undef CG_RT_NAME
 
-/* Per calling object: which runtime it links, and its functions as found. */
+/*
+ * Per (calling object, runtime copy): the functions as found. Both halves of
+ * the key are checked on every call, since a library dlclosed and another
+ * loaded can reuse a link_map address, and a runtime can be unloaded and
+ * loaded again elsewhere. No reference is kept: the probe must not keep a
+ * library loaded that the program let go.
+ */
 #define CACHE 32
 
 struct copy {
-	_Atomic(const void *) caller_map; /* the caller's link_map */
-	void *handle;
-	_Atomic(void *) fn[CG_RT_COUNT];
+	const void *caller_map;
+	const void *runtime;
+	void *fn[CG_RT_COUNT];
 };
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct copy cache[CACHE];
-static struct copy fallback; /* callers that link no runtime themselves */
+static unsigned next_slot;
+static _Atomic(void *) fallback[CG_RT_COUNT]; /* callers that link no runtime themselves */
+
+static void prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void release(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void setup(void)
+{
+	pthread_atfork(prepare, release, release);
+}
 
 /* The first libcudart in the object's DT_NEEDED list, if any. */
 static const char *needed_runtime(const struct link_map *lm)
@@ -45,43 +70,52 @@ static const char *needed_runtime(const struct link_map *lm)
 	return NULL;
 }
 
-static struct copy *copy_for(const void *caller)
+static void *lookup_fallback(enum cg_rt_fn fn)
 {
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (!caller || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
-		return &fallback;
-	for (int i = 0; i < CACHE; i++) {
-		const void *m = atomic_load(&cache[i].caller_map);
-		if (m == lm)
-			return &cache[i];
-		if (m)
-			continue;
-		const char *soname = needed_runtime(lm);
-		void *h = soname ? dlopen(soname, RTLD_NOLOAD | RTLD_LAZY) : NULL;
-		if (!h)
-			return &fallback;
-		const void *expected = NULL;
-		cache[i].handle = h;
-		if (atomic_compare_exchange_strong(&cache[i].caller_map, &expected, lm))
-			return &cache[i];
-		dlclose(h);
-		if (expected == lm)
-			return &cache[i];
+	void *p = atomic_load(&fallback[fn]);
+	if (!p) {
+		/* The first runtime after the probe in the global scope. */
+		p = cg_real.dlsym(RTLD_NEXT, names[fn]);
+		if (p)
+			atomic_store(&fallback[fn], p);
 	}
-	return &fallback;
+	return p;
+}
+
+static void *lookup(enum cg_rt_fn fn, const void *caller_map, void *runtime)
+{
+	pthread_once(&once, setup);
+	pthread_mutex_lock(&lock);
+	struct copy *c = NULL;
+	for (int i = 0; i < CACHE && !c; i++)
+		if (cache[i].caller_map == caller_map && cache[i].runtime == runtime)
+			c = &cache[i];
+	if (!c) {
+		c = &cache[next_slot++ % CACHE];
+		memset(c, 0, sizeof(*c));
+		c->caller_map = caller_map;
+		c->runtime = runtime;
+	}
+	if (!c->fn[fn])
+		c->fn[fn] = cg_real.dlsym(runtime, names[fn]);
+	void *p = c->fn[fn];
+	pthread_mutex_unlock(&lock);
+	return p;
 }
 
 void *cg_rt_real(enum cg_rt_fn fn, const void *caller)
 {
-	struct copy *c = copy_for(caller);
-	void *p = atomic_load_explicit(&c->fn[fn], memory_order_acquire);
-	if (p)
-		return p;
-	/* Without a handle: the first runtime after the probe in the global scope. */
-	p = cg_real.dlsym(c->handle ? c->handle : RTLD_NEXT, names[fn]);
-	if (p)
-		atomic_store(&c->fn[fn], p);
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (!caller || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return lookup_fallback(fn);
+	const char *soname = needed_runtime(lm);
+	void *h = soname ? dlopen(soname, RTLD_NOLOAD | RTLD_LAZY) : NULL;
+	if (!h)
+		return lookup_fallback(fn);
+	void *p = lookup(fn, lm, h);
+	/* The caller holds the runtime loaded; our reference goes at once. */
+	dlclose(h);
 	return p;
 }
 

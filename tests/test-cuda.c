@@ -216,8 +216,9 @@ static void run_free(struct run *r)
 static bool inherited_var_dropped(const char *e)
 {
 	static const char *const drop[] = {
-	    "CGPROBE_", "LD_PRELOAD=", "CUDA_TEST_",  "FAKE_CUDA_",    "UBSAN_OPTIONS=",
-	    "RANK=",    "LOCAL_RANK=", "WORLD_SIZE=", "SLURM_PROCID=", "OMPI_COMM_WORLD_RANK=",
+	    "CGPROBE_",    "LD_PRELOAD=",   "CUDA_TEST_", "FAKE_CUDA_",    "FAKE_CUDART_",
+	    "UBSAN_OPTIONS=", "RANK=",       "LOCAL_RANK=", "WORLD_SIZE=", "SLURM_PROCID=",
+	    "OMPI_COMM_WORLD_RANK=",
 	};
 	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
 		if (!strncmp(e, drop[i], strlen(drop[i])))
@@ -1411,6 +1412,201 @@ START_TEST(test_rt_static_unharmed)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Two runtime copies in one process (rt-two-copies*)                  */
+/* ------------------------------------------------------------------ */
+
+/* libuses12.so linked by the program, or dlopen'ed by it. */
+static const char *const two_copies[] = {"rt-two-copies", "rt-two-copies-dlopen"};
+
+/* Which fake runtime a block is from: .13's ranges start at 0x30..., .12's at 0x33.... */
+static int runtime_copy(const char *id)
+{
+	unsigned long long top = strtoull(id, NULL, 16) >> 40;
+	return top >= 0x30 && top <= 0x32 ? 13 : top >= 0x33 && top <= 0x35 ? 12 : -1;
+}
+
+/*
+ * The program links libcudart.so.13, libuses12.so links libcudart.so.12:
+ * each call must reach the copy its caller links against, with the probe as
+ * without. The program prints which copy each block came from, each copy's
+ * version, current device and count, and that neither frees the other's
+ * block: all R lines, so a call the probe sent to the wrong copy changes the
+ * output. Every block is recorded once, with its copy's address and device.
+ */
+START_TEST(test_two_runtime_copies)
+{
+	static const char *const lines[] = {
+	    "main runtime 13000 device 0",
+	    "main block in libcudart.so.13",
+	    "lib runtime 12000 device 1",
+	    "lib block in libcudart.so.12",
+	    "lib used 8192",
+	    "lib async block in libcudart.so.12",
+	    "main device 0 used 4096",
+	    "main async block in libcudart.so.13",
+	    "lib cudaFree(foreign) 1 then 1",
+	    "main cudaFree(foreign) 1 then 1",
+	};
+	const char *prog = two_copies[_i];
+	struct pair p;
+	pair_run(&p, prog, NULL, NULL, &no_opts, true);
+	ck_assert(has_line(p.r, 'R', _i ? "libuses12.so dlopen'ed" : "libuses12.so linked"));
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		ck_assert_msg(has_line(p.r, 'R', lines[i]), "%s: no 'R %s' in:\n%s", prog,
+		              lines[i], clip(p.r->out_text, 3000));
+	assert_seq_equal(&p.model, &p.have, prog);
+	size_t n[2] = {0, 0}, checkpoints = 0;
+	for (size_t i = 0; i < p.have.n; i++) {
+		const struct drec *d = &p.have.v[i];
+		if (d->kind == 'M') {
+			checkpoints++;
+			continue;
+		}
+		int copy = runtime_copy(d->id);
+		ck_assert_msg(copy > 0, "%s: record %zu: %s is no runtime's block", prog, i,
+		              d->id);
+		ck_assert_msg(!strcmp(d->device, copy == 12 ? "cuda:1" : "cuda:0"),
+		              "%s: record %zu: libcudart.so.%d's block %s on %s", prog, i, copy,
+		              d->id, d->device);
+		ck_assert_msg(!strncmp(d->op, "cuda", 4), "%s: record %zu by %s", prog, i, d->op);
+		n[copy == 12]++;
+	}
+	ck_assert_uint_eq(n[0], 4); /* the program's cudaMalloc, cudaMallocAsync and their frees */
+	ck_assert_uint_eq(n[1], 4); /* the library's */
+	ck_assert_uint_eq(checkpoints, 2); /* one cudaMemGetInfo each */
+	pair_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Runtime calls that reach the driver (FAKE_CUDART_VIA_DRIVER=1)      */
+/* ------------------------------------------------------------------ */
+
+static const char *const via_env[] = {"FAKE_CUDART_VIA_DRIVER=1", "FAKE_CUDA_LOG=1", NULL};
+static const char *const via_oom_env[] = {"FAKE_CUDART_VIA_DRIVER=1", "FAKE_CUDA_LOG=1",
+                                          "FAKE_CUDA_OOM_BYTES=100000", NULL};
+static const char *const via_snap_env[] = {"FAKE_CUDART_VIA_DRIVER=1", "FAKE_CUDA_LOG=1",
+                                           "CGPROBE_DEVICE_SNAPSHOTS=alloc", NULL};
+
+/* What the runtime asks cuGetProcAddress_v2 for, what it gets, whether the probe wraps that. */
+static const struct {
+	const char *ask, *got;
+	bool wrapped;
+} via_lookups[] = {
+    {"cuInit 13000 0", "cuInit", false},
+    {"cuDevicePrimaryCtxRetain 13000 0", "cuDevicePrimaryCtxRetain", false},
+    {"cuCtxSetCurrent 13000 0", "cuCtxSetCurrent", false},
+    {"cuMemAlloc 13000 0", "cuMemAlloc_v2", true},
+    {"cuMemFree 13000 0", "cuMemFree_v2", true},
+    {"cuMemAllocAsync 13000 0", "cuMemAllocAsync", true},
+    {"cuMemAllocAsync 13000 2", "cuMemAllocAsync_ptsz", true},
+    {"cuMemFreeAsync 13000 0", "cuMemFreeAsync", true},
+    {"cuMemFreeAsync 13000 2", "cuMemFreeAsync_ptsz", true},
+    {"cuMemGetInfo 13000 0", "cuMemGetInfo_v2", true},
+};
+
+static bool text_has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	for (const char *s = text; (s = strstr(s, line)); s++)
+		if ((s == text || s[-1] == '\n') && (s[n] == '\n' || !s[n]))
+			return true;
+	return false;
+}
+
+/*
+ * Both runs' runtime went through the driver: it looked its functions up
+ * with cuGetProcAddress_v2 (its log on stderr), and got the probe's wrappers
+ * with the probe, so the probe saw the driver calls (else nothing here
+ * would show that it records them once); and the memory of its cudaMalloc
+ * and cudaMallocAsync is the driver's (from 0x2N0000000000 on device N).
+ */
+static void assert_via_driver(const struct pair *p)
+{
+	for (int probe = 0; probe < 2; probe++) {
+		const struct run *r = probe ? p->r : p->ref;
+		for (size_t i = 0; i < sizeof(via_lookups) / sizeof(via_lookups[0]); i++) {
+			bool wrapped = probe && via_lookups[i].wrapped;
+			char *line = strf("fake-cudart13: driver %s -> %s in %s",
+			                  via_lookups[i].ask, via_lookups[i].got,
+			                  wrapped ? base_name(probe_path) : "libcuda.so.1");
+			ck_assert_msg(text_has_line(r->err_text, line),
+			              "probe=%d: no '%s' on stderr:\n%s", probe, line,
+			              clip(r->err_text, 3000));
+			free(line);
+		}
+	}
+	size_t n = 0;
+	struct pline l;
+	for (const char *c = p->r->out_text; next_pline(&c, &l);) {
+		char op[64], id[64], where[16];
+		unsigned long long bytes;
+		if (l.kind != 'A' ||
+		    sscanf(l.rest, "%63s %63s %llu %15s", op, id, &bytes, where) != 4 ||
+		    (strcmp(op, "cudaMalloc") && strncmp(op, "cudaMallocAsync", 15)))
+			continue;
+		int dev = cuda_ordinal(where);
+		ck_assert_msg(dev >= 0 && strtoull(id, NULL, 16) >> 40 == 0x20ull + (unsigned)dev,
+		              "not the driver's memory: A %s", l.rest);
+		n++;
+	}
+	/* Those that fit under FAKE_CUDA_OOM_BYTES=100000: cudaMalloc on each device, async. */
+	ck_assert_msg(n >= 3, "%zu runtime allocations through the driver", n);
+}
+
+/*
+ * cudaMalloc, cudaFree, cudaMallocAsync[_ptsz], cudaFreeAsync[_ptsz] and
+ * cudaMemGetInfo reach the driver's cuMemAlloc_v2 & co. through the probe's
+ * wrappers: each call is recorded once, under the runtime's name, the
+ * out-of-memory failures and memory queries once too (the exact sequence),
+ * and there are as many CUDA memory records as A and F lines.
+ */
+START_TEST(test_rt_via_driver_once)
+{
+	const char *prog = rt_gcc[_i % N_RT];
+	struct pair p;
+	pair_run(&p, prog, NULL, _i < N_RT ? via_env : via_oom_env, &rt_opts, false);
+	assert_via_driver(&p);
+	assert_seq_equal(&p.model, &p.have, prog);
+	size_t records = 0, lines = 0;
+	for (size_t i = 0; i < p.have.n; i++) {
+		const struct drec *d = &p.have.v[i];
+		if (d->kind == 'M')
+			continue;
+		ck_assert_msg(!strncmp(d->op, "cuda", 4), "%s: record %zu by %s", prog, i, d->op);
+		records++;
+	}
+	struct pline l;
+	for (const char *c = p.r->out_text; next_pline(&c, &l);)
+		lines += l.kind == 'A' || l.kind == 'F';
+	ck_assert_msg(records == lines, "%s: %zu CUDA memory records for %zu A/F lines", prog,
+	              records, lines);
+	/* The driver is loaded now: each device the runtime used is announced. */
+	assert_device_infos(p.t, p.r, &p.model, true);
+	pair_free(&p);
+}
+END_TEST
+
+/*
+ * With CGPROBE_DEVICE_SNAPSHOTS=alloc the thread has a driver context now:
+ * a checkpoint after each device change, the probe's own cudaMemGetInfo
+ * (through cuMemGetInfo_v2) recorded as that checkpoint only. The sections
+ * whose memory is all the driver's, so its count is the model's.
+ */
+START_TEST(test_rt_via_driver_snapshots)
+{
+	static const char *const args[] = {"null", "sync", "async", "info", "oom", "device1", NULL};
+	struct model_opts o = rt_opts;
+	o.snapshots = true;
+	struct pair p;
+	pair_run(&p, rt_gcc[_i], args, via_snap_env, &o, false);
+	assert_via_driver(&p);
+	assert_seq_equal(&p.model, &p.have, rt_gcc[_i]);
+	pair_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* The driver (drv-dlopen, drv-linked)                                 */
 /* ------------------------------------------------------------------ */
 
@@ -2077,6 +2273,8 @@ static int add_suites(SRunner **sr)
 {
 	static const char *const fakes[] = {"lib/libcudart.so.13", "lib/libcuda.so.1", NULL};
 	static const char *const gcc_rt[] = {"rt-shared-gcc", "rt-shared-gcc-ptsz", NULL};
+	static const char *const two_rt[] = {"rt-two-copies", "rt-two-copies-dlopen",
+	                                     "lib/libcudart.so.12", "lib/libuses12.so", NULL};
 	static const char *const gcc_drv[] = {"drv-dlopen", "drv-linked", NULL};
 	static const char *const rtld[] = {"rtld-next-lib.so", "rtld-next-prog", NULL};
 	static const char *const nvcc_rt[] = {"rt-shared", "rt-shared-ptsz", NULL};
@@ -2105,6 +2303,19 @@ static int add_suites(SRunner **sr)
 		groups++;
 	} else {
 		fprintf(stderr, "test-cuda: skipped: the C runtime programs are missing\n");
+	}
+	if (all_present(gcc_rt)) {
+		tc = tcase(s, "runtime through the driver");
+		tcase_add_loop_test(tc, test_rt_via_driver_once, 0, 2 * N_RT);
+		tcase_add_loop_test(tc, test_rt_via_driver_snapshots, 0, N_RT);
+		groups++;
+	}
+	if (all_present(two_rt)) {
+		tc = tcase(s, "two runtime copies");
+		tcase_add_loop_test(tc, test_two_runtime_copies, 0, 2);
+		groups++;
+	} else {
+		fprintf(stderr, "test-cuda: skipped: rt-two-copies, libcudart.so.12 missing\n");
 	}
 	if (all_present(nvcc_rt)) {
 		tc = tcase(s, "runtime (nvcc)");

@@ -10,11 +10,14 @@
 #   BUILD_DIR  the project's build directory (accepted for meson's sake; unused)
 #   OUT_DIR    where everything goes:
 #     lib/libcudart.so.13 (+ libcudart.so)  the fake runtime
+#     lib/libcudart.so.12                   a second copy of it (other addresses)
 #     lib/libcuda.so.1 (+ libcuda.so)       the fake driver
+#     lib/libuses12.so                      a library linked with libcudart.so.12
 #     drv-dlopen drv-linked                 driver programs (gcc)
 #     rt-shared-gcc rt-shared-gcc-ptsz      runtime programs (gcc, no kernel)
 #     rt-shared rt-shared-ptsz rt-static    runtime programs (nvcc)
 #     rtld-next-lib.so rtld-next-prog       the second interposer and its program
+#     rt-two-copies rt-two-copies-dlopen    libcudart.so.13 + libuses12.so (linked, dlopen'ed)
 #
 # Environment: CC (default cc), NVCC (default: nvcc on PATH, else
 # $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc; empty: skip nvcc),
@@ -60,6 +63,10 @@ run() {
 run $cc $cflags $lib_flags -Wl,-soname,libcudart.so.13 \
 	-Wl,--version-script="$src/fake-cudart.map" \
 	-o "$out/lib/libcudart.so.13" "$src/fake-cudart.c" "$src/fake-arena.c" -ldl -lpthread
+# The same source as a second runtime: its own soname, version node and addresses.
+run $cc $cflags $lib_flags -DFAKE_CUDART_MAJOR=12 -Wl,-soname,libcudart.so.12 \
+	-Wl,--version-script="$src/fake-cudart12.map" \
+	-o "$out/lib/libcudart.so.12" "$src/fake-cudart.c" "$src/fake-arena.c" -ldl -lpthread
 run $cc $cflags $lib_flags -Wl,-soname,libcuda.so.1 \
 	-Wl,--version-script="$src/fake-cuda.map" \
 	-o "$out/lib/libcuda.so.1" "$src/fake-cuda.c" "$src/fake-arena.c" -lpthread
@@ -84,6 +91,14 @@ run $cc $cflags -DCUDA_API_PER_THREAD_DEFAULT_STREAM -x c -o "$out/rt-shared-gcc
 run $cc $cflags -fPIC -fvisibility=hidden -shared -o "$out/rtld-next-lib.so" \
 	"$src/rtld-next-lib.c" -ldl
 run $cc $cflags -fno-builtin -o "$out/rtld-next-prog" "$src/rtld-next-prog.c"
+# Two runtime copies in one process: the program links .13, libuses12.so links .12
+# (ld warns that they "may conflict": that is the point).
+run $cc $cflags -fPIC -fvisibility=hidden -shared -Wl,-z,defs -Wl,-soname,libuses12.so \
+	-o "$out/lib/libuses12.so" "$src/uses12.c" -L"$out/lib" -l:libcudart.so.12
+run $cc $cflags -o "$out/rt-two-copies" "$src/rt-two-copies.c" \
+	-L"$out/lib" -Wl,-rpath-link,"$out/lib" -l:libcudart.so.13 -luses12
+run $cc $cflags -DUSES12_DLOPEN -o "$out/rt-two-copies-dlopen" "$src/rt-two-copies.c" \
+	-L"$out/lib" -l:libcudart.so.13 -ldl
 
 # Programs that need nvcc (no GPU: it only compiles).
 rm -f "$out/rt-shared" "$out/rt-shared-ptsz" "$out/rt-static"

@@ -13,10 +13,27 @@
  * current device (blocks rounded up to 256 bytes; managed memory counts).
  * The current device and the last error are per thread, as in the runtime.
  *
- * Self-contained: no call reaches the driver (libcuda.so.1) except
- * cudaGetDriverEntryPoint[ByVersion], which forwards to its
+ * Self-contained by default: no call reaches the driver (libcuda.so.1)
+ * except cudaGetDriverEntryPoint[ByVersion], which forwards to its
  * cuGetProcAddress_v2 like the real runtime does, so a probe records each
  * runtime allocation once, under the runtime's name.
+ *
+ * FAKE_CUDART_VIA_DRIVER=1 (read at each call): cudaMalloc, cudaFree,
+ * cudaMallocAsync[_ptsz], cudaFreeAsync[_ptsz] and cudaMemGetInfo go through
+ * the driver instead, found the way the real runtime finds it: dlopen
+ * "libcuda.so.1", dlsym "cuGetProcAddress_v2", then cuGetProcAddress_v2 of
+ * each function at RUNTIME_VERSION (flag 2 for the _ptsz ones); cuInit and
+ * the device's primary context made current on first use on a thread. Their
+ * memory is then the driver's (its addresses, its count); blocks of the
+ * runtime's own arenas are still freed there. With FAKE_CUDA_LOG=1 too, each
+ * function found is logged on stderr with the object that holds it:
+ * `fake-cudart13: driver cuMemAlloc 13000 0 -> cuMemAlloc_v2 in libcuda.so.1`.
+ *
+ * Built twice by build.sh: FAKE_CUDART_MAJOR=13 (the default) is
+ * libcudart.so.13, FAKE_CUDART_MAJOR=12 libcudart.so.12, a second copy for
+ * programs that load both (its version RUNTIME_VERSION 12000, its memory at
+ * other addresses: see the arenas below), so an address tells which copy
+ * served a call.
  *
  * FAKE_CUDA_OOM_BYTES=N: any allocation above N bytes fails with
  * cudaErrorMemoryAllocation and leaves the output untouched.
@@ -34,26 +51,47 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake-arena.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
+#ifndef FAKE_CUDART_MAJOR
+#define FAKE_CUDART_MAJOR 13
+#endif
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define COPY_NAME "fake-cudart" STR(FAKE_CUDART_MAJOR)
+
 #define N_DEVICES 2
 #define CAPACITY (16ull << 30)
-#define RUNTIME_VERSION 13000
+#define RUNTIME_VERSION (FAKE_CUDART_MAJOR * 1000)
+
+/*
+ * Where each copy's memory is: libcudart.so.13 device N at 0x3N0000000000
+ * and pinned memory at 0x320000000000; libcudart.so.12 the same from
+ * 0x330000000000 (devices 0x33..., 0x34..., pinned 0x35...).
+ */
+#if FAKE_CUDART_MAJOR == 13
+#define ARENA_BASE 0x300000000000ull
+#elif FAKE_CUDART_MAJOR == 12
+#define ARENA_BASE 0x330000000000ull
+#else
+#error "FAKE_CUDART_MAJOR: 12 or 13"
+#endif
 
 struct CUmemPoolHandle_st {
 	int dev;
 };
 
 static struct fake_arena dev_arena[N_DEVICES] = {
-    FAKE_ARENA_INIT("cudart-dev0", 0x300000000000ull, 32ull << 30, false, false),
-    FAKE_ARENA_INIT("cudart-dev1", 0x310000000000ull, 32ull << 30, false, false),
+    FAKE_ARENA_INIT(COPY_NAME "-dev0", ARENA_BASE, 32ull << 30, false, false),
+    FAKE_ARENA_INIT(COPY_NAME "-dev1", ARENA_BASE + 0x010000000000ull, 32ull << 30, false, false),
 };
 static struct fake_arena host_arena =
-    FAKE_ARENA_INIT("cudart-host", 0x320000000000ull, 16ull << 30, false, false);
+    FAKE_ARENA_INIT(COPY_NAME "-host", ARENA_BASE + 0x020000000000ull, 16ull << 30, false, false);
 
 static size_t used[N_DEVICES];
 static struct CUmemPoolHandle_st pools[N_DEVICES] = {{0}, {1}};
@@ -120,6 +158,133 @@ static cudaError_t device_free(void *ptr)
 }
 
 /* ------------------------------------------------------------------ */
+/* The driver, as the real runtime reaches it                         */
+/* ------------------------------------------------------------------ */
+
+typedef int (*get_proc_v2_fn)(const char *symbol, void **pfn, int cudaVersion,
+                              unsigned long long flags, int *symbolStatus);
+
+static get_proc_v2_fn driver_get_proc;
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+/* dlopen + dlsym, like the real runtime: a preloaded dlsym may hand out its own. */
+static void driver_open(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		driver_get_proc = (get_proc_v2_fn)dlsym(h, "cuGetProcAddress_v2");
+}
+
+/* FAKE_CUDART_VIA_DRIVER=1: the memory calls below go through these. */
+typedef unsigned long long drv_ptr;
+static struct {
+	int (*init)(unsigned int flags);
+	int (*retain)(void **ctx, int dev);
+	int (*set_current)(void *ctx);
+	int (*alloc)(drv_ptr *p, size_t bytes);
+	int (*free)(drv_ptr p);
+	int (*alloc_async)(drv_ptr *p, size_t bytes, void *stream);
+	int (*alloc_async_ptsz)(drv_ptr *p, size_t bytes, void *stream);
+	int (*free_async)(drv_ptr p, void *stream);
+	int (*free_async_ptsz)(drv_ptr p, void *stream);
+	int (*info)(size_t *free, size_t *total);
+} drv;
+/* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: the _ptsz variant. */
+#define DRV_PER_THREAD 2ull
+static bool drv_found;
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+static __thread int drv_context_device = -1;
+
+static bool via_driver(void)
+{
+	const char *s = getenv("FAKE_CUDART_VIA_DRIVER");
+	return s && !strcmp(s, "1");
+}
+
+static bool drv_find(const char *symbol, unsigned long long flags, void **out)
+{
+	int status = 0;
+	*out = NULL;
+	if (driver_get_proc(symbol, out, RUNTIME_VERSION, flags, &status) || !*out)
+		return false;
+	if (fake_log_enabled()) {
+		Dl_info info;
+		const char *sname = "?", *object = "?";
+		if (dladdr(*out, &info)) {
+			sname = info.dli_sname ? info.dli_sname : "?";
+			if (info.dli_fname) {
+				const char *slash = strrchr(info.dli_fname, '/');
+				object = slash ? slash + 1 : info.dli_fname;
+			}
+		}
+		fake_log(COPY_NAME ": driver %s %d %llu -> %s in %s", symbol, RUNTIME_VERSION,
+		         flags, sname, object);
+	}
+	return true;
+}
+
+static void drv_load(void)
+{
+	pthread_once(&driver_once, driver_open);
+	if (!driver_get_proc)
+		return;
+	drv_found = drv_find("cuInit", 0, (void **)&drv.init) &&
+	            drv_find("cuDevicePrimaryCtxRetain", 0, (void **)&drv.retain) &&
+	            drv_find("cuCtxSetCurrent", 0, (void **)&drv.set_current) &&
+	            drv_find("cuMemAlloc", 0, (void **)&drv.alloc) &&
+	            drv_find("cuMemFree", 0, (void **)&drv.free) &&
+	            drv_find("cuMemAllocAsync", 0, (void **)&drv.alloc_async) &&
+	            drv_find("cuMemAllocAsync", DRV_PER_THREAD,
+	                     (void **)&drv.alloc_async_ptsz) &&
+	            drv_find("cuMemFreeAsync", 0, (void **)&drv.free_async) &&
+	            drv_find("cuMemFreeAsync", DRV_PER_THREAD,
+	                     (void **)&drv.free_async_ptsz) &&
+	            drv_find("cuMemGetInfo", 0, (void **)&drv.info) && drv.init(0) == 0;
+}
+
+static cudaError_t drv_error(int rc)
+{
+	switch (rc) {
+	case 0:
+		return cudaSuccess;
+	case 1:
+		return ret(cudaErrorInvalidValue);
+	case 2:
+		return ret(cudaErrorMemoryAllocation);
+	case 101:
+		return ret(cudaErrorInvalidDevice);
+	default:
+		return ret(cudaErrorUnknown);
+	}
+}
+
+/* The driver found and this thread's current device's primary context current. */
+static cudaError_t drv_ready(int dev)
+{
+	pthread_once(&drv_once, drv_load);
+	if (!drv_found)
+		return ret(cudaErrorInsufficientDriver);
+	if (drv_context_device != dev) {
+		void *ctx = NULL;
+		int rc = drv.retain(&ctx, dev);
+		if (!rc)
+			rc = drv.set_current(ctx);
+		if (rc)
+			return drv_error(rc);
+		drv_context_device = dev;
+	}
+	return cudaSuccess;
+}
+
+static bool own_device_block(const void *p)
+{
+	for (int d = 0; d < N_DEVICES; d++)
+		if (fake_arena_contains(&dev_arena[d], (uintptr_t)p))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
 /* Memory                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -131,6 +296,15 @@ EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 		*devPtr = NULL;
 		return cudaSuccess;
 	}
+	if (via_driver()) {
+		cudaError_t e = drv_ready(current_device);
+		drv_ptr p;
+		if (!e)
+			e = drv_error(drv.alloc(&p, size));
+		if (!e)
+			*devPtr = (void *)(uintptr_t)p;
+		return e;
+	}
 	return device_alloc(current_device, size, devPtr);
 }
 
@@ -139,6 +313,10 @@ EXPORT cudaError_t cudaFree(void *devPtr)
 {
 	if (!devPtr)
 		return cudaSuccess;
+	if (via_driver() && !own_device_block(devPtr)) {
+		cudaError_t e = drv_ready(current_device);
+		return e ? e : drv_error(drv.free((drv_ptr)(uintptr_t)devPtr));
+	}
 	return device_free(devPtr);
 }
 
@@ -233,15 +411,44 @@ static cudaError_t async_alloc(void **devPtr, size_t size, int dev)
 	return device_alloc(dev, size, devPtr);
 }
 
+/* cudaMallocAsync[_ptsz] with FAKE_CUDART_VIA_DRIVER: cuMemAllocAsync[_ptsz]. */
+static cudaError_t drv_async_alloc(void **devPtr, size_t size, cudaStream_t hStream, bool ptsz)
+{
+	if (!devPtr)
+		return ret(cudaErrorInvalidValue);
+	if (!size) {
+		*devPtr = NULL;
+		return cudaSuccess;
+	}
+	cudaError_t e = drv_ready(current_device);
+	drv_ptr p;
+	if (!e)
+		e = drv_error((ptsz ? drv.alloc_async_ptsz : drv.alloc_async)(&p, size, hStream));
+	if (!e)
+		*devPtr = (void *)(uintptr_t)p;
+	return e;
+}
+
+static cudaError_t drv_async_free(void *devPtr, cudaStream_t hStream, bool ptsz)
+{
+	cudaError_t e = drv_ready(current_device);
+	if (e)
+		return e;
+	return drv_error((ptsz ? drv.free_async_ptsz : drv.free_async)((drv_ptr)(uintptr_t)devPtr,
+	                                                               hStream));
+}
+
 EXPORT cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
-	(void)hStream;
+	if (via_driver())
+		return drv_async_alloc(devPtr, size, hStream, false);
 	return async_alloc(devPtr, size, current_device);
 }
 
 EXPORT cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
-	(void)hStream;
+	if (via_driver())
+		return drv_async_alloc(devPtr, size, hStream, true);
 	return async_alloc(devPtr, size, current_device);
 }
 
@@ -268,17 +475,19 @@ EXPORT cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMem
 
 EXPORT cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
-	(void)hStream;
 	if (!devPtr)
 		return cudaSuccess;
+	if (via_driver() && !own_device_block(devPtr))
+		return drv_async_free(devPtr, hStream, false);
 	return device_free(devPtr);
 }
 
 EXPORT cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
-	(void)hStream;
 	if (!devPtr)
 		return cudaSuccess;
+	if (via_driver() && !own_device_block(devPtr))
+		return drv_async_free(devPtr, hStream, true);
 	return device_free(devPtr);
 }
 
@@ -292,8 +501,13 @@ EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int devic
 	return cudaSuccess;
 }
 
+/* With FAKE_CUDART_VIA_DRIVER, what the driver counts (cuMemGetInfo_v2). */
 EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 {
+	if (via_driver()) {
+		cudaError_t e = drv_ready(current_device);
+		return e ? e : drv_error(drv.info(free, total));
+	}
 	size_t u = __atomic_load_n(&used[current_device], __ATOMIC_RELAXED);
 	if (free)
 		*free = CAPACITY - u;
@@ -508,19 +722,6 @@ EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 /* ------------------------------------------------------------------ */
 /* Driver entry points: through the driver's cuGetProcAddress_v2      */
 /* ------------------------------------------------------------------ */
-
-typedef int (*get_proc_v2_fn)(const char *symbol, void **pfn, int cudaVersion,
-                              unsigned long long flags, int *symbolStatus);
-
-static get_proc_v2_fn driver_get_proc;
-static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
-
-static void driver_open(void)
-{
-	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		driver_get_proc = (get_proc_v2_fn)dlsym(h, "cuGetProcAddress_v2");
-}
 
 static cudaError_t entry_point(const char *symbol, void **funcPtr, unsigned int cudaVersion,
                                unsigned long long flags,

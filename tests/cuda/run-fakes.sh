@@ -100,11 +100,17 @@ check_common() {
 group_c() {
 	# The libraries: versioned like the real runtime, -Bsymbolic like the real driver.
 	if command -v nm >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1; then
-		checks=$((checks + 4))
+		checks=$((checks + 7))
 		nm -D --defined-only "$lib/libcudart.so.13" | grep -q ' T cudaMalloc@@libcudart.so.13$' ||
 			bad "libcudart.so.13: no cudaMalloc@@libcudart.so.13"
 		readelf -d "$lib/libcudart.so.13" | grep -q 'SONAME.*\[libcudart.so.13\]' ||
 			bad "libcudart.so.13: wrong SONAME"
+		nm -D --defined-only "$lib/libcudart.so.12" | grep -q ' T cudaMalloc@@libcudart.so.12$' ||
+			bad "libcudart.so.12: no cudaMalloc@@libcudart.so.12"
+		readelf -d "$lib/libcudart.so.12" | grep -q 'SONAME.*\[libcudart.so.12\]' ||
+			bad "libcudart.so.12: wrong SONAME"
+		nm -D --undefined-only "$lib/libuses12.so" | grep -q ' U cudaMalloc@libcudart.so.12$' ||
+			bad "libuses12.so: no cudaMalloc@libcudart.so.12 reference"
 		readelf -d "$lib/libcuda.so.1" | grep -Eq '\(FLAGS\).*SYMBOLIC' ||
 			bad "libcuda.so.1: not linked with -Bsymbolic"
 		if nm -D --defined-only "$lib/libcuda.so.1" | grep -q ' T fake_'; then
@@ -168,6 +174,43 @@ group_c() {
 	has rt-shared-gcc-ptsz '^A cudaMallocAsync_ptsz 0x[0-9a-f]+ 65536 cuda:0$'
 	has rt-shared-gcc-ptsz '^F cudaFreeAsync_ptsz 0x[0-9a-f]+ 65536 cuda:0$'
 	has rt-shared-gcc-ptsz '^A cudaMallocFromPoolAsync_ptsz 0x[0-9a-f]+ 131072 cuda:0$'
+
+	# The runtime through the driver: cuGetProcAddress_v2 lookups, the driver's memory.
+	for v in rt-shared-gcc rt-shared-gcc-ptsz; do
+		run $v-via-driver 0 env FAKE_CUDART_VIA_DRIVER=1 FAKE_CUDA_LOG=1 "$out/$v"
+		check_common $v-via-driver
+		has $v-via-driver '^A cudaMalloc 0x2000[0-9a-f]{8} 1000 cuda:0$'
+		has $v-via-driver '^A cudaMalloc 0x2000[0-9a-f]{8} 67108864 cuda:0$'
+		has $v-via-driver '^A cudaMallocPitch 0x3000[0-9a-f]{8} 10240 cuda:0 '
+		has $v-via-driver '^R cudaMemGetInfo dropped>=32MiB=yes$'
+		has $v-via-driver '^E cudaMalloc 1125899906842624 2 untouched$'
+		has $v-via-driver '^R cudaGetLastError 2 then 0$'
+		has $v-via-driver '^A cudaMalloc 0x2100[0-9a-f]{8} 4096 cuda:1$'
+		has_err $v-via-driver '^fake-cudart13: driver cuMemAlloc 13000 0 -> cuMemAlloc_v2 in libcuda\.so\.1$'
+		has_err $v-via-driver '^fake-cudart13: driver cuMemFreeAsync 13000 2 -> cuMemFreeAsync_ptsz in libcuda\.so\.1$'
+		has_err $v-via-driver '^fake-cudart13: driver cuMemGetInfo 13000 0 -> cuMemGetInfo_v2 in libcuda\.so\.1$'
+	done
+	has rt-shared-gcc-via-driver '^A cudaMallocAsync 0x2000[0-9a-f]{8} 65536 cuda:0$'
+	has rt-shared-gcc-ptsz-via-driver '^A cudaMallocAsync_ptsz 0x2000[0-9a-f]{8} 65536 cuda:0$'
+
+	# Two runtime copies in one process: each call in its caller's copy.
+	for v in rt-two-copies rt-two-copies-dlopen; do
+		run $v 0 "$out/$v"
+		check_common $v
+		has $v '^R main runtime 13000 device 0$'
+		has $v '^A cudaMalloc 0x3000[0-9a-f]{8} 4096 cuda:0$'
+		has $v '^R lib runtime 12000 device 1$'
+		has $v '^A cudaMalloc 0x3400[0-9a-f]{8} 8192 cuda:1$'
+		has $v '^A cudaMallocAsync 0x3400[0-9a-f]{8} 65536 cuda:1$'
+		has $v '^R lib used 8192$'
+		has $v '^R main device 0 used 4096$'
+		has $v '^R lib cudaFree\(foreign\) 1 then 1$'
+		has $v '^R main cudaFree\(foreign\) 1 then 1$'
+		lacks $v '^R lib .*in (unknown|libcudart\.so\.13)$'
+		lacks $v '^R main .*in (unknown|libcudart\.so\.12)$'
+	done
+	has rt-two-copies '^R libuses12.so linked$'
+	has rt-two-copies-dlopen "^R libuses12.so dlopen'ed$"
 
 	run rt-shared-gcc-oom 0 env FAKE_CUDA_OOM_BYTES=100000 "$out/rt-shared-gcc" sync host
 	check_common rt-shared-gcc-oom
