@@ -59,6 +59,20 @@ static void append_manifest(void)
 	close(fd);
 }
 
+/*
+ * The trace's descriptor moves far from the low numbers programs reuse: a
+ * program that closes descriptors it did not open and then opens its own
+ * file must not get ours and have trace lines written into it.
+ */
+static int move_high(int fd)
+{
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
 /* The meta record and s1 go out at once: even a process killed right away leaves them. */
 static int write_head(pid_t forked_from)
 {
@@ -89,6 +103,7 @@ void cg_session_start(pid_t forked_from)
 		atomic_store(&cg_state, CG_OFF);
 		return;
 	}
+	fd = move_high(fd);
 	r = cg_out_open(&out, fd, ends_with(path, ".zst"));
 	if (r == 0)
 		r = write_head(forked_from);

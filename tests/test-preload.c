@@ -1934,6 +1934,21 @@ START_TEST(test_errno_zero_at_main)
 }
 END_TEST
 
+/* A program that closes descriptors it did not open never gets the trace's into its files. */
+START_TEST(test_fd_reuse_keeps_program_files)
+{
+	const char *env[] = {"CGPROBE_FLUSH_MS=10", NULL};
+	const char *args[] = {"fd-reuse", NULL};
+	struct run *ref = run_prog(false, env, "exits", args);
+	struct run *r = run_prog(true, env, "exits", args);
+	assert_result(ref, "exits", "own-log 5 intact");
+	assert_same_status(ref, r);
+	assert_same_results(ref, r);
+	run_free(ref);
+	run_free(r);
+}
+END_TEST
+
 /* What the program sees of signal dispositions is what it would see without the probe. */
 START_TEST(test_signal_dispositions_unchanged)
 {
@@ -2396,6 +2411,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_exec_failure_continues_trace);
 	tcase_add_test(tc, test_signal_dispositions_unchanged);
 	tcase_add_test(tc, test_errno_zero_at_main);
+	tcase_add_test(tc, test_fd_reuse_keeps_program_files);
 
 	tc = tcase(s, "signal deaths");
 	tcase_add_loop_test_raise_signal(tc, test_death_segv, SIGSEGV, 0, 2);

@@ -7,9 +7,13 @@
  */
 #define PROG "exits"
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "prog.h"
 
@@ -87,6 +91,31 @@ static int run_exec(const char *variant, const char *hello)
 	return r;
 }
 
+/*
+ * A daemon's start: close every descriptor it did not open, open its own
+ * file, allocate while the probe's writer flushes, write its line. The
+ * file must hold that line alone.
+ */
+static int fd_reuse(void)
+{
+	for (int fd = 3; fd < 256; fd++)
+		close(fd);
+	/* In a folder of its own: the test reads every file of the working directory as a trace. */
+	mkdir("own", 0755);
+	int fd = open("own/own.log", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	for (int i = 0; i < 1000; i++)
+		free(malloc((size_t)i + 1));
+	struct timespec ts = {0, 100000000};
+	nanosleep(&ts, NULL);
+	if (write(fd, "mine\n", 5) != 5)
+		return 1;
+	char buf[64] = "";
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	say("R own-log %zd %s", n, n == 5 && memcmp(buf, "mine\n", 5) == 0 ? "intact" : "changed");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	/* C11 7.5: zero at program startup, whatever ran before main. */
@@ -159,6 +188,8 @@ int main(int argc, char **argv)
 		say("R errno-at-start %d", start_errno);
 		return 0;
 	}
+	if (!strcmp(mode, "fd-reuse"))
+		return fd_reuse();
 	if (!strcmp(mode, "wait")) {
 		/* Killed by the test; SIGALRM if the test is gone. */
 		alarm(60);
