@@ -74,8 +74,10 @@ __attribute__((constructor(101))) static void cg_init(void)
 	if (!cg_opt.follow)
 		stop_following();
 	pthread_atfork(cg_session_fork_prepare, cg_session_fork_parent, cg_session_fork_child);
-	cg_signals_install();
 	cg_session_start(0);
+	/* Without a trace there is nothing to flush: the program's signals stay as they were. */
+	if (cg_session_recording())
+		cg_signals_install();
 	cg_self.guard--;
 	errno = saved;
 }

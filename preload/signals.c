@@ -16,6 +16,7 @@ static const int fatal[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT
 
 /* Signals where our handler stands in for SIG_DFL. */
 static atomic_bool ours[NSIG];
+static atomic_bool installed; /* the probe took over SIG_DFL for this process */
 
 static void on_fatal(int sig, siginfo_t *si, void *ctx)
 {
@@ -61,6 +62,7 @@ void cg_signals_install(void)
 {
 	if (!cg_real.sigaction)
 		return;
+	atomic_store(&installed, true);
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
 		int sig = fatal[i];
 		struct sigaction old;
@@ -79,7 +81,7 @@ void cg_signals_install(void)
  */
 int cg_signals_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (sig <= 0 || sig >= NSIG || !is_fatal(sig) || !cg_session_recording())
+	if (sig <= 0 || sig >= NSIG || !is_fatal(sig) || !atomic_load(&installed))
 		return cg_real.sigaction(sig, act, old);
 	struct sigaction shown;
 	int r = cg_real.sigaction(sig, NULL, &shown);
