@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
+#include "test-child.h"
 
 extern char **environ;
 
@@ -84,30 +85,6 @@ static size_t count_lines(const char *text)
 	for (const char *p = text; *p; p++)
 		n += *p == '\n';
 	return n;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *strf(const char *fmt, ...)
-{
-	char *s = NULL;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	ck_assert_int_ge(n, 0);
-	return s;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -194,28 +171,6 @@ static bool inherited_var_dropped(const char *e)
 	return false;
 }
 
-/* Sets "KEY=VALUE", or removes KEY when the entry has no '='. */
-static void env_put(char **env, size_t *n, char *entry)
-{
-	const char *eq = strchr(entry, '=');
-	size_t klen = eq ? (size_t)(eq - entry) : strlen(entry);
-	for (size_t i = 0; i < *n; i++) {
-		if (!strncmp(env[i], entry, klen) && env[i][klen] == '=') {
-			if (eq) {
-				env[i] = entry;
-			} else {
-				env[i] = env[--*n];
-				env[*n] = NULL;
-			}
-			return;
-		}
-	}
-	if (eq) {
-		env[(*n)++] = entry;
-		env[*n] = NULL;
-	}
-}
-
 /*
  * The child's environment: the test's own without probe settings, the probe
  * preloaded when asked, traces into r->out, then the test's extra entries.
@@ -234,10 +189,7 @@ static char **make_env(const struct run *r, const char *const *extra, char **own
 	for (char **e = environ; *e; e++)
 		if (!inherited_var_dropped(*e))
 			env[n++] = *e;
-	const char *ubsan = getenv("UBSAN_OPTIONS");
-	owned[(*n_owned)++] = strf("UBSAN_OPTIONS=%s%shandle_segv=0:handle_sigbus=0:"
-				   "handle_sigfpe=0:handle_sigill=0:handle_abort=0",
-				   ubsan ? ubsan : "", ubsan && *ubsan ? ":" : "");
+	owned[(*n_owned)++] = child_ubsan_options();
 	env_put(env, &n, owned[*n_owned - 1]);
 	if (r->probe) {
 		owned[(*n_owned)++] = strf("LD_PRELOAD=%s", probe_path);
