@@ -25,4 +25,8 @@ size_t cg_fmt_u64(char out[CG_FMT_U64_MAX], uint64_t v);
  */
 size_t cg_fmt_f64(char out[CG_FMT_F64_MAX], double x);
 
+/* Writes v in lowercase hex without leading zeros ("0" for 0, no "0x"); returns the length. */
+#define CG_FMT_HEX_MAX 16
+size_t cg_fmt_hex(char out[CG_FMT_HEX_MAX], uint64_t v);
+
 #endif

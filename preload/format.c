@@ -98,7 +98,6 @@ static struct cg_sv device_name(char out[32], uint8_t device)
 
 static struct cg_sv hex_id(char out[32], uint64_t v, bool vmm)
 {
-	static const char digits[] = "0123456789abcdef";
 	size_t n = 0;
 	if (vmm) {
 		memcpy(out, "vmm:", 4);
@@ -106,12 +105,8 @@ static struct cg_sv hex_id(char out[32], uint64_t v, bool vmm)
 	}
 	out[n++] = '0';
 	out[n++] = 'x';
-	int len = v ? (64 - __builtin_clzll(v) + 3) / 4 : 1;
-	for (int i = len - 1; i >= 0; i--) {
-		out[n + (size_t)i] = digits[v & 15];
-		v >>= 4;
-	}
-	return (struct cg_sv){out, (uint32_t)(n + (size_t)len)};
+	n += cg_fmt_hex(out + n, v);
+	return (struct cg_sv){out, (uint32_t)n};
 }
 
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
