@@ -13,16 +13,8 @@
 #include "doc.h"
 #include "export.h"
 #include "memory_replay.h"
+#include "sat.h"
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
-static uint64_t sat_sub(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
 
 int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d)
 {
@@ -41,7 +33,7 @@ int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d)
 	for (size_t i = 0; i < d->devmem.len; i++) {
 		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
 		struct cg_replay_dev *dv = &r->dev[m->device];
-		uint64_t cap = sat_add(m->used_bytes, m->free_bytes);
+		uint64_t cap = cg_sat_add(m->used_bytes, m->free_bytes);
 		if (cap > dv->capacity)
 			dv->capacity = cap;
 		dv->has_capacity = true;
@@ -88,8 +80,8 @@ uint16_t cg_replay_step(struct cg_replay *r)
 
 	if (c->action == CGTRACE_ALLOC) {
 		r->realloc_live += r->live_of[m->tensor_id] != 0;
-		dv->live = sat_add(dv->live, m->bytes);
-		dv->by_cat[c->category] = sat_add(dv->by_cat[c->category], m->bytes);
+		dv->live = cg_sat_add(dv->live, m->bytes);
+		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], m->bytes);
 		r->live_of[m->tensor_id] = (uint32_t)idx + 1;
 		return c->device;
 	}
@@ -104,8 +96,8 @@ uint16_t cg_replay_step(struct cg_replay *r)
 	} else {
 		r->unknown_free++;
 	}
-	dv->live = sat_sub(dv->live, bytes);
-	dv->by_cat[cat] = sat_sub(dv->by_cat[cat], bytes);
+	dv->live = cg_sat_sub(dv->live, bytes);
+	dv->by_cat[cat] = cg_sat_sub(dv->by_cat[cat], bytes);
 	return c->device;
 }
 
@@ -221,7 +213,7 @@ int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report 
 		if (c->action == CGTRACE_ALLOC) {
 			dv->allocs++;
 			rep->alloc_count++;
-			rep->total_alloc_bytes = sat_add(rep->total_alloc_bytes, m->bytes);
+			rep->total_alloc_bytes = cg_sat_add(rep->total_alloc_bytes, m->bytes);
 		} else {
 			dv->frees++;
 			rep->free_count++;
@@ -289,7 +281,7 @@ CG_EXPORT int cgtrace_memory_timeline(const struct cgtrace_doc *d,
 			.device = cg_doc_str(d, cg_doc_device_str(d, dev)),
 			.live_bytes = dv->live,
 			.has_free = dv->has_capacity,
-			.free_bytes = sat_sub(dv->capacity, dv->live),
+			.free_bytes = cg_sat_sub(dv->capacity, dv->live),
 			.record = idx,
 		};
 		ret = fn(user, &p);

@@ -11,6 +11,7 @@
 #include "doc.h"
 #include "export.h"
 #include "memory_replay.h"
+#include "sat.h"
 
 enum { P_NONE = -1, P_DANGLING = -2 };
 
@@ -115,9 +116,7 @@ int cg_summary_from(const struct cgtrace_doc *d, const struct cgtrace_memory_rep
 	for (size_t i = 0; i < d->spans.len; i++) {
 		const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
 		if (s->measured)
-			out->total_ns = out->total_ns + s->duration_ns < out->total_ns
-						? UINT64_MAX
-						: out->total_ns + s->duration_ns;
+			out->total_ns = cg_sat_add(out->total_ns, s->duration_ns);
 		out->root_span_count += s->parent_id == CG_STR_NONE;
 	}
 	return max_depth(d, &out->max_depth);
