@@ -93,23 +93,45 @@ void *cg_drv_substitute(void *fn)
 	return atomic_load(&table[i].real) == fn ? table[i].wrapper : fn;
 }
 
-/* Driver queries the probe makes for itself, looked up once. */
-static void *query(const char *name)
+/* Driver queries the probe makes for itself: looked up once, not at every allocation. */
+enum query {
+	Q_CTX_GET_CURRENT,
+	Q_CTX_GET_DEVICE,
+	Q_DEVICE_GET,
+	Q_DEVICE_GET_UUID_V2,
+	Q_DEVICE_GET_UUID,
+	Q_DEVICE_GET_NAME,
+	Q_DEVICE_TOTAL_MEM_V2,
+	Q_COUNT
+};
+
+static void *query(enum query q)
 {
-	void *h = libcuda();
-	return h ? cg_real.dlsym(h, name) : NULL;
+	static const char *const names[Q_COUNT] = {
+		"cuCtxGetCurrent", "cuCtxGetDevice",  "cuDeviceGet",        "cuDeviceGetUuid_v2",
+		"cuDeviceGetUuid", "cuDeviceGetName", "cuDeviceTotalMem_v2",
+	};
+	static _Atomic(void *) found[Q_COUNT];
+	void *p = atomic_load_explicit(&found[q], memory_order_acquire);
+	if (!p) {
+		void *h = libcuda();
+		p = h ? cg_real.dlsym(h, names[q]) : NULL;
+		if (p)
+			atomic_store(&found[q], p);
+	}
+	return p;
 }
 
 bool cg_drv_has_context(void)
 {
-	CUresult (*get)(CUcontext *) = (CUresult(*)(CUcontext *))query("cuCtxGetCurrent");
+	CUresult (*get)(CUcontext *) = (CUresult(*)(CUcontext *))query(Q_CTX_GET_CURRENT);
 	CUcontext ctx = NULL;
 	return get && get(&ctx) == CUDA_SUCCESS && ctx != NULL;
 }
 
 int cg_drv_current_device(void)
 {
-	CUresult (*get)(CUdevice *) = (CUresult(*)(CUdevice *))query("cuCtxGetDevice");
+	CUresult (*get)(CUdevice *) = (CUresult(*)(CUdevice *))query(Q_CTX_GET_DEVICE);
 	CUdevice dev = -1;
 	if (!get || get(&dev) != CUDA_SUCCESS || dev < 0 || dev > 254)
 		return -1;
@@ -127,17 +149,17 @@ int cg_drv_mem_info(size_t *free_bytes, size_t *total_bytes)
 
 int cg_drv_identity(uint8_t ordinal, struct cg_cuda_identity *id)
 {
-	CUresult (*get)(CUdevice *, int) = (CUresult(*)(CUdevice *, int))query("cuDeviceGet");
+	CUresult (*get)(CUdevice *, int) = (CUresult(*)(CUdevice *, int))query(Q_DEVICE_GET);
 	CUresult (*uuid)(cg_cu_uuid *, CUdevice) =
-		(CUresult(*)(cg_cu_uuid *, CUdevice))query("cuDeviceGetUuid_v2");
+		(CUresult(*)(cg_cu_uuid *, CUdevice))query(Q_DEVICE_GET_UUID_V2);
 	CUresult (*name)(char *, int, CUdevice) =
-		(CUresult(*)(char *, int, CUdevice))query("cuDeviceGetName");
+		(CUresult(*)(char *, int, CUdevice))query(Q_DEVICE_GET_NAME);
 	CUresult (*total)(size_t *, CUdevice) =
-		(CUresult(*)(size_t *, CUdevice))query("cuDeviceTotalMem_v2");
+		(CUresult(*)(size_t *, CUdevice))query(Q_DEVICE_TOTAL_MEM_V2);
 	CUdevice dev;
 	cg_cu_uuid u;
 	if (!uuid)
-		uuid = (CUresult(*)(cg_cu_uuid *, CUdevice))query("cuDeviceGetUuid");
+		uuid = (CUresult(*)(cg_cu_uuid *, CUdevice))query(Q_DEVICE_GET_UUID);
 	memset(id, 0, sizeof(*id));
 	if (!get || !uuid || get(&dev, ordinal) != CUDA_SUCCESS || uuid(&u, dev) != CUDA_SUCCESS)
 		return -1;
