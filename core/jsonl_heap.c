@@ -3,22 +3,36 @@
 
 #include <string.h>
 
-#include "fmt_num.h"
+#include "fmt_int.h"
 
 #define PUT(w, lit) (memcpy((w), (lit), sizeof(lit) - 1), (w) + sizeof(lit) - 1)
 
-/* Short copies: a loop beats a call for the few bytes of a name or a number. */
-static char *put_n(char *w, const char *s, size_t n)
+/* Copies a piece of at most sizeof(piece) bytes with one fixed-size copy; advances by len. */
+#define PUT_PAD(w, piece, len) (memcpy((w), (piece), sizeof(piece)), (w) + (len))
+
+#define OP_HEAD "\",\"op_name\":\""
+#define OP_TAIL "\",\"device\":\"cpu\",\"bytes\":"
+
+bool cg_heap_op_init(struct cg_heap_op *op, const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		w[i] = s[i];
-	return w + n;
+	size_t n = strlen(name);
+	memset(op, 0, sizeof(*op));
+	if (n > CG_HEAP_OP_NAME_MAX)
+		return false;
+	_Static_assert(sizeof(OP_HEAD) - 1 + CG_HEAP_OP_NAME_MAX + sizeof(OP_TAIL) - 1 <=
+			       sizeof(op->text),
+		       "op text fits");
+	char *w = PUT(op->text, OP_HEAD);
+	memcpy(w, name, n);
+	w = PUT(w + n, OP_TAIL);
+	op->len = (uint8_t)(w - op->text);
+	return true;
 }
 
-/* `","category":"activation"}` and friends, with their lengths, made once. */
+/* `],"dtype":"u8","category":"activation"}` and friends, padded likewise. */
 static const struct tail {
-	const char *s;
-	size_t n;
+	char s[48];
+	uint8_t n;
 } tails[CGTRACE_CAT_COUNT] = {
 #define TAIL(c) {"],\"dtype\":\"u8\",\"category\":\"" c "\"}\n", sizeof("],\"dtype\":\"u8\",\"category\":\"" c "\"}\n") - 1}
 	[CGTRACE_CAT_PARAMETER] = TAIL("parameter"),
@@ -29,30 +43,42 @@ static const struct tail {
 #undef TAIL
 };
 
+/*
+ * Every length is known before anything is written, so each piece's
+ * place is a sum of constants and lengths, and the digit loops of the
+ * four numbers do not wait on one another.
+ */
 void cg_jsonl_format_heap(struct cg_buf *b, const struct cg_heap_rec *r)
 {
-	size_t op_len = r->op_len ? r->op_len : strlen(r->op_name);
-	char *w = cg_buf_reserve(b, CG_HEAP_LINE_MAX + op_len);
+	char *w = b->cap - b->len >= CG_HEAP_LINE_MAX ? b->p + b->len
+						      : cg_buf_reserve(b, CG_HEAP_LINE_MAX);
 	if (!w)
 		return;
 	char *start = w;
+	unsigned ts_len = cg_dec_len(r->timestamp_ns);
+	unsigned id_len = cg_hex_len(r->addr);
+	unsigned span_len = cg_dec_len(r->span);
+	unsigned bytes_len = cg_dec_len(r->bytes);
 	w = PUT(w, "{\"kind\":\"memory\",\"timestamp_ns\":");
-	w += cg_fmt_u64(w, r->timestamp_ns);
-	w = PUT(w, ",\"tensor_id\":\"0x");
-	w += cg_fmt_hex(w, r->addr);
-	w = PUT(w, "\",\"span_id\":\"s");
-	w += cg_fmt_u64(w, r->span);
-	w = PUT(w, "\",\"op_name\":\"");
-	w = put_n(w, r->op_name, op_len);
-	w = PUT(w, "\",\"device\":\"cpu\",\"bytes\":");
+	cg_put_digits(w + ts_len, r->timestamp_ns);
+	w = PUT(w + ts_len, ",\"tensor_id\":\"0x");
+	cg_put_hex(w, r->addr, id_len);
+	w = PUT(w + id_len, "\",\"span_id\":\"s");
+	cg_put_digits(w + span_len, r->span);
+	w = PUT_PAD(w + span_len, r->op->text, r->op->len);
 	char *bytes = w;
-	w += cg_fmt_u64(w, r->bytes);
-	size_t bytes_len = (size_t)(w - bytes);
+	cg_put_digits(w + bytes_len, r->bytes);
+	w += bytes_len;
 	w = r->action == CGTRACE_ALLOC ? PUT(w, ",\"action\":\"alloc\",\"shape\":[")
 				       : PUT(w, ",\"action\":\"free\",\"shape\":[");
-	w = put_n(w, bytes, bytes_len);
+	/*
+	 * The digits again, with one 24-byte copy: it reads past them into
+	 * the action text just written, which is 26 bytes or more.
+	 */
+	char digits[24];
+	memcpy(digits, bytes, sizeof(digits));
+	w = PUT_PAD(w, digits, bytes_len);
 	const struct tail *t = &tails[r->category < CGTRACE_CAT_COUNT ? r->category : CGTRACE_CAT_OTHER];
-	memcpy(w, t->s, t->n);
-	w += t->n;
+	w = PUT_PAD(w, t->s, t->n);
 	b->len += (size_t)(w - start);
 }

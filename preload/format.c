@@ -28,18 +28,22 @@ static struct cg_sv span_id(char out[24], uint64_t id)
 	return (struct cg_sv){out, (uint32_t)(1 + cg_fmt_u64(out + 1, id))};
 }
 
+/* The op-dependent middle of each heap line, made once. */
+static const struct cg_heap_op *heap_op(uint8_t op)
+{
+	static struct cg_heap_op ops[CG_OP_COUNT];
+	if (!ops[op].len)
+		cg_heap_op_init(&ops[op], cg_op_names[op]);
+	return &ops[op];
+}
+
 static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t ts)
 {
-	static uint8_t op_len[CG_OP_COUNT];
-	uint8_t op = e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC;
-	if (!op_len[op])
-		op_len[op] = (uint8_t)strlen(cg_op_names[op]);
 	struct cg_heap_rec r = {
-		.op_len = op_len[op],
 		.timestamp_ns = ts,
 		.addr = e->addr,
 		.span = e->span,
-		.op_name = cg_op_names[op],
+		.op = heap_op(e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC),
 		.bytes = e->size,
 		.action = e->kind == CG_EV_ALLOC ? CGTRACE_ALLOC : CGTRACE_FREE,
 		.category = (enum cgtrace_category)e->category,

@@ -61,14 +61,71 @@ static size_t fmt(char out[40], double x)
 
 /* ------------------------------------------------------------------ */
 
-static void check_u64(uint64_t v)
+/* Nothing may land past the room a formatter documents. */
+#define GUARD "\xa5\xa5\xa5\xa5"
+
+/* format(v) must give want and stay within its room. */
+static void check_int(size_t (*format)(char *, uint64_t), size_t room, uint64_t v, const char *want)
 {
-	char out[CG_FMT_U64_MAX + 1], want[32];
-	size_t n = cg_fmt_u64(out, v);
+	char out[32];
+	memcpy(out + room, GUARD, 4);
+	size_t n = format(out, v);
+	EXPECT(memcmp(out + room, GUARD, 4) == 0, "%s: wrote past the room", want);
 	out[n] = '\0';
-	snprintf(want, sizeof(want), "%" PRIu64, v);
 	EXPECT(strcmp(out, want) == 0, "got %s want %s", out, want);
 }
+
+static void check_u64(uint64_t v)
+{
+	char want[32];
+	snprintf(want, sizeof(want), "%" PRIu64, v);
+	check_int(cg_fmt_u64, CG_FMT_U64_MAX, v, want);
+}
+
+static void check_hex(uint64_t v)
+{
+	char want[32];
+	snprintf(want, sizeof(want), "%" PRIx64, v);
+	check_int(cg_fmt_hex, CG_FMT_HEX_MAX, v, want);
+}
+
+START_TEST(hex_edges)
+{
+	check_hex(0);
+	check_hex(UINT64_MAX);
+	for (int i = 0; i < 64; i++) {
+		check_hex(1ull << i);
+		check_hex((1ull << i) - 1);
+		check_hex(0xa5a5a5a5a5a5a5a5ull >> i);
+		check_hex(0x0123456789abcdefull >> i);
+	}
+	/* Every byte value in every position: catches a wrong digit or letter offset. */
+	for (uint64_t b = 0; b < 256; b++)
+		for (int i = 0; i < 64; i += 8)
+			check_hex(b << i);
+}
+END_TEST
+
+START_TEST(hex_random)
+{
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t v = rng();
+		check_hex(v >> (v & 63));
+	}
+}
+END_TEST
+
+/* Dense runs: every length below 10^7, and across 10^8 and 2^32 where the digit loops change. */
+START_TEST(u64_dense)
+{
+	for (uint64_t v = 0; v < 10000000; v += 1 + (v >> 20))
+		check_u64(v);
+	for (uint64_t v = 99000000; v < 100001000; v++)
+		check_u64(v);
+	for (uint64_t v = UINT32_MAX - 1000; v < UINT32_MAX + 1000ull; v++)
+		check_u64(v);
+}
+END_TEST
 
 START_TEST(u64_edges)
 {
@@ -374,6 +431,9 @@ static Suite *fmt_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, u64_edges);
 	tcase_add_test(tc, u64_random);
+	tcase_add_test(tc, u64_dense);
+	tcase_add_test(tc, hex_edges);
+	tcase_add_test(tc, hex_random);
 	tcase_add_test(tc, f64_golden);
 	tcase_add_test(tc, f64_random_bits);
 	tcase_add_test(tc, f64_every_exponent);

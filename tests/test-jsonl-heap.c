@@ -29,7 +29,7 @@ static uint64_t any_u64(void)
 	}
 }
 
-static void expect_same(const struct cg_heap_rec *h)
+static void expect_same(const struct cg_heap_rec *h, const char *op_name)
 {
 	struct cg_buf a = {0}, b = {0};
 	cg_jsonl_format_heap(&a, h);
@@ -44,7 +44,7 @@ static void expect_same(const struct cg_heap_rec *h)
 		.timestamp_ns = h->timestamp_ns,
 		.tensor_id = cg_sv_c(id),
 		.span_id = cg_sv_c(span),
-		.op_name = cg_sv_c(h->op_name),
+		.op_name = cg_sv_c(op_name),
 		.device = CG_SV_LIT("cpu"),
 		.bytes = h->bytes,
 		.action = h->action,
@@ -63,18 +63,23 @@ static void expect_same(const struct cg_heap_rec *h)
 
 START_TEST(heap_line_equals_general_formatter)
 {
-	static const char *const ops[] = {"malloc", "free", "posix_memalign", "cudaMallocAsync_ptsz"};
+	static const char *const names[] = {"malloc", "free", "posix_memalign", "cudaMallocAsync_ptsz",
+					    "op_name_of_24_bytes_long"};
+	struct cg_heap_op ops[5];
+	for (int i = 0; i < 5; i++)
+		ck_assert(cg_heap_op_init(&ops[i], names[i]));
 	for (int i = 0; i < 200000; i++) {
+		int k = (int)(next() % 5);
 		struct cg_heap_rec h = {
 			.timestamp_ns = any_u64(),
 			.addr = any_u64(),
 			.span = any_u64() >> (next() % 64),
-			.op_name = ops[next() % 4],
+			.op = &ops[k],
 			.bytes = any_u64(),
 			.action = next() % 2 ? CGTRACE_ALLOC : CGTRACE_FREE,
 			.category = (enum cgtrace_category)(next() % CGTRACE_CAT_COUNT),
 		};
-		expect_same(&h);
+		expect_same(&h, names[k]);
 	}
 }
 END_TEST
@@ -82,7 +87,11 @@ END_TEST
 START_TEST(heap_line_known_text)
 {
 	struct cg_buf a = {0};
-	struct cg_heap_rec h = {1200, 0x7f00deadbeef, 3, "calloc", 0, 64, CGTRACE_ALLOC,
+	struct cg_heap_op op;
+	ck_assert(cg_heap_op_init(&op, "calloc"));
+	ck_assert(!cg_heap_op_init(&op, "op_name_of_25_bytes_long_"));
+	ck_assert(cg_heap_op_init(&op, "calloc"));
+	struct cg_heap_rec h = {1200, 0x7f00deadbeef, 3, &op, 64, CGTRACE_ALLOC,
 				CGTRACE_CAT_ACTIVATION};
 	cg_jsonl_format_heap(&a, &h);
 	const char *want = "{\"kind\":\"memory\",\"timestamp_ns\":1200,\"tensor_id\":\"0x7f00deadbeef\","
