@@ -205,6 +205,9 @@ static void drain(bool all)
 		do {
 			process(best->r, &best->r->ev[best->pos % CG_RING_EVENTS]);
 			best->pos++;
+			/* Room as it is made: a producer waiting on a full ring need not wait out the round. */
+			if (best->pos % 512 == 0)
+				atomic_store_explicit(&best->r->tail, best->pos, memory_order_release);
 		} while (best->pos != best->end &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= limit &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts < safe);
