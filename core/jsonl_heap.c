@@ -66,18 +66,16 @@ void cg_jsonl_format_heap(struct cg_buf *b, const struct cg_heap_rec *r)
 	w = PUT(w + id_len, "\",\"span_id\":\"s");
 	cg_put_digits(w + span_len, r->span);
 	w = PUT_PAD(w + span_len, r->op->text, r->op->len);
-	char *bytes = w;
 	cg_put_digits(w + bytes_len, r->bytes);
 	w += bytes_len;
 	w = r->action == CGTRACE_ALLOC ? PUT(w, ",\"action\":\"alloc\",\"shape\":[")
 				       : PUT(w, ",\"action\":\"free\",\"shape\":[");
 	/*
-	 * The digits again, with one 24-byte copy: it reads past them into
-	 * the action text just written, which is 26 bytes or more.
+	 * The digits again, made again: reading back the bytes just stored
+	 * piecewise would stall on store forwarding.
 	 */
-	char digits[24];
-	memcpy(digits, bytes, sizeof(digits));
-	w = PUT_PAD(w, digits, bytes_len);
+	cg_put_digits(w + bytes_len, r->bytes);
+	w += bytes_len;
 	const struct tail *t = &tails[r->category < CGTRACE_CAT_COUNT ? r->category : CGTRACE_CAT_OTHER];
 	w = PUT_PAD(w, t->s, t->n);
 	b->len += (size_t)(w - start);
