@@ -8,6 +8,9 @@
 # the page cache is synced before each run. Allocations are made DEPTH
 # calls down (default 16, as in real programs; heaptrack's unwinding cost
 # grows with it, the probe's does not): run with DEPTH 1 for the floor.
+# Then bench/live-bench (2 million small blocks live at once, freed in
+# random order) natively, under the probe and under heaptrack: the case
+# that stresses a table of live allocations.
 #   probe-bench.sh [BUILD_DIR] [OPS_PER_THREAD] [RUNS] [DEPTH]
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,8 +20,9 @@ ops=${2:-2000000}
 runs=${3:-5}
 depth=${4:-16}
 bench=$build/bench/alloc-bench
+live_bench=$build/bench/live-bench
 probe=$build/preload/libcgprobe.so
-for f in "$bench" "$probe"; do
+for f in "$bench" "$live_bench" "$probe"; do
   [ -e "$f" ] || { echo "probe-bench: $f is missing; build first (ninja -C $build)" >&2; exit 1; }
 done
 tmp=$(mktemp -d)
@@ -26,7 +30,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 have_heaptrack=1
 command -v heaptrack >/dev/null 2>&1 || have_heaptrack=0
 
-# best_of MODE THREADS: prints "wall user sys rss" of the run with the least wall time.
+# best_of MODE LABEL: runs $workload; prints "wall user sys rss" of the run with the least wall time.
 best_of() {
   mode=$1 threads=$2 best=""
   i=0
@@ -35,14 +39,15 @@ best_of() {
     rm -rf "$tmp/run" && mkdir "$tmp/run"
     sync
     start=$(date +%s%N)
+    # shellcheck disable=SC2086 # $workload is a command line, split on purpose
     case $mode in
-      native) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" "$bench" "$threads" "$ops" "$depth" >/dev/null ;;
+      native) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" $workload >/dev/null ;;
       devnull) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" env CGPROBE_OUTPUT=/dev/null \
-                 LD_PRELOAD="$probe" "$bench" "$threads" "$ops" "$depth" >/dev/null ;;
+                 LD_PRELOAD="$probe" $workload >/dev/null ;;
       probe) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" env CGPROBE_OUTPUT="$tmp/run/trace.jsonl" \
-               LD_PRELOAD="$probe" "$bench" "$threads" "$ops" "$depth" >/dev/null ;;
+               LD_PRELOAD="$probe" $workload >/dev/null ;;
       heaptrack) /usr/bin/time -f '%e %U %S %M' -o "$tmp/t" \
-                   heaptrack -o "$tmp/run/ht" "$bench" "$threads" "$ops" "$depth" >/dev/null 2>&1 ;;
+                   heaptrack -o "$tmp/run/ht" $workload >/dev/null 2>&1 ;;
     esac
     # GNU time's wall clock has 10 ms steps; take it from date's nanoseconds.
     line=$(tail -n 1 "$tmp/t" | awk -v w="$(( $(date +%s%N) - start ))" '{ $1 = sprintf("%.3f", w / 1e9); print }')
@@ -58,6 +63,7 @@ echo "alloc-bench: $ops malloc/free/realloc per thread, $depth frames deep, best
 printf '%-28s %8s %8s %8s %10s %9s\n' "run" "wall s" "user s" "sys s" "cpu ns/op" "RSS MiB"
 for threads in 1 2; do
   total=$((threads * ops))
+  workload="$bench $threads $ops $depth"
   for mode in native probe devnull heaptrack; do
     [ "$mode" = heaptrack ] && [ "$have_heaptrack" = 0 ] && continue
     # shellcheck disable=SC2046 # four numbers, split on purpose
@@ -95,4 +101,25 @@ awk -v pn="$wall_native_2" -v pp="$wall_probe_2" -v ph="${wall_heaptrack_2:-0}" 
   printf "without the file system (/dev/null): adds %.3f s on 2 threads (ratio %.2f); CPU per op %.0f / %.0f ns (ratio %.2f)\n",
     pd - pn, dratio, d1 / ops * 1e9, d2 / (2 * ops) * 1e9, (d2 / 2) / d1
   printf "peak RSS overhead (2 threads): %.1f MiB\n", (rp - rn) / 1024
+}'
+
+# Many blocks live at once: no target in the issue, shown for what it costs.
+live_n=${LIVE_N:-2000000}
+workload="$live_bench $live_n"
+echo
+echo "live-bench: $live_n small blocks live at once, freed in random order, best of $runs"
+printf '%-28s %8s %8s %8s %10s %9s\n' "run" "wall s" "user s" "sys s" "cpu ns/op" "RSS MiB"
+for mode in native probe heaptrack; do
+  [ "$mode" = heaptrack ] && [ "$have_heaptrack" = 0 ] && continue
+  # shellcheck disable=SC2046 # four numbers, split on purpose
+  set -- $(best_of "$mode" live)
+  eval "wall_${mode}_live=$1"
+  printf '%-28s %8s %8s %8s %10.0f %9.1f\n' "$mode" "$1" "$2" "$3" \
+    "$(echo "$2 $3 $live_n" | awk '{print ($1 + $2) * 1e9 / (2 * $3)}')" "$(echo "$4" | awk '{print $1 / 1024}')"
+done
+# shellcheck disable=SC2154 # set through eval above
+awk -v pn="$wall_native_live" -v pp="$wall_probe_live" -v ph="${wall_heaptrack_live:-0}" 'BEGIN {
+  added = pp - pn; hadded = ph - pn
+  ratio = hadded > 0 ? added / hadded : 0
+  printf "live blocks: probe adds %.3f s, heaptrack adds %.3f s: ratio %.2f\n", added, hadded, ratio
 }'

@@ -3,9 +3,10 @@
  * Recorded allocations that are still live: address -> requested bytes and
  * category, so a free can carry the size of the allocation it ends. Only
  * the writer thread touches it (events reach it in time order), so there
- * is no lock anywhere a hook could find held. One open-addressing table in
- * mapped memory, at most half full: at most 32 bytes per live recorded
- * allocation (64 while it doubles).
+ * is no lock anywhere a hook could find held. One open-addressing table of
+ * 16-byte entries in mapped memory, 64 KiB at first, then between a quarter
+ * and half full: 32 to 64 bytes per live recorded allocation, 96 while it
+ * doubles (old and new tables both mapped).
  */
 #ifndef CG_LIVE_H
 #define CG_LIVE_H
@@ -23,6 +24,8 @@ struct cg_live {
 bool cg_live_insert(uint64_t key, const struct cg_live *v);
 /* Removes key; true with what was recorded for it. */
 bool cg_live_remove(uint64_t key, struct cg_live *v);
+/* Starts loading key's slot into the cache, ahead of an insert or remove. */
+void cg_live_prefetch(uint64_t key);
 /* A new session (fork child) starts with nothing live. */
 void cg_live_clear(void);
 

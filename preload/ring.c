@@ -2,6 +2,7 @@
 #include "ring.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -48,9 +49,45 @@ struct cg_ring *cg_ring_claim(void)
 	return r;
 }
 
+static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+/*
+ * Waits for the writer to free room: yields first (it usually frees some
+ * within microseconds, and a sleep and wake-up cost more than that on a
+ * virtual machine), then a futex sleep that cg_ring_release ends. waiting and tail are
+ * written and read in opposite orders, sequentially consistent, so either
+ * the writer sees the flag or the owner sees the new tail. The timeout
+ * re-checks keep_waiting() in case the writer is gone.
+ */
+static void wait_for_room(struct cg_ring *r, uint64_t h, unsigned spins)
+{
+	if (spins < 64) {
+		sched_yield();
+		return;
+	}
+	atomic_store(&r->waiting, 1);
+	if (h - atomic_load(&r->tail) >= CG_RING_EVENTS) {
+		struct timespec ts = {0, 2000000};
+		futex(&r->waiting, FUTEX_WAIT_PRIVATE, 1, &ts);
+	}
+	atomic_store_explicit(&r->waiting, 0, memory_order_relaxed);
+}
+
+void cg_ring_release(struct cg_ring *r, uint64_t pos)
+{
+	atomic_store(&r->tail, pos);
+	if (atomic_load(&r->waiting)) {
+		atomic_store_explicit(&r->waiting, 0, memory_order_relaxed);
+		futex(&r->waiting, FUTEX_WAKE_PRIVATE, 1, NULL);
+	}
+}
+
 bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void))
 {
-	/* Syscalls below (futex, nanosleep) must not leave errno changed for the program. */
+	/* Syscalls below (futex, sched_yield) must not leave errno changed for the program. */
 	int saved = errno;
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t t = r->tail_seen;
@@ -64,12 +101,7 @@ bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, bool (*keep_
 			return false;
 		}
 		cg_writer_wake();
-		if (++spins < 64) {
-			sched_yield();
-		} else {
-			struct timespec ts = {0, 50000};
-			nanosleep(&ts, NULL);
-		}
+		wait_for_room(r, h, spins++);
 		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	}
 	r->ev[h % CG_RING_EVENTS] = *e;
@@ -86,6 +118,7 @@ void cg_rings_reset_after_fork(struct cg_ring *keep)
 	pid_t tid = self_tid();
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
 		atomic_store(&r->tail, atomic_load(&r->head));
+		atomic_store(&r->waiting, 0);
 		r->tail_seen = atomic_load(&r->head);
 		atomic_store(&r->state, r == keep ? CG_RING_OWNED : CG_RING_FREE);
 		if (r == keep)

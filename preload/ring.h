@@ -23,6 +23,7 @@ struct cg_ring {
 	_Alignas(64) atomic_uint_fast64_t head;
 	uint64_t tail_seen; /* owner only: the last tail read, so most pushes read no shared line */
 	_Alignas(64) atomic_uint_fast64_t tail;
+	atomic_int waiting; /* futex word: the owner sleeps on a full ring until the writer frees room */
 	atomic_int state;
 	pid_t tid;
 	uint64_t last_ns; /* writer only: keeps the thread's stamps strictly increasing */
@@ -56,6 +57,8 @@ static inline bool cg_ring_push(struct cg_ring *r, const struct cg_event *e,
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	return true;
 }
+/* Writer side: events before pos are consumed; wakes the owner if it waits for room. */
+void cg_ring_release(struct cg_ring *r, uint64_t pos);
 /* After fork, in the child: every ring is emptied and freed but the caller's. */
 void cg_rings_reset_after_fork(struct cg_ring *keep);
 /* Releases rings of threads that have exited; call after draining them. */

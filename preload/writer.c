@@ -91,6 +91,9 @@ static struct cursor cursors[MAX_RINGS];
 
 #define VMM_KEY (1ull << 63)
 
+/* How many events ahead the table slot of an event is fetched. */
+#define LOOKAHEAD 8
+
 static uint64_t live_key(const struct cg_event *e)
 {
 	return (e->kind & CG_EV_VMM) ? e->addr | VMM_KEY : e->addr;
@@ -203,17 +206,24 @@ static void drain(bool all)
 			break;
 		uint64_t limit = next_ts < safe ? next_ts : safe;
 		do {
+			/*
+			 * With many allocations live, the table is far larger than
+			 * the cache and each lookup a miss: start them early, so
+			 * several are in flight at once.
+			 */
+			if (best->end - best->pos > LOOKAHEAD)
+				cg_live_prefetch(live_key(&best->r->ev[(best->pos + LOOKAHEAD) % CG_RING_EVENTS]));
 			process(best->r, &best->r->ev[best->pos % CG_RING_EVENTS]);
 			best->pos++;
 			/* Room as it is made: a producer waiting on a full ring need not wait out the round. */
 			if (best->pos % 512 == 0)
-				atomic_store_explicit(&best->r->tail, best->pos, memory_order_release);
+				cg_ring_release(best->r, best->pos);
 		} while (best->pos != best->end &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= limit &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts < safe);
 	}
 	for (size_t i = 0; i < n; i++)
-		atomic_store_explicit(&cursors[i].r->tail, cursors[i].pos, memory_order_release);
+		cg_ring_release(cursors[i].r, cursors[i].pos);
 }
 
 static void close_root(void)

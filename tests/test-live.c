@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probe's table of live allocations (preload/live.c), on its own:
+ * every address pattern a program produces must come back with what was
+ * recorded for it, however the keys crowd the table's blocks.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "live.h"
+
+#define VMM_KEY (1ull << 63)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static struct cg_live value_for(uint64_t i)
+{
+	return (struct cg_live){.size = (i * 2654435761u) & ((1ull << 52) - 1),
+				.category = (uint8_t)(i % 5),
+				.device = (uint8_t)(i % 7 == 0 ? 255 : i % 3)};
+}
+
+/* Inserts keys[0..n), removes them in shuffled order, checking each value. */
+static void round_trip(uint64_t *keys, size_t n)
+{
+	cg_live_clear();
+	for (size_t i = 0; i < n; i++) {
+		struct cg_live v = value_for(i);
+		ck_assert(cg_live_insert(keys[i], &v));
+	}
+	size_t *order = malloc(n * sizeof(*order));
+	ck_assert_ptr_nonnull(order);
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = rng() % (i + 1), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t i = order[k];
+		struct cg_live want = value_for(i), got;
+		ck_assert_msg(cg_live_remove(keys[i], &got), "key %#llx lost",
+			      (unsigned long long)keys[i]);
+		ck_assert_uint_eq(got.size, want.size);
+		ck_assert_uint_eq(got.category, want.category);
+		ck_assert_uint_eq(got.device, want.device);
+		/* Gone once removed; the entries it shifted are found in later rounds. */
+		ck_assert(!cg_live_remove(keys[i], &got));
+	}
+	free(order);
+}
+
+/* n keys: base + i * stride. */
+static void strided(uint64_t base, uint64_t stride, size_t n)
+{
+	uint64_t *keys = malloc(n * sizeof(*keys));
+	ck_assert_ptr_nonnull(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = base + i * stride;
+	round_trip(keys, n);
+	free(keys);
+}
+
+START_TEST(small_blocks_side_by_side)
+{
+	strided(0x555555560010ull, 16, 100000);
+	strided(0x555555560010ull, 48, 100000);
+}
+END_TEST
+
+/* Same offset in every page: page-aligned blocks, large mmap()ed ones at +16. */
+START_TEST(same_offset_in_many_pages)
+{
+	strided(0x7f0000000000ull, 4096, 100000);
+	strided(0x7f0000000010ull, 135168, 100000);
+	strided(0x7f0000000000ull, 1ull << 20, 50000);
+}
+END_TEST
+
+START_TEST(random_addresses)
+{
+	size_t n = 200000;
+	uint64_t *keys = malloc(n * sizeof(*keys));
+	ck_assert_ptr_nonnull(keys);
+	for (size_t i = 0; i < n; i++) {
+		/* Distinct: a random high part above a unique low part. */
+		keys[i] = ((rng() & 0x7fffff) << 24 | i << 4) + 0x10000000000ull;
+	}
+	round_trip(keys, n);
+	free(keys);
+}
+END_TEST
+
+/* cuMemCreate handles share the table with addresses, marked by the top bit. */
+START_TEST(vmm_handles_beside_addresses)
+{
+	uint64_t keys[2000];
+	for (size_t i = 0; i < 1000; i++) {
+		keys[2 * i] = (i + 1) | VMM_KEY;
+		keys[2 * i + 1] = i + 1;
+	}
+	round_trip(keys, 2000);
+}
+END_TEST
+
+START_TEST(reinsert_and_unknown)
+{
+	struct cg_live got;
+	cg_live_clear();
+	ck_assert(!cg_live_remove(0x1000, &got));
+	ck_assert(cg_live_insert(0x1000, &(struct cg_live){10, 1, 0}));
+	/* A free never seen: the second insert replaces the first. */
+	ck_assert(cg_live_insert(0x1000, &(struct cg_live){20, 2, 3}));
+	ck_assert(cg_live_remove(0x1000, &got));
+	ck_assert_uint_eq(got.size, 20);
+	ck_assert_uint_eq(got.device, 3);
+	ck_assert(!cg_live_remove(0x1000, &got));
+	ck_assert(cg_live_insert(0x2000, &(struct cg_live){5, 4, 255}));
+	cg_live_clear();
+	ck_assert(!cg_live_remove(0x2000, &got));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("live");
+	TCase *tc = tcase_create("table");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, small_blocks_side_by_side);
+	tcase_add_test(tc, same_offset_in_many_pages);
+	tcase_add_test(tc, random_addresses);
+	tcase_add_test(tc, vmm_handles_beside_addresses);
+	tcase_add_test(tc, reinsert_and_unknown);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
