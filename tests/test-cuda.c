@@ -238,24 +238,6 @@ static char **make_env(const struct run *r, const char *const *extra, char **own
 	return env;
 }
 
-/* Programs still running when a test fails (its process exits) die with it. */
-static pid_t started[64];
-static size_t n_started;
-
-static void kill_started(void)
-{
-	for (size_t i = 0; i < n_started; i++)
-		kill(-started[i], SIGKILL);
-}
-
-static void track(pid_t pid)
-{
-	if (n_started == 0)
-		atexit(kill_started);
-	if (n_started < sizeof(started) / sizeof(started[0]))
-		started[n_started++] = pid;
-}
-
 static void collect_warning(void *user, const char *line)
 {
 	struct trace *t = user;
@@ -325,37 +307,8 @@ static struct run *run_prog(bool probe, const char *const *extra_env, const char
 		argv[argc++] = *a;
 	argv[argc] = NULL;
 	char **env = make_env(r, extra_env, owned, &n_owned);
-	int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-	int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-	ck_assert_int_ge(out, 0);
-	ck_assert_int_ge(err, 0);
-
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct rlimit no_core = {0, 0};
-		sigset_t none;
-		setpgid(0, 0);
-		setrlimit(RLIMIT_CORE, &no_core);
-		for (int sig = 1; sig < 32; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				signal(sig, SIG_DFL);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		int in = open("/dev/null", O_RDONLY);
-		if (in < 0 || chdir(r->cwd) < 0)
-			_exit(126);
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(err, 2);
-		execve(path, (char *const *)argv, env);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	track(pid);
+	pid_t pid = child_spawn(path, argv, env, r->cwd, out_path, err_path);
 	r->pid = pid;
-	close(out);
-	close(err);
 	free(env);
 	for (size_t i = 0; i < n_owned; i++)
 		free(owned[i]);
