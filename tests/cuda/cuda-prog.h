@@ -43,38 +43,8 @@ static void prog_init(const char *argv0)
 	prog_name = slash ? slash + 1 : argv0;
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* One line, one write(2): lines of several threads and processes never mix. */
-__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
-{
-	char line[512];
-	int saved = errno;
-	int at = snprintf(line, sizeof(line), "%d %s ", (int)getpid(), prog_name);
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(line + at, sizeof(line) - (size_t)at - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	at += n;
-	if ((size_t)at > sizeof(line) - 2)
-		at = (int)sizeof(line) - 2;
-	line[at++] = '\n';
-	write_all(STDOUT_FILENO, line, (size_t)at);
-	errno = saved;
-}
+#define SAY_NAME prog_name
+#include "../prog-say.h"
 
 /* A check that failed: an R line the tests will not expect, and exit status 1. */
 __attribute__((format(printf, 1, 2))) static inline void fail(const char *fmt, ...)

@@ -34,38 +34,8 @@ static inline void *opaque_ptr(void *p)
 
 #endif
 
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* One line, one write(2): lines of several threads and processes never mix. */
-__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
-{
-	char line[512];
-	int saved = errno;
-	int at = snprintf(line, sizeof(line), "%d %s ", (int)getpid(), PROG);
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(line + at, sizeof(line) - (size_t)at - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	at += n;
-	if ((size_t)at > sizeof(line) - 2)
-		at = (int)sizeof(line) - 2;
-	line[at++] = '\n';
-	write_all(STDOUT_FILENO, line, (size_t)at);
-	errno = saved;
-}
+#define SAY_NAME PROG
+#include "../prog-say.h"
 
 /* Reports a block the program got (nothing for NULL) and hands it back. */
 static inline void *got(const char *op, void *p, size_t n)
