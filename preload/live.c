@@ -22,21 +22,22 @@ static struct {
 } t;
 
 /*
- * Blocks of 256 slots (4 KiB of table) stand for 4 KiB pages of address
- * space: the page number is Fibonacci-hashed to pick the block, and the
- * offset in the page, turned by another part of the same hash, picks the
- * slot. Allocations made near each other in memory, and so usually near
- * each other in time, then share the table's cache lines too; with
- * hundreds of thousands live, a scattering hash made every insert and
- * remove a trip to DRAM. The turn keeps addresses at the same offset in
- * many pages (page-aligned blocks, large mmap()ed ones at +16) from
- * piling up at the same place in every block.
+ * Blocks of 64 slots (1 KiB of table, 16 cache lines) stand for 1 KiB
+ * chunks of address space: the chunk number is Fibonacci-hashed to pick
+ * the block, and the 16-byte offset in the chunk, turned by another part
+ * of the same hash, picks the slot. Allocations made near each other in
+ * memory, and so usually near each other in time, then share the table's
+ * cache lines; with hundreds of thousands live, a scattering hash made
+ * every insert and remove a trip to DRAM. Larger blocks kept more
+ * locality but let busy chunks crowd each other in small tables. The
+ * turn keeps addresses at the same offset in many chunks (page-aligned
+ * blocks, large mmap()ed ones at +16) from piling up in one place.
  */
 static inline uint64_t slot_of(uint64_t addr, uint64_t mask)
 {
-	uint64_t h = (addr >> 12) * 0x9e3779b97f4a7c15ull;
-	uint64_t offset = ((addr >> 4) + (h >> 56)) & 0xff;
-	return (((h >> 24) << 8) | offset) & mask;
+	uint64_t h = (addr >> 10) * 0x9e3779b97f4a7c15ull;
+	uint64_t offset = ((addr >> 4) + (h >> 56)) & 63;
+	return (((h >> 24) << 6) | offset) & mask;
 }
 
 /* Mapped, not malloc'ed: the writer must not need malloc while a crashing thread holds it. */
@@ -117,6 +118,12 @@ void cg_live_prefetch(uint64_t addr)
 {
 	if (t.mask)
 		__builtin_prefetch(&t.slots[slot_of(addr, t.mask)], 1);
+}
+
+/* 1 MiB of table: beyond what stays cached beside the output buffer. */
+bool cg_live_large(void)
+{
+	return t.mask >= (1u << 16);
 }
 
 void cg_live_clear(void)

@@ -26,6 +26,8 @@ bool cg_live_insert(uint64_t key, const struct cg_live *v);
 bool cg_live_remove(uint64_t key, struct cg_live *v);
 /* Starts loading key's slot into the cache, ahead of an insert or remove. */
 void cg_live_prefetch(uint64_t key);
+/* Whether the table has outgrown the caches, so that prefetching pays. */
+bool cg_live_large(void);
 /* A new session (fork child) starts with nothing live. */
 void cg_live_clear(void);
 

@@ -185,6 +185,7 @@ static void drain(bool all)
 		n++;
 	}
 	cg_clock_map_anchor(&w.clock);
+	bool prefetch = cg_live_large();
 	for (;;) {
 		/* The earliest head of line, and the one after it: take a run up to that. */
 		struct cursor *best = NULL;
@@ -209,9 +210,10 @@ static void drain(bool all)
 			/*
 			 * With many allocations live, the table is far larger than
 			 * the cache and each lookup a miss: start them early, so
-			 * several are in flight at once.
+			 * several are in flight at once. A small table is cached,
+			 * and there the lookahead is only extra work.
 			 */
-			if (best->end - best->pos > LOOKAHEAD)
+			if (prefetch && best->end - best->pos > LOOKAHEAD)
 				cg_live_prefetch(live_key(&best->r->ev[(best->pos + LOOKAHEAD) % CG_RING_EVENTS]));
 			process(best->r, &best->r->ev[best->pos % CG_RING_EVENTS]);
 			best->pos++;
