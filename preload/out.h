@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct ZSTD_CCtx_s;
 
@@ -18,6 +19,9 @@ struct cg_out {
 	char *zbuf;
 	size_t zcap;
 	int err;
+	bool reserve;      /* a regular file that takes fallocate(KEEP_SIZE) */
+	uint64_t written;  /* bytes written to fd */
+	uint64_t reserved; /* end of the space reserved ahead of them */
 };
 
 int cg_out_open(struct cg_out *o, int fd, bool zstd);
@@ -25,6 +29,8 @@ int cg_out_open(struct cg_out *o, int fd, bool zstd);
 int cg_out_write(struct cg_out *o, const char *p, size_t n);
 /* Pushes everything out, a complete zstd block included, so a reader sees it. */
 int cg_out_flush(struct cg_out *o);
+/* Gives back disk space reserved past the end of the file (before exec). */
+void cg_out_trim(struct cg_out *o);
 /* Ends the zstd frame, closes the file; returns the first error. */
 int cg_out_close(struct cg_out *o);
 

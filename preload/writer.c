@@ -248,6 +248,8 @@ static bool round_trip(void)
 	check_output();
 	if (req & CG_REQ_FINISH)
 		cg_out_close(w.out);
+	else if (req & CG_REQ_CLOSE_ROOT)
+		cg_out_trim(w.out); /* before exec: the file may never be closed by us */
 	if (req) {
 		atomic_fetch_add(&w.done, 1);
 		futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);

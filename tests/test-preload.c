@@ -1765,6 +1765,33 @@ START_TEST(test_exec_failure_continues_trace)
 END_TEST
 
 /*
+ * A large trace reserves disk space ahead of its writes; what was not used
+ * must be given back when it ends, and before an exec, after which the
+ * probe never closes the file itself.
+ */
+START_TEST(test_large_trace_gives_back_reserved_space)
+{
+	char *hello = strf("%s/hello", bin_dir);
+	const char *args[] = {_i ? "churn-exec" : "churn", hello, NULL};
+	struct run *r = run_prog(true, NULL, "exits", args);
+	assert_exited(r, _i ? 3 : 0);
+	assert_result(r, "exits", "churned");
+	struct trace *t = trace_for(r, "exits", r->pid);
+	struct stat st;
+	ck_assert_int_eq(stat(t->path, &st), 0);
+	/* Well past the point where reserving starts (8 MiB). */
+	ck_assert_int_gt(st.st_size, 16 << 20);
+	/* Allocated: the size in whole blocks, not megabytes more. */
+	ck_assert_msg((uint64_t)st.st_blocks * 512 <= (uint64_t)st.st_size + (64 << 10),
+		      "%s: %lld bytes long, %lld allocated", t->path, (long long)st.st_size,
+		      (long long)st.st_blocks * 512);
+	assert_root_last(t);
+	free(hello);
+	run_free(r);
+}
+END_TEST
+
+/*
  * Death by a signal: the same signal with and without the probe, and a
  * complete trace. The test re-raises the signal the program died of, so
  * Check holds it against the expected one too.
@@ -2310,6 +2337,7 @@ static Suite *preload_suite(void)
 	tc = tcase(s, "exit paths");
 	tcase_add_loop_test(tc, test_exit_paths_leave_complete_trace, 0, 2 * N_EXIT_CASES);
 	tcase_add_test(tc, test_exec_failure_continues_trace);
+	tcase_add_loop_test(tc, test_large_trace_gives_back_reserved_space, 0, 2);
 	tcase_add_test(tc, test_signal_dispositions_unchanged);
 	tcase_add_test(tc, test_errno_zero_at_main);
 	tcase_add_test(tc, test_fd_reuse_keeps_program_files);

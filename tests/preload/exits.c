@@ -201,6 +201,16 @@ int main(int argc, char **argv)
 		run_exec(mode + 5, argc > 2 ? argv[2] : "hello");
 		return 95;
 	}
+	/* A trace of tens of MB (records not reported), then return or exec. */
+	if (!strcmp(mode, "churn") || !strcmp(mode, "churn-exec")) {
+		for (int i = 0; i < 60000; i++)
+			free(opaque_ptr(malloc((size_t)(i % 1000) + 1)));
+		say("R churned");
+		if (!strcmp(mode, "churn"))
+			return 0;
+		run_exec("execv", argc > 2 ? argv[2] : "hello");
+		return 95;
+	}
 	if (!strcmp(mode, "exec-fail")) {
 		char *args[] = {"nothing", NULL};
 		errno = 0;
