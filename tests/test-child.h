@@ -7,6 +7,7 @@
 #define CG_TEST_CHILD_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -61,6 +62,47 @@ static inline void env_put(char **env, size_t *n, char *entry)
 		env[(*n)++] = entry;
 		env[*n] = NULL;
 	}
+}
+
+/* Variables of the test's own environment that would change what the probe does. */
+#define CHILD_ENV_DROP_PROBE                                                             \
+	"CGPROBE_", "LD_PRELOAD=", "UBSAN_OPTIONS=", "RANK=", "LOCAL_RANK=", "WORLD_SIZE=", \
+	    "SLURM_PROCID=", "OMPI_COMM_WORLD_RANK="
+
+static inline bool child_env_dropped(const char *e, const char *const *drop)
+{
+	for (const char *const *d = drop; *d; d++)
+		if (!strncmp(e, *d, strlen(*d)))
+			return true;
+	return false;
+}
+
+/*
+ * A child's environment: ours without the variables whose names start
+ * with one of drop (NULL-terminated), then each entry of set, then the
+ * test's extra entries, which may replace any of them. The array is the
+ * caller's to free; the strings stay the callers'.
+ */
+extern char **environ;
+static inline char **child_env(const char *const *drop, char *const *set, const char *const *extra)
+{
+	size_t n = 0, cap = 1;
+	for (char **e = environ; *e; e++)
+		cap++;
+	for (char *const *e = set; e && *e; e++)
+		cap++;
+	for (const char *const *e = extra; e && *e; e++)
+		cap++;
+	char **env = calloc(cap, sizeof(*env));
+	ck_assert_ptr_nonnull(env);
+	for (char **e = environ; *e; e++)
+		if (!child_env_dropped(*e, drop))
+			env[n++] = *e;
+	for (char *const *e = set; e && *e; e++)
+		env_put(env, &n, *e);
+	for (const char *const *e = extra; e && *e; e++)
+		env_put(env, &n, (char *)*e);
+	return env;
 }
 
 /*

@@ -157,20 +157,6 @@ static void run_free(struct run *r)
 	free(r);
 }
 
-/* Variables of the test's own environment that would change what the probe does. */
-static bool inherited_var_dropped(const char *e)
-{
-	static const char *const drop[] = {
-		"CGPROBE_",  "LD_PRELOAD=",   "PRELOAD_TEST_", "UBSAN_OPTIONS=",
-		"RANK=",     "LOCAL_RANK=",   "WORLD_SIZE=",   "SLURM_PROCID=",
-		"OMPI_COMM_WORLD_RANK=",
-	};
-	for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-		if (!strncmp(e, drop[i], strlen(drop[i])))
-			return true;
-	return false;
-}
-
 /*
  * The child's environment: the test's own without probe settings, the probe
  * preloaded when asked, traces into r->out, then the test's extra entries.
@@ -179,27 +165,14 @@ static bool inherited_var_dropped(const char *e)
  */
 static char **make_env(const struct run *r, const char *const *extra, char **owned, size_t *n_owned)
 {
-	size_t n = 0, cap = 32;
-	for (char **e = environ; *e; e++)
-		cap++;
-	for (const char *const *e = extra; e && *e; e++)
-		cap++;
-	char **env = calloc(cap, sizeof(*env));
-	ck_assert_ptr_nonnull(env);
-	for (char **e = environ; *e; e++)
-		if (!inherited_var_dropped(*e))
-			env[n++] = *e;
+	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, "PRELOAD_TEST_", NULL};
+	size_t first = *n_owned;
 	owned[(*n_owned)++] = child_ubsan_options();
-	env_put(env, &n, owned[*n_owned - 1]);
-	if (r->probe) {
+	if (r->probe)
 		owned[(*n_owned)++] = strf("LD_PRELOAD=%s", probe_path);
-		env_put(env, &n, owned[*n_owned - 1]);
-	}
 	owned[(*n_owned)++] = strf("CGPROBE_OUTPUT=%s/trace.%%p.jsonl", r->out);
-	env_put(env, &n, owned[*n_owned - 1]);
-	for (const char *const *e = extra; e && *e; e++)
-		env_put(env, &n, (char *)*e);
-	return env;
+	owned[*n_owned] = NULL;
+	return child_env(drop, owned + first, extra);
 }
 
 /* Starts bin_dir/prog with args (NULL-terminated) in r->cwd; stdout and stderr go to files. */
