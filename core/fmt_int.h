@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-extern const char cg_digits2[200];     /* "00" .. "99" */
+extern const char cg_digits2[200];      /* "00" .. "99" */
 extern const uint64_t cg_pow10_u64[20]; /* 10^0 .. 10^19 */
-extern const char cg_hex_pairs[513];   /* "00" .. "ff" */
+extern const char cg_hex_pairs[513];    /* "00" .. "ff" */
 
 /* Number of decimal digits of v (1 for 0). */
 static inline unsigned cg_dec_len(uint64_t v)

@@ -57,10 +57,11 @@ static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
 /*
  * Waits for the writer to free room: yields first (it usually frees some
  * within microseconds, and a sleep and wake-up cost more than that on a
- * virtual machine), then a futex sleep that cg_ring_release ends. waiting and tail are
- * written and read in opposite orders, sequentially consistent, so either
- * the writer sees the flag or the owner sees the new tail. The timeout
- * re-checks keep_waiting() in case the writer is gone.
+ * virtual machine), then a futex sleep that cg_ring_release ends. The
+ * owner writes waiting then reads tail, the writer writes tail then reads
+ * waiting, all sequentially consistent: either the writer sees the flag or
+ * the owner sees the new tail. The timeout re-checks keep_waiting() in
+ * case the writer is gone.
  */
 static void wait_for_room(struct cg_ring *r, uint64_t h, unsigned spins)
 {

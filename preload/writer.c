@@ -213,8 +213,10 @@ static void drain(bool all)
 			 * several are in flight at once. A small table is cached,
 			 * and there the lookahead is only extra work.
 			 */
-			if (prefetch && best->end - best->pos > LOOKAHEAD)
-				cg_live_prefetch(live_key(&best->r->ev[(best->pos + LOOKAHEAD) % CG_RING_EVENTS]));
+			if (prefetch && best->end - best->pos > LOOKAHEAD) {
+				uint64_t ahead = (best->pos + LOOKAHEAD) % CG_RING_EVENTS;
+				cg_live_prefetch(live_key(&best->r->ev[ahead]));
+			}
 			process(best->r, &best->r->ev[best->pos % CG_RING_EVENTS]);
 			best->pos++;
 			/* Room as it is made: a producer waiting on a full ring need not wait out the round. */
