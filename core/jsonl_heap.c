@@ -34,13 +34,15 @@ static const struct tail {
 	char s[48];
 	uint8_t n;
 } tails[CGTRACE_CAT_COUNT] = {
-#define TAIL(c) {"],\"dtype\":\"u8\",\"category\":\"" c "\"}\n", sizeof("],\"dtype\":\"u8\",\"category\":\"" c "\"}\n") - 1}
+#define TAIL_TEXT(c) "],\"dtype\":\"u8\",\"category\":\"" c "\"}\n"
+#define TAIL(c) {TAIL_TEXT(c), sizeof(TAIL_TEXT(c)) - 1}
 	[CGTRACE_CAT_PARAMETER] = TAIL("parameter"),
 	[CGTRACE_CAT_ACTIVATION] = TAIL("activation"),
 	[CGTRACE_CAT_GRADIENT] = TAIL("gradient"),
 	[CGTRACE_CAT_OPTIMIZER] = TAIL("optimizer"),
 	[CGTRACE_CAT_OTHER] = TAIL("other"),
 #undef TAIL
+#undef TAIL_TEXT
 };
 
 /*
