@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small pieces both program-running suites (test-preload, test-cuda) need
- * to start a child with a chosen environment.
+ * Small pieces both program-running suites (test-preload, test-cuda) need:
+ * starting a child with a chosen environment, and reading back what it
+ * wrote.
  */
 #ifndef CG_TEST_CHILD_H
 #define CG_TEST_CHILD_H
 
 #include <check.h>
-#include <stdbool.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -178,6 +183,96 @@ static inline pid_t child_spawn(const char *path, const char *const *argv, char 
 	close(out);
 	close(err);
 	return pid;
+}
+
+/* A file's whole contents, NUL-terminated (length in *len if asked), or NULL if it cannot be opened. */
+static inline char *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *p = malloc(cap);
+	ck_assert_ptr_nonnull(p);
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap *= 2;
+			p = realloc(p, cap);
+			ck_assert_ptr_nonnull(p);
+		}
+		ssize_t got = read(fd, p + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	p[n] = '\0';
+	if (len)
+		*len = n;
+	return p;
+}
+
+/* "exit N" or "signal N (name)", for messages; the caller frees it. */
+static inline char *status_text(int status)
+{
+	if (WIFEXITED(status))
+		return strf("exit %d", WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return strf("signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	return strf("status 0x%x", status);
+}
+
+/* nftw callback that removes a run's directory, read-only parts included. */
+static inline int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	chmod(path, 0755);
+	return remove(path);
+}
+
+static inline TCase *tcase(Suite *s, const char *name)
+{
+	TCase *tc = tcase_create(name);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+/*
+ * One line a test program wrote with say() (prog-say.h): "PID PROG KIND
+ * REST". next_pline steps *cursor through text, skipping lines of another
+ * shape; false at the end.
+ */
+struct pline {
+	long pid;
+	char prog[64];
+	char kind;
+	char rest[1024];
+};
+
+static inline bool next_pline(const char **cursor, struct pline *l)
+{
+	while (**cursor) {
+		const char *s = *cursor;
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+		char buf[1200];
+		int at = 0;
+		*cursor = nl ? nl + 1 : s + len;
+		if (len >= sizeof(buf))
+			continue;
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		if (sscanf(buf, "%ld %63s %c %n", &l->pid, l->prog, &l->kind, &at) < 3 || at == 0)
+			continue;
+		snprintf(l->rest, sizeof(l->rest), "%s", buf + at);
+		return true;
+	}
+	return false;
 }
 
 #endif

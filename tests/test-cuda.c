@@ -66,32 +66,6 @@ static const char *const helper_prog = "entry-point";
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-static char *read_file(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *p = malloc(cap);
-	ck_assert_ptr_nonnull(p);
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap *= 2;
-			p = realloc(p, cap);
-			ck_assert_ptr_nonnull(p);
-		}
-		ssize_t got = read(fd, p + n, cap - n - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	p[n] = '\0';
-	return p;
-}
-
 /* At most the last `max` bytes of text, for messages (a program's whole output can be long). */
 static const char *clip(const char *text, size_t max)
 {
@@ -167,15 +141,6 @@ struct run {
 	struct trace traces[MAX_TRACES];
 	size_t n_traces;
 };
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	chmod(path, 0755);
-	return remove(path);
-}
 
 static void run_free(struct run *r)
 {
@@ -300,8 +265,8 @@ static struct run *run_prog(bool probe, const char *const *extra_env, const char
 	}
 	kill(-pid, SIGKILL);
 	r->status = status;
-	r->out_text = read_file(out_path);
-	r->err_text = read_file(err_path);
+	r->out_text = read_file(out_path, NULL);
+	r->err_text = read_file(err_path, NULL);
 	ck_assert_ptr_nonnull(r->out_text);
 	ck_assert_ptr_nonnull(r->err_text);
 	load_traces(r, r->out);
@@ -309,46 +274,9 @@ static struct run *run_prog(bool probe, const char *const *extra_env, const char
 	return r;
 }
 
-static char *status_text(int status)
-{
-	if (WIFEXITED(status))
-		return strf("exit %d", WEXITSTATUS(status));
-	if (WIFSIGNALED(status))
-		return strf("signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-	return strf("status 0x%x", status);
-}
-
 /* ------------------------------------------------------------------ */
 /* The programs' lines (tests/cuda/cuda-prog.h)                        */
 /* ------------------------------------------------------------------ */
-
-struct pline {
-	long pid;
-	char prog[64];
-	char kind;
-	char rest[1024];
-};
-
-static bool next_pline(const char **cursor, struct pline *l)
-{
-	while (**cursor) {
-		const char *s = *cursor;
-		const char *nl = strchr(s, '\n');
-		size_t len = nl ? (size_t)(nl - s) : strlen(s);
-		char buf[1200];
-		int at = 0;
-		*cursor = nl ? nl + 1 : s + len;
-		if (len >= sizeof(buf))
-			continue;
-		memcpy(buf, s, len);
-		buf[len] = '\0';
-		if (sscanf(buf, "%ld %63s %c %n", &l->pid, l->prog, &l->kind, &at) < 3 || at == 0)
-			continue;
-		snprintf(l->rest, sizeof(l->rest), "%s", buf + at);
-		return true;
-	}
-	return false;
-}
 
 static bool has_line(const struct run *r, char kind, const char *text)
 {
@@ -2129,14 +2057,6 @@ START_TEST(test_rtld_next_after_probe)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-
-static TCase *tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
-	return tc;
-}
 
 static bool all_present(const char *const *names)
 {

@@ -43,34 +43,6 @@ static const char *probe_path, *bin_dir, *module_path;
 /* Small helpers                                                       */
 /* ------------------------------------------------------------------ */
 
-static char *read_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	char *p = malloc(cap);
-	ck_assert_ptr_nonnull(p);
-	for (;;) {
-		if (n + 1 >= cap) {
-			cap *= 2;
-			p = realloc(p, cap);
-			ck_assert_ptr_nonnull(p);
-		}
-		ssize_t got = read(fd, p + n, cap - n - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	p[n] = '\0';
-	if (len)
-		*len = n;
-	return p;
-}
-
 static void write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -132,15 +104,6 @@ static struct run *run_new(bool probe)
 	r->probe = probe;
 	r->pid = -1;
 	return r;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	chmod(path, 0755);
-	return remove(path);
 }
 
 static void run_free(struct run *r)
@@ -292,15 +255,6 @@ static void run_wait_for_output(struct run *r, const char *text)
 	ck_abort_msg("program never printed '%s'", text);
 }
 
-static char *status_text(int status)
-{
-	if (WIFEXITED(status))
-		return strf("exit %d", WEXITSTATUS(status));
-	if (WIFSIGNALED(status))
-		return strf("signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-	return strf("status 0x%x", status);
-}
-
 static void assert_exited(const struct run *r, int code)
 {
 	char *s = status_text(r->status);
@@ -331,34 +285,6 @@ static void assert_same_status(const struct run *ref, const struct run *r)
 /* ------------------------------------------------------------------ */
 /* The program's lines (tests/preload/prog.h)                          */
 /* ------------------------------------------------------------------ */
-
-struct pline {
-	long pid;
-	char prog[64];
-	char kind;
-	char rest[1024];
-};
-
-static bool next_pline(const char **cursor, struct pline *l)
-{
-	while (**cursor) {
-		const char *s = *cursor;
-		const char *nl = strchr(s, '\n');
-		size_t len = nl ? (size_t)(nl - s) : strlen(s);
-		char buf[1200];
-		int at = 0;
-		*cursor = nl ? nl + 1 : s + len;
-		if (len >= sizeof(buf))
-			continue;
-		memcpy(buf, s, len);
-		buf[len] = '\0';
-		if (sscanf(buf, "%ld %63s %c %n", &l->pid, l->prog, &l->kind, &at) < 3 || at == 0)
-			continue;
-		snprintf(l->rest, sizeof(l->rest), "%s", buf + at);
-		return true;
-	}
-	return false;
-}
 
 struct strs {
 	char **v;
@@ -2264,14 +2190,6 @@ START_TEST(test_fault_pipe_reader_gone)
 END_TEST
 
 /* ------------------------------------------------------------------ */
-
-static TCase *tcase(Suite *s, const char *name)
-{
-	TCase *tc = tcase_create(name);
-	tcase_set_timeout(tc, 120);
-	suite_add_tcase(s, tc);
-	return tc;
-}
 
 static Suite *preload_suite(void)
 {
