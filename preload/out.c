@@ -36,9 +36,7 @@ static void reserve_ahead(struct cg_out *o, size_t n)
 
 static int write_all(struct cg_out *o, const char *p, size_t n)
 {
-	int saved = errno;
 	reserve_ahead(o, n);
-	errno = saved;
 	while (n > 0 && !o->err) {
 		ssize_t w = write(o->fd, p, n);
 		if (w < 0 && errno == EINTR)
