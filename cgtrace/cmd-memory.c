@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sat.h"
 
 static int run(int argc, char **argv);
 
@@ -14,9 +15,12 @@ const struct cli_cmd cli_memory = {
 	.help = "Replays allocations and frees in time order and reports the peak: when,\n"
 		"on which device, by category, and the allocations live at that moment\n"
 		"(largest first), grouped by the function or op that made them.\n\n"
-		"  --json    one JSON object {summary, by_device, peak_breakdown}\n"
+		"  --json    one JSON object {summary, by_device, peak_breakdown}; without\n"
+		"            --top, peak_breakdown lists every allocation live at the peak\n"
 		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n"
-		"  --top N   live allocations listed at the peak (default 20, 0 = all)\n",
+		"  --top N   live allocations listed at the peak (default 20, 0 = all); with\n"
+		"            --json it bounds peak_breakdown to the N largest and adds\n"
+		"            peak_breakdown_rest {count, bytes}: the allocations left out\n",
 	.run = run,
 };
 
@@ -102,9 +106,16 @@ static void json_live(struct cg_buf *b, const struct cgtrace_live_alloc *a)
 	cg_buf_putc(b, '}');
 }
 
-static int print_json(const struct cgtrace_memory_report *r)
+/*
+ * Without --top (bounded false) every allocation live at the peak is listed:
+ * that is the JSON's contract, even when a torch trace holds 300,000 of them.
+ * With it, the top largest (0 = all) and then the count and bytes of the
+ * rest, so that a bounded list still adds up to the peak's live set.
+ */
+static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_t top)
 {
 	struct cg_buf b = {0};
+	size_t shown = bounded && top && top < r->n_breakdown ? top : r->n_breakdown;
 	cg_buf_lit(&b, "{\"summary\":");
 	json_summary(&b, r);
 	cg_buf_lit(&b, ",\"by_device\":[");
@@ -114,12 +125,25 @@ static int print_json(const struct cgtrace_memory_report *r)
 		json_device(&b, &r->by_device[i]);
 	}
 	cg_buf_lit(&b, "],\"peak_breakdown\":[");
-	for (size_t i = 0; i < r->n_breakdown; i++) {
+	for (size_t i = 0; i < shown; i++) {
 		if (i)
 			cg_buf_putc(&b, ',');
 		json_live(&b, &r->peak_breakdown[i]);
 	}
-	cg_buf_lit(&b, "]}");
+	cg_buf_putc(&b, ']');
+	if (bounded) {
+		uint64_t rest = 0;
+		bool first = true;
+		for (size_t i = shown; i < r->n_breakdown; i++)
+			rest = cg_sat_add(rest, r->peak_breakdown[i].bytes);
+		cg_buf_lit(&b, ",\"peak_breakdown_rest\":{");
+		cli_json_key(&b, &first, "count");
+		cli_json_u64(&b, r->n_breakdown - shown);
+		cli_json_key(&b, &first, "bytes");
+		cli_json_u64(&b, rest);
+		cg_buf_putc(&b, '}');
+	}
+	cg_buf_putc(&b, '}');
 	return cli_json_print(&b);
 }
 
@@ -222,7 +246,7 @@ static int run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	bool json = false, exact = false;
+	bool json = false, exact = false, top_given = false;
 	size_t top = 20;
 	int c, status = CLI_OK;
 	char *end;
@@ -239,6 +263,7 @@ static int run(int argc, char **argv)
 			if (*optarg < '0' || *optarg > '9' || *end)
 				return cli_usage_error(&cli_memory, "--top needs a number, got '%s'",
 						       optarg);
+			top_given = true;
 			break;
 		case 'h':
 			cli_print_help(&cli_memory, stdout);
@@ -260,7 +285,7 @@ static int run(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	if (json)
-		status = print_json(rep);
+		status = print_json(rep, top_given, top);
 	else
 		print_human(rep, exact, top);
 	cgtrace_memory_report_free(rep);
