@@ -4,6 +4,7 @@
 #define CGTRACE_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -42,6 +43,23 @@ void cli_json_u64(struct cg_buf *b, uint64_t v);
 void cli_json_key(struct cg_buf *b, bool *first, const char *key);
 /* Writes b to stdout and frees it; CLI_FAIL on a write error. */
 int cli_json_print(struct cg_buf *b);
+
+/* The probe's settings recorded in meta (probe-settings.c). */
+/* A meta tag's value, or NULL when the trace has no such tag. */
+const char *cli_tag(const struct cgtrace_doc *doc, const char *key);
+/* Tag cgprobe_min_bytes: 0 with *out, -ENOENT when absent, -EINVAL when not decimal. */
+int cli_min_bytes(const struct cgtrace_doc *doc, uint64_t *out);
+enum cli_note_style {
+	CLI_NOTE_FULL,  /* summary and memory */
+	CLI_NOTE_BRIEF, /* summary --brief, read through the cgprobe wrapper */
+};
+/*
+ * The note that allocations under the probe's CGPROBE_MIN_BYTES are not in
+ * the trace, so its peaks and totals are low; false (buf untouched) when the
+ * trace recorded every size or the tag is malformed.
+ */
+bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bool exact,
+			enum cli_note_style style);
 
 extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export;
 

@@ -191,11 +191,15 @@ static void print_groups(const struct cgtrace_memory_report *r, bool exact)
 	free(g);
 }
 
-static void print_human(const struct cgtrace_memory_report *r, bool exact, size_t top)
+static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memory_report *r,
+			bool exact, size_t top)
 {
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32], d[32], e[32], note[160];
 	printf("%s allocs, %s frees, %s allocated in total\n", cli_count(a, r->alloc_count),
 	       cli_count(b, r->free_count), cli_bytes(c, r->total_alloc_bytes, exact));
+	/* Between the totals and the peak: both leave out what was not recorded. */
+	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_FULL))
+		printf("note: %s\n", note);
 	if (!r->peak_bytes) {
 		printf("peak: none (no live memory)\n");
 		return;
@@ -287,7 +291,7 @@ static int run(int argc, char **argv)
 	if (json)
 		status = print_json(rep, top_given, top);
 	else
-		print_human(rep, exact, top);
+		print_human(doc, rep, exact, top);
 	cgtrace_memory_report_free(rep);
 	cgtrace_doc_free(doc);
 	if (!json && (fflush(stdout) || ferror(stdout)))

@@ -13,7 +13,8 @@ const struct cli_cmd cli_summary = {
 	.name = "summary",
 	.args = "[--json] [--bytes] TRACE",
 	.help = "Counts spans, ops and memory records, finds the peak, and shows each\n"
-		"device (host and GPUs) side by side.\n\n"
+		"device (host and GPUs) side by side. A note says when the probe left\n"
+		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n"
 		"  --json    one JSON object: op_count, total_ns, span_count, root_span_count,\n"
 		"            max_depth, alloc_count, free_count, peak_bytes, then peak_device,\n"
 		"            peak_timestamp_ns, complete, truncated and devices\n"
@@ -188,6 +189,9 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 		       rep->peak_device, cli_ns(c, rep->peak_timestamp_ns));
 	else
 		printf("%-12s none\n", "peak");
+	char note[160];
+	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_FULL))
+		printf("%-12s %s\n", "note", note);
 	print_devices(rep, exact);
 	print_identities(doc, rep);
 	print_ooms(doc, exact);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace validate: every rule of the format, plus warnings for what is legal but odd. */
+#include <errno.h>
 #include <getopt.h>
 
 #include "cli.h"
@@ -12,7 +13,8 @@ const struct cli_cmd cli_validate = {
 	.help = "Checks every rule of candle-graph/trace/6 and stops at the first broken one\n"
 		"with PATH:LINE: message (exit status 1). Legal oddities are warnings on\n"
 		"stderr: spans never closed, an allocation of an id that is already live,\n"
-		"frees of ids never allocated, capture_step 0, a cut-off last line.\n",
+		"frees of ids never allocated, capture_step 0, a cut-off last line, a\n"
+		"cgprobe_min_bytes tag that is not a decimal number (readers ignore it).\n",
 	.run = run,
 };
 
@@ -30,6 +32,10 @@ static void warnings(const char *path, const struct cgtrace_doc *doc)
 	}
 	if (open)
 		fprintf(stderr, "%s: warning: %zu span(s) never closed\n", path, open);
+	uint64_t min;
+	if (cli_min_bytes(doc, &min) == -EINVAL)
+		fprintf(stderr, "%s: warning: tag cgprobe_min_bytes '%s' is not a decimal number; "
+				"ignored\n", path, cli_tag(doc, "cgprobe_min_bytes"));
 	struct cgtrace_memory_report *rep;
 	if (cgtrace_memory_analyze(doc, &rep) < 0)
 		return;

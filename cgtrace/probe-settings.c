@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probe's settings as its meta record carries them (tags cgprobe_*):
+ * what a reader must tell a user because the trace leaves something out.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+#include "num_scan.h"
+
+const char *cli_tag(const struct cgtrace_doc *doc, const char *key)
+{
+	struct cgtrace_meta m;
+	cgtrace_doc_meta(doc, &m);
+	for (size_t i = 0; i < m.n_tags; i++)
+		if (strcmp(m.tags[i].key, key) == 0)
+			return m.tags[i].value;
+	return NULL;
+}
+
+int cli_min_bytes(const struct cgtrace_doc *doc, uint64_t *out)
+{
+	const char *v = cli_tag(doc, "cgprobe_min_bytes");
+	if (!v)
+		return -ENOENT;
+	/* Tags are free text; anything but a plain decimal is not the probe's. */
+	return cg_scan_u64(v, strlen(v), out) < 0 ? -EINVAL : 0;
+}
+
+bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bool exact,
+			enum cli_note_style style)
+{
+	uint64_t min;
+	char n[32];
+	if (cli_min_bytes(doc, &min) < 0 || min == 0)
+		return false;
+	/*
+	 * The threshold as the user gave it, in bytes, never rounded to KiB;
+	 * unlike a table cell, a sentence keeps its unit even with --bytes.
+	 */
+	if (exact)
+		cli_bytes(n, min, true);
+	else
+		cli_count(n, min);
+	strcat(n, " B");
+	if (style == CLI_NOTE_BRIEF)
+		snprintf(buf, len, "allocations under %s not recorded (--min-bytes): the peaks "
+				   "leave them out", n);
+	else
+		snprintf(buf, len, "allocations under %s were not recorded (CGPROBE_MIN_BYTES): "
+				   "peaks and totals leave them out", n);
+	return true;
+}
