@@ -39,6 +39,23 @@ static bool root_closed(const struct cgtrace_doc *doc, size_t *open_spans)
 	return closed;
 }
 
+/*
+ * What the program marked: spans with a step (forward, backward, optimizer:
+ * what the run's phase and capture step refer to) and closed measured spans
+ * (what total_ns sums). An unannotated program under the probe has neither,
+ * and its summary should not print zeros that look like measurements.
+ */
+static void annotations(const struct cgtrace_doc *doc, bool *steps, bool *measured)
+{
+	*steps = *measured = false;
+	for (size_t i = 0; i < cgtrace_doc_count(doc, CGTRACE_KIND_SPAN_START); i++) {
+		struct cgtrace_span s;
+		cgtrace_doc_span(doc, i, &s);
+		*steps |= s.step != CGTRACE_STEP_NONE;
+		*measured |= s.measured && s.closed;
+	}
+}
+
 /* The cgprobe_device record of a device, if the trace has one. */
 static bool device_info(const struct cgtrace_doc *doc, const char *device,
 			struct cgtrace_device_info *out)
@@ -156,14 +173,18 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 	struct cgtrace_meta m;
 	char a[32], b[32], c[32];
 	size_t open_spans;
-	bool complete = root_closed(doc, &open_spans);
+	bool complete = root_closed(doc, &open_spans), steps, measured;
 
 	cgtrace_doc_meta(doc, &m);
 	printf("%-12s %s\n", "trace", path);
 	printf("%-12s %s\n", "entrypoint", m.entrypoint);
-	printf("%-12s %s (%s, capture step %llu, %llu warm-up)\n", "run", m.run_id,
-	       cgtrace_phase_name(m.phase), (unsigned long long)m.capture_step,
-	       (unsigned long long)m.warmup_steps);
+	annotations(doc, &steps, &measured);
+	if (steps || s->op_count)
+		printf("%-12s %s (%s, capture step %llu, %llu warm-up)\n", "run", m.run_id,
+		       cgtrace_phase_name(m.phase), (unsigned long long)m.capture_step,
+		       (unsigned long long)m.warmup_steps);
+	else
+		printf("%-12s %s\n", "run", m.run_id);
 	printf("%-12s %s\n", "recorded", m.timestamp);
 	printf("%-12s %s\n", "device", m.device);
 	for (size_t i = 0; i < m.n_tags; i++)
@@ -180,8 +201,10 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 	printf("\n%-12s %s (%s root, max depth %llu, %zu open)\n", "spans",
 	       cli_count(a, s->span_count), cli_count(b, s->root_span_count),
 	       (unsigned long long)s->max_depth, open_spans);
-	printf("%-12s %s\n", "measured", cli_ns(a, s->total_ns));
-	printf("%-12s %s\n", "ops", cli_count(a, s->op_count));
+	if (measured)
+		printf("%-12s %s\n", "measured", cli_ns(a, s->total_ns));
+	if (s->op_count)
+		printf("%-12s %s\n", "ops", cli_count(a, s->op_count));
 	printf("%-12s %s allocs, %s frees\n", "memory", cli_count(a, s->alloc_count),
 	       cli_count(b, s->free_count));
 	if (s->peak_bytes)
