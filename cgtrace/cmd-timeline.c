@@ -17,8 +17,9 @@ const struct cli_cmd cli_timeline = {
 		"  --csv       timestamp_ns,device,live_bytes,free_bytes rows (free_bytes is\n"
 		"              empty when the device's capacity is unknown)\n"
 		"  --device D  only records of device D (e.g. cpu, cuda:0)\n"
-		"  --rows N    chart rows (default 24): each row shows the highest live bytes\n"
-		"              of its time slice\n"
+		"  --rows N    chart rows (default 24), one per time slice: the slice's start\n"
+		"              and end, the highest live bytes in it, the live bytes at its\n"
+		"              end, and a bar of the highest\n"
 		"  --bytes     exact byte counts in the chart\n",
 	.run = run,
 };
@@ -71,11 +72,26 @@ struct chart_state {
 	uint64_t best; /* without --device: the device with the highest live bytes */
 	uint64_t t0, t1;
 	size_t rows;
-	uint64_t *max;
+	uint64_t *max, *end; /* per slice: highest live bytes, live bytes after its last record */
 	bool *seen;
 	uint64_t top;
 	int pass;
 };
+
+/* The slice of a timestamp: slices split [t0, t1] evenly, t1 falls in the last. */
+static size_t slice_of(const struct chart_state *s, uint64_t ts)
+{
+	if (s->t1 == s->t0)
+		return 0;
+	double f = (double)(ts - s->t0) / (double)(s->t1 - s->t0);
+	size_t row = (size_t)(f * (double)s->rows);
+	return row < s->rows ? row : s->rows - 1;
+}
+
+static uint64_t slice_start(const struct chart_state *s, size_t row)
+{
+	return s->t0 + (uint64_t)((double)(s->t1 - s->t0) * (double)row / (double)s->rows);
+}
 
 static int chart_point(void *user, const struct cgtrace_timeline_point *p)
 {
@@ -97,24 +113,50 @@ static int chart_point(void *user, const struct cgtrace_timeline_point *p)
 		s->seen[0] = true;
 		return 0;
 	}
-	uint64_t span = s->t1 - s->t0 + 1;
-	size_t row = (size_t)((double)(p->timestamp_ns - s->t0) / (double)span * (double)s->rows);
-	if (row >= s->rows)
-		row = s->rows - 1;
+	size_t row = slice_of(s, p->timestamp_ns);
 	if (!s->seen[row] || p->live_bytes > s->max[row])
 		s->max[row] = p->live_bytes;
+	s->end[row] = p->live_bytes; /* analysis order is time order */
 	s->seen[row] = true;
 	if (p->live_bytes > s->top)
 		s->top = p->live_bytes;
 	return 0;
 }
 
+/*
+ * One row per slice: its start and end, the highest live bytes in it, the
+ * live bytes at its end, and a bar of the highest. What was live when the
+ * slice began counts towards its highest (a slice that only frees still
+ * held the memory until the free), and a slice without records holds the
+ * previous one's end all through.
+ */
+static void chart_rows(const struct chart_state *s, bool exact)
+{
+	char t0[32], t1[32], m[32], e[32];
+	uint64_t carried = 0;
+	printf("%14s  %14s  %14s  %14s  max live bytes on %s, per time slice\n", "slice start",
+	       "slice end", "max live", "live at end", s->device);
+	for (size_t i = 0; i < s->rows; i++) {
+		uint64_t hi = s->seen[i] && s->max[i] > carried ? s->max[i] : carried;
+		uint64_t end = s->seen[i] ? s->end[i] : carried;
+		uint64_t stop = i + 1 < s->rows ? slice_start(s, i + 1) : s->t1;
+		int width = s->top ? (int)((double)hi / (double)s->top * 50.0 + 0.5) : 0;
+		printf("%14s  %14s  %14s  %14s  ", cli_ns(t0, slice_start(s, i)), cli_ns(t1, stop),
+		       cli_bytes(m, hi, exact), cli_bytes(e, end, exact));
+		for (int k = 0; k < width; k++)
+			fputs("#", stdout);
+		putchar('\n');
+		carried = end;
+	}
+}
+
 static int chart(const struct cgtrace_doc *doc, const char *device, size_t rows, bool exact)
 {
 	struct chart_state s = {.device = device, .rows = rows};
 	s.max = calloc(rows, sizeof(*s.max));
+	s.end = calloc(rows, sizeof(*s.end));
 	s.seen = calloc(rows, sizeof(*s.seen));
-	int ret = !s.max || !s.seen ? -1 : 0;
+	int ret = !s.max || !s.end || !s.seen ? -1 : 0;
 	if (ret == 0 && !device) {
 		s.pass = -1;
 		ret = cgtrace_memory_timeline(doc, chart_point, &s);
@@ -125,25 +167,17 @@ static int chart(const struct cgtrace_doc *doc, const char *device, size_t rows,
 	if (ret == 0 && !s.seen[0]) {
 		printf("no memory records%s%s\n", device ? " for device " : "", device ? device : "");
 	} else if (ret == 0) {
+		/* All records at one instant make one slice, not rows of zero width. */
+		if (s.t1 == s.t0)
+			s.rows = 1;
 		memset(s.seen, 0, rows * sizeof(*s.seen));
 		s.pass = 1;
 		ret = cgtrace_memory_timeline(doc, chart_point, &s);
-		char t[32], b[32];
-		uint64_t last = 0;
-		printf("%14s  %14s  live bytes on %s (highest per time slice)\n", "time", "live",
-		       s.device);
-		for (size_t i = 0; ret == 0 && i < rows; i++) {
-			uint64_t at = s.t0 + (uint64_t)((double)(s.t1 - s.t0) * (double)i / (double)rows);
-			uint64_t v = s.seen[i] ? s.max[i] : last;
-			last = v;
-			int width = s.top ? (int)((double)v / (double)s.top * 50.0 + 0.5) : 0;
-			printf("%14s  %14s  ", cli_ns(t, at), cli_bytes(b, v, exact));
-			for (int k = 0; k < width; k++)
-				fputs("#", stdout);
-			putchar('\n');
-		}
+		if (ret == 0)
+			chart_rows(&s, exact);
 	}
 	free(s.max);
+	free(s.end);
 	free(s.seen);
 	return ret;
 }
