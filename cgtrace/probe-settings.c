@@ -36,14 +36,15 @@ bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bo
 	if (cli_min_bytes(doc, &min) < 0 || min == 0)
 		return false;
 	/*
-	 * The threshold as the user gave it, in bytes, never rounded to KiB;
-	 * unlike a table cell, a sentence keeps its unit even with --bytes.
+	 * The threshold as the user gave it, never rounded to KiB; --bytes
+	 * gives bare digits, as it does for every size.
 	 */
-	if (exact)
+	if (exact) {
 		cli_bytes(n, min, true);
-	else
+	} else {
 		cli_count(n, min);
-	strcat(n, " B");
+		strcat(n, " B");
+	}
 	if (style == CLI_NOTE_BRIEF)
 		snprintf(buf, len, "allocations under %s not recorded (--min-bytes): the peaks "
 				   "leave them out", n);
