@@ -13,13 +13,16 @@ trap 'rm -rf "$tmp"' EXIT
 zstd -q -f -o "$tmp/train.jsonl.zst" traces/train.jsonl || exit 1
 pass=0
 fail=0
-while IFS='|' read -r name args status; do
+while IFS='|' read -r name args status input; do
   name=$(echo "$name" | tr -d ' ')
   case "$name" in ''|'#'*) continue ;; esac
   status=$(echo "$status" | tr -d ' ')
+  # The optional fourth field is the file on standard input (/dev/null
+  # without it, so a command reading stdin never eats this loop's cases).
+  input=$(echo "${input:-/dev/null}" | tr -d ' ')
   args=$(echo "$args" | sed "s#traces/train.jsonl.zst#$tmp/train.jsonl.zst#")
   # shellcheck disable=SC2086
-  "$cgtrace" $args >"$tmp/out" 2>"$tmp/err"
+  "$cgtrace" $args <"$input" >"$tmp/out" 2>"$tmp/err"
   got=$?
   sed -i "s#$tmp/#traces/#g" "$tmp/out" "$tmp/err"
   if [ "$update" = "--update" ]; then
