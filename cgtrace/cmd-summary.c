@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "memory_replay.h"
@@ -11,13 +12,20 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_summary = {
 	.name = "summary",
-	.args = "[--json] [--bytes] TRACE",
+	.args = "[--json | --brief] [--bytes] TRACE",
 	.help = "Counts spans, ops and memory records, finds the peak, and shows each\n"
 		"device (host and GPUs) side by side. A note says when the probe left\n"
 		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n"
 		"  --json    one JSON object: op_count, total_ns, span_count, root_span_count,\n"
 		"            max_depth, alloc_count, free_count, peak_bytes, then peak_device,\n"
 		"            peak_timestamp_ns, complete, truncated and devices\n"
+		"  --brief   the few lines the cgprobe wrapper prints under a trace:\n"
+		"              PROGRAM, pid PID: N allocs, M frees; STATE; SIZE on disk\n"
+		"            (STATE: complete, or incomplete: why; ': no allocations\n"
+		"            recorded;' without memory records; no size for stdin), then\n"
+		"            for each device with memory records\n"
+		"              peak SIZE on DEVICE at TIME[, capacity SIZE]\n"
+		"            and the CGPROBE_MIN_BYTES note when it applies\n"
 		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n",
 	.run = run,
 };
@@ -220,20 +228,80 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 	print_ooms(doc, exact);
 }
 
+/* "1 alloc", "2 allocs", "1,085 allocs". */
+static const char *counted(char buf[48], uint64_t n, const char *what)
+{
+	char c[32];
+	snprintf(buf, 48, "%s %s%s", cli_count(c, n), what, n == 1 ? "" : "s");
+	return buf;
+}
+
+/*
+ * The facts a user wants first, for the cgprobe wrapper to print under the
+ * trace's path. The wrapper is written against these lines (it finds an
+ * empty trace by ": no allocations recorded;"): change them only with it.
+ */
+static void print_brief(const char *path, const struct cgtrace_doc *doc,
+			const struct cgtrace_memory_report *rep, bool exact)
+{
+	struct cgtrace_meta m;
+	struct stat st;
+	char a[48], b[48], note[160];
+	size_t open_spans;
+	bool complete = root_closed(doc, &open_spans);
+	const char *program = cli_tag(doc, "executable"), *pid = cli_tag(doc, "pid");
+
+	cgtrace_doc_meta(doc, &m);
+	printf("%s", program ? program : m.entrypoint);
+	if (pid)
+		printf(", pid %s", pid);
+	if (cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY))
+		printf(": %s, %s", counted(a, rep->alloc_count, "alloc"),
+		       counted(b, rep->free_count, "free"));
+	else
+		printf(": no allocations recorded");
+	if (cgtrace_doc_truncated(doc))
+		printf("; incomplete: last record cut short (process killed?)");
+	else if (!complete)
+		printf("; incomplete: spans left open");
+	else
+		printf("; complete");
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0)
+		printf("; %s on disk", cli_bytes(a, (uint64_t)st.st_size, exact));
+	putchar('\n');
+	for (size_t i = 0; i < rep->n_devices; i++) {
+		const struct cgtrace_device_peak *p = &rep->by_device[i];
+		/* A device known only from checkpoints has no peak of its own. */
+		if (!p->alloc_count && !p->free_count)
+			continue;
+		printf("peak %s on %s at %s", cli_bytes(a, p->peak_bytes, exact), p->device,
+		       cli_ns(b, p->peak_timestamp_ns));
+		if (p->capacity_bytes)
+			printf(", capacity %s", cli_bytes(a, p->capacity_bytes, exact));
+		putchar('\n');
+	}
+	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_BRIEF))
+		printf("%s\n", note);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"brief", no_argument, NULL, 'B'},
 		{"bytes", no_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	bool json = false, exact = false;
+	bool json = false, brief = false, exact = false;
 	int c, status = CLI_OK;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'B':
+			brief = true;
 			break;
 		case 'b':
 			exact = true;
@@ -245,6 +313,8 @@ static int run(int argc, char **argv)
 			return cli_usage_error(&cli_summary, "unknown option");
 		}
 	}
+	if (json && brief)
+		return cli_usage_error(&cli_summary, "--brief and --json exclude each other");
 	const char *path = cli_trace_arg(&cli_summary, argc, argv, &status);
 	if (!path)
 		return status;
@@ -260,6 +330,8 @@ static int run(int argc, char **argv)
 	}
 	if (json)
 		status = print_json(doc, &s, rep);
+	else if (brief)
+		print_brief(path, doc, rep, exact);
 	else
 		print_human(path, doc, &s, rep, exact);
 	cgtrace_memory_report_free(rep);
