@@ -252,8 +252,9 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 	const char *program = cli_tag(doc, "executable"), *pid = cli_tag(doc, "pid");
 
 	cgtrace_doc_meta(doc, &m);
-	printf("%s", program ? program : m.entrypoint);
-	if (pid)
+	/* A producer other than the probe may leave these tags empty. */
+	printf("%s", program && *program ? program : m.entrypoint);
+	if (pid && *pid)
 		printf(", pid %s", pid);
 	if (cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY))
 		printf(": %s, %s", counted(a, rep->alloc_count, "alloc"),
