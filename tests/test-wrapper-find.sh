@@ -12,9 +12,13 @@ src_wrapper=$(abs "$1")
 build=$(abs "$2")
 meson=$3
 lib=$build/preload/libcgprobe.so
-if [ ! -f "$lib" ] || [ ! -x "$build/scripts/cgprobe" ]; then
-	echo "SKIP: $lib or $build/scripts/cgprobe is not built"
+if [ ! -f "$lib" ]; then
+	echo "SKIP: $lib is not built"
 	exit 77
+fi
+if [ ! -x "$build/scripts/cgprobe" ]; then
+	echo "FAIL: the build generated no $build/scripts/cgprobe"
+	exit 1
 fi
 unset CGPROBE_LIB CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS
 
@@ -57,7 +61,7 @@ expect_found() {
 		ko "$1: no trace written"
 	elif grep -q 'DECOY-CGTRACE\|cgtrace not found\|unreadable' "$tmp/err"; then
 		ko "$1: summary not from the build's own cgtrace"
-	elif ! grep -q '^cgprobe:   more: .*cgtrace memory ' "$tmp/err"; then
+	elif ! grep -q '^cgprobe: more: .*cgtrace memory ' "$tmp/err"; then
 		ko "$1: no summary"
 	else
 		ok
