@@ -73,6 +73,11 @@ static void add_c(struct tags *t, const char *k, const char *v)
 	add(t, k, strlen(k), v, strlen(v));
 }
 
+static void add_setting(void *t, const char *k, const char *v)
+{
+	add_c(t, k, v);
+}
+
 /* CGPROBE_TAGS=k=v,k=v: the probe's own keys win, and of repeats the last. */
 static void add_user_tags(struct tags *t, uint32_t own)
 {
@@ -113,6 +118,7 @@ void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, pid_t forked_from)
 	add_c(&t, "cmdline", cg_process.cmdline);
 	add_c(&t, "hostname", host);
 	add_c(&t, "cgprobe_version", CGTRACE_VERSION);
+	cg_options_each_tag(add_setting, &t);
 	if (forked_from) {
 		snprintf(parent, sizeof(parent), "%d", (int)forked_from);
 		add_c(&t, "forked_from", parent);

@@ -741,8 +741,9 @@ static bool known_op(const char *op, enum cgtrace_action action)
 /* What every trace the probe writes must hold, whatever the program did. */
 static void check_trace(const struct trace *t)
 {
-	static const char *const probe_tags[] = {"pid",      "ppid",           "executable",
-						 "cmdline",  "hostname",       "cgprobe_version"};
+	static const char *const probe_tags[] = {
+		"pid",      "ppid",            "executable",        "cmdline",
+		"hostname", "cgprobe_version", "cgprobe_min_bytes", "cgprobe_device_snapshots"};
 	struct cgtrace_span root, span;
 	ck_assert_msg(t->n_warnings == 0, "%s: reader warnings:\n%s", t->path, t->warnings);
 	ck_assert_msg(!cgtrace_doc_truncated(t->doc), "%s: truncated", t->path);
@@ -1256,12 +1257,14 @@ START_TEST(test_meta_defaults)
 	ck_assert_int_eq(t->meta.timestamp[strlen(t->meta.timestamp) - 1], 'Z');
 
 	/* Exactly the probe's own tags. */
-	ck_assert_uint_eq(t->meta.n_tags, 6);
+	ck_assert_uint_eq(t->meta.n_tags, 8);
 	ck_assert_int_eq(strtol(tag(t, "pid"), NULL, 10), r->pid);
 	ck_assert_int_eq(strtol(tag(t, "ppid"), NULL, 10), getpid());
 	ck_assert_str_eq(tag(t, "executable"), exe);
 	cmdline = strf("%s/hello 0 two words", bin_dir);
 	ck_assert_str_eq(tag(t, "cmdline"), cmdline);
+	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), "0");
+	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), "off");
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	ck_assert_str_eq(tag(t, "hostname"), host);
 	ck_assert_ptr_null(tag(t, "forked_from"));
@@ -1282,7 +1285,8 @@ START_TEST(test_meta_from_environment)
 			     "WORLD_SIZE=8",
 			     "SLURM_PROCID=3",
 			     "OMPI_COMM_WORLD_RANK=3",
-			     "CGPROBE_TAGS=team=ml,pid=1,exp=a=b,k=1,k=2,hostname=x,=bad,noeq",
+			     "CGPROBE_TAGS=team=ml,pid=1,exp=a=b,k=1,k=2,hostname=x,=bad,noeq,"
+			     "cgprobe_min_bytes=9,cgprobe_device_snapshots=alloc",
 			     NULL};
 	struct run *r = run_prog(true, env, "hello", NULL);
 	assert_exited(r, 0);
@@ -1310,7 +1314,9 @@ START_TEST(test_meta_from_environment)
 	ck_assert_int_eq(strtol(tag(t, "pid"), NULL, 10), r->pid);
 	ck_assert_str_ne(tag(t, "hostname"), "x");
 	ck_assert_ptr_null(tag(t, "noeq"));
-	ck_assert_uint_eq(t->meta.n_tags, 6 + 5 + 3);
+	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), "0");
+	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), "off");
+	ck_assert_uint_eq(t->meta.n_tags, 8 + 5 + 3);
 	run_free(r);
 }
 END_TEST
@@ -1324,6 +1330,36 @@ START_TEST(test_meta_correlation_id)
 	struct trace *t = trace_for(r, "hello", r->pid);
 	ck_assert_str_eq(t->meta.correlation_id, "job-42/update-7");
 	ck_assert_uint_eq(t->meta.warmup_steps, 6);
+	run_free(r);
+}
+END_TEST
+
+/* Settings that change what is recorded, as tags: the value in effect, in plain form. */
+static const struct {
+	const char *min_bytes, *snapshots; /* environment entries, or NULL */
+	const char *min_tag, *snapshots_tag;
+	bool warns;
+} setting_cases[] = {
+	{"CGPROBE_MIN_BYTES=4096", "CGPROBE_DEVICE_SNAPSHOTS=alloc", "4096", "alloc", false},
+	{"CGPROBE_MIN_BYTES=004096", "CGPROBE_DEVICE_SNAPSHOTS=off", "4096", "off", false},
+	{"CGPROBE_MIN_BYTES=-1", NULL, "0", "off", true},
+	{"CGPROBE_MIN_BYTES=", "CGPROBE_DEVICE_SNAPSHOTS=", "0", "off", false},
+};
+
+START_TEST(test_meta_records_settings)
+{
+	const char *env[] = {setting_cases[_i].min_bytes, setting_cases[_i].snapshots, NULL};
+	struct run *r = run_prog(true, env, "hello", NULL);
+	assert_exited(r, 0);
+	if (setting_cases[_i].warns)
+		assert_one_warning(r, "CGPROBE_MIN_BYTES");
+	else
+		ck_assert_str_eq(r->err_text, "");
+	struct trace *t = trace_for(r, "hello", r->pid);
+	/* hello's one block (4321 bytes) is above every threshold here. */
+	assert_program_records(r, t, "hello", IN_ORDER);
+	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), setting_cases[_i].min_tag);
+	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), setting_cases[_i].snapshots_tag);
 	run_free(r);
 }
 END_TEST
@@ -2212,6 +2248,8 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_meta_defaults);
 	tcase_add_test(tc, test_meta_from_environment);
 	tcase_add_test(tc, test_meta_correlation_id);
+	tcase_add_loop_test(tc, test_meta_records_settings, 0,
+			    sizeof(setting_cases) / sizeof(setting_cases[0]));
 
 	tc = tcase(s, "files");
 	tcase_add_test(tc, test_default_output_name);
