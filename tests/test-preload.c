@@ -977,6 +977,56 @@ static void assert_one_warning(const struct run *r, const char *about)
 		      r->err_text);
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The words sh makes of cmdline, each followed by a NUL; their count in *words. */
+static char *sh_words(const char *cmdline, size_t *words)
+{
+	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, NULL};
+	const char *argv[] = {"/bin/sh", "-c", "eval \"set -- $1\" && printf '%s\\0' \"$@\"", "sh",
+			      cmdline, NULL};
+	struct run *r = run_new(false);
+	char *out = path_in(r->dir, "words"), *err = path_in(r->dir, "err");
+	char **env = child_env(drop, NULL, NULL);
+	int status = 0;
+	pid_t pid = child_spawn(argv[0], argv, env, r->cwd, out, err);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sh could not read '%s'",
+		      cmdline);
+	size_t len = 0;
+	char *text = read_file(out, &len);
+	ck_assert_ptr_nonnull(text);
+	*words = 0;
+	for (size_t i = 0; i < len; i++)
+		*words += text[i] == '\0';
+	free(env);
+	free(out);
+	free(err);
+	run_free(r);
+	return text;
+}
+
+/* cmdline, read by sh, gives back exactly argv (NULL-terminated). */
+static void assert_cmdline_is(const char *cmdline, const char *const *argv)
+{
+	size_t words = 0, n = 0;
+	ck_assert_ptr_nonnull(cmdline);
+	char *got = sh_words(cmdline, &words);
+	const char *w = got;
+	for (const char *const *a = argv; *a; a++, n++) {
+		ck_assert_msg(n < words, "'%s' has %zu words, argv more", cmdline, words);
+		ck_assert_msg(!strcmp(w, *a), "word %zu of '%s' is '%s', argv has '%s'", n,
+			      cmdline, w, *a);
+		w += strlen(w) + 1;
+	}
+	ck_assert_msg(n == words, "'%s' has %zu words, argv %zu", cmdline, words, n);
+	free(got);
+}
+
 static void reraise(int sig)
 {
 	sigset_t set;
@@ -1261,8 +1311,11 @@ START_TEST(test_meta_defaults)
 	ck_assert_int_eq(strtol(tag(t, "pid"), NULL, 10), r->pid);
 	ck_assert_int_eq(strtol(tag(t, "ppid"), NULL, 10), getpid());
 	ck_assert_str_eq(tag(t, "executable"), exe);
-	cmdline = strf("%s/hello 0 two words", bin_dir);
-	ck_assert_str_eq(tag(t, "cmdline"), cmdline);
+	cmdline = strf("%s/hello", bin_dir);
+	const char *argv[] = {cmdline, "0", "two words", NULL};
+	assert_cmdline_is(tag(t, "cmdline"), argv);
+	ck_assert_msg(ends_with(tag(t, "cmdline"), " 0 'two words'"), "cmdline %s",
+		      tag(t, "cmdline"));
 	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), "0");
 	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), "off");
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
@@ -1360,6 +1413,71 @@ START_TEST(test_meta_records_settings)
 	assert_program_records(r, t, "hello", IN_ORDER);
 	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), setting_cases[_i].min_tag);
 	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), setting_cases[_i].snapshots_tag);
+	run_free(r);
+}
+END_TEST
+
+/* Arguments sh must be given quoted, each its own word, and some it need not. */
+static const char *const awkward_args[] = {
+	"a b",  "it's", "",       "$HOME",  "*",      "line\nbreak",        "'",
+	"x''y", "tab\there", "~", "a;b|c&", "\"q\"", "plain-1.0_@%+=:,./", "caf\xc3\xa9",
+	NULL,
+};
+
+START_TEST(test_meta_cmdline_quoted_for_sh)
+{
+	char *path = strf("%s/hello", bin_dir);
+	const char *argv[32] = {path, "0"};
+	size_t n = 2;
+	for (const char *const *a = awkward_args; *a; a++)
+		argv[n++] = *a;
+	argv[n] = NULL;
+	struct run *r = run_prog(true, NULL, "hello", argv + 1);
+	assert_exited(r, 0);
+	struct trace *t = trace_for(r, "hello", r->pid);
+	const char *cmdline = tag(t, "cmdline");
+	assert_cmdline_is(cmdline, argv);
+	/* Safe arguments stay bare, the empty one is '', a quote is '\''. */
+	ck_assert_msg(strstr(cmdline, " 0 'a b' 'it'\\''s' '' '$HOME' '*' 'line\nbreak' ''\\''' "),
+		      "cmdline %s", cmdline);
+	ck_assert_msg(ends_with(cmdline, " plain-1.0_@%+=:,./ 'caf\xc3\xa9'"), "cmdline %s",
+		      cmdline);
+	free(path);
+	run_free(r);
+}
+END_TEST
+
+/* Past 4096 bytes: the whole arguments that fit, then " ...". */
+START_TEST(test_meta_cmdline_cut_at_argument)
+{
+	char *path = strf("%s/hello", bin_dir);
+	char *args[29];
+	const char *argv[32] = {path, "0"};
+	for (size_t i = 0; i < 29; i++) {
+		args[i] = strf("%03zu-it's-%0190d", i, 0);
+		argv[i + 2] = args[i];
+	}
+	argv[31] = NULL;
+	struct run *r = run_prog(true, NULL, "hello", argv + 1);
+	assert_exited(r, 0);
+	struct trace *t = trace_for(r, "hello", r->pid);
+	const char *cmdline = tag(t, "cmdline");
+	size_t len = strlen(cmdline);
+	ck_assert_uint_le(len, 4096);
+	/* Each argument takes 205 bytes quoted: no more room is left than one more needs. */
+	ck_assert_uint_gt(len, 4096 - 206 - 4);
+	ck_assert_msg(ends_with(cmdline, "' ..."), "cmdline ends %s", cmdline + len - 20);
+	char *kept = strndup(cmdline, len - 4);
+	size_t words = 0;
+	free(sh_words(kept, &words));
+	ck_assert_uint_gt(words, 2);
+	ck_assert_uint_lt(words, 31);
+	argv[words] = NULL;
+	assert_cmdline_is(kept, argv);
+	free(kept);
+	for (size_t i = 0; i < 29; i++)
+		free(args[i]);
+	free(path);
 	run_free(r);
 }
 END_TEST
@@ -2250,6 +2368,8 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_meta_correlation_id);
 	tcase_add_loop_test(tc, test_meta_records_settings, 0,
 			    sizeof(setting_cases) / sizeof(setting_cases[0]));
+	tcase_add_test(tc, test_meta_cmdline_quoted_for_sh);
+	tcase_add_test(tc, test_meta_cmdline_cut_at_argument);
 
 	tc = tcase(s, "files");
 	tcase_add_test(tc, test_default_output_name);
