@@ -191,10 +191,15 @@ EXPORT size_t malloc_usable_size(void *p)
 /* Exit and exec paths                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The guard goes back before the real call: a vfork child's _exit runs on
+ * its parent's thread and memory, and the parent must find it as it was.
+ */
 EXPORT void _exit(int status)
 {
 	cg_self.guard++;
 	cg_session_end(5000);
+	cg_self.guard--;
 	if (!ready())
 		abort();
 	cg_real._exit(status);
@@ -204,6 +209,7 @@ EXPORT void _Exit(int status)
 {
 	cg_self.guard++;
 	cg_session_end(5000);
+	cg_self.guard--;
 	if (!ready())
 		abort();
 	cg_real._Exit(status);

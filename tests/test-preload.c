@@ -2028,23 +2028,85 @@ END_TEST
 /* New processes                                                       */
 /* ------------------------------------------------------------------ */
 
-static struct run *run_forks(bool probe, const char *mode, const char *const *env)
+/*
+ * The manifest read in order, as the wrapper reads it: a path lists a
+ * trace, "-" and a path removes the one listed before it (the program an
+ * exec starts may then list the same name again). What is left must be
+ * exactly the run's trace files; `removed` lines start with "-".
+ */
+static void assert_manifest(const struct run *r, const char *text, size_t removed)
 {
+	struct strs live = {0};
+	size_t minus = 0;
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		ck_assert_msg(nl != NULL, "manifest ends inside a line:\n%s", text);
+		char *line = strndup(p, (size_t)(nl - p));
+		bool drop = line[0] == '-';
+		const char *path = line + drop;
+		size_t i = 0;
+		p = nl + 1;
+		ck_assert_msg(path[0] == '/', "manifest line '%s' is no absolute path", line);
+		while (i < live.n && strcmp(live.v[i], path))
+			i++;
+		if (drop) {
+			ck_assert_msg(i < live.n, "manifest removes %s, never listed:\n%s", path, text);
+			free(live.v[i]);
+			live.v[i] = live.v[--live.n];
+			minus++;
+			free(line);
+		} else {
+			ck_assert_msg(i == live.n, "manifest lists %s twice:\n%s", path, text);
+			strs_push(&live, line);
+		}
+	}
+	ck_assert_msg(minus == removed, "%zu removals in the manifest, expected %zu:\n%s", minus,
+		      removed, text);
+	ck_assert_msg(live.n == r->n_traces, "manifest leaves %zu traces, %zu files:\n%s", live.n,
+		      r->n_traces, text);
+	for (size_t t = 0; t < r->n_traces; t++) {
+		size_t i = 0;
+		while (i < live.n && strcmp(live.v[i], r->traces[t].path))
+			i++;
+		ck_assert_msg(i < live.n, "%s not in the manifest:\n%s", r->traces[t].path, text);
+	}
+	strs_free(&live);
+}
+
+/* forks MODE HELLO, the manifest in the run's folder (no trace folder); its text in *manifest. */
+static struct run *run_forks(bool probe, const char *mode, char **manifest)
+{
+	struct run *r = run_new(probe);
+	char *list = path_in(r->dir, "manifest");
+	char *env0 = strf("CGPROBE_MANIFEST=%s", list);
 	char *hello = strf("%s/hello", bin_dir);
+	const char *env[] = {env0, NULL};
 	const char *args[] = {mode, hello, NULL};
-	struct run *r = run_prog(probe, env, "forks", args);
+	run_start(r, env, "forks", args);
+	run_wait(r);
+	char *text = read_file(list, NULL);
+	if (manifest)
+		*manifest = text ? text : strdup("");
+	else
+		free(text);
 	free(hello);
+	free(env0);
+	free(list);
 	return r;
 }
 
-static void assert_forks_matches_reference(const char *mode, struct run **out)
+/* Same status and results as without the probe; the manifest has `removed` removals. */
+static void assert_forks_matches_reference(const char *mode, size_t removed, struct run **out)
 {
+	char *manifest;
 	struct run *ref = run_forks(false, mode, NULL);
-	struct run *r = run_forks(true, mode, NULL);
+	struct run *r = run_forks(true, mode, &manifest);
 	assert_exited(ref, 0);
 	assert_same_status(ref, r);
 	assert_same_results(ref, r);
 	ck_assert_str_eq(r->err_text, "");
+	assert_manifest(r, manifest, removed);
+	free(manifest);
 	run_free(ref);
 	*out = r;
 }
@@ -2053,7 +2115,7 @@ START_TEST(test_fork_child_writes_own_trace)
 {
 	struct run *r;
 	long pids[4];
-	assert_forks_matches_reference("fork", &r);
+	assert_forks_matches_reference("fork", 0, &r);
 	assert_result(r, "forks", "child exited 12");
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 2);
 	ck_assert_int_eq(pids[0], r->pid);
@@ -2081,7 +2143,7 @@ START_TEST(test_fork_then_exec)
 {
 	struct run *r;
 	long pids[4];
-	assert_forks_matches_reference("fork-exec", &r);
+	assert_forks_matches_reference("fork-exec", 0, &r);
 	assert_result(r, "forks", "child exited 4");
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 2);
 	ck_assert_uint_eq(r->n_traces, 3);
@@ -2105,7 +2167,7 @@ static void assert_started_hello(const char *mode)
 {
 	struct run *r;
 	long pids[4];
-	assert_forks_matches_reference(mode, &r);
+	assert_forks_matches_reference(mode, 0, &r);
 	assert_result(r, "forks", "child exited 4");
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 1);
 	ck_assert_uint_eq(pids_of(r, "hello", pids, 4), 1);
@@ -2134,6 +2196,44 @@ START_TEST(test_vfork_exec_child_traced)
 }
 END_TEST
 
+START_TEST(test_vfork_execve_child_traced)
+{
+	assert_started_hello("vfork-execve");
+}
+END_TEST
+
+/*
+ * What runs in a vfork or posix_spawn child (a failed exec, _exit) runs on
+ * the parent's memory and thread: the parent's session and trace go on
+ * whole, its allocations after the child included, and the child has none.
+ */
+static void assert_only_parent_traced(const char *mode, const char *result)
+{
+	struct run *r;
+	assert_forks_matches_reference(mode, 0, &r);
+	assert_result(r, "forks", result);
+	ck_assert_uint_eq(r->n_traces, 1);
+	struct trace *parent = trace_for(r, "forks", r->pid);
+	assert_program_records(r, parent, "forks", IN_ORDER);
+	assert_root_last(parent);
+	assert_ts_increasing(parent);
+	ck_assert_uint_eq(n_memory(parent), 4);
+	ck_assert_uint_eq(final_bytes(parent), 0);
+	run_free(r);
+}
+
+START_TEST(test_vfork_exec_failure_leaves_parent_whole)
+{
+	assert_only_parent_traced("vfork-exec-fail", "child exited 126");
+}
+END_TEST
+
+START_TEST(test_posix_spawn_failure_leaves_parent_whole)
+{
+	assert_only_parent_traced("spawn-fail", "spawn r=2");
+}
+END_TEST
+
 /* forks.c's busy thread allocates 5000 to 5099 bytes, and nothing else does. */
 static bool busy_block(struct trace *t, const struct cgtrace_memory *m)
 {
@@ -2150,7 +2250,7 @@ START_TEST(test_fork_while_other_thread_allocates)
 {
 	struct run *r;
 	long pids[32];
-	assert_forks_matches_reference("busy", &r);
+	assert_forks_matches_reference("busy", 0, &r);
 	ck_assert_uint_eq(count_results(r, "forks", "busy-child exited 0"), 20);
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 32), 21);
 	ck_assert_uint_eq(r->n_traces, 21);
@@ -2412,6 +2512,9 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_fork_then_exec);
 	tcase_add_test(tc, test_posix_spawn_child_traced);
 	tcase_add_test(tc, test_vfork_exec_child_traced);
+	tcase_add_test(tc, test_vfork_execve_child_traced);
+	tcase_add_test(tc, test_vfork_exec_failure_leaves_parent_whole);
+	tcase_add_test(tc, test_posix_spawn_failure_leaves_parent_whole);
 	tcase_add_test(tc, test_fork_while_other_thread_allocates);
 
 	tc = tcase(s, "dlopen");

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * New processes: fork (the child writes its own trace), fork then exec,
- * vfork then exec, posix_spawn, and forks while another thread is busy
- * inside malloc (no deadlock, no stray records in the children).
+ * vfork then exec (and an exec that fails), posix_spawn (and one that
+ * fails), and forks while another thread is busy inside malloc (no
+ * deadlock, no stray records in the children).
  * Usage: forks MODE HELLO_PATH
  */
 #define PROG "forks"
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "fork";
 	const char *hello = argc > 2 ? argv[2] : "hello";
+	const char *missing = "/nonexistent/cgprobe-test/nothing";
 	char *hello_argv[] = {"hello", "4", NULL};
 	pid_t pid;
 
@@ -132,8 +134,28 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		reap(pid, "child");
+	} else if (!strcmp(mode, "vfork-execve")) {
+		pid = vfork();
+		if (pid == 0) {
+			execve(hello, hello_argv, environ);
+			_exit(127);
+		}
+		reap(pid, "child");
+	} else if (!strcmp(mode, "vfork-exec-fail")) {
+		/* The child's failed exec and _exit run in our memory: our trace goes on unharmed. */
+		pid = vfork();
+		if (pid == 0) {
+			execve(missing, hello_argv, environ);
+			_exit(126);
+		}
+		reap(pid, "child");
 	} else if (!strcmp(mode, "spawn")) {
 		int r = posix_spawn(&pid, hello, NULL, NULL, hello_argv, environ);
+		say("R spawn r=%d", r);
+		if (r == 0)
+			reap(pid, "child");
+	} else if (!strcmp(mode, "spawn-fail")) {
+		int r = posix_spawn(&pid, missing, NULL, NULL, hello_argv, environ);
 		say("R spawn r=%d", r);
 		if (r == 0)
 			reap(pid, "child");
