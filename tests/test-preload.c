@@ -2203,6 +2203,64 @@ START_TEST(test_vfork_execve_child_traced)
 END_TEST
 
 /*
+ * A fork child that allocated nothing before exec (timeout(1), shells)
+ * leaves no trace of its own: the program it became has the only one, under
+ * the same name (same pid), and the manifest says the first was removed.
+ */
+START_TEST(test_fork_exec_without_allocation_leaves_no_trace)
+{
+	struct run *r;
+	long pids[4];
+	assert_forks_matches_reference("fork-exec-empty", 1, &r);
+	assert_result(r, "forks", "child exited 4");
+	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 1);
+	ck_assert_uint_eq(pids_of(r, "hello", pids, 4), 1);
+	ck_assert_uint_eq(r->n_traces, 2);
+	struct trace *parent = trace_for(r, "forks", r->pid);
+	struct trace *hello = trace_for(r, "hello", pids[0]);
+	char *name = strf("trace.%ld.jsonl", pids[0]);
+	ck_assert_str_eq(base_name(hello->path), name);
+	assert_program_records(r, parent, "forks", IN_ORDER);
+	assert_program_records(r, hello, "hello", IN_ORDER);
+	assert_root_last(parent);
+	assert_root_last(hello);
+	ck_assert_int_eq(strtol(tag(hello, "ppid"), NULL, 10), r->pid);
+	free(name);
+	run_free(r);
+}
+END_TEST
+
+/*
+ * The same child whose exec fails goes on under a new session, as a fork
+ * child (forked_from): the removed file's name again, what it does after
+ * the failed exec recorded, its root span closed at its exit.
+ */
+START_TEST(test_fork_exec_failure_without_allocation_starts_new_trace)
+{
+	struct run *r;
+	long pids[4];
+	assert_forks_matches_reference("fork-exec-fail", 1, &r);
+	assert_result(r, "forks", "child exited 5");
+	assert_result(r, "forks", "exec r=-1 errno=2");
+	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 2);
+	ck_assert_uint_eq(r->n_traces, 2);
+	struct trace *parent = trace_for(r, "forks", r->pid);
+	struct trace *child = trace_for(r, "forks", pids[1]);
+	char *name = strf("trace.%ld.jsonl", pids[1]);
+	ck_assert_str_eq(base_name(child->path), name);
+	assert_program_records(r, parent, "forks", IN_ORDER);
+	assert_program_records(r, child, "forks", IN_ORDER);
+	assert_root_last(parent);
+	assert_root_last(child);
+	ck_assert_uint_eq(n_memory(child), 2);
+	ck_assert_uint_eq(final_bytes(child), 0);
+	ck_assert_int_eq(strtol(tag(child, "forked_from"), NULL, 10), r->pid);
+	free(name);
+	run_free(r);
+}
+END_TEST
+
+/*
  * What runs in a vfork or posix_spawn child (a failed exec, _exit) runs on
  * the parent's memory and thread: the parent's session and trace go on
  * whole, its allocations after the child included, and the child has none.
@@ -2231,6 +2289,43 @@ END_TEST
 START_TEST(test_posix_spawn_failure_leaves_parent_whole)
 {
 	assert_only_parent_traced("spawn-fail", "spawn r=2");
+}
+END_TEST
+
+/* Only a file the probe created is removed: a FIFO named by CGPROBE_OUTPUT stays. */
+START_TEST(test_fork_exec_without_allocation_keeps_fifo)
+{
+	struct run *r = run_new(true);
+	ck_assert_int_eq(mkdir(r->out, 0755), 0);
+	char *fifo = path_in(r->out, "pipe");
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo), *hello = strf("%s/hello", bin_dir);
+	const char *env[] = {env0, NULL};
+	const char *args[] = {"fork-exec-empty", hello, NULL};
+	run_start(r, env, "forks", args);
+	run_wait(r);
+	assert_exited(r, 0);
+	ck_assert_str_eq(r->err_text, "");
+	char data[65536];
+	size_t len = 0;
+	for (ssize_t n; (n = read(fd, data + len, sizeof(data) - len)) > 0;)
+		len += (size_t)n;
+	close(fd);
+	struct stat st;
+	ck_assert_int_eq(lstat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	/* Three heads went in: the parent, the child before exec and hello. */
+	size_t heads = 0;
+	for (const char *p = data; (p = memmem(p, (size_t)(data + len - p), "{\"kind\":\"meta\"", 14));
+	     p++)
+		heads++;
+	ck_assert_uint_eq(heads, 3);
+	free(env0);
+	free(hello);
+	free(fifo);
+	run_free(r);
 }
 END_TEST
 
@@ -2513,8 +2608,11 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_posix_spawn_child_traced);
 	tcase_add_test(tc, test_vfork_exec_child_traced);
 	tcase_add_test(tc, test_vfork_execve_child_traced);
+	tcase_add_test(tc, test_fork_exec_without_allocation_leaves_no_trace);
+	tcase_add_test(tc, test_fork_exec_failure_without_allocation_starts_new_trace);
 	tcase_add_test(tc, test_vfork_exec_failure_leaves_parent_whole);
 	tcase_add_test(tc, test_posix_spawn_failure_leaves_parent_whole);
+	tcase_add_test(tc, test_fork_exec_without_allocation_keeps_fifo);
 	tcase_add_test(tc, test_fork_while_other_thread_allocates);
 
 	tc = tcase(s, "dlopen");

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * New processes: fork (the child writes its own trace), fork then exec,
- * vfork then exec (and an exec that fails), posix_spawn (and one that
- * fails), and forks while another thread is busy inside malloc (no
- * deadlock, no stray records in the children).
+ * New processes: fork (the child writes its own trace), fork then exec
+ * (with and without allocating before it, and an exec that fails), vfork
+ * then exec (and an exec that fails), posix_spawn (and one that fails), and
+ * forks while another thread is busy inside malloc (no deadlock, no stray
+ * records in the children).
  * Usage: forks MODE HELLO_PATH
  */
 #define PROG "forks"
@@ -125,6 +126,26 @@ int main(int argc, char **argv)
 			memset(q, 0, 2500);
 			execv(hello, hello_argv);
 			_exit(127);
+		}
+		reap(pid, "child");
+	} else if (!strcmp(mode, "fork-exec-empty")) {
+		/* Nothing allocated between fork and exec, as in timeout(1) or a shell. */
+		pid = fork();
+		if (pid == 0) {
+			execv(hello, hello_argv);
+			_exit(127);
+		}
+		reap(pid, "child");
+	} else if (!strcmp(mode, "fork-exec-fail")) {
+		pid = fork();
+		if (pid == 0) {
+			errno = 0;
+			int r = execv(missing, hello_argv);
+			say("R exec r=%d errno=%d", r, errno);
+			char *q = got("malloc", malloc(2600), 2600);
+			gone("free", q, 2600);
+			free(q);
+			exit(5);
 		}
 		reap(pid, "child");
 	} else if (!strcmp(mode, "vfork-exec")) {
