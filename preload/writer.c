@@ -36,8 +36,8 @@ static struct {
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
 	bool root_closed;
-	bool body;    /* a record past the head went out */
-	bool dropped; /* CG_REQ_DROP_EMPTY found nothing to keep */
+	bool body;     /* a record past the head went out */
+	bool dropped;  /* CG_REQ_DROP_EMPTY found nothing to keep */
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
 	struct cg_clock_map clock;

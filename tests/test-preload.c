@@ -2050,7 +2050,8 @@ static void assert_manifest(const struct run *r, const char *text, size_t remove
 		while (i < live.n && strcmp(live.v[i], path))
 			i++;
 		if (drop) {
-			ck_assert_msg(i < live.n, "manifest removes %s, never listed:\n%s", path, text);
+			ck_assert_msg(i < live.n, "manifest removes %s, never listed:\n%s", path,
+				      text);
 			free(live.v[i]);
 			live.v[i] = live.v[--live.n];
 			minus++;
@@ -2318,7 +2319,8 @@ START_TEST(test_fork_exec_without_allocation_keeps_fifo)
 	ck_assert(S_ISFIFO(st.st_mode));
 	/* Three heads went in: the parent, the child before exec and hello. */
 	size_t heads = 0;
-	for (const char *p = data; (p = memmem(p, (size_t)(data + len - p), "{\"kind\":\"meta\"", 14));
+	static const char head[] = "{\"kind\":\"meta\"";
+	for (const char *p = data; (p = memmem(p, (size_t)(data + len - p), head, sizeof(head) - 1));
 	     p++)
 		heads++;
 	ck_assert_uint_eq(heads, 3);

@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 		}
 		reap(pid, "child");
 	} else if (!strcmp(mode, "vfork-exec-fail")) {
-		/* The child's failed exec and _exit run in our memory: our trace goes on unharmed. */
+		/* The child's failed exec and _exit run in our memory: our trace goes on. */
 		pid = vfork();
 		if (pid == 0) {
 			execve(missing, hello_argv, environ);
