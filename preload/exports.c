@@ -191,10 +191,15 @@ EXPORT size_t malloc_usable_size(void *p)
 /* Exit and exec paths                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The guard goes back before the real call: a vfork child's _exit runs on
+ * its parent's thread and memory, and the parent must find it as it was.
+ */
 EXPORT void _exit(int status)
 {
 	cg_self.guard++;
 	cg_session_end(5000);
+	cg_self.guard--;
 	if (!ready())
 		abort();
 	cg_real._exit(status);
@@ -204,6 +209,7 @@ EXPORT void _Exit(int status)
 {
 	cg_self.guard++;
 	cg_session_end(5000);
+	cg_self.guard--;
 	if (!ready())
 		abort();
 	cg_real._Exit(status);
@@ -225,24 +231,37 @@ static int exec_prepare(void)
 	return 0;
 }
 
+/* The exec failed and the program goes on: so does recording. Keeps errno and r. */
+static int exec_failed(int r)
+{
+	int saved = errno;
+	cg_self.guard++;
+	cg_session_exec_failed();
+	cg_self.guard--;
+	errno = saved;
+	return r;
+}
+
 EXPORT int execve(const char *file, char *const argv[], char *const envp[])
 {
 	exec_prepare();
-	return ready() ? cg_real.execve(file, argv, envp) : (errno = ENOSYS, -1);
+	return exec_failed(ready() ? cg_real.execve(file, argv, envp) : (errno = ENOSYS, -1));
 }
 
 EXPORT int execveat(int dirfd, const char *file, char *const argv[], char *const envp[],
 		    int flags)
 {
 	exec_prepare();
-	return ready() && cg_real.execveat ? cg_real.execveat(dirfd, file, argv, envp, flags)
-					   : (errno = ENOSYS, -1);
+	return exec_failed(ready() && cg_real.execveat
+				   ? cg_real.execveat(dirfd, file, argv, envp, flags)
+				   : (errno = ENOSYS, -1));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	exec_prepare();
-	return ready() && cg_real.fexecve ? cg_real.fexecve(fd, argv, envp) : (errno = ENOSYS, -1);
+	return exec_failed(ready() && cg_real.fexecve ? cg_real.fexecve(fd, argv, envp)
+						      : (errno = ENOSYS, -1));
 }
 
 EXPORT int execv(const char *file, char *const argv[])
@@ -251,7 +270,7 @@ EXPORT int execv(const char *file, char *const argv[])
 	if (!real)
 		real = next_fn("execv");
 	exec_prepare();
-	return real ? real(file, argv) : (errno = ENOSYS, -1);
+	return exec_failed(real ? real(file, argv) : (errno = ENOSYS, -1));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
@@ -260,7 +279,7 @@ EXPORT int execvp(const char *file, char *const argv[])
 	if (!real)
 		real = next_fn("execvp");
 	exec_prepare();
-	return real ? real(file, argv) : (errno = ENOSYS, -1);
+	return exec_failed(real ? real(file, argv) : (errno = ENOSYS, -1));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -269,7 +288,7 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	if (!real)
 		real = next_fn("execvpe");
 	exec_prepare();
-	return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+	return exec_failed(real ? real(file, argv, envp) : (errno = ENOSYS, -1));
 }
 
 /* execl* take their arguments as varargs: gather them, then take the v path. */

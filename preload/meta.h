@@ -12,7 +12,7 @@ struct cg_process {
 	char exe_path[4096];
 	char exe_name[256];
 	char argv0_name[256];
-	char cmdline[4097]; /* at most 4096 bytes, arguments joined by spaces */
+	char cmdline[4097]; /* at most 4096 bytes: the arguments quoted for sh, " ..." if cut */
 };
 
 extern struct cg_process cg_process;

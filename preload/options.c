@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,29 +12,44 @@ struct cg_options cg_opt;
 
 enum kind { OPT_STR, OPT_U64, OPT_POS_U64, OPT_BOOL, OPT_PHASE, OPT_SNAPSHOTS };
 
+/*
+ * tag: the meta tag that records the setting in every trace, for settings
+ * that change what a trace holds (a reader must know a trace left out
+ * small blocks). Settings that choose processes (ONLY, FOLLOW), where and
+ * when output goes (OUTPUT, FLUSH_MS, MANIFEST, QUIET) or that are meta
+ * fields of their own (ENTRYPOINT, PHASE, CAPTURE_STEP, CORRELATION_ID,
+ * DEVICE) or tags themselves (TAGS) have none.
+ */
 struct option_def {
 	const char *name;
 	enum kind kind;
 	void *value;
 	const char *def;
+	const char *tag;
 };
 
 static const struct option_def table[] = {
-	{"CGPROBE_QUIET", OPT_BOOL, &cg_opt.quiet, "0"},
-	{"CGPROBE_OUTPUT", OPT_STR, &cg_opt.output, "cgprobe.%e.%p.jsonl"},
-	{"CGPROBE_MIN_BYTES", OPT_U64, &cg_opt.min_bytes, "0"},
-	{"CGPROBE_ONLY", OPT_STR, &cg_opt.only, NULL},
-	{"CGPROBE_FOLLOW", OPT_BOOL, &cg_opt.follow, "1"},
-	{"CGPROBE_FLUSH_MS", OPT_POS_U64, &cg_opt.flush_ms, "200"},
-	{"CGPROBE_TAGS", OPT_STR, &cg_opt.tags, NULL},
-	{"CGPROBE_ENTRYPOINT", OPT_STR, &cg_opt.entrypoint, NULL},
-	{"CGPROBE_PHASE", OPT_PHASE, &cg_opt.phase, "train"},
-	{"CGPROBE_CAPTURE_STEP", OPT_POS_U64, &cg_opt.capture_step, "1"},
-	{"CGPROBE_CORRELATION_ID", OPT_STR, &cg_opt.correlation_id, NULL},
-	{"CGPROBE_DEVICE", OPT_STR, &cg_opt.device, "cpu"},
-	{"CGPROBE_MANIFEST", OPT_STR, &cg_opt.manifest, NULL},
-	{"CGPROBE_DEVICE_SNAPSHOTS", OPT_SNAPSHOTS, &cg_opt.device_snapshots, "off"},
+	{"CGPROBE_QUIET", OPT_BOOL, &cg_opt.quiet, "0", NULL},
+	{"CGPROBE_OUTPUT", OPT_STR, &cg_opt.output, "cgprobe.%e.%p.jsonl", NULL},
+	{"CGPROBE_MIN_BYTES", OPT_U64, &cg_opt.min_bytes, "0", "cgprobe_min_bytes"},
+	{"CGPROBE_ONLY", OPT_STR, &cg_opt.only, NULL, NULL},
+	{"CGPROBE_FOLLOW", OPT_BOOL, &cg_opt.follow, "1", NULL},
+	{"CGPROBE_FLUSH_MS", OPT_POS_U64, &cg_opt.flush_ms, "200", NULL},
+	{"CGPROBE_TAGS", OPT_STR, &cg_opt.tags, NULL, NULL},
+	{"CGPROBE_ENTRYPOINT", OPT_STR, &cg_opt.entrypoint, NULL, NULL},
+	{"CGPROBE_PHASE", OPT_PHASE, &cg_opt.phase, "train", NULL},
+	{"CGPROBE_CAPTURE_STEP", OPT_POS_U64, &cg_opt.capture_step, "1", NULL},
+	{"CGPROBE_CORRELATION_ID", OPT_STR, &cg_opt.correlation_id, NULL, NULL},
+	{"CGPROBE_DEVICE", OPT_STR, &cg_opt.device, "cpu", NULL},
+	{"CGPROBE_MANIFEST", OPT_STR, &cg_opt.manifest, NULL, NULL},
+	{"CGPROBE_DEVICE_SNAPSHOTS", OPT_SNAPSHOTS, &cg_opt.device_snapshots, "off",
+	 "cgprobe_device_snapshots"},
 };
+
+#define N_OPTIONS (sizeof(table) / sizeof(table[0]))
+
+/* Numbers as text for their tags; the meta record being formatted points at them. */
+static char tag_text[N_OPTIONS][24];
 
 /* Plain decimal only: strtoull would take "-1", " 7" and "0x10". */
 static bool parse_u64(const char *s, uint64_t *out)
@@ -93,9 +109,31 @@ static bool apply(const struct option_def *o, const char *s)
 	return false;
 }
 
+/* The value in effect, in the form its variable takes (plain decimal, off/alloc). */
+static const char *format_value(const struct option_def *o, char *out, size_t cap)
+{
+	switch (o->kind) {
+	case OPT_STR: {
+		const char *s = *(const char *const *)o->value;
+		return s ? s : "";
+	}
+	case OPT_U64:
+	case OPT_POS_U64:
+		snprintf(out, cap, "%llu", (unsigned long long)*(const uint64_t *)o->value);
+		return out;
+	case OPT_BOOL:
+		return *(const bool *)o->value ? "1" : "0";
+	case OPT_PHASE:
+		return *(const uint8_t *)o->value ? "infer" : "train";
+	case OPT_SNAPSHOTS:
+		return *(const bool *)o->value ? "alloc" : "off";
+	}
+	return "";
+}
+
 void cg_options_load(void)
 {
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+	for (size_t i = 0; i < N_OPTIONS; i++) {
 		const struct option_def *o = &table[i];
 		const char *s = getenv(o->name);
 		if (o->def)
@@ -113,6 +151,14 @@ void cg_options_load(void)
 				apply(o, o->def);
 		}
 	}
+}
+
+void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *value), void *ctx)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (table[i].tag)
+			fn(ctx, table[i].tag,
+			   format_value(&table[i], tag_text[i], sizeof(tag_text[i])));
 }
 
 static bool match_list(const char *globs, const char *name)

@@ -30,6 +30,12 @@ extern struct cg_options cg_opt;
 
 /* Reads the environment; call once, before any thread of the probe runs. */
 void cg_options_load(void);
+/*
+ * Each setting that changes what a trace records, as its meta tag
+ * (cgprobe_min_bytes, cgprobe_device_snapshots) and value; always all of
+ * them, defaults included.
+ */
+void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* Whether the executable (by exe or argv[0] base name) matches CGPROBE_ONLY. */
 bool cg_options_selected(const char *exe_name, const char *argv0_name);
 

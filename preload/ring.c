@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "real.h"
 #include "writer.h"
 
 static _Atomic(struct cg_ring *) registry;
@@ -124,6 +125,21 @@ void cg_rings_reset_after_fork(struct cg_ring *keep)
 		atomic_store(&r->state, r == keep ? CG_RING_OWNED : CG_RING_FREE);
 		if (r == keep)
 			r->tid = tid;
+	}
+}
+
+void cg_rings_drop_pending(void)
+{
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
+		uint64_t tail = atomic_load(&r->tail);
+		uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+		for (uint64_t i = tail; i != head; i++) {
+			const struct cg_event *e = &r->ev[i % CG_RING_EVENTS];
+			uint8_t kind = e->kind & CG_EV_KIND_MASK;
+			if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_NAME)
+				cg_real.free((void *)(uintptr_t)e->addr);
+		}
+		cg_ring_release(r, head);
 	}
 }
 

@@ -61,6 +61,11 @@ static inline bool cg_ring_push(struct cg_ring *r, const struct cg_event *e,
 void cg_ring_release(struct cg_ring *r, uint64_t pos);
 /* After fork, in the child: every ring is emptied and freed but the caller's. */
 void cg_rings_reset_after_fork(struct cg_ring *keep);
+/*
+ * With no writer running: every event not yet drained is dropped, the
+ * names they carry freed. Owners may push on meanwhile.
+ */
+void cg_rings_drop_pending(void);
 /* Releases rings of threads that have exited; call after draining them. */
 void cg_rings_reclaim(void);
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,8 +26,15 @@ atomic_int cg_state;
 static struct cg_out out;
 static char path[PATH_MAX];
 static pid_t owner;
+static pid_t forked_from_pid; /* the session's forked_from tag, 0 for none */
 static unsigned next_seq;
 static atomic_int ended;
+/* The trace is a regular file this session created (not a FIFO or device): that one. */
+static bool own_file;
+static dev_t own_dev;
+static ino_t own_ino;
+/* Before an exec the trace held nothing but its head: it was closed (and removed). */
+static bool dropped;
 
 const char *cg_session_path(void)
 {
@@ -44,18 +52,24 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static void append_manifest(void)
+/*
+ * One line per trace: its absolute path when created, "-" and the path
+ * when it was removed again (paths start with '/', so "-" cannot be one).
+ */
+static void append_manifest(const char *prefix)
 {
 	if (!cg_opt.manifest)
 		return;
 	int fd = open(cg_opt.manifest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return;
-	char line[PATH_MAX + 1];
-	size_t n = strlen(path);
-	memcpy(line, path, n);
-	line[n++] = '\n';
-	(void)!write(fd, line, n);
+	char line[PATH_MAX + 2];
+	size_t k = strlen(prefix), n = strlen(path);
+	memcpy(line, prefix, k);
+	memcpy(line + k, path, n);
+	line[k + n] = '\n';
+	/* One write: O_APPEND keeps the lines of processes writing at once whole. */
+	(void)!write(fd, line, k + n + 1);
 	close(fd);
 }
 
@@ -88,12 +102,15 @@ static int write_head(pid_t forked_from)
 	return r;
 }
 
-void cg_session_start(pid_t forked_from)
+void cg_session_start(pid_t parent)
 {
 	int fd, r;
+	struct stat st;
 	cg_clock_start();
 	cg_cuda_session_reset();
 	owner = getpid();
+	forked_from_pid = parent;
+	dropped = false;
 	atomic_store(&ended, 0);
 	r = cg_outpath_create(cg_opt.output, cg_process.exe_name, next_seq++, path, sizeof(path),
 			      &fd);
@@ -104,9 +121,13 @@ void cg_session_start(pid_t forked_from)
 		return;
 	}
 	fd = move_high(fd);
+	/* Only a regular file is created here; FIFOs and devices are opened as found. */
+	own_file = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	own_dev = own_file ? st.st_dev : 0;
+	own_ino = own_file ? st.st_ino : 0;
 	r = cg_out_open(&out, fd, ends_with(path, ".zst"));
 	if (r == 0)
-		r = write_head(forked_from);
+		r = write_head(parent);
 	if (r == 0)
 		r = cg_writer_start(&out, cg_opt.flush_ms);
 	if (r < 0) {
@@ -116,7 +137,7 @@ void cg_session_start(pid_t forked_from)
 		atomic_store(&cg_state, CG_OFF);
 		return;
 	}
-	append_manifest();
+	append_manifest("");
 	atomic_store(&cg_state, CG_RECORDING);
 }
 
@@ -131,11 +152,47 @@ void cg_session_end(int timeout_ms)
 	cg_writer_request(CG_REQ_FINISH, timeout_ms);
 }
 
+/*
+ * The trace file, if still the one this session created, goes, and the
+ * manifest says so. One that cannot go stays a complete trace: the writer
+ * closed its root span before the file.
+ */
+static void unlink_own_file(void)
+{
+	struct stat st;
+	if (!own_file || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != own_dev ||
+	    st.st_ino != own_ino || unlink(path) < 0)
+		return;
+	append_manifest("-");
+}
+
+/*
+ * A process that recorded nothing before an exec (a fork child on its way
+ * to exec) leaves no file: the program it becomes writes its own trace.
+ * Any other trace stays, its root span closed, in case the exec fails.
+ */
 void cg_session_before_exec(void)
 {
+	/* A vfork child runs in our memory on its way to exec: the session is not its own. */
 	if (getpid() != owner || !cg_session_recording())
 		return;
-	cg_writer_request(CG_REQ_CLOSE_ROOT, 5000);
+	int req = CG_REQ_CLOSE_ROOT | (own_file ? CG_REQ_DROP_EMPTY : 0);
+	/* Late (timed out), the writer may drop the file still; it then stops recording. */
+	if (cg_writer_request(req, 5000) < 0 || !cg_writer_dropped())
+		return;
+	dropped = true;
+	unlink_own_file();
+}
+
+void cg_session_exec_failed(void)
+{
+	if (getpid() != owner || !dropped)
+		return;
+	/* Events other threads pushed after the last drain belong to the dropped trace. */
+	cg_rings_drop_pending();
+	/* The clock starts again: this thread's stamps must not stay ahead of it. */
+	cg_self.last_ts = 0;
+	cg_session_start(forked_from_pid);
 }
 
 /* Hooks hold no lock, so fork needs nothing taken beforehand. */

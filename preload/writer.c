@@ -36,6 +36,9 @@ static struct {
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
 	bool root_closed;
+	bool body;     /* a record past the head went out */
+	bool dropped;  /* CG_REQ_DROP_EMPTY found nothing to keep */
+	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
 	struct cg_clock_map clock;
 	unsigned char uuid[256][16]; /* per device, from DEV_UUID until its DEV_NAME */
@@ -59,6 +62,11 @@ bool cg_writer_root_closed(void)
 	return w.root_closed;
 }
 
+bool cg_writer_dropped(void)
+{
+	return w.dropped;
+}
+
 /* A failed write stops recording for good, with one warning. */
 static void check_output(void)
 {
@@ -75,6 +83,7 @@ static void emit_buffer(void)
 	if (w.buf.len) {
 		cg_out_write(w.out, w.buf.p, w.buf.len);
 		w.buf.len = 0;
+		w.body = true;
 	}
 	check_output();
 }
@@ -243,6 +252,13 @@ static bool round_trip(void)
 {
 	int req = atomic_exchange(&w.requests, 0);
 	drain(req != 0);
+	/* Before the root's end goes in: any line but the head's is a record of the program's. */
+	if ((req & CG_REQ_DROP_EMPTY) && !w.body && w.buf.len == 0) {
+		/* Without a file nothing can be recorded: hooks must not wait on the rings. */
+		cg_session_stop();
+		w.dropped = true;
+		req |= CG_REQ_FINISH;
+	}
 	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
 		close_root();
 	emit_buffer();
@@ -280,7 +296,13 @@ int cg_writer_start(struct cg_out *out, uint64_t flush_ms)
 {
 	w.out = out;
 	w.flush_ms = flush_ms;
+	/* A session before this one (an exec that failed) may have ended the thread. */
+	if (w.joinable)
+		pthread_join(w.thread, NULL);
+	w.joinable = false;
 	w.root_closed = false;
+	w.body = false;
+	w.dropped = false;
 	w.warned = false;
 	w.buf.len = 0;
 	cg_clock_map_start(&w.clock);
@@ -305,7 +327,7 @@ int cg_writer_request(int req, int timeout_ms)
 	if (!w.running) {
 		atomic_fetch_or(&w.requests, req);
 		round_trip();
-		if (req & CG_REQ_FINISH)
+		if ((req & CG_REQ_FINISH) || w.dropped)
 			w.out = NULL;
 		return 0;
 	}
@@ -321,8 +343,9 @@ int cg_writer_request(int req, int timeout_ms)
 		futex((atomic_int *)&w.done, FUTEX_WAIT_PRIVATE, (int)seen, &ts);
 	}
 	/* No join: this may run in a signal handler, and the thread ends by itself. */
-	if (req & CG_REQ_FINISH) {
+	if ((req & CG_REQ_FINISH) || w.dropped) {
 		w.running = false;
+		w.joinable = true;
 		w.out = NULL;
 	}
 	return 0;
@@ -331,6 +354,7 @@ int cg_writer_request(int req, int timeout_ms)
 void cg_writer_forget(void)
 {
 	w.running = false;
+	w.joinable = false;
 	w.out = NULL;
 	atomic_store(&w.requests, 0);
 	atomic_store(&w.wake, 0);

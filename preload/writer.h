@@ -17,6 +17,7 @@ enum cg_writer_req {
 	CG_REQ_SYNC = 1,       /* drain and flush */
 	CG_REQ_CLOSE_ROOT = 2, /* and write the root span's end */
 	CG_REQ_FINISH = 4,     /* and close the file; the thread exits */
+	CG_REQ_DROP_EMPTY = 8, /* with CLOSE_ROOT: finish too if nothing but the head was written */
 };
 
 /* Starts the thread on an open output that already holds meta and s1. */
@@ -31,6 +32,8 @@ void cg_writer_wake(void);
 int cg_writer_request(int req, int timeout_ms);
 /* The root span's end was written (an exec that failed keeps writing). */
 bool cg_writer_root_closed(void);
+/* A CG_REQ_DROP_EMPTY found the trace empty: the file is closed, the thread gone. */
+bool cg_writer_dropped(void);
 /* In a fork child: the parent's writer thread does not exist here. */
 void cg_writer_forget(void);
 

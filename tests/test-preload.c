@@ -741,8 +741,9 @@ static bool known_op(const char *op, enum cgtrace_action action)
 /* What every trace the probe writes must hold, whatever the program did. */
 static void check_trace(const struct trace *t)
 {
-	static const char *const probe_tags[] = {"pid",      "ppid",           "executable",
-						 "cmdline",  "hostname",       "cgprobe_version"};
+	static const char *const probe_tags[] = {
+		"pid",      "ppid",            "executable",        "cmdline",
+		"hostname", "cgprobe_version", "cgprobe_min_bytes", "cgprobe_device_snapshots"};
 	struct cgtrace_span root, span;
 	ck_assert_msg(t->n_warnings == 0, "%s: reader warnings:\n%s", t->path, t->warnings);
 	ck_assert_msg(!cgtrace_doc_truncated(t->doc), "%s: truncated", t->path);
@@ -974,6 +975,56 @@ static void assert_one_warning(const struct run *r, const char *about)
 		      "expected one cgprobe warning line, stderr was:\n%s", r->err_text);
 	ck_assert_msg(strstr(r->err_text, about), "warning does not mention '%s': %s", about,
 		      r->err_text);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The words sh makes of cmdline, each followed by a NUL; their count in *words. */
+static char *sh_words(const char *cmdline, size_t *words)
+{
+	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, NULL};
+	const char *argv[] = {"/bin/sh", "-c", "eval \"set -- $1\" && printf '%s\\0' \"$@\"", "sh",
+			      cmdline, NULL};
+	struct run *r = run_new(false);
+	char *out = path_in(r->dir, "words"), *err = path_in(r->dir, "err");
+	char **env = child_env(drop, NULL, NULL);
+	int status = 0;
+	pid_t pid = child_spawn(argv[0], argv, env, r->cwd, out, err);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sh could not read '%s'",
+		      cmdline);
+	size_t len = 0;
+	char *text = read_file(out, &len);
+	ck_assert_ptr_nonnull(text);
+	*words = 0;
+	for (size_t i = 0; i < len; i++)
+		*words += text[i] == '\0';
+	free(env);
+	free(out);
+	free(err);
+	run_free(r);
+	return text;
+}
+
+/* cmdline, read by sh, gives back exactly argv (NULL-terminated). */
+static void assert_cmdline_is(const char *cmdline, const char *const *argv)
+{
+	size_t words = 0, n = 0;
+	ck_assert_ptr_nonnull(cmdline);
+	char *got = sh_words(cmdline, &words);
+	const char *w = got;
+	for (const char *const *a = argv; *a; a++, n++) {
+		ck_assert_msg(n < words, "'%s' has %zu words, argv more", cmdline, words);
+		ck_assert_msg(!strcmp(w, *a), "word %zu of '%s' is '%s', argv has '%s'", n,
+			      cmdline, w, *a);
+		w += strlen(w) + 1;
+	}
+	ck_assert_msg(n == words, "'%s' has %zu words, argv %zu", cmdline, words, n);
+	free(got);
 }
 
 static void reraise(int sig)
@@ -1256,12 +1307,17 @@ START_TEST(test_meta_defaults)
 	ck_assert_int_eq(t->meta.timestamp[strlen(t->meta.timestamp) - 1], 'Z');
 
 	/* Exactly the probe's own tags. */
-	ck_assert_uint_eq(t->meta.n_tags, 6);
+	ck_assert_uint_eq(t->meta.n_tags, 8);
 	ck_assert_int_eq(strtol(tag(t, "pid"), NULL, 10), r->pid);
 	ck_assert_int_eq(strtol(tag(t, "ppid"), NULL, 10), getpid());
 	ck_assert_str_eq(tag(t, "executable"), exe);
-	cmdline = strf("%s/hello 0 two words", bin_dir);
-	ck_assert_str_eq(tag(t, "cmdline"), cmdline);
+	cmdline = strf("%s/hello", bin_dir);
+	const char *argv[] = {cmdline, "0", "two words", NULL};
+	assert_cmdline_is(tag(t, "cmdline"), argv);
+	ck_assert_msg(ends_with(tag(t, "cmdline"), " 0 'two words'"), "cmdline %s",
+		      tag(t, "cmdline"));
+	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), "0");
+	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), "off");
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	ck_assert_str_eq(tag(t, "hostname"), host);
 	ck_assert_ptr_null(tag(t, "forked_from"));
@@ -1282,7 +1338,8 @@ START_TEST(test_meta_from_environment)
 			     "WORLD_SIZE=8",
 			     "SLURM_PROCID=3",
 			     "OMPI_COMM_WORLD_RANK=3",
-			     "CGPROBE_TAGS=team=ml,pid=1,exp=a=b,k=1,k=2,hostname=x,=bad,noeq",
+			     "CGPROBE_TAGS=team=ml,pid=1,exp=a=b,k=1,k=2,hostname=x,=bad,noeq,"
+			     "cgprobe_min_bytes=9,cgprobe_device_snapshots=alloc",
 			     NULL};
 	struct run *r = run_prog(true, env, "hello", NULL);
 	assert_exited(r, 0);
@@ -1310,7 +1367,9 @@ START_TEST(test_meta_from_environment)
 	ck_assert_int_eq(strtol(tag(t, "pid"), NULL, 10), r->pid);
 	ck_assert_str_ne(tag(t, "hostname"), "x");
 	ck_assert_ptr_null(tag(t, "noeq"));
-	ck_assert_uint_eq(t->meta.n_tags, 6 + 5 + 3);
+	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), "0");
+	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), "off");
+	ck_assert_uint_eq(t->meta.n_tags, 8 + 5 + 3);
 	run_free(r);
 }
 END_TEST
@@ -1324,6 +1383,101 @@ START_TEST(test_meta_correlation_id)
 	struct trace *t = trace_for(r, "hello", r->pid);
 	ck_assert_str_eq(t->meta.correlation_id, "job-42/update-7");
 	ck_assert_uint_eq(t->meta.warmup_steps, 6);
+	run_free(r);
+}
+END_TEST
+
+/* Settings that change what is recorded, as tags: the value in effect, in plain form. */
+static const struct {
+	const char *min_bytes, *snapshots; /* environment entries, or NULL */
+	const char *min_tag, *snapshots_tag;
+	bool warns;
+} setting_cases[] = {
+	{"CGPROBE_MIN_BYTES=4096", "CGPROBE_DEVICE_SNAPSHOTS=alloc", "4096", "alloc", false},
+	{"CGPROBE_MIN_BYTES=004096", "CGPROBE_DEVICE_SNAPSHOTS=off", "4096", "off", false},
+	{"CGPROBE_MIN_BYTES=-1", NULL, "0", "off", true},
+	{"CGPROBE_MIN_BYTES=", "CGPROBE_DEVICE_SNAPSHOTS=", "0", "off", false},
+};
+
+START_TEST(test_meta_records_settings)
+{
+	const char *env[] = {setting_cases[_i].min_bytes, setting_cases[_i].snapshots, NULL};
+	struct run *r = run_prog(true, env, "hello", NULL);
+	assert_exited(r, 0);
+	if (setting_cases[_i].warns)
+		assert_one_warning(r, "CGPROBE_MIN_BYTES");
+	else
+		ck_assert_str_eq(r->err_text, "");
+	struct trace *t = trace_for(r, "hello", r->pid);
+	/* hello's one block (4321 bytes) is above every threshold here. */
+	assert_program_records(r, t, "hello", IN_ORDER);
+	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), setting_cases[_i].min_tag);
+	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), setting_cases[_i].snapshots_tag);
+	run_free(r);
+}
+END_TEST
+
+/* Arguments sh must be given quoted, each its own word, and some it need not. */
+static const char *const awkward_args[] = {
+	"a b",  "it's", "",       "$HOME",  "*",      "line\nbreak",        "'",
+	"x''y", "tab\there", "~", "a;b|c&", "\"q\"", "plain-1.0_@%+=:,./", "caf\xc3\xa9",
+	NULL,
+};
+
+START_TEST(test_meta_cmdline_quoted_for_sh)
+{
+	char *path = strf("%s/hello", bin_dir);
+	const char *argv[32] = {path, "0"};
+	size_t n = 2;
+	for (const char *const *a = awkward_args; *a; a++)
+		argv[n++] = *a;
+	argv[n] = NULL;
+	struct run *r = run_prog(true, NULL, "hello", argv + 1);
+	assert_exited(r, 0);
+	struct trace *t = trace_for(r, "hello", r->pid);
+	const char *cmdline = tag(t, "cmdline");
+	assert_cmdline_is(cmdline, argv);
+	/* Safe arguments stay bare, the empty one is '', a quote is '\''. */
+	ck_assert_msg(strstr(cmdline, " 0 'a b' 'it'\\''s' '' '$HOME' '*' 'line\nbreak' ''\\''' "),
+		      "cmdline %s", cmdline);
+	ck_assert_msg(ends_with(cmdline, " plain-1.0_@%+=:,./ 'caf\xc3\xa9'"), "cmdline %s",
+		      cmdline);
+	free(path);
+	run_free(r);
+}
+END_TEST
+
+/* Past 4096 bytes: the whole arguments that fit, then " ...". */
+START_TEST(test_meta_cmdline_cut_at_argument)
+{
+	char *path = strf("%s/hello", bin_dir);
+	char *args[29];
+	const char *argv[32] = {path, "0"};
+	for (size_t i = 0; i < 29; i++) {
+		args[i] = strf("%03zu-it's-%0190d", i, 0);
+		argv[i + 2] = args[i];
+	}
+	argv[31] = NULL;
+	struct run *r = run_prog(true, NULL, "hello", argv + 1);
+	assert_exited(r, 0);
+	struct trace *t = trace_for(r, "hello", r->pid);
+	const char *cmdline = tag(t, "cmdline");
+	size_t len = strlen(cmdline);
+	ck_assert_uint_le(len, 4096);
+	/* Each argument takes 205 bytes quoted: no more room is left than one more needs. */
+	ck_assert_uint_gt(len, 4096 - 206 - 4);
+	ck_assert_msg(ends_with(cmdline, "' ..."), "cmdline ends %s", cmdline + len - 20);
+	char *kept = strndup(cmdline, len - 4);
+	size_t words = 0;
+	free(sh_words(kept, &words));
+	ck_assert_uint_gt(words, 2);
+	ck_assert_uint_lt(words, 31);
+	argv[words] = NULL;
+	assert_cmdline_is(kept, argv);
+	free(kept);
+	for (size_t i = 0; i < 29; i++)
+		free(args[i]);
+	free(path);
 	run_free(r);
 }
 END_TEST
@@ -1874,23 +2028,86 @@ END_TEST
 /* New processes                                                       */
 /* ------------------------------------------------------------------ */
 
-static struct run *run_forks(bool probe, const char *mode, const char *const *env)
+/*
+ * The manifest read in order, as the wrapper reads it: a path lists a
+ * trace, "-" and a path removes the one listed before it (the program an
+ * exec starts may then list the same name again). What is left must be
+ * exactly the run's trace files; `removed` lines start with "-".
+ */
+static void assert_manifest(const struct run *r, const char *text, size_t removed)
 {
+	struct strs live = {0};
+	size_t minus = 0;
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		ck_assert_msg(nl != NULL, "manifest ends inside a line:\n%s", text);
+		char *line = strndup(p, (size_t)(nl - p));
+		bool drop = line[0] == '-';
+		const char *path = line + drop;
+		size_t i = 0;
+		p = nl + 1;
+		ck_assert_msg(path[0] == '/', "manifest line '%s' is no absolute path", line);
+		while (i < live.n && strcmp(live.v[i], path))
+			i++;
+		if (drop) {
+			ck_assert_msg(i < live.n, "manifest removes %s, never listed:\n%s", path,
+				      text);
+			free(live.v[i]);
+			live.v[i] = live.v[--live.n];
+			minus++;
+			free(line);
+		} else {
+			ck_assert_msg(i == live.n, "manifest lists %s twice:\n%s", path, text);
+			strs_push(&live, line);
+		}
+	}
+	ck_assert_msg(minus == removed, "%zu removals in the manifest, expected %zu:\n%s", minus,
+		      removed, text);
+	ck_assert_msg(live.n == r->n_traces, "manifest leaves %zu traces, %zu files:\n%s", live.n,
+		      r->n_traces, text);
+	for (size_t t = 0; t < r->n_traces; t++) {
+		size_t i = 0;
+		while (i < live.n && strcmp(live.v[i], r->traces[t].path))
+			i++;
+		ck_assert_msg(i < live.n, "%s not in the manifest:\n%s", r->traces[t].path, text);
+	}
+	strs_free(&live);
+}
+
+/* forks MODE HELLO, the manifest in the run's folder (no trace folder); its text in *manifest. */
+static struct run *run_forks(bool probe, const char *mode, char **manifest)
+{
+	struct run *r = run_new(probe);
+	char *list = path_in(r->dir, "manifest");
+	char *env0 = strf("CGPROBE_MANIFEST=%s", list);
 	char *hello = strf("%s/hello", bin_dir);
+	const char *env[] = {env0, NULL};
 	const char *args[] = {mode, hello, NULL};
-	struct run *r = run_prog(probe, env, "forks", args);
+	run_start(r, env, "forks", args);
+	run_wait(r);
+	char *text = read_file(list, NULL);
+	if (manifest)
+		*manifest = text ? text : strdup("");
+	else
+		free(text);
 	free(hello);
+	free(env0);
+	free(list);
 	return r;
 }
 
-static void assert_forks_matches_reference(const char *mode, struct run **out)
+/* Same status and results as without the probe; the manifest has `removed` removals. */
+static void assert_forks_matches_reference(const char *mode, size_t removed, struct run **out)
 {
+	char *manifest;
 	struct run *ref = run_forks(false, mode, NULL);
-	struct run *r = run_forks(true, mode, NULL);
+	struct run *r = run_forks(true, mode, &manifest);
 	assert_exited(ref, 0);
 	assert_same_status(ref, r);
 	assert_same_results(ref, r);
 	ck_assert_str_eq(r->err_text, "");
+	assert_manifest(r, manifest, removed);
+	free(manifest);
 	run_free(ref);
 	*out = r;
 }
@@ -1899,7 +2116,7 @@ START_TEST(test_fork_child_writes_own_trace)
 {
 	struct run *r;
 	long pids[4];
-	assert_forks_matches_reference("fork", &r);
+	assert_forks_matches_reference("fork", 0, &r);
 	assert_result(r, "forks", "child exited 12");
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 2);
 	ck_assert_int_eq(pids[0], r->pid);
@@ -1927,7 +2144,7 @@ START_TEST(test_fork_then_exec)
 {
 	struct run *r;
 	long pids[4];
-	assert_forks_matches_reference("fork-exec", &r);
+	assert_forks_matches_reference("fork-exec", 0, &r);
 	assert_result(r, "forks", "child exited 4");
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 2);
 	ck_assert_uint_eq(r->n_traces, 3);
@@ -1951,7 +2168,7 @@ static void assert_started_hello(const char *mode)
 {
 	struct run *r;
 	long pids[4];
-	assert_forks_matches_reference(mode, &r);
+	assert_forks_matches_reference(mode, 0, &r);
 	assert_result(r, "forks", "child exited 4");
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 1);
 	ck_assert_uint_eq(pids_of(r, "hello", pids, 4), 1);
@@ -1980,6 +2197,140 @@ START_TEST(test_vfork_exec_child_traced)
 }
 END_TEST
 
+START_TEST(test_vfork_execve_child_traced)
+{
+	assert_started_hello("vfork-execve");
+}
+END_TEST
+
+/*
+ * A fork child that allocated nothing before exec (timeout(1), shells)
+ * leaves no trace of its own: the program it became has the only one, under
+ * the same name (same pid), and the manifest says the first was removed.
+ */
+START_TEST(test_fork_exec_without_allocation_leaves_no_trace)
+{
+	struct run *r;
+	long pids[4];
+	assert_forks_matches_reference("fork-exec-empty", 1, &r);
+	assert_result(r, "forks", "child exited 4");
+	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 1);
+	ck_assert_uint_eq(pids_of(r, "hello", pids, 4), 1);
+	ck_assert_uint_eq(r->n_traces, 2);
+	struct trace *parent = trace_for(r, "forks", r->pid);
+	struct trace *hello = trace_for(r, "hello", pids[0]);
+	char *name = strf("trace.%ld.jsonl", pids[0]);
+	ck_assert_str_eq(base_name(hello->path), name);
+	assert_program_records(r, parent, "forks", IN_ORDER);
+	assert_program_records(r, hello, "hello", IN_ORDER);
+	assert_root_last(parent);
+	assert_root_last(hello);
+	ck_assert_int_eq(strtol(tag(hello, "ppid"), NULL, 10), r->pid);
+	free(name);
+	run_free(r);
+}
+END_TEST
+
+/*
+ * The same child whose exec fails goes on under a new session, as a fork
+ * child (forked_from): the removed file's name again, what it does after
+ * the failed exec recorded, its root span closed at its exit.
+ */
+START_TEST(test_fork_exec_failure_without_allocation_starts_new_trace)
+{
+	struct run *r;
+	long pids[4];
+	assert_forks_matches_reference("fork-exec-fail", 1, &r);
+	assert_result(r, "forks", "child exited 5");
+	assert_result(r, "forks", "exec r=-1 errno=2");
+	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 2);
+	ck_assert_uint_eq(r->n_traces, 2);
+	struct trace *parent = trace_for(r, "forks", r->pid);
+	struct trace *child = trace_for(r, "forks", pids[1]);
+	char *name = strf("trace.%ld.jsonl", pids[1]);
+	ck_assert_str_eq(base_name(child->path), name);
+	assert_program_records(r, parent, "forks", IN_ORDER);
+	assert_program_records(r, child, "forks", IN_ORDER);
+	assert_root_last(parent);
+	assert_root_last(child);
+	ck_assert_uint_eq(n_memory(child), 2);
+	ck_assert_uint_eq(final_bytes(child), 0);
+	ck_assert_int_eq(strtol(tag(child, "forked_from"), NULL, 10), r->pid);
+	free(name);
+	run_free(r);
+}
+END_TEST
+
+/*
+ * What runs in a vfork or posix_spawn child (a failed exec, _exit) runs on
+ * the parent's memory and thread: the parent's session and trace go on
+ * whole, its allocations after the child included, and the child has none.
+ */
+static void assert_only_parent_traced(const char *mode, const char *result)
+{
+	struct run *r;
+	assert_forks_matches_reference(mode, 0, &r);
+	assert_result(r, "forks", result);
+	ck_assert_uint_eq(r->n_traces, 1);
+	struct trace *parent = trace_for(r, "forks", r->pid);
+	assert_program_records(r, parent, "forks", IN_ORDER);
+	assert_root_last(parent);
+	assert_ts_increasing(parent);
+	ck_assert_uint_eq(n_memory(parent), 4);
+	ck_assert_uint_eq(final_bytes(parent), 0);
+	run_free(r);
+}
+
+START_TEST(test_vfork_exec_failure_leaves_parent_whole)
+{
+	assert_only_parent_traced("vfork-exec-fail", "child exited 126");
+}
+END_TEST
+
+START_TEST(test_posix_spawn_failure_leaves_parent_whole)
+{
+	assert_only_parent_traced("spawn-fail", "spawn r=2");
+}
+END_TEST
+
+/* Only a file the probe created is removed: a FIFO named by CGPROBE_OUTPUT stays. */
+START_TEST(test_fork_exec_without_allocation_keeps_fifo)
+{
+	struct run *r = run_new(true);
+	ck_assert_int_eq(mkdir(r->out, 0755), 0);
+	char *fifo = path_in(r->out, "pipe");
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo), *hello = strf("%s/hello", bin_dir);
+	const char *env[] = {env0, NULL};
+	const char *args[] = {"fork-exec-empty", hello, NULL};
+	run_start(r, env, "forks", args);
+	run_wait(r);
+	assert_exited(r, 0);
+	ck_assert_str_eq(r->err_text, "");
+	char data[65536];
+	size_t len = 0;
+	for (ssize_t n; (n = read(fd, data + len, sizeof(data) - len)) > 0;)
+		len += (size_t)n;
+	close(fd);
+	struct stat st;
+	ck_assert_int_eq(lstat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	/* Three heads went in: the parent, the child before exec and hello. */
+	size_t heads = 0;
+	static const char head[] = "{\"kind\":\"meta\"";
+	for (const char *p = data; (p = memmem(p, (size_t)(data + len - p), head, sizeof(head) - 1));
+	     p++)
+		heads++;
+	ck_assert_uint_eq(heads, 3);
+	free(env0);
+	free(hello);
+	free(fifo);
+	run_free(r);
+}
+END_TEST
+
 /* forks.c's busy thread allocates 5000 to 5099 bytes, and nothing else does. */
 static bool busy_block(struct trace *t, const struct cgtrace_memory *m)
 {
@@ -1996,7 +2347,7 @@ START_TEST(test_fork_while_other_thread_allocates)
 {
 	struct run *r;
 	long pids[32];
-	assert_forks_matches_reference("busy", &r);
+	assert_forks_matches_reference("busy", 0, &r);
 	ck_assert_uint_eq(count_results(r, "forks", "busy-child exited 0"), 20);
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 32), 21);
 	ck_assert_uint_eq(r->n_traces, 21);
@@ -2212,6 +2563,10 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_meta_defaults);
 	tcase_add_test(tc, test_meta_from_environment);
 	tcase_add_test(tc, test_meta_correlation_id);
+	tcase_add_loop_test(tc, test_meta_records_settings, 0,
+			    sizeof(setting_cases) / sizeof(setting_cases[0]));
+	tcase_add_test(tc, test_meta_cmdline_quoted_for_sh);
+	tcase_add_test(tc, test_meta_cmdline_cut_at_argument);
 
 	tc = tcase(s, "files");
 	tcase_add_test(tc, test_default_output_name);
@@ -2254,6 +2609,12 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_fork_then_exec);
 	tcase_add_test(tc, test_posix_spawn_child_traced);
 	tcase_add_test(tc, test_vfork_exec_child_traced);
+	tcase_add_test(tc, test_vfork_execve_child_traced);
+	tcase_add_test(tc, test_fork_exec_without_allocation_leaves_no_trace);
+	tcase_add_test(tc, test_fork_exec_failure_without_allocation_starts_new_trace);
+	tcase_add_test(tc, test_vfork_exec_failure_leaves_parent_whole);
+	tcase_add_test(tc, test_posix_spawn_failure_leaves_parent_whole);
+	tcase_add_test(tc, test_fork_exec_without_allocation_keeps_fifo);
 	tcase_add_test(tc, test_fork_while_other_thread_allocates);
 
 	tc = tcase(s, "dlopen");

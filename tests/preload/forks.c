@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * New processes: fork (the child writes its own trace), fork then exec,
- * vfork then exec, posix_spawn, and forks while another thread is busy
- * inside malloc (no deadlock, no stray records in the children).
+ * New processes: fork (the child writes its own trace), fork then exec
+ * (with and without allocating before it, and an exec that fails), vfork
+ * then exec (and an exec that fails), posix_spawn (and one that fails), and
+ * forks while another thread is busy inside malloc (no deadlock, no stray
+ * records in the children).
  * Usage: forks MODE HELLO_PATH
  */
 #define PROG "forks"
@@ -98,6 +100,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "fork";
 	const char *hello = argc > 2 ? argv[2] : "hello";
+	const char *missing = "/nonexistent/cgprobe-test/nothing";
 	char *hello_argv[] = {"hello", "4", NULL};
 	pid_t pid;
 
@@ -125,6 +128,26 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		reap(pid, "child");
+	} else if (!strcmp(mode, "fork-exec-empty")) {
+		/* Nothing allocated between fork and exec, as in timeout(1) or a shell. */
+		pid = fork();
+		if (pid == 0) {
+			execv(hello, hello_argv);
+			_exit(127);
+		}
+		reap(pid, "child");
+	} else if (!strcmp(mode, "fork-exec-fail")) {
+		pid = fork();
+		if (pid == 0) {
+			errno = 0;
+			int r = execv(missing, hello_argv);
+			say("R exec r=%d errno=%d", r, errno);
+			char *q = got("malloc", malloc(2600), 2600);
+			gone("free", q, 2600);
+			free(q);
+			exit(5);
+		}
+		reap(pid, "child");
 	} else if (!strcmp(mode, "vfork-exec")) {
 		pid = vfork();
 		if (pid == 0) {
@@ -132,8 +155,28 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		reap(pid, "child");
+	} else if (!strcmp(mode, "vfork-execve")) {
+		pid = vfork();
+		if (pid == 0) {
+			execve(hello, hello_argv, environ);
+			_exit(127);
+		}
+		reap(pid, "child");
+	} else if (!strcmp(mode, "vfork-exec-fail")) {
+		/* The child's failed exec and _exit run in our memory: our trace goes on. */
+		pid = vfork();
+		if (pid == 0) {
+			execve(missing, hello_argv, environ);
+			_exit(126);
+		}
+		reap(pid, "child");
 	} else if (!strcmp(mode, "spawn")) {
 		int r = posix_spawn(&pid, hello, NULL, NULL, hello_argv, environ);
+		say("R spawn r=%d", r);
+		if (r == 0)
+			reap(pid, "child");
+	} else if (!strcmp(mode, "spawn-fail")) {
+		int r = posix_spawn(&pid, missing, NULL, NULL, hello_argv, environ);
 		say("R spawn r=%d", r);
 		if (r == 0)
 			reap(pid, "child");
