@@ -137,16 +137,73 @@ else
 	ko "-q printed something of its own"
 fi
 
-# The summary: each trace's path, then its counts, on stderr.
+# The summary: each trace's path, which program it is (executable, pid),
+# its counts, state and size on disk, each device's peak and when, and the
+# command that looks further.
 run -o "$tmp/work/abs.%p.jsonl" sh -c 'exit 0'
 path=$(sed -n "s#^cgprobe: \\($tmp/work/abs\\.[0-9]*\\.jsonl\\)\$#\\1#p" "$tmp/err" | head -n 1)
-if [ "$st" -eq 0 ] && [ -n "$path" ] && [ -f "$path" ] && grep -q '^cgprobe:   [0-9,]* allocs\{0,1\}, [0-9,]* frees\{0,1\}' "$tmp/err" &&
-	[ ! -s "$tmp/out" ]; then
+pid=${path##*/abs.}
+pid=${pid%.jsonl}
+if [ "$st" -eq 0 ] && [ -n "$path" ] && [ -f "$path" ] && [ ! -s "$tmp/out" ] &&
+	grep -q "^cgprobe:   /.*sh, pid $pid: [0-9,]* allocs\{0,1\}, [0-9,]* frees\{0,1\}; complete; [0-9.]* [KMG]\{0,1\}i\{0,1\}B on disk\$" "$tmp/err" &&
+	grep -q '^cgprobe:   peak [0-9.]* [KMG]\{0,1\}i\{0,1\}B on cpu at [0-9.]* [mun]\{0,1\}s' "$tmp/err" &&
+	grep -q "^cgprobe: more: .*cgtrace memory $path\$" "$tmp/err"; then
 	ok
 else
-	ko "summary with the trace path"
+	ko "summary: path, program and pid, counts, size, peak and time, more"
 fi
-run --output=rel.%p.jsonl true
+run --bytes -o "$tmp/work/bytes.%p.jsonl" sh -c 'exit 0'
+path=$(sed -n "s#^cgprobe: \\($tmp/work/bytes\\.[0-9]*\\.jsonl\\)\$#\\1#p" "$tmp/err" | head -n 1)
+size=$(wc -c <"$path" 2>/dev/null | tr -d ' ')
+if [ "$st" -eq 0 ] && [ -n "$size" ] && grep -q "; $size on disk\$" "$tmp/err" &&
+	grep -q '^cgprobe:   peak [0-9]* on cpu at ' "$tmp/err"; then
+	ok
+else
+	ko "--bytes: exact sizes ($size on disk expected)"
+fi
+# Here nothing is that large: the trace is still shown, with the reason.
+run --min-bytes 4096 -o "$tmp/work/min.%p.jsonl" sh -c 'exit 0'
+if [ "$st" -eq 0 ] && grep -q '^cgprobe:   allocations under 4,096 B not recorded (--min-bytes)' "$tmp/err" &&
+	grep -q '^cgprobe: more: .*/min\.[0-9]*\.jsonl$' "$tmp/err"; then
+	ok
+else
+	ko "--min-bytes: the summary says what the peak leaves out"
+fi
+run -o "$tmp/work/nomin.%p.jsonl" sh -c 'exit 0'
+if grep -q 'not recorded' "$tmp/err"; then ko "no --min-bytes, yet a note on what is left out"; else ok; fi
+
+# A trace with no allocation is counted, not shown as a result; a process
+# that forked and then exec'd leaves no trace of its own in between.
+printf 'int main(void) { return 0; }\n' >nop.c
+if gcc -o nop nop.c 2>/dev/null; then
+	rm -f ./*.jsonl
+	run ./nop
+	if [ "$st" -eq 0 ] && grep -q '^cgprobe: 1 trace recorded no allocation: .*/cgprobe\.nop\.[0-9]*\.jsonl$' "$tmp/err" &&
+		! grep -q 'more:' "$tmp/err"; then
+		ok
+	else
+		ko "an empty trace reported as a result"
+	fi
+	rm -f ./*.jsonl
+	if command -v timeout >/dev/null 2>&1; then
+		run timeout 100 ./nop
+		n_traces=$(find . -maxdepth 1 -name "*.jsonl" | wc -l)
+		if [ "$st" -eq 0 ] && [ "$n_traces" -eq 2 ] && [ "$(grep -c 'more:' "$tmp/err")" -eq 1 ] &&
+			grep -q '^cgprobe: more: .*cgtrace memory .*/cgprobe\.timeout\.[0-9]*\.jsonl$' "$tmp/err" &&
+			grep -q '^cgprobe: 1 trace recorded no allocation: .*/cgprobe\.nop\.[0-9]*\.jsonl$' "$tmp/err" &&
+			! grep -q 'not there' "$tmp/err"; then
+			ok
+		else
+			ko "fork then exec: $n_traces traces, expected timeout's and nop's"
+		fi
+		rm -f ./*.jsonl
+	else
+		skip "fork then exec (no timeout)"
+	fi
+else
+	skip "empty traces (no gcc)"
+fi
+run --output=rel.%p.jsonl sh -c :
 if grep -q "^cgprobe: $PWD/rel\\.[0-9]*\\.jsonl\$" "$tmp/err"; then ok; else ko "relative -o taken from the current directory"; fi
 run --only cgprobe-matches-nothing true
 if [ "$st" -eq 0 ] && grep -q 'no trace written' "$tmp/err"; then ok; else ko "no trace written"; fi
