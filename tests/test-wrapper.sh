@@ -172,6 +172,19 @@ fi
 run -o "$tmp/work/nomin.%p.jsonl" sh -c 'exit 0'
 if grep -q 'not recorded' "$tmp/err"; then ko "no --min-bytes, yet a note on what is left out"; else ok; fi
 
+# Past 20 traces the 20 largest are summarised: a launcher's many small
+# processes do not hide the one that matters, started last here.
+run sh -c 'i=0; while [ $i -lt 24 ]; do sh -c :; i=$((i + 1)); done; awk "BEGIN { for (i = 0; i < 20000; i++) a[i] = i }"'
+big=$(sed -n 's#^cgprobe: \(.*/cgprobe\.[a-z]*awk\.[0-9]*\.jsonl\)$#\1#p' "$tmp/err")
+if [ "$st" -eq 0 ] && [ -n "$big" ] && [ "$(grep -c '^cgprobe: /.*\.jsonl$' "$tmp/err")" -eq 20 ] &&
+	grep -q '^cgprobe: \.\.\. and [0-9]* smaller traces not summarised' "$tmp/err" &&
+	grep -q "^cgprobe: more: .*cgtrace memory $big (or any trace above)\$" "$tmp/err"; then
+	ok
+else
+	ko "many traces: the largest summarised and named in the more: line"
+fi
+rm -f ./*.jsonl
+
 # A trace with no allocation is counted, not shown as a result; a process
 # that forked and then exec'd leaves no trace of its own in between.
 printf 'int main(void) { return 0; }\n' >nop.c
