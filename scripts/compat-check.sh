@@ -21,15 +21,9 @@ if [ "$#" -gt 1 ] || [ ! -d "$build" ]; then
 	echo "usage: $0 [BUILD_DIR]   (default: the source tree's build/)" >&2
 	exit 2
 fi
-build=$(cd "$build" && pwd)
-probe=$build/preload/libcgprobe.so
-cgtrace=$build/cgtrace/cgtrace
-for f in "$probe" "$cgtrace"; do
-	if [ ! -e "$f" ]; then
-		echo "$0: $f not found; build first (ninja -C $build)" >&2
-		exit 2
-	fi
-done
+# shellcheck source=scripts/build-tools.sh
+. "$here/build-tools.sh"
+build_tools "$build"
 
 # The same environment for both runs; nothing inherited may probe the native
 # run or steer the probed one.

@@ -320,15 +320,9 @@ if [ ! -d "$build" ]; then
 	echo "$0: build folder $build not found" >&2
 	exit 2
 fi
-build=$(cd "$build" && pwd)
-probe=$build/preload/libcgprobe.so
-cgtrace=$build/cgtrace/cgtrace
-for f in "$probe" "$cgtrace"; do
-	if [ ! -e "$f" ]; then
-		echo "$0: $f not found; build first (ninja -C $build)" >&2
-		exit 2
-	fi
-done
+# shellcheck source=scripts/build-tools.sh
+. "$here/build-tools.sh"
+build_tools "$build"
 prebuilt=$build/gpu-check
 # Libraries the probe or cgtrace cannot find here come from gpu-check/lib.
 probe_ldpath='' cgtrace_ldpath=''

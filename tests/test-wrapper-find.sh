@@ -6,6 +6,7 @@
 #   test-wrapper-find.sh SOURCE_WRAPPER BUILDDIR MESON
 # CGPROBE_LIB is unset throughout: finding the library is what is tested.
 set -u
+lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
 [ $# -eq 3 ] || { echo "usage: test-wrapper-find.sh SOURCE_WRAPPER BUILDDIR MESON" >&2; exit 2; }
 abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
 src_wrapper=$(abs "$1")
@@ -31,15 +32,8 @@ printf '#!/bin/sh\necho DECOY-CGTRACE\n' >"$tmp/decoy/cgtrace"
 chmod +x "$tmp/decoy/cgtrace"
 base_path=$tmp/decoy:/usr/bin:/bin
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-ko() {
-	echo "FAIL $1"
-	[ ! -s "$tmp/err" ] || sed 's/^/  stderr: /' "$tmp/err"
-	fail=$((fail + 1))
-}
-skip() { echo "SKIP $1"; }
+# shellcheck source=tests/lib/sh-check.sh
+. "$lib_dir/sh-check.sh"
 
 # run WRAPPER ARGS...: stdout and stderr to $tmp/out and $tmp/err.
 run() {
@@ -138,5 +132,4 @@ else
 	skip "ASan-built probe (gcc -fsanitize=address or readelf missing)"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

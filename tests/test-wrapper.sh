@@ -7,6 +7,7 @@
 # BUILDDIR/cgtrace/cgtrace; exits 77 (skipped) when the library is missing.
 # shellcheck disable=SC2016 # the single-quoted $ are for the programs run
 set -u
+lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
 [ $# -eq 2 ] || { echo "usage: test-wrapper.sh WRAPPER BUILDDIR" >&2; exit 2; }
 abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
 wrapper=$(abs "$1")
@@ -29,15 +30,8 @@ TMPDIR=$tmp/tmpdir
 export TMPDIR
 cd "$tmp/work" || exit 1
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-ko() {
-	echo "FAIL $1"
-	[ ! -s "$tmp/err" ] || sed 's/^/  stderr: /' "$tmp/err"
-	fail=$((fail + 1))
-}
-skip() { echo "SKIP $1"; }
+# shellcheck source=tests/lib/sh-check.sh
+. "$lib_dir/sh-check.sh"
 
 # run ARGS...: the wrapper, stdout and stderr to $tmp/out and $tmp/err
 # (the outer 2>/dev/null takes the shell's own "Terminated").
@@ -57,7 +51,6 @@ wait_for() {
 	done
 	[ -s "$1" ]
 }
-sigign() { sed -n 's/^SigIgn:[[:space:]]*//p' "/proc/$1/status"; }
 
 # Exit status passes through.
 run sh -c 'exit 3'
@@ -297,5 +290,4 @@ fi
 # No manifest left behind.
 if [ -z "$(ls -A "$tmp/tmpdir")" ]; then ok; else ko "left in TMPDIR: $(ls -A "$tmp/tmpdir")"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

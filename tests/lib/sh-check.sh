@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the shell test scripts: counts checks, prints each failure with
+# the stderr of the run it checked ($tmp/err), and ends with the plain
+# "N passed, N failed" line that test runners read.
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+ko() {
+	echo "FAIL $1"
+	[ ! -s "$tmp/err" ] || sed 's/^/  stderr: /' "$tmp/err"
+	fail=$((fail + 1))
+}
+skip() { echo "SKIP $1"; }
+# finish: the closing line, and the exit status of the whole script.
+finish() {
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
