@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: MIT
 # Sourced by the check scripts: build_tools BUILD_DIR makes $build absolute
 # and sets $probe and $cgtrace to that build's probe and reader, or exits 2

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2154 # $tmp is the sourcing script's
 # SPDX-License-Identifier: MIT
 # Sourced by the shell test scripts: counts checks, prints each failure with
 # the stderr of the run it checked ($tmp/err), and ends with the plain
