@@ -13,21 +13,6 @@
 
 static atomic_uint_fast64_t announced[4]; /* one bit per device ordinal */
 
-bool cg_cuda_nested(void)
-{
-	return cg_self.cuda_depth > 0;
-}
-
-void cg_cuda_enter(void)
-{
-	cg_self.cuda_depth++;
-}
-
-void cg_cuda_leave(void)
-{
-	cg_self.cuda_depth--;
-}
-
 static bool recording(void)
 {
 	return !cg_self.guard && cg_session_recording();

@@ -13,12 +13,6 @@
 #include "event.h"
 #include "ops.h"
 
-/* Whether the calling thread is inside a wrapped runtime call (its driver calls are not recorded). */
-bool cg_cuda_nested(void);
-/* Brackets a runtime call, so the driver calls it makes are recorded once, under its name. */
-void cg_cuda_enter(void);
-void cg_cuda_leave(void);
-
 /* device: a CUDA ordinal or CG_DEV_CPU (pinned host memory); flags: CG_EV_MANAGED, CG_EV_VMM. */
 void cg_cuda_record_alloc(uint64_t addr, uint64_t size, uint8_t device, enum cg_cuda_op op,
 			  uint8_t flags);

@@ -10,8 +10,7 @@
 
 #include "driver.h"
 #include "event.h"
-#include "options.h"
-#include "real.h"
+#include "probe.h"
 #include "device-events.h"
 
 #define CG_RT_NAME(name) #name,
@@ -75,7 +74,7 @@ static void *lookup_fallback(enum cg_rt_fn fn)
 	void *p = atomic_load(&fallback[fn]);
 	if (!p) {
 		/* The first runtime after the probe in the global scope. */
-		p = cg_real.dlsym(RTLD_NEXT, names[fn]);
+		p = cg_probe_dlsym(RTLD_NEXT, names[fn]);
 		if (p)
 			atomic_store(&fallback[fn], p);
 	}
@@ -97,7 +96,7 @@ static void *lookup(enum cg_rt_fn fn, const void *caller_map, void *runtime)
 		c->runtime = runtime;
 	}
 	if (!c->fn[fn])
-		c->fn[fn] = cg_real.dlsym(runtime, names[fn]);
+		c->fn[fn] = cg_probe_dlsym(runtime, names[fn]);
 	void *p = c->fn[fn];
 	pthread_mutex_unlock(&lock);
 	return p;
@@ -135,16 +134,16 @@ static int mem_info(const void *caller, size_t *free_bytes, size_t *total_bytes)
 		(cudaError_t(*)(size_t *, size_t *))cg_rt_real(CG_RT_cudaMemGetInfo, caller);
 	if (!info)
 		return -1;
-	cg_cuda_enter();
+	cg_probe_nest_enter();
 	cudaError_t r = info(free_bytes, total_bytes);
-	cg_cuda_leave();
+	cg_probe_nest_leave();
 	return r == cudaSuccess ? 0 : -1;
 }
 
 static void snapshot(int device, const void *caller)
 {
 	size_t free_bytes, total_bytes;
-	if (!cg_opt.device_snapshots || device < 0 || device == CG_DEV_CPU ||
+	if (!cg_probe_device_snapshots() || device < 0 || device == CG_DEV_CPU ||
 	    !cg_drv_has_context() || mem_info(caller, &free_bytes, &total_bytes) < 0)
 		return;
 	cg_cuda_record_meminfo((uint8_t)device, free_bytes, total_bytes, 0);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "driver-hooks.h"
-#include "real.h"
+#include "probe.h"
 #include "device-events.h"
 
 struct handle {
@@ -65,7 +65,7 @@ static bool grow(void **p, size_t *cap, size_t n, size_t elem)
 	if (n < *cap)
 		return true;
 	size_t c = *cap ? *cap * 2 : 16;
-	void *q = cg_real.realloc(*p, c * elem);
+	void *q = cg_probe_real_realloc(*p, c * elem);
 	if (!q)
 		return false;
 	*p = q;
