@@ -12,8 +12,6 @@
 #include "driver-api.h"
 #include "driver-hooks.h"
 #include "driver.h"
-#include "event.h"
-#include "device-events.h"
 #include "probe.h"
 #include "vmm.h"
 
@@ -36,11 +34,11 @@
 
 ALLOC_WRAPPER(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytes), (dptr, bytes), dptr, bytes, 0, -1)
 ALLOC_WRAPPER(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytes, unsigned int flags),
-	      (dptr, bytes, flags), dptr, bytes, CG_EV_MANAGED, -1)
+	      (dptr, bytes, flags), dptr, bytes, CG_PROBE_MANAGED, -1)
 ALLOC_WRAPPER(cuMemAllocHost_v2, (void **pp, size_t bytes), (pp, bytes), (uintptr_t *)pp, bytes, 0,
-	      CG_DEV_CPU)
+	      CG_PROBE_HOST)
 ALLOC_WRAPPER(cuMemHostAlloc, (void **pp, size_t bytes, unsigned int flags), (pp, bytes, flags),
-	      (uintptr_t *)pp, bytes, 0, CG_DEV_CPU)
+	      (uintptr_t *)pp, bytes, 0, CG_PROBE_HOST)
 ALLOC_WRAPPER(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytes, CUstream stream),
 	      (dptr, bytes, stream), dptr, bytes, 0, -1)
 ALLOC_WRAPPER(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytes, CUstream stream),
@@ -72,7 +70,7 @@ CG_PROBE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, si
 		REAL(name, CUresult, params);                                                \
 		if (!real)                                                                     \
 			return NO_DRIVER;                                                      \
-		uint64_t ticks = cg_cuda_stamp_before();                                       \
+		uint64_t ticks = cg_probe_stamp_before();                                       \
 		CUresult r = real args;                                                        \
 		cg_drv_after_free(r, ticks, (uint64_t)(addr), CG_CU_##name);                   \
 		return r;                                                                      \
@@ -107,7 +105,7 @@ CG_PROBE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_
 		int dev = p->location_id >= 0 && p->location_id < 255 ? p->location_id : 0;
 		cg_vmm_create(*handle, size, (uint8_t)dev);
 	} else if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-		cg_drv_after_alloc(r, 0, size, CG_CU_cuMemCreate, CG_EV_VMM, -1);
+		cg_drv_after_alloc(r, 0, size, CG_CU_cuMemCreate, CG_PROBE_VMM, -1);
 	}
 	return r;
 }

@@ -11,8 +11,6 @@
 
 #include "abi.h"
 #include "driver.h"
-#include "event.h"
-#include "device-events.h"
 #include "probe.h"
 #include "runtime-api.h"
 #include "runtime.h"
@@ -40,10 +38,10 @@
 
 ALLOC_WRAPPER(cudaMalloc, (void **p, size_t bytes), (p, bytes), p, bytes, 0, -1)
 ALLOC_WRAPPER(cudaMallocManaged, (void **p, size_t bytes, unsigned int flags), (p, bytes, flags),
-	      p, bytes, CG_EV_MANAGED, -1)
-ALLOC_WRAPPER(cudaMallocHost, (void **p, size_t bytes), (p, bytes), p, bytes, 0, CG_DEV_CPU)
+	      p, bytes, CG_PROBE_MANAGED, -1)
+ALLOC_WRAPPER(cudaMallocHost, (void **p, size_t bytes), (p, bytes), p, bytes, 0, CG_PROBE_HOST)
 ALLOC_WRAPPER(cudaHostAlloc, (void **p, size_t bytes, unsigned int flags), (p, bytes, flags), p,
-	      bytes, 0, CG_DEV_CPU)
+	      bytes, 0, CG_PROBE_HOST)
 ALLOC_WRAPPER(cudaMallocAsync, (void **p, size_t bytes, cudaStream_t s), (p, bytes, s), p, bytes, 0,
 	      -1)
 ALLOC_WRAPPER(cudaMallocAsync_ptsz, (void **p, size_t bytes, cudaStream_t s), (p, bytes, s), p,
@@ -91,7 +89,7 @@ CG_PROBE_EXPORT cudaError_t cudaMalloc3D(struct cg_cuda_pitched_ptr *pp,
 		REAL(name, cudaError_t, params);                                             \
 		if (!real)                                                                     \
 			return NO_RUNTIME;                                                     \
-		uint64_t ticks = ptr ? cg_cuda_stamp_before() : 0;                             \
+		uint64_t ticks = ptr ? cg_probe_stamp_before() : 0;                             \
 		cg_probe_nest_enter();                                                         \
 		cudaError_t r = real args;                                                     \
 		cg_probe_nest_leave();                                                         \

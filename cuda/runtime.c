@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include "driver.h"
-#include "event.h"
 #include "probe.h"
-#include "device-events.h"
 
 #define CG_RT_NAME(name) #name,
 static const char *const names[CG_RT_COUNT] = {CG_RT_FUNCS(CG_RT_NAME)};
@@ -143,21 +141,21 @@ static int mem_info(const void *caller, size_t *free_bytes, size_t *total_bytes)
 static void snapshot(int device, const void *caller)
 {
 	size_t free_bytes, total_bytes;
-	if (!cg_probe_device_snapshots() || device < 0 || device == CG_DEV_CPU ||
+	if (!cg_probe_device_snapshots() || device < 0 || device == CG_PROBE_HOST ||
 	    !cg_drv_has_context() || mem_info(caller, &free_bytes, &total_bytes) < 0)
 		return;
-	cg_cuda_record_meminfo((uint8_t)device, free_bytes, total_bytes, 0);
+	cg_probe_device_checkpoint((uint8_t)device, free_bytes, total_bytes, 0);
 }
 
 void cg_rt_after_alloc(cudaError_t r, const void *ptr, uint64_t bytes, enum cg_cuda_op op,
 		       uint8_t flags, int device, const void *caller)
 {
-	if (r == cudaErrorMemoryAllocation && device != CG_DEV_CPU) {
+	if (r == cudaErrorMemoryAllocation && device != CG_PROBE_HOST) {
 		size_t free_bytes, total_bytes;
 		int dev = current_device(caller);
 		if (dev >= 0 && mem_info(caller, &free_bytes, &total_bytes) == 0)
-			cg_cuda_record_meminfo((uint8_t)dev, free_bytes, total_bytes,
-					       bytes ? bytes : 1);
+			cg_probe_device_checkpoint((uint8_t)dev, free_bytes, total_bytes,
+						   bytes ? bytes : 1);
 		return;
 	}
 	if (r != cudaSuccess || !ptr)
@@ -166,7 +164,7 @@ void cg_rt_after_alloc(cudaError_t r, const void *ptr, uint64_t bytes, enum cg_c
 		device = current_device(caller);
 	if (device < 0)
 		device = 0;
-	cg_cuda_record_alloc((uint64_t)(uintptr_t)ptr, bytes, (uint8_t)device, op, flags);
+	cg_probe_device_alloc((uint64_t)(uintptr_t)ptr, bytes, (uint8_t)device, op, flags);
 	snapshot(device, caller);
 }
 
@@ -176,7 +174,7 @@ void cg_rt_after_free(cudaError_t r, uint64_t ticks, const void *ptr, enum cg_cu
 {
 	if (r != cudaSuccess || !ptr)
 		return;
-	cg_cuda_record_free(ticks, (uint64_t)(uintptr_t)ptr, op, 0);
+	cg_probe_device_free(ticks, (uint64_t)(uintptr_t)ptr, op, 0);
 	/* Pinned host memory is no device's: no checkpoint after it. */
 	if (op != CG_CU_cudaFreeHost)
 		snapshot(current_device(caller), caller);
@@ -189,5 +187,5 @@ void cg_rt_after_mem_info(cudaError_t r, const size_t *free_bytes, const size_t 
 		return;
 	int dev = current_device(caller);
 	if (dev >= 0)
-		cg_cuda_record_meminfo((uint8_t)dev, *free_bytes, *total_bytes, 0);
+		cg_probe_device_checkpoint((uint8_t)dev, *free_bytes, *total_bytes, 0);
 }

@@ -8,7 +8,6 @@
 
 #include "driver-hooks.h"
 #include "probe.h"
-#include "device-events.h"
 
 struct handle {
 	uint64_t handle;
@@ -87,7 +86,7 @@ static void maybe_free(struct handle *h, enum cg_cuda_op op)
 	if (!h->released || h->maps > 0)
 		return;
 	uint8_t device = h->device;
-	cg_cuda_record_free(cg_cuda_stamp_before(), h->handle, op, CG_EV_VMM);
+	cg_probe_device_free(cg_probe_stamp_before(), h->handle, op, CG_PROBE_VMM);
 	*h = handles[--n_handles];
 	cg_drv_snapshot(device);
 }
@@ -97,7 +96,7 @@ void cg_vmm_create(uint64_t handle, uint64_t size, uint8_t device)
 	enter();
 	if (grow((void **)&handles, &cap_handles, n_handles, sizeof(*handles))) {
 		handles[n_handles++] = (struct handle){handle, 0, device, false};
-		cg_cuda_record_alloc(handle, size, device, CG_CU_cuMemCreate, CG_EV_VMM);
+		cg_probe_device_alloc(handle, size, device, CG_CU_cuMemCreate, CG_PROBE_VMM);
 		cg_drv_snapshot(device);
 	}
 	pthread_mutex_unlock(&lock);
