@@ -58,7 +58,7 @@ struct cg_device_source {
 	int (*identify)(uint8_t device, struct cg_device_identity *id);
 };
 
-/* One source per process: 0, or -EBUSY when another one is registered. src must outlive it. */
+/* One source per process, for its lifetime: 0, or -EBUSY when one is registered. */
 int cg_probe_register_device_source(const struct cg_device_source *src);
 
 /*
@@ -95,15 +95,16 @@ bool cg_probe_real_init(void);
 void *cg_probe_real_realloc(void *p, size_t size);
 
 /*
- * The calling thread's depth inside wrapped device API calls: a call that
- * reaches other wrappers (a runtime call driving the driver) is recorded
- * once, by the outermost. Thread-local, no lock.
+ * The calling thread's depth inside wrapped device API calls. Wrappers
+ * that find it non-zero record nothing, so a runtime call that drives the
+ * driver through other wrappers is recorded once, by its own wrapper.
+ * Thread-local, no lock.
  */
 void cg_probe_nest_enter(void);
 void cg_probe_nest_leave(void);
 bool cg_probe_nested(void);
 
-/* CGPROBE_DEVICE_SNAPSHOTS=alloc: a checkpoint after each device allocation and free. */
+/* Whether CGPROBE_DEVICE_SNAPSHOTS=alloc asks for a checkpoint after each allocation and free. */
 bool cg_probe_device_snapshots(void);
 
 #endif
