@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "driver.h"
-#include "real.h"
+#include "probe.h"
 
 void *cg_dlsym_wrapped(void *handle, const char *name);
 void *cg_dlsym_slow(void *handle, const char *name);
@@ -20,7 +20,7 @@ void *cg_dlsym_slow(void *handle, const char *name);
 void *cg_dlsym_wrapped(void *handle, const char *name)
 {
 	void *wrapper = cg_drv_wrapper_by_name(name);
-	void *real = cg_real.dlsym(handle, name);
+	void *real = cg_probe_dlsym(handle, name);
 	if (!wrapper || !real || real == wrapper)
 		return real;
 	return cg_drv_substitute(real);
@@ -29,21 +29,14 @@ void *cg_dlsym_wrapped(void *handle, const char *name)
 /* Before the real functions are known (the very first calls): plain call. */
 void *cg_dlsym_slow(void *handle, const char *name)
 {
-	cg_real_init();
-	if (!cg_real_ready())
+	if (!cg_probe_real_init())
 		return NULL;
 	if (name && name[0] == 'c' && name[1] == 'u')
 		return cg_dlsym_wrapped(handle, name);
-	return cg_real.dlsym(handle, name);
+	return cg_probe_dlsym(handle, name);
 }
 
 #if defined(__x86_64__)
-/* Where the real dlsym sits in cg_real: checked at compile time below. */
-#define DLSYM_OFF 144
-#define STR_(x) #x
-#define STR(x) STR_(x)
-_Static_assert(__builtin_offsetof(struct cg_real, dlsym) == DLSYM_OFF, "cg_real.dlsym moved");
-
 /*
  * In assembly so the pass-through is a jump whatever the optimisation
  * level: a C tail call is only a hope at -O0.
@@ -59,10 +52,10 @@ __asm__(".text\n"
 	"	jne 1f\n"
 	"	cmpb $0x75, 1(%rsi)\n" /* 'u' */
 	"	jne 1f\n"
-	"	cmpq $0, cg_real+" STR(DLSYM_OFF) "(%rip)\n"
+	"	cmpq $0, cg_probe_dlsym(%rip)\n"
 	"	je 2f\n"
 	"	jmp cg_dlsym_wrapped\n"
-	"1:	movq cg_real+" STR(DLSYM_OFF) "(%rip), %rax\n"
+	"1:	movq cg_probe_dlsym(%rip), %rax\n"
 	"	testq %rax, %rax\n"
 	"	jz 2f\n"
 	"	jmp *%rax\n"
@@ -70,10 +63,11 @@ __asm__(".text\n"
 	"	.cfi_endproc\n"
 	".size dlsym, .-dlsym\n");
 #else
-__attribute__((visibility("default"))) void *dlsym(void *handle, const char *name)
+CG_PROBE_EXPORT void *dlsym(void *handle, const char *name)
 {
-	if (!cg_real_ready() || (name && name[0] == 'c' && name[1] == 'u'))
+	void *(*real)(void *, const char *) = __atomic_load_n(&cg_probe_dlsym, __ATOMIC_ACQUIRE);
+	if (!real || (name && name[0] == 'c' && name[1] == 'u'))
 		return cg_dlsym_slow(handle, name);
-	return cg_real.dlsym(handle, name);
+	return real(handle, name);
 }
 #endif

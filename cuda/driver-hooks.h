@@ -8,7 +8,7 @@
 #include "abi.h"
 #include "ops.h"
 
-/* device < 0: the current context's device; CG_DEV_CPU: pinned host memory. */
+/* device < 0: the current context's device; CG_PROBE_HOST: pinned host memory. */
 void cg_drv_after_alloc(CUresult r, uint64_t addr, uint64_t bytes, enum cg_cuda_op op,
 			uint8_t flags, int device);
 void cg_drv_after_free(CUresult r, uint64_t ticks, uint64_t addr, enum cg_cuda_op op);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "driver-api.h"
-#include "real.h"
+#include "probe.h"
 
 
 struct entry {
@@ -35,9 +35,9 @@ static void *libcuda(void)
 static void *lookup(const char *name)
 {
 	void *h = libcuda();
-	void *fn = h ? cg_real.dlsym(h, name) : NULL;
+	void *fn = h ? cg_probe_dlsym(h, name) : NULL;
 	/* A program linked with -lcuda under another soname: the next definition after ours. */
-	return fn ? fn : cg_real.dlsym(RTLD_NEXT, name);
+	return fn ? fn : cg_probe_dlsym(RTLD_NEXT, name);
 }
 
 void *cg_drv_real(enum cg_drv_fn fn)
@@ -115,7 +115,7 @@ static void *query(enum query q)
 	void *p = atomic_load_explicit(&found[q], memory_order_acquire);
 	if (!p) {
 		void *h = libcuda();
-		p = h ? cg_real.dlsym(h, names[q]) : NULL;
+		p = h ? cg_probe_dlsym(h, names[q]) : NULL;
 		if (p)
 			atomic_store(&found[q], p);
 	}

@@ -12,18 +12,16 @@
 #include "driver-api.h"
 #include "driver-hooks.h"
 #include "driver.h"
-#include "event.h"
-#include "device-events.h"
+#include "probe.h"
 #include "vmm.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define REAL(name, ret, params)                                                              \
-	typedef ret(*real_t) params;                                                               \
+	typedef ret(*real_t) params;                                                           \
 	real_t real = (real_t)cg_drv_real(CG_DRV_##name)
 #define NO_DRIVER CUDA_ERROR_NOT_FOUND
 
 #define ALLOC_WRAPPER(name, params, args, out, bytes, flags, device)                          \
-	EXPORT CUresult name params                                                            \
+	CG_PROBE_EXPORT CUresult name params                                                   \
 	{                                                                                      \
 		REAL(name, CUresult, params);                                                \
 		if (!real)                                                                     \
@@ -36,11 +34,11 @@
 
 ALLOC_WRAPPER(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytes), (dptr, bytes), dptr, bytes, 0, -1)
 ALLOC_WRAPPER(cuMemAllocManaged, (CUdeviceptr * dptr, size_t bytes, unsigned int flags),
-	      (dptr, bytes, flags), dptr, bytes, CG_EV_MANAGED, -1)
+	      (dptr, bytes, flags), dptr, bytes, CG_PROBE_MANAGED, -1)
 ALLOC_WRAPPER(cuMemAllocHost_v2, (void **pp, size_t bytes), (pp, bytes), (uintptr_t *)pp, bytes, 0,
-	      CG_DEV_CPU)
+	      CG_PROBE_HOST)
 ALLOC_WRAPPER(cuMemHostAlloc, (void **pp, size_t bytes, unsigned int flags), (pp, bytes, flags),
-	      (uintptr_t *)pp, bytes, 0, CG_DEV_CPU)
+	      (uintptr_t *)pp, bytes, 0, CG_PROBE_HOST)
 ALLOC_WRAPPER(cuMemAllocAsync, (CUdeviceptr * dptr, size_t bytes, CUstream stream),
 	      (dptr, bytes, stream), dptr, bytes, 0, -1)
 ALLOC_WRAPPER(cuMemAllocAsync_ptsz, (CUdeviceptr * dptr, size_t bytes, CUstream stream),
@@ -53,8 +51,8 @@ ALLOC_WRAPPER(cuMemAllocFromPoolAsync_ptsz,
 	      (dptr, bytes, pool, stream), dptr, bytes, 0, -1)
 
 /* The allocation is pitch x height bytes: what the program can address. */
-EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
-				   unsigned int element_bytes)
+CG_PROBE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
+					    size_t height, unsigned int element_bytes)
 {
 	REAL(cuMemAllocPitch_v2, CUresult, (CUdeviceptr *, size_t *, size_t, size_t, unsigned int));
 	if (!real)
@@ -67,12 +65,12 @@ EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t widt
 }
 
 #define FREE_WRAPPER(name, params, args, addr)                                                \
-	EXPORT CUresult name params                                                            \
+	CG_PROBE_EXPORT CUresult name params                                                   \
 	{                                                                                      \
 		REAL(name, CUresult, params);                                                \
 		if (!real)                                                                     \
 			return NO_DRIVER;                                                      \
-		uint64_t ticks = cg_cuda_stamp_before();                                       \
+		uint64_t ticks = cg_probe_stamp_before();                                       \
 		CUresult r = real args;                                                        \
 		cg_drv_after_free(r, ticks, (uint64_t)(addr), CG_CU_##name);                   \
 		return r;                                                                      \
@@ -84,7 +82,7 @@ FREE_WRAPPER(cuMemFreeAsync, (CUdeviceptr dptr, CUstream stream), (dptr, stream)
 FREE_WRAPPER(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream stream), (dptr, stream), dptr)
 
 /* OptiX asks cuMemGetInfo_v2(NULL, &total): NULL outputs go through as they are. */
-EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
+CG_PROBE_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
 	REAL(cuMemGetInfo_v2, CUresult, (size_t *, size_t *));
 	if (!real)
@@ -94,61 +92,62 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 	return r;
 }
 
-EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const void *prop,
-			    unsigned long long flags)
+CG_PROBE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+				     const void *prop, unsigned long long flags)
 {
 	REAL(cuMemCreate, CUresult, (CUmemGenericAllocationHandle *, size_t, const void *,
 				      unsigned long long));
 	if (!real)
 		return NO_DRIVER;
 	CUresult r = real(handle, size, prop, flags);
-	if (r == CUDA_SUCCESS && handle && prop && !cg_cuda_nested()) {
+	if (r == CUDA_SUCCESS && handle && prop && !cg_probe_nested()) {
 		const struct cg_cu_mem_prop_head *p = prop;
 		int dev = p->location_id >= 0 && p->location_id < 255 ? p->location_id : 0;
 		cg_vmm_create(*handle, size, (uint8_t)dev);
 	} else if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-		cg_drv_after_alloc(r, 0, size, CG_CU_cuMemCreate, CG_EV_VMM, -1);
+		cg_drv_after_alloc(r, 0, size, CG_CU_cuMemCreate, CG_PROBE_VMM, -1);
 	}
 	return r;
 }
 
-EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+CG_PROBE_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
 	REAL(cuMemRelease, CUresult, (CUmemGenericAllocationHandle));
 	if (!real)
 		return NO_DRIVER;
 	CUresult r = real(handle);
-	if (r == CUDA_SUCCESS && !cg_cuda_nested())
+	if (r == CUDA_SUCCESS && !cg_probe_nested())
 		cg_vmm_release(handle);
 	return r;
 }
 
-EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
-			 CUmemGenericAllocationHandle handle, unsigned long long flags)
+CG_PROBE_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+				  CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
 	REAL(cuMemMap, CUresult, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
 				   unsigned long long));
 	if (!real)
 		return NO_DRIVER;
 	CUresult r = real(ptr, size, offset, handle, flags);
-	if (r == CUDA_SUCCESS && !cg_cuda_nested())
+	if (r == CUDA_SUCCESS && !cg_probe_nested())
 		cg_vmm_map(ptr, size, handle);
 	return r;
 }
 
-EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+CG_PROBE_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	REAL(cuMemUnmap, CUresult, (CUdeviceptr, size_t));
 	if (!real)
 		return NO_DRIVER;
 	CUresult r = real(ptr, size);
-	if (r == CUDA_SUCCESS && !cg_cuda_nested())
+	if (r == CUDA_SUCCESS && !cg_probe_nested())
 		cg_vmm_unmap(ptr, size);
 	return r;
 }
 
 /* Lookups go to the real driver with the caller's name, version and flags untouched. */
-EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+CG_PROBE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
+					  cuuint64_t flags)
 {
 	REAL(cuGetProcAddress, CUresult, (const char *, void **, int, cuuint64_t));
 	if (!real)
@@ -159,8 +158,8 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cu
 	return r;
 }
 
-EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
-				    int *status)
+CG_PROBE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+					     cuuint64_t flags, int *status)
 {
 	REAL(cuGetProcAddress_v2, CUresult, (const char *, void **, int, cuuint64_t, int *));
 	if (!real)

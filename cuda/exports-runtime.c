@@ -11,28 +11,26 @@
 
 #include "abi.h"
 #include "driver.h"
-#include "event.h"
-#include "device-events.h"
+#include "probe.h"
 #include "runtime-api.h"
 #include "runtime.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define CALLER __builtin_return_address(0)
 #define REAL(name, ret, params)                                                              \
-	typedef ret(*real_t) params;                                                               \
+	typedef ret(*real_t) params;                                                           \
 	real_t real = (real_t)cg_rt_real(CG_RT_##name, CALLER)
 /* cudaErrorInitializationError: no runtime to forward to. */
 #define NO_RUNTIME 3
 
 #define ALLOC_WRAPPER(name, params, args, out, bytes, flags, device)                          \
-	EXPORT cudaError_t name params                                                         \
+	CG_PROBE_EXPORT cudaError_t name params                                                \
 	{                                                                                      \
 		REAL(name, cudaError_t, params);                                             \
 		if (!real)                                                                     \
 			return NO_RUNTIME;                                                     \
-		cg_cuda_enter();                                                               \
+		cg_probe_nest_enter();                                                         \
 		cudaError_t r = real args;                                                     \
-		cg_cuda_leave();                                                               \
+		cg_probe_nest_leave();                                                         \
 		cg_rt_after_alloc(r, r == cudaSuccess && out ? *out : NULL, bytes,             \
 				  CG_CU_##name, flags, device, CALLER);                        \
 		return r;                                                                      \
@@ -40,10 +38,10 @@
 
 ALLOC_WRAPPER(cudaMalloc, (void **p, size_t bytes), (p, bytes), p, bytes, 0, -1)
 ALLOC_WRAPPER(cudaMallocManaged, (void **p, size_t bytes, unsigned int flags), (p, bytes, flags),
-	      p, bytes, CG_EV_MANAGED, -1)
-ALLOC_WRAPPER(cudaMallocHost, (void **p, size_t bytes), (p, bytes), p, bytes, 0, CG_DEV_CPU)
+	      p, bytes, CG_PROBE_MANAGED, -1)
+ALLOC_WRAPPER(cudaMallocHost, (void **p, size_t bytes), (p, bytes), p, bytes, 0, CG_PROBE_HOST)
 ALLOC_WRAPPER(cudaHostAlloc, (void **p, size_t bytes, unsigned int flags), (p, bytes, flags), p,
-	      bytes, 0, CG_DEV_CPU)
+	      bytes, 0, CG_PROBE_HOST)
 ALLOC_WRAPPER(cudaMallocAsync, (void **p, size_t bytes, cudaStream_t s), (p, bytes, s), p, bytes, 0,
 	      -1)
 ALLOC_WRAPPER(cudaMallocAsync_ptsz, (void **p, size_t bytes, cudaStream_t s), (p, bytes, s), p,
@@ -55,28 +53,29 @@ ALLOC_WRAPPER(cudaMallocFromPoolAsync_ptsz,
 	      bytes, 0, -1)
 
 /* Pitched allocations are pitch x height (x depth) bytes: what the program can address. */
-EXPORT cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
+CG_PROBE_EXPORT cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
 {
 	REAL(cudaMallocPitch, cudaError_t, (void **, size_t *, size_t, size_t));
 	if (!real)
 		return NO_RUNTIME;
-	cg_cuda_enter();
+	cg_probe_nest_enter();
 	cudaError_t r = real(p, pitch, width, height);
-	cg_cuda_leave();
+	cg_probe_nest_leave();
 	int ok = r == cudaSuccess && p && pitch;
 	cg_rt_after_alloc(r, ok ? *p : NULL, ok ? *pitch * height : width * height,
 			  CG_CU_cudaMallocPitch, 0, -1, CALLER);
 	return r;
 }
 
-EXPORT cudaError_t cudaMalloc3D(struct cg_cuda_pitched_ptr *pp, struct cg_cuda_extent extent)
+CG_PROBE_EXPORT cudaError_t cudaMalloc3D(struct cg_cuda_pitched_ptr *pp,
+					 struct cg_cuda_extent extent)
 {
 	REAL(cudaMalloc3D, cudaError_t, (struct cg_cuda_pitched_ptr *, struct cg_cuda_extent));
 	if (!real)
 		return NO_RUNTIME;
-	cg_cuda_enter();
+	cg_probe_nest_enter();
 	cudaError_t r = real(pp, extent);
-	cg_cuda_leave();
+	cg_probe_nest_leave();
 	int ok = r == cudaSuccess && pp;
 	cg_rt_after_alloc(r, ok ? pp->ptr : NULL,
 			  (ok ? pp->pitch : extent.width) * extent.height * extent.depth,
@@ -85,15 +84,15 @@ EXPORT cudaError_t cudaMalloc3D(struct cg_cuda_pitched_ptr *pp, struct cg_cuda_e
 }
 
 #define FREE_WRAPPER(name, params, args, ptr)                                                 \
-	EXPORT cudaError_t name params                                                         \
+	CG_PROBE_EXPORT cudaError_t name params                                                \
 	{                                                                                      \
 		REAL(name, cudaError_t, params);                                             \
 		if (!real)                                                                     \
 			return NO_RUNTIME;                                                     \
-		uint64_t ticks = ptr ? cg_cuda_stamp_before() : 0;                             \
-		cg_cuda_enter();                                                               \
+		uint64_t ticks = ptr ? cg_probe_stamp_before() : 0;                             \
+		cg_probe_nest_enter();                                                         \
 		cudaError_t r = real args;                                                     \
-		cg_cuda_leave();                                                               \
+		cg_probe_nest_leave();                                                         \
 		cg_rt_after_free(r, ticks, ptr, CG_CU_##name, CALLER);                         \
 		return r;                                                                      \
 	}
@@ -103,14 +102,14 @@ FREE_WRAPPER(cudaFreeHost, (void *p), (p), p)
 FREE_WRAPPER(cudaFreeAsync, (void *p, cudaStream_t s), (p, s), p)
 FREE_WRAPPER(cudaFreeAsync_ptsz, (void *p, cudaStream_t s), (p, s), p)
 
-EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+CG_PROBE_EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
 	REAL(cudaMemGetInfo, cudaError_t, (size_t *, size_t *));
 	if (!real)
 		return NO_RUNTIME;
-	cg_cuda_enter();
+	cg_probe_nest_enter();
 	cudaError_t r = real(free_bytes, total_bytes);
-	cg_cuda_leave();
+	cg_probe_nest_leave();
 	cg_rt_after_mem_info(r, free_bytes, total_bytes, CALLER);
 	return r;
 }
@@ -122,8 +121,8 @@ EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
  * extra argument is harmless to it.
  */
 #define ENTRY_POINT(name)                                                                     \
-	EXPORT cudaError_t name(const char *symbol, void **fn, unsigned long long flags,       \
-				int *status)                                                   \
+	CG_PROBE_EXPORT cudaError_t name(const char *symbol, void **fn, unsigned long long flags, \
+					 int *status)                                          \
 	{                                                                                      \
 		REAL(name, cudaError_t, (const char *, void **, unsigned long long, int *));   \
 		if (!real)                                                                     \
@@ -135,8 +134,8 @@ EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 	}
 
 #define ENTRY_POINT_BY_VERSION(name)                                                          \
-	EXPORT cudaError_t name(const char *symbol, void **fn, unsigned int version,           \
-				unsigned long long flags, int *status)                         \
+	CG_PROBE_EXPORT cudaError_t name(const char *symbol, void **fn, unsigned int version,  \
+					 unsigned long long flags, int *status)                \
 	{                                                                                      \
 		REAL(name, cudaError_t,                                                        \
 		     (const char *, void **, unsigned int, unsigned long long, int *));        \

@@ -9,10 +9,7 @@
 #include <string.h>
 
 #include "driver.h"
-#include "event.h"
-#include "options.h"
-#include "real.h"
-#include "device-events.h"
+#include "probe.h"
 
 #define CG_RT_NAME(name) #name,
 static const char *const names[CG_RT_COUNT] = {CG_RT_FUNCS(CG_RT_NAME)};
@@ -75,7 +72,7 @@ static void *lookup_fallback(enum cg_rt_fn fn)
 	void *p = atomic_load(&fallback[fn]);
 	if (!p) {
 		/* The first runtime after the probe in the global scope. */
-		p = cg_real.dlsym(RTLD_NEXT, names[fn]);
+		p = cg_probe_dlsym(RTLD_NEXT, names[fn]);
 		if (p)
 			atomic_store(&fallback[fn], p);
 	}
@@ -97,7 +94,7 @@ static void *lookup(enum cg_rt_fn fn, const void *caller_map, void *runtime)
 		c->runtime = runtime;
 	}
 	if (!c->fn[fn])
-		c->fn[fn] = cg_real.dlsym(runtime, names[fn]);
+		c->fn[fn] = cg_probe_dlsym(runtime, names[fn]);
 	void *p = c->fn[fn];
 	pthread_mutex_unlock(&lock);
 	return p;
@@ -135,30 +132,30 @@ static int mem_info(const void *caller, size_t *free_bytes, size_t *total_bytes)
 		(cudaError_t(*)(size_t *, size_t *))cg_rt_real(CG_RT_cudaMemGetInfo, caller);
 	if (!info)
 		return -1;
-	cg_cuda_enter();
+	cg_probe_nest_enter();
 	cudaError_t r = info(free_bytes, total_bytes);
-	cg_cuda_leave();
+	cg_probe_nest_leave();
 	return r == cudaSuccess ? 0 : -1;
 }
 
 static void snapshot(int device, const void *caller)
 {
 	size_t free_bytes, total_bytes;
-	if (!cg_opt.device_snapshots || device < 0 || device == CG_DEV_CPU ||
+	if (!cg_probe_device_snapshots() || device < 0 || device == CG_PROBE_HOST ||
 	    !cg_drv_has_context() || mem_info(caller, &free_bytes, &total_bytes) < 0)
 		return;
-	cg_cuda_record_meminfo((uint8_t)device, free_bytes, total_bytes, 0);
+	cg_probe_device_checkpoint((uint8_t)device, free_bytes, total_bytes, 0);
 }
 
 void cg_rt_after_alloc(cudaError_t r, const void *ptr, uint64_t bytes, enum cg_cuda_op op,
 		       uint8_t flags, int device, const void *caller)
 {
-	if (r == cudaErrorMemoryAllocation && device != CG_DEV_CPU) {
+	if (r == cudaErrorMemoryAllocation && device != CG_PROBE_HOST) {
 		size_t free_bytes, total_bytes;
 		int dev = current_device(caller);
 		if (dev >= 0 && mem_info(caller, &free_bytes, &total_bytes) == 0)
-			cg_cuda_record_meminfo((uint8_t)dev, free_bytes, total_bytes,
-					       bytes ? bytes : 1);
+			cg_probe_device_checkpoint((uint8_t)dev, free_bytes, total_bytes,
+						   bytes ? bytes : 1);
 		return;
 	}
 	if (r != cudaSuccess || !ptr)
@@ -167,7 +164,7 @@ void cg_rt_after_alloc(cudaError_t r, const void *ptr, uint64_t bytes, enum cg_c
 		device = current_device(caller);
 	if (device < 0)
 		device = 0;
-	cg_cuda_record_alloc((uint64_t)(uintptr_t)ptr, bytes, (uint8_t)device, op, flags);
+	cg_probe_device_alloc((uint64_t)(uintptr_t)ptr, bytes, (uint8_t)device, op, flags);
 	snapshot(device, caller);
 }
 
@@ -177,7 +174,7 @@ void cg_rt_after_free(cudaError_t r, uint64_t ticks, const void *ptr, enum cg_cu
 {
 	if (r != cudaSuccess || !ptr)
 		return;
-	cg_cuda_record_free(ticks, (uint64_t)(uintptr_t)ptr, op, 0);
+	cg_probe_device_free(ticks, (uint64_t)(uintptr_t)ptr, op, 0);
 	/* Pinned host memory is no device's: no checkpoint after it. */
 	if (op != CG_CU_cudaFreeHost)
 		snapshot(current_device(caller), caller);
@@ -190,5 +187,5 @@ void cg_rt_after_mem_info(cudaError_t r, const size_t *free_bytes, const size_t 
 		return;
 	int dev = current_device(caller);
 	if (dev >= 0)
-		cg_cuda_record_meminfo((uint8_t)dev, *free_bytes, *total_bytes, 0);
+		cg_probe_device_checkpoint((uint8_t)dev, *free_bytes, *total_bytes, 0);
 }

@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "driver-hooks.h"
-#include "real.h"
-#include "device-events.h"
+#include "probe.h"
 
 struct handle {
 	uint64_t handle;
@@ -65,7 +64,7 @@ static bool grow(void **p, size_t *cap, size_t n, size_t elem)
 	if (n < *cap)
 		return true;
 	size_t c = *cap ? *cap * 2 : 16;
-	void *q = cg_real.realloc(*p, c * elem);
+	void *q = cg_probe_real_realloc(*p, c * elem);
 	if (!q)
 		return false;
 	*p = q;
@@ -87,7 +86,7 @@ static void maybe_free(struct handle *h, enum cg_cuda_op op)
 	if (!h->released || h->maps > 0)
 		return;
 	uint8_t device = h->device;
-	cg_cuda_record_free(cg_cuda_stamp_before(), h->handle, op, CG_EV_VMM);
+	cg_probe_device_free(cg_probe_stamp_before(), h->handle, op, CG_PROBE_VMM);
 	*h = handles[--n_handles];
 	cg_drv_snapshot(device);
 }
@@ -97,7 +96,7 @@ void cg_vmm_create(uint64_t handle, uint64_t size, uint8_t device)
 	enter();
 	if (grow((void **)&handles, &cap_handles, n_handles, sizeof(*handles))) {
 		handles[n_handles++] = (struct handle){handle, 0, device, false};
-		cg_cuda_record_alloc(handle, size, device, CG_CU_cuMemCreate, CG_EV_VMM);
+		cg_probe_device_alloc(handle, size, device, CG_CU_cuMemCreate, CG_PROBE_VMM);
 		cg_drv_snapshot(device);
 	}
 	pthread_mutex_unlock(&lock);

@@ -5,26 +5,24 @@
 
 #include <stdint.h>
 
+#include "probe.h"
+
 enum cg_ev_kind {
 	CG_EV_ALLOC,      /* host heap */
 	CG_EV_FREE,
 	CG_EV_SPAN_START, /* addr: the name (a copy the writer frees); size: the parent span */
 	CG_EV_SPAN_END,   /* size: the start's ticks */
-	CG_EV_DEV_ALLOC,  /* CUDA: op indexes cg_cuda_op_names; step: the device */
+	CG_EV_DEV_ALLOC,  /* device source (probe.h): op indexes its op_names; step: the device */
 	CG_EV_DEV_FREE,
 	CG_EV_DEV_MEMINFO, /* addr: used bytes; size: free bytes; step: the device */
 	CG_EV_DEV_OOM,     /* addr: the failed request; a MEMINFO follows */
-	CG_EV_DEV_UUID,    /* addr, size: the 16 UUID bytes; a DEV_NAME follows */
-	CG_EV_DEV_NAME,    /* addr: the name (a copy the writer frees); size: total bytes */
+	CG_EV_DEV_INFO,    /* addr: "uuid\0name" (a copy the writer frees); size: total bytes */
 };
 
-/* Flags in the kind byte of device events. */
+/* Flags in the kind byte of device events: CG_PROBE_MANAGED, CG_PROBE_VMM. */
 #define CG_EV_KIND_MASK 0x0f
-#define CG_EV_MANAGED 0x10 /* managed (unified) memory */
-#define CG_EV_VMM 0x20     /* addr is a cuMemCreate handle: tensor_id vmm:0x... */
-
-/* The `step` byte of device events: a CUDA ordinal, or host (pinned) memory. */
-#define CG_DEV_CPU 255
+_Static_assert(((CG_PROBE_MANAGED | CG_PROBE_VMM) & CG_EV_KIND_MASK) == 0,
+	       "device flags leave the kind alone");
 
 /* What was called: the record's op_name. */
 enum cg_op {
@@ -55,8 +53,5 @@ struct cg_event {
 _Static_assert(sizeof(struct cg_event) == 32, "events are 32 bytes");
 
 extern const char *const cg_op_names[CG_OP_COUNT];
-/* Names of the CUDA functions device events come from (op of DEV_* events). */
-extern const char *const cg_cuda_op_names[];
-extern const unsigned cg_cuda_op_count;
 
 #endif

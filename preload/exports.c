@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The only file with exported symbols: the wrapped functions and the
- * annotation API. Each forwards to the real function through cg_real and
+ * The host entry points: the wrapped heap, exit, exec, dlopen and signal
+ * functions and the annotation API (cuda/exports-*.c hold the CUDA ones,
+ * cuda/dl.c dlsym). Each forwards to the real function through cg_real and
  * leaves the recording to hooks.c; inside the probe (guard set), before
  * the table is filled, or when not recording, it is a plain pass-through.
  */
@@ -16,6 +17,7 @@
 
 #include "cgprobe.h"
 #include "hooks.h"
+#include "probe.h"
 #include "real.h"
 #include "session.h"
 #include "signals.h"
@@ -23,7 +25,6 @@
 #include "warn.h"
 #include "writer.h"
 
-#define EXPORT __attribute__((visibility("default")))
 
 static inline bool ready(void)
 {
@@ -38,7 +39,7 @@ static inline bool passthrough(void)
 	return cg_self.guard || !cg_session_recording();
 }
 
-EXPORT void *malloc(size_t n)
+CG_PROBE_EXPORT void *malloc(size_t n)
 {
 	if (!ready())
 		return cg_boot_alloc(n, 16, false);
@@ -52,7 +53,7 @@ EXPORT void *malloc(size_t n)
 	return p;
 }
 
-EXPORT void *calloc(size_t n, size_t size)
+CG_PROBE_EXPORT void *calloc(size_t n, size_t size)
 {
 	if (!ready()) {
 		size_t total;
@@ -70,7 +71,7 @@ EXPORT void *calloc(size_t n, size_t size)
 	return p;
 }
 
-EXPORT void free(void *p)
+CG_PROBE_EXPORT void free(void *p)
 {
 	if (!p || cg_boot_owns(p) || !ready())
 		return;
@@ -111,7 +112,7 @@ static void *realloc_common(void *p, size_t n, size_t count, bool array)
 	return q;
 }
 
-EXPORT void *realloc(void *p, size_t n)
+CG_PROBE_EXPORT void *realloc(void *p, size_t n)
 {
 	if (p && cg_boot_owns(p))
 		return realloc_boot(p, n);
@@ -120,7 +121,7 @@ EXPORT void *realloc(void *p, size_t n)
 	return realloc_common(p, n, 1, false);
 }
 
-EXPORT void *reallocarray(void *p, size_t count, size_t n)
+CG_PROBE_EXPORT void *reallocarray(void *p, size_t count, size_t n)
 {
 	size_t total;
 	if (p && cg_boot_owns(p)) {
@@ -137,7 +138,7 @@ EXPORT void *reallocarray(void *p, size_t count, size_t n)
 	return realloc_common(p, n, count, true);
 }
 
-EXPORT int posix_memalign(void **out, size_t align, size_t n)
+CG_PROBE_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (!ready()) {
 		void *p = cg_boot_alloc(n, align, false);
@@ -158,7 +159,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 /* aligned_alloc, memalign, valloc and pvalloc share one shape. */
 #define ALIGNED_WRAPPER(name, op, params, args, size, align)                                  \
-	EXPORT void *name params                                                               \
+	CG_PROBE_EXPORT void *name params                                                      \
 	{                                                                                      \
 		if (!ready())                                                                  \
 			return cg_boot_alloc(size, align, false);                              \
@@ -178,7 +179,7 @@ ALIGNED_WRAPPER(memalign, CG_OP_MEMALIGN, (size_t align, size_t n), (align, n), 
 ALIGNED_WRAPPER(valloc, CG_OP_VALLOC, (size_t n), (n), n, 4096)
 ALIGNED_WRAPPER(pvalloc, CG_OP_PVALLOC, (size_t n), (n), n, 4096)
 
-EXPORT size_t malloc_usable_size(void *p)
+CG_PROBE_EXPORT size_t malloc_usable_size(void *p)
 {
 	if (!p)
 		return 0;
@@ -195,7 +196,7 @@ EXPORT size_t malloc_usable_size(void *p)
  * The guard goes back before the real call: a vfork child's _exit runs on
  * its parent's thread and memory, and the parent must find it as it was.
  */
-EXPORT void _exit(int status)
+CG_PROBE_EXPORT void _exit(int status)
 {
 	cg_self.guard++;
 	cg_session_end(5000);
@@ -205,7 +206,7 @@ EXPORT void _exit(int status)
 	cg_real._exit(status);
 }
 
-EXPORT void _Exit(int status)
+CG_PROBE_EXPORT void _Exit(int status)
 {
 	cg_self.guard++;
 	cg_session_end(5000);
@@ -242,14 +243,14 @@ static int exec_failed(int r)
 	return r;
 }
 
-EXPORT int execve(const char *file, char *const argv[], char *const envp[])
+CG_PROBE_EXPORT int execve(const char *file, char *const argv[], char *const envp[])
 {
 	exec_prepare();
 	return exec_failed(ready() ? cg_real.execve(file, argv, envp) : (errno = ENOSYS, -1));
 }
 
-EXPORT int execveat(int dirfd, const char *file, char *const argv[], char *const envp[],
-		    int flags)
+CG_PROBE_EXPORT int execveat(int dirfd, const char *file, char *const argv[], char *const envp[],
+			     int flags)
 {
 	exec_prepare();
 	return exec_failed(ready() && cg_real.execveat
@@ -257,14 +258,14 @@ EXPORT int execveat(int dirfd, const char *file, char *const argv[], char *const
 				   : (errno = ENOSYS, -1));
 }
 
-EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+CG_PROBE_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	exec_prepare();
 	return exec_failed(ready() && cg_real.fexecve ? cg_real.fexecve(fd, argv, envp)
 						      : (errno = ENOSYS, -1));
 }
 
-EXPORT int execv(const char *file, char *const argv[])
+CG_PROBE_EXPORT int execv(const char *file, char *const argv[])
 {
 	static int (*real)(const char *, char *const[]);
 	if (!real)
@@ -273,7 +274,7 @@ EXPORT int execv(const char *file, char *const argv[])
 	return exec_failed(real ? real(file, argv) : (errno = ENOSYS, -1));
 }
 
-EXPORT int execvp(const char *file, char *const argv[])
+CG_PROBE_EXPORT int execvp(const char *file, char *const argv[])
 {
 	static int (*real)(const char *, char *const[]);
 	if (!real)
@@ -282,7 +283,7 @@ EXPORT int execvp(const char *file, char *const argv[])
 	return exec_failed(real ? real(file, argv) : (errno = ENOSYS, -1));
 }
 
-EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+CG_PROBE_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	static int (*real)(const char *, char *const[], char *const[]);
 	if (!real)
@@ -321,7 +322,7 @@ static int release(char **argv, int r)
 	return r;
 }
 
-EXPORT int execl(const char *file, const char *arg0, ...)
+CG_PROBE_EXPORT int execl(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
@@ -330,7 +331,7 @@ EXPORT int execl(const char *file, const char *arg0, ...)
 	return argv ? release(argv, execv(file, argv)) : -1;
 }
 
-EXPORT int execlp(const char *file, const char *arg0, ...)
+CG_PROBE_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
@@ -339,7 +340,7 @@ EXPORT int execlp(const char *file, const char *arg0, ...)
 	return argv ? release(argv, execvp(file, argv)) : -1;
 }
 
-EXPORT int execle(const char *file, const char *arg0, ...)
+CG_PROBE_EXPORT int execle(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 	char **envp;
@@ -358,7 +359,7 @@ EXPORT int execle(const char *file, const char *arg0, ...)
  * The call stays in tail position so the loader still sees the caller's
  * return address (its RUNPATH and $ORIGIN decide the search).
  */
-EXPORT void *dlopen(const char *file, int flags)
+CG_PROBE_EXPORT void *dlopen(const char *file, int flags)
 {
 	if (__builtin_expect(flags & RTLD_DEEPBIND, 0)) {
 		static atomic_int warned;
@@ -374,7 +375,7 @@ EXPORT void *dlopen(const char *file, int flags)
 	return cg_real.dlopen(file, flags);
 }
 
-EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+CG_PROBE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (!ready()) {
 		errno = ENOSYS;
@@ -383,7 +384,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return cg_signals_sigaction(sig, act, old);
 }
 
-EXPORT sighandler_t signal(int sig, sighandler_t handler)
+CG_PROBE_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
 	struct sigaction act, old;
 	memset(&act, 0, sizeof(act));
@@ -400,7 +401,7 @@ EXPORT sighandler_t signal(int sig, sighandler_t handler)
 /* Annotation API (include/cgprobe.h)                                  */
 /* ------------------------------------------------------------------ */
 
-EXPORT uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step step)
+CG_PROBE_EXPORT uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step step)
 {
 	cg_self.guard++;
 	uint64_t id = cg_hook_span_begin(name, (uint8_t)step);
@@ -408,7 +409,7 @@ EXPORT uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step step)
 	return id;
 }
 
-EXPORT int cgprobe_span_end(uint64_t id)
+CG_PROBE_EXPORT int cgprobe_span_end(uint64_t id)
 {
 	cg_self.guard++;
 	int r = cg_hook_span_end(id);
@@ -416,7 +417,7 @@ EXPORT int cgprobe_span_end(uint64_t id)
 	return r;
 }
 
-EXPORT int cgprobe_flush(void)
+CG_PROBE_EXPORT int cgprobe_flush(void)
 {
 	if (!cg_session_recording())
 		return -ENODEV;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device.h"
 #include "fmt_num.h"
 #include "jsonl_format.h"
 #include "jsonl_heap.h"
@@ -91,13 +92,9 @@ void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns)
 	cg_jsonl_format(b, &r);
 }
 
-/* "cuda:N", or "cpu" for pinned host memory. */
 static struct cg_sv device_name(char out[32], uint8_t device)
 {
-	if (device == CG_DEV_CPU)
-		return CG_SV_LIT("cpu");
-	memcpy(out, "cuda:", 5);
-	return (struct cg_sv){out, (uint32_t)(5 + cg_fmt_u64(out + 5, device))};
+	return (struct cg_sv){out, (uint32_t)cg_device_name(out, device)};
 }
 
 static struct cg_sv hex_id(char out[32], uint64_t v, bool vmm)
@@ -119,18 +116,18 @@ void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns
 	char id[32], dev[32], span[24];
 	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
 	if (!op)
-		op = e->op < cg_cuda_op_count ? cg_cuda_op_names[e->op] : "cuda";
+		op = cg_device_op_name(e->op);
 	struct cg_rec r = {.kind = CGTRACE_KIND_MEMORY};
 	r.u.memory = (struct cg_rec_memory){
 		.timestamp_ns = ts_ns,
-		.tensor_id = hex_id(id, e->addr, e->kind & CG_EV_VMM),
+		.tensor_id = hex_id(id, e->addr, e->kind & CG_PROBE_VMM),
 		.span_id = span_id(span, e->span),
 		.op_name = cg_sv_c(op),
 		.device = device_name(dev, device),
 		.bytes = e->size,
 		.action = alloc ? CGTRACE_ALLOC : CGTRACE_FREE,
 		.category = e->category,
-		.managed = alloc && (e->kind & CG_EV_MANAGED),
+		.managed = alloc && (e->kind & CG_PROBE_MANAGED),
 		.shape = &e->size,
 		.ndim = 1,
 		.dtype = CG_SV_LIT("u8"),
@@ -154,34 +151,19 @@ void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_n
 	cg_jsonl_format(b, &r);
 }
 
-/* As nvidia-smi shows it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx. */
-static struct cg_sv uuid_text(char out[48], const unsigned char u[16])
+void cg_format_device_info(struct cg_buf *b, const struct cg_event *e)
 {
-	static const char digits[] = "0123456789abcdef";
-	size_t n = 0;
-	memcpy(out, "GPU-", 4);
-	n = 4;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[n++] = '-';
-		out[n++] = digits[u[i] >> 4];
-		out[n++] = digits[u[i] & 15];
-	}
-	return (struct cg_sv){out, (uint32_t)n};
-}
-
-void cg_format_device_info(struct cg_buf *b, const struct cg_event *e, const unsigned char uuid[16])
-{
-	char dev[32], id[48];
-	char *name = (char *)(uintptr_t)e->addr;
+	char dev[32];
+	char *uuid = (char *)(uintptr_t)e->addr;
+	const char *name = uuid + strlen(uuid) + 1;
 	struct cg_rec r = {.kind = CGTRACE_KIND_DEVICE_INFO};
 	r.u.device_info = (struct cg_rec_device_info){
 		.device = device_name(dev, e->step),
-		.uuid = uuid_text(id, uuid),
-		.name = name ? cg_sv_c(name) : CG_SV_NONE,
+		.uuid = cg_sv_c(uuid),
+		.name = name[0] ? cg_sv_c(name) : CG_SV_NONE,
 		.has_total = e->size != 0,
 		.total_bytes = e->size,
 	};
 	cg_jsonl_format(b, &r);
-	free(name);
+	free(uuid);
 }

@@ -11,13 +11,13 @@
 /* e's ticks already converted: ts_ns for the event, start_ns for a span end's start. */
 void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns);
 void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns);
-/* A CUDA allocation or free; op overrides the event's op name when set. */
+/* A device allocation or free; op overrides the event's op name when set. */
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
 		      const char *op);
 /* A device_memory checkpoint, with the failed request when it came from an OOM. */
 void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns,
 		       const uint64_t *oom_request);
-/* The cgprobe_device record for a device: UUID, name (the writer frees it), total bytes. */
-void cg_format_device_info(struct cg_buf *b, const struct cg_event *e, const unsigned char uuid[16]);
+/* The cgprobe_device record for a DEV_INFO event; frees the strings it carries. */
+void cg_format_device_info(struct cg_buf *b, const struct cg_event *e);
 
 #endif

@@ -58,7 +58,8 @@ static void stop_following(void)
 	free(kept);
 }
 
-__attribute__((constructor(101))) static void cg_init(void)
+/* 102: a device source (probe.h) registers at 101, ahead of the first session. */
+__attribute__((constructor(102))) static void cg_init(void)
 {
 	/* main must find errno as the loader left it, whatever the probe's set-up met. */
 	int saved = errno;

@@ -17,7 +17,7 @@
 struct cg_live {
 	uint64_t size;    /* requested bytes, below 2^52 */
 	uint8_t category; /* enum cgtrace_category */
-	uint8_t device;   /* CUDA ordinal or CG_DEV_CPU */
+	uint8_t device;   /* a device source's index, or CG_PROBE_HOST (heap and pinned memory) */
 };
 
 /* Returns false when no memory could be had for the table. */

@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 struct cg_real cg_real;
+void *(*cg_probe_dlsym)(void *, const char *);
 
 /*
  * dlsym's own calloc (its error buffer) arrives before malloc is known.
@@ -85,7 +88,6 @@ void cg_real_init(void)
 		real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
 	if (!real_dlsym)
 		die("dlsym");
-	r.dlsym = real_dlsym;
 	r.malloc = next("malloc");
 	r.calloc = next("calloc");
 	r.realloc = next("realloc");
@@ -108,6 +110,7 @@ void cg_real_init(void)
 		die("malloc");
 	/* free last: cg_real_ready() turns true only once everything else is set. */
 	memcpy(&cg_real, &r, sizeof(r));
+	__atomic_store_n(&cg_probe_dlsym, real_dlsym, __ATOMIC_RELEASE);
 	__atomic_store_n(&cg_real.free, f, __ATOMIC_RELEASE);
 	atomic_store_explicit(&state, 2, memory_order_release);
 }

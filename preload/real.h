@@ -3,7 +3,9 @@
  * The functions the probe wraps, as the next library in the lookup order
  * provides them (glibc, or a malloc the program links itself). Filled once
  * with dlsym(RTLD_NEXT); dlsym itself allocates, so until the table is
- * complete allocations come from a small static pool.
+ * complete allocations come from a small static pool. The real dlsym
+ * (found with dlvsym, since dlsym itself is wrapped) is cg_probe_dlsym
+ * (probe.h), published with the table.
  */
 #ifndef CG_REAL_H
 #define CG_REAL_H
@@ -32,7 +34,6 @@ struct cg_real {
 	int (*execveat)(int, const char *, char *const[], char *const[], int);
 	int (*fexecve)(int, char *const[], char *const[]);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
-	void *(*dlsym)(void *, const char *); /* found with dlvsym: dlsym itself is wrapped */
 };
 
 extern struct cg_real cg_real;

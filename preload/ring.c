@@ -136,7 +136,7 @@ void cg_rings_drop_pending(void)
 		for (uint64_t i = tail; i != head; i++) {
 			const struct cg_event *e = &r->ev[i % CG_RING_EVENTS];
 			uint8_t kind = e->kind & CG_EV_KIND_MASK;
-			if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_NAME)
+			if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_INFO)
 				cg_real.free((void *)(uintptr_t)e->addr);
 		}
 		cg_ring_release(r, head);

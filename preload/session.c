@@ -11,11 +11,11 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "device.h"
 #include "meta.h"
 #include "options.h"
 #include "out.h"
 #include "outpath.h"
-#include "device-events.h"
 #include "ring.h"
 #include "thread.h"
 #include "warn.h"
@@ -107,7 +107,7 @@ void cg_session_start(pid_t parent)
 	int fd, r;
 	struct stat st;
 	cg_clock_start();
-	cg_cuda_session_reset();
+	cg_device_session_start();
 	owner = getpid();
 	forked_from_pid = parent;
 	dropped = false;

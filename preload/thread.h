@@ -16,7 +16,7 @@ struct cg_ring;
 
 struct cg_thread {
 	int guard;
-	int cuda_depth; /* inside a wrapped CUDA runtime call */
+	int nest; /* inside wrapped device API calls (probe.h: cg_probe_nest_*) */
 	struct cg_ring *ring;
 	uint64_t last_ts;
 	int depth; /* open annotation spans; past CG_MAX_SPAN_DEPTH they are not tracked */

@@ -41,7 +41,6 @@ static struct {
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
 	struct cg_clock_map clock;
-	unsigned char uuid[256][16]; /* per device, from DEV_UUID until its DEV_NAME */
 } w;
 
 static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
@@ -105,7 +104,7 @@ static struct cursor cursors[MAX_RINGS];
 
 static uint64_t live_key(const struct cg_event *e)
 {
-	return (e->kind & CG_EV_VMM) ? e->addr | VMM_KEY : e->addr;
+	return (e->kind & CG_PROBE_VMM) ? e->addr | VMM_KEY : e->addr;
 }
 
 /*
@@ -133,13 +132,13 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 	uint8_t device = e->step;
 	switch (e->kind & CG_EV_KIND_MASK) {
 	case CG_EV_ALLOC:
-		cg_live_insert(e->addr, &(struct cg_live){e->size, e->category, CG_DEV_CPU});
+		cg_live_insert(e->addr, &(struct cg_live){e->size, e->category, CG_PROBE_HOST});
 		cg_format_event(&w.buf, &ev, ns, 0);
 		break;
 	case CG_EV_FREE:
 		if (!match_free(&ev, &device))
 			return;
-		if (device == CG_DEV_CPU)
+		if (device == CG_PROBE_HOST)
 			cg_format_event(&w.buf, &ev, ns, 0);
 		else
 			cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE]);
@@ -161,12 +160,8 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 		cg_format_meminfo(&w.buf, &ev, ns, r->has_pending_oom ? &r->pending_oom : NULL);
 		r->has_pending_oom = false;
 		break;
-	case CG_EV_DEV_UUID:
-		memcpy(w.uuid[e->step], &e->addr, 8);
-		memcpy(w.uuid[e->step] + 8, &e->size, 8);
-		return;
-	case CG_EV_DEV_NAME:
-		cg_format_device_info(&w.buf, &ev, w.uuid[e->step]);
+	case CG_EV_DEV_INFO:
+		cg_format_device_info(&w.buf, &ev);
 		break;
 	default:
 		cg_format_event(&w.buf, &ev, ns,
