@@ -7,8 +7,9 @@
 # CGPROBE_LIB is unset throughout: finding the library is what is tested.
 set -u
 lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
+# shellcheck source=tests/lib/sh-check.sh
+. "$lib_dir/sh-check.sh"
 [ $# -eq 3 ] || { echo "usage: test-wrapper-find.sh SOURCE_WRAPPER BUILDDIR MESON" >&2; exit 2; }
-abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
 src_wrapper=$(abs "$1")
 build=$(abs "$2")
 meson=$3
@@ -32,8 +33,6 @@ printf '#!/bin/sh\necho DECOY-CGTRACE\n' >"$tmp/decoy/cgtrace"
 chmod +x "$tmp/decoy/cgtrace"
 base_path=$tmp/decoy:/usr/bin:/bin
 
-# shellcheck source=tests/lib/sh-check.sh
-. "$lib_dir/sh-check.sh"
 
 # run WRAPPER ARGS...: stdout and stderr to $tmp/out and $tmp/err.
 run() {

@@ -8,8 +8,9 @@
 # shellcheck disable=SC2016 # the single-quoted $ are for the programs run
 set -u
 lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
+# shellcheck source=tests/lib/sh-check.sh
+. "$lib_dir/sh-check.sh"
 [ $# -eq 2 ] || { echo "usage: test-wrapper.sh WRAPPER BUILDDIR" >&2; exit 2; }
-abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
 wrapper=$(abs "$1")
 build=$(abs "$2")
 lib=${CGPROBE_LIB:-$build/preload/libcgprobe.so}
@@ -30,8 +31,6 @@ TMPDIR=$tmp/tmpdir
 export TMPDIR
 cd "$tmp/work" || exit 1
 
-# shellcheck source=tests/lib/sh-check.sh
-. "$lib_dir/sh-check.sh"
 
 # run ARGS...: the wrapper, stdout and stderr to $tmp/out and $tmp/err
 # (the outer 2>/dev/null takes the shell's own "Terminated").
@@ -243,46 +242,38 @@ fi
 # Signals sent to the wrapper reach PROGRAM. The programs give up after
 # 10 or 20 s, so a signal not passed on fails the test instead of hanging it.
 linger='echo ready >"$1"; i=0; while [ $i -lt 20 ]; do sleep 1; i=$((i + 1)); done'
-rm -f ready
-"$wrapper" -q sh -c 'echo ready >"$1"; exec sleep 10' sh "$tmp/work/ready" >/dev/null 2>"$tmp/err" &
-w=$!
-if wait_for ready; then
-	kill -TERM "$w"
-	wait "$w" 2>/dev/null
-	st=$?
-	expect_status "TERM forwarded" 143
-else
-	kill -KILL "$w" 2>/dev/null
-	ko "TERM forwarded: program never started"
-fi
-rm -f ready
-"$wrapper" -q sh -c "trap 'exit 7' HUP; $linger" sh "$tmp/work/ready" >/dev/null 2>"$tmp/err" &
-w=$!
-if wait_for ready; then
-	kill -HUP "$w"
-	wait "$w" 2>/dev/null
-	st=$?
-	expect_status "HUP forwarded to a program that handles it" 7
-else
-	kill -KILL "$w" 2>/dev/null
-	ko "HUP forwarded: program never started"
-fi
+# forwarded NAME SIGNAL STATUS [LAUNCHER...] -- SCRIPT: runs SCRIPT under
+# the wrapper (after LAUNCHER), sends SIGNAL to the wrapper once SCRIPT is
+# ready, and expects STATUS.
+forwarded() {
+	name=$1 sig=$2 want=$3
+	shift 3
+	launch=
+	while [ "$1" != -- ]; do
+		launch="$launch $1"
+		shift
+	done
+	shift
+	rm -f ready
+	# shellcheck disable=SC2086 # the launcher is a list of words
+	$launch "$wrapper" -q sh -c "$1" sh "$tmp/work/ready" >/dev/null 2>"$tmp/err" &
+	w=$!
+	if wait_for ready; then
+		kill -s "$sig" "$w"
+		wait "$w" 2>/dev/null
+		st=$?
+		expect_status "$name" "$want"
+	else
+		kill -KILL "$w" 2>/dev/null
+		ko "$name: program never started"
+	fi
+}
+forwarded "TERM forwarded" TERM 143 -- 'echo ready >"$1"; exec sleep 10'
+forwarded "HUP forwarded to a program that handles it" HUP 7 -- "trap 'exit 7' HUP; $linger"
 # INT is passed on only when it cannot have come from a terminal, so the
 # wrapper runs in a session of its own.
 if command -v setsid >/dev/null 2>&1 && env --default-signal=INT true 2>/dev/null; then
-	rm -f ready
-	setsid env --default-signal=INT "$wrapper" -q sh -c "trap 'exit 9' INT; $linger" sh "$tmp/work/ready" \
-		>/dev/null 2>"$tmp/err" &
-	w=$!
-	if wait_for ready; then
-		kill -INT "$w"
-		wait "$w" 2>/dev/null
-		st=$?
-		expect_status "INT forwarded" 9
-	else
-		kill -KILL "$w" 2>/dev/null
-		ko "INT forwarded: program never started"
-	fi
+	forwarded "INT forwarded" INT 9 setsid env --default-signal=INT -- "trap 'exit 9' INT; $linger"
 else
 	skip "INT forwarding (no setsid or env --default-signal)"
 fi

@@ -5,6 +5,8 @@
 # "N passed, N failed" line that test runners read.
 pass=0
 fail=0
+# abs PATH: PATH made absolute against the current directory.
+abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
 ok() { pass=$((pass + 1)); }
 ko() {
 	echo "FAIL $1"
