@@ -152,11 +152,6 @@ const struct cg_kind_desc *cg_schema_kind(const char *s, size_t n)
 	return NULL;
 }
 
-const struct cg_kind_desc *cg_schema_desc(enum cgtrace_kind kind)
-{
-	return (unsigned)kind < CGTRACE_KIND_COUNT ? &kinds[kind] : NULL;
-}
-
 int cg_schema_field(const struct cg_kind_desc *desc, const char *s, size_t n)
 {
 	for (int i = 0; i < desc->n_fields; i++) {

@@ -52,7 +52,6 @@ struct cg_kind_desc {
 
 /* The description of a record kind named s, or NULL when unknown. */
 const struct cg_kind_desc *cg_schema_kind(const char *s, size_t n);
-const struct cg_kind_desc *cg_schema_desc(enum cgtrace_kind kind);
 /* Index of the field named s in desc, or -1. */
 int cg_schema_field(const struct cg_kind_desc *desc, const char *s, size_t n);
 /* Human name of a field's type, for messages. */

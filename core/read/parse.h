@@ -30,7 +30,6 @@ struct cg_parse {
 	size_t err_col; /* 1-based byte column of the error, 0 when none applies */
 	const char *kind_label;
 	bool syntax;    /* the line is not well-formed JSON (a cut-off line looks so) */
-	unsigned long fast_ok, fast_declined;
 };
 
 enum { CG_PARSE_DECLINED = 1 };
@@ -41,8 +40,6 @@ void cg_parse_fini(struct cg_parse *p);
 int cg_parse_fast(struct cg_parse *p, const char *s, size_t n, struct cg_rec *out);
 /* 0 with *out filled, or -EBADMSG / -ENOMEM with p->err (and p->syntax). */
 int cg_parse_ref(struct cg_parse *p, const char *s, size_t n, struct cg_rec *out);
-/* Fast parser first, reference parser when it declines. */
-int cg_parse_line(struct cg_parse *p, const char *s, size_t n, struct cg_rec *out);
 
 /* Store helpers shared by both parsers. */
 static inline void cg_rec_set(struct cg_rec *r, uint16_t off, const void *v, size_t n)

@@ -301,15 +301,3 @@ int cg_parse_ref(struct cg_parse *p, const char *s, size_t n, struct cg_rec *out
 	number_nodes(p->tree);
 	return build_record(p, s, p->tree, out);
 }
-
-int cg_parse_line(struct cg_parse *p, const char *s, size_t n, struct cg_rec *out)
-{
-	cg_arena_reset(&p->arena);
-	if (cg_parse_fast(p, s, n, out) == 0) {
-		p->fast_ok++;
-		return 0;
-	}
-	p->fast_declined++;
-	cg_arena_reset(&p->arena);
-	return cg_parse_ref(p, s, n, out);
-}

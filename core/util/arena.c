@@ -63,17 +63,3 @@ void *cg_arena_alloc(struct cg_arena *a, size_t n)
 	a->used += n;
 	return p;
 }
-
-void *cg_arena_grow(struct cg_arena *a, void *p, size_t old, size_t n)
-{
-	size_t o = (old + 15) & ~(size_t)15, m = (n + 15) & ~(size_t)15;
-	if (p && a->head && (unsigned char *)p + o == a->head->data + a->used &&
-	    a->head->size - a->used + o >= m) {
-		a->used += m - o;
-		return p;
-	}
-	void *q = cg_arena_alloc(a, n);
-	if (q && p)
-		memcpy(q, p, old);
-	return q;
-}

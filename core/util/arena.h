@@ -18,7 +18,5 @@ void cg_arena_fini(struct cg_arena *a);
 void cg_arena_reset(struct cg_arena *a);
 /* 16-byte aligned; NULL when out of memory. */
 void *cg_arena_alloc(struct cg_arena *a, size_t n);
-/* Grows the most recent allocation p from old to n bytes (may move it). */
-void *cg_arena_grow(struct cg_arena *a, void *p, size_t old, size_t n);
 
 #endif
