@@ -6,7 +6,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "memory_replay.h"
+#include "memory_analysis.h"
+#include "summary.h"
 
 static int run(int argc, char **argv);
 

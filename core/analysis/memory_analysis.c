@@ -1,105 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The seed's analyze_memory: replays memory records in analysis order with
+ * The memory analysis of the trace/6 format: replays memory records in analysis order with
  * live bytes per device and per category, finds each device's peak and the
  * global one, and lists what was live at the global peak. The live set is
  * rebuilt by a second replay up to the peak rather than copied at every new
  * peak, which would be quadratic on a steadily growing trace.
  */
+#include "memory_analysis.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "doc.h"
+#include "doc_view.h"
 #include "export.h"
 #include "memory_replay.h"
 #include "sat.h"
-
-
-int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d)
-{
-	memset(r, 0, sizeof(*r));
-	r->doc = d;
-	r->n_dev = d->devices.len;
-	int ret = cg_doc_memory_order(d, &r->order);
-	if (ret < 0)
-		return ret;
-	r->dev = calloc(r->n_dev ? r->n_dev : 1, sizeof(*r->dev));
-	r->live_of = calloc(d->pool.count ? d->pool.count : 1, sizeof(*r->live_of));
-	if (!r->dev || !r->live_of) {
-		cg_replay_fini(r);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < d->devmem.len; i++) {
-		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
-		struct cg_replay_dev *dv = &r->dev[m->device];
-		uint64_t cap = cg_sat_add(m->used_bytes, m->free_bytes);
-		if (cap > dv->capacity)
-			dv->capacity = cap;
-		dv->has_capacity = true;
-		dv->listed = true;
-	}
-	return 0;
-}
-
-void cg_replay_fini(struct cg_replay *r)
-{
-	free(r->order);
-	free(r->dev);
-	free(r->live_of);
-	r->order = NULL;
-	r->dev = NULL;
-	r->live_of = NULL;
-}
-
-void cg_replay_reset(struct cg_replay *r)
-{
-	const struct cgtrace_doc *d = r->doc;
-	for (size_t i = 0; i < r->n_dev; i++) {
-		struct cg_replay_dev *dv = &r->dev[i];
-		dv->live = 0;
-		memset(dv->by_cat, 0, sizeof(dv->by_cat));
-	}
-	memset(r->live_of, 0, (d->pool.count ? d->pool.count : 1) * sizeof(*r->live_of));
-	r->pos = 0;
-}
-
-size_t cg_replay_index(const struct cg_replay *r, size_t k)
-{
-	return r->order ? r->order[k] : k;
-}
-
-/* Applies the k-th record in analysis order; returns its device. */
-uint16_t cg_replay_step(struct cg_replay *r)
-{
-	const struct cgtrace_doc *d = r->doc;
-	size_t idx = cg_replay_index(r, r->pos++);
-	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
-	const struct cg_mem_class *c = cg_doc_class(d, m->cls);
-	struct cg_replay_dev *dv = &r->dev[c->device];
-
-	if (c->action == CGTRACE_ALLOC) {
-		r->realloc_live += r->live_of[m->tensor_id] != 0;
-		dv->live = cg_sat_add(dv->live, m->bytes);
-		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], m->bytes);
-		r->live_of[m->tensor_id] = (uint32_t)idx + 1;
-		return c->device;
-	}
-	uint64_t bytes = m->bytes;
-	uint8_t cat = c->category;
-	uint32_t prev = r->live_of[m->tensor_id];
-	if (prev) {
-		const struct cg_mem *a = CG_VEC_AT(&d->memory, struct cg_mem, prev - 1);
-		bytes = a->bytes;
-		cat = cg_doc_class(d, a->cls)->category;
-		r->live_of[m->tensor_id] = 0;
-	} else {
-		r->unknown_free++;
-	}
-	dv->live = cg_sat_sub(dv->live, bytes);
-	dv->by_cat[cat] = cg_sat_sub(dv->by_cat[cat], bytes);
-	return c->device;
-}
 
 /* Whether the record's own span has step `backward`, cached per class. */
 static bool class_is_backward(const struct cgtrace_doc *d, uint32_t cls, int8_t *cache)
@@ -262,30 +179,4 @@ CG_EXPORT void cgtrace_memory_report_free(struct cgtrace_memory_report *rep)
 	free(rep->by_device);
 	free(rep->peak_breakdown);
 	free(rep);
-}
-
-CG_EXPORT int cgtrace_memory_timeline(const struct cgtrace_doc *d,
-				      int (*fn)(void *user, const struct cgtrace_timeline_point *p),
-				      void *user)
-{
-	struct cg_replay r;
-	int ret = cg_replay_init(&r, d);
-	if (ret < 0)
-		return ret;
-	while (ret == 0 && r.pos < d->memory.len) {
-		size_t idx = cg_replay_index(&r, r.pos);
-		uint16_t dev = cg_replay_step(&r);
-		const struct cg_replay_dev *dv = &r.dev[dev];
-		struct cgtrace_timeline_point p = {
-			.timestamp_ns = CG_VEC_AT(&d->memory, struct cg_mem, idx)->timestamp_ns,
-			.device = cg_doc_str(d, cg_doc_device_str(d, dev)),
-			.live_bytes = dv->live,
-			.has_free = dv->has_capacity,
-			.free_bytes = cg_sat_sub(dv->capacity, dv->live),
-			.record = idx,
-		};
-		ret = fn(user, &p);
-	}
-	cg_replay_fini(&r);
-	return ret;
 }

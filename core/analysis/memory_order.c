@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Analysis order of memory records: timestamp, then alloc before free, then
- * tensor_id bytewise; ties keep file order (a stable sort, as the seed's).
+ * tensor_id bytewise; ties keep file order (a stable sort, as the format's rules ask).
  * Writers with several threads produce long sorted runs, so a natural merge
  * sort over 32-bit indices does little work and needs 8 bytes per record.
  */
+#include "memory_order.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

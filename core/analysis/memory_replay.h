@@ -39,12 +39,4 @@ size_t cg_replay_index(const struct cg_replay *r, size_t k);
 /* Applies the next record; returns its device number. */
 uint16_t cg_replay_step(struct cg_replay *r);
 
-/* Analysis with or without the peak's live set (summary needs only the peak). */
-int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
-		      bool breakdown);
-
-/* The summary over an analysis already made (with or without breakdown). */
-int cg_summary_from(const struct cgtrace_doc *d, const struct cgtrace_memory_report *rep,
-		    struct cgtrace_summary *out);
-
 #endif

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The seed's build_summary. Span depth is the number of distinct spans met
+ * The summary of the trace/6 format. Span depth is the number of distinct spans met
  * walking parent links (a parent that names no span counts once, a cycle
  * stops the walk); computed for all spans at once in linear time, without
  * recursion, since traces may hold 100,000-level chains or cycles.
  */
+#include "summary.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
 #include "doc.h"
+#include "doc_view.h"
 #include "export.h"
-#include "memory_replay.h"
+#include "memory_analysis.h"
 #include "sat.h"
 
 enum { P_NONE = -1, P_DANGLING = -2 };

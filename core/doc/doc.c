@@ -1,196 +1,99 @@
 /* SPDX-License-Identifier: MIT */
-/* Read access to a document through the public view structs. */
+/* A document's life: made empty, filled by doc_build.c, finished, freed. */
 #include "doc.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc_build.h"
+#include "doc_rules.h"
 #include "export.h"
 
-CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kind kind)
+struct cgtrace_doc *cg_doc_new(void)
 {
-	switch (kind) {
-	case CGTRACE_KIND_META:
-		return d->has_meta;
-	case CGTRACE_KIND_SPAN_START:
-		return d->spans.len;
-	case CGTRACE_KIND_SPAN_END: {
-		size_t n = 0;
-		for (size_t i = 0; i < d->spans.len; i++)
-			n += CG_VEC_AT(&d->spans, struct cg_span, i)->closed;
-		return n;
+	struct cgtrace_doc *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->build = cg_build_new();
+	if (!d->build) {
+		free(d);
+		return NULL;
 	}
-	case CGTRACE_KIND_OP:
-		return d->ops.len;
-	case CGTRACE_KIND_TENSOR:
-		return d->tensors.len;
-	case CGTRACE_KIND_MEMORY:
-		return d->memory.len;
-	case CGTRACE_KIND_DEVICE_MEMORY:
-		return d->devmem.len;
-	case CGTRACE_KIND_GRADIENT:
-		return d->grads.len;
-	case CGTRACE_KIND_EDGE:
-		return d->edges.len;
-	case CGTRACE_KIND_DEVICE_INFO:
-		return d->devinfo.len;
-	default:
-		return 0;
+	cg_strpool_init(&d->pool);
+	/* Shape ids 0 and 1 are reserved for [] and [bytes]. */
+	if (cg_vec_grow(&d->shapes, sizeof(uint64_t), 2) == 0) {
+		((uint64_t *)d->shapes.p)[0] = 0;
+		((uint64_t *)d->shapes.p)[1] = 0;
+		d->shapes.len = 2;
 	}
+	/* Offset 0 of str_lists is the empty list. */
+	uint32_t *empty = CG_VEC_PUSH(&d->str_lists, uint32_t);
+	if (empty)
+		*empty = 0;
+	return d;
 }
 
-CG_EXPORT bool cgtrace_doc_truncated(const struct cgtrace_doc *d)
+CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
 {
-	return d->truncated;
+	if (!d)
+		return;
+	cg_build_free(d->build);
+	cg_strpool_fini(&d->pool);
+	free(d->meta.tags);
+	free(d->str_ptrs);
+	cg_vec_free(&d->spans, sizeof(struct cg_span));
+	cg_vec_free(&d->ops, sizeof(struct cg_op));
+	cg_vec_free(&d->tensors, sizeof(struct cg_tensor));
+	cg_vec_free(&d->memory, sizeof(struct cg_mem));
+	cg_vec_free(&d->classes, sizeof(struct cg_mem_class));
+	cg_vec_free(&d->mem_shapes, sizeof(uint32_t));
+	cg_vec_free(&d->devmem, sizeof(struct cg_devmem));
+	cg_vec_free(&d->grads, sizeof(struct cg_grad));
+	cg_vec_free(&d->edges, sizeof(struct cg_edge));
+	cg_vec_free(&d->devinfo, sizeof(struct cg_devinfo));
+	cg_vec_free(&d->devices, sizeof(uint32_t));
+	cg_vec_free(&d->shapes, sizeof(uint64_t));
+	cg_vec_free(&d->str_lists, sizeof(uint32_t));
+	free(d);
 }
 
-static const char *dev_str(const struct cgtrace_doc *d, uint16_t dev)
+static int tag_cmp(const void *a, const void *b)
 {
-	return cg_doc_str(d, cg_doc_device_str(d, dev));
+	const struct cgtrace_tag *x = a, *y = b;
+	return strcmp(x->key, y->key);
 }
 
-CG_EXPORT void cgtrace_doc_meta(const struct cgtrace_doc *d, struct cgtrace_meta *o)
+static int span_cmp(const void *a, const void *b, void *doc)
 {
-	const struct cg_meta *m = &d->meta;
-	*o = (struct cgtrace_meta){
-		.schema = cg_doc_str(d, m->schema),
-		.run_id = cg_doc_str(d, m->run_id),
-		.correlation_id = cg_doc_str(d, m->correlation_id),
-		.entrypoint = cg_doc_str(d, m->entrypoint),
-		.phase = (enum cgtrace_phase)m->phase,
-		.timestamp = cg_doc_str(d, m->timestamp),
-		.capture_step = m->capture_step,
-		.warmup_steps = m->warmup_steps,
-		.device = cg_doc_str(d, m->device),
-		.measured_region_device_synchronized = m->mrds,
-		.timing_mode = (enum cgtrace_timing)m->timing_mode,
-		.tags = m->tags,
-		.n_tags = m->n_tags,
-		.candle_version = cg_doc_str(d, m->candle_version),
-	};
+	const struct cg_span *x = a, *y = b;
+	const struct cgtrace_doc *d = doc;
+	return cg_strpool_cmp(&d->pool, x->id, y->id);
 }
 
-CG_EXPORT void cgtrace_doc_span(const struct cgtrace_doc *d, size_t i, struct cgtrace_span *o)
+int cg_doc_finish(struct cgtrace_doc *d, char *err, size_t errlen)
 {
-	const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
-	*o = (struct cgtrace_span){
-		.id = cg_doc_str(d, s->id),
-		.parent_id = cg_doc_str(d, s->parent_id),
-		.name = cg_doc_str(d, s->name),
-		.kind = (enum cgtrace_span_kind)s->kind,
-		.measured = s->measured,
-		.start_ns = s->start_ns,
-		.closed = s->closed,
-		.duration_ns = s->duration_ns,
-		.step = (enum cgtrace_step)s->step,
-	};
-}
-
-CG_EXPORT void cgtrace_doc_op(const struct cgtrace_doc *d, size_t i, struct cgtrace_op *o)
-{
-	const struct cg_op *op = CG_VEC_AT(&d->ops, struct cg_op, i);
-	const uint32_t *lists = d->str_lists.p;
-	*o = (struct cgtrace_op){
-		.span_id = cg_doc_str(d, op->span_id),
-		.op_name = cg_doc_str(d, op->op_name),
-		.inputs = d->str_ptrs + op->inputs + 1,
-		.n_inputs = op->inputs ? lists[op->inputs] : 0,
-		.output = cg_doc_str(d, op->output),
-		.dtype = cg_doc_str(d, op->dtype),
-		.device = dev_str(d, (uint16_t)op->device),
-		.duration_ns = op->duration_ns,
-		.timestamp_ns = op->timestamp_ns,
-		.storage_bytes = op->storage_bytes,
-		.input_storage_bytes = op->input_storage_bytes,
-	};
-	o->shape = cg_doc_shape(d, op->shape, NULL, &o->ndim);
-}
-
-CG_EXPORT void cgtrace_doc_tensor(const struct cgtrace_doc *d, size_t i, struct cgtrace_tensor *o)
-{
-	const struct cg_tensor *t = CG_VEC_AT(&d->tensors, struct cg_tensor, i);
-	*o = (struct cgtrace_tensor){
-		.span_id = cg_doc_str(d, t->span_id),
-		.tensor_id = cg_doc_str(d, t->tensor_id),
-		.dtype = cg_doc_str(d, t->dtype),
-		.device = dev_str(d, (uint16_t)t->device),
-		.requires_grad = t->requires_grad,
-		.storage_bytes = t->storage_bytes,
-		.category = (enum cgtrace_category)t->category,
-	};
-	o->shape = cg_doc_shape(d, t->shape, NULL, &o->ndim);
-}
-
-void cg_doc_mem_view(const struct cgtrace_doc *d, size_t i, struct cgtrace_memory *o)
-{
-	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
-	const struct cg_mem_class *c = cg_doc_class(d, m->cls);
-	*o = (struct cgtrace_memory){
-		.timestamp_ns = m->timestamp_ns,
-		.tensor_id = cg_doc_str(d, m->tensor_id),
-		.span_id = cg_doc_str(d, c->span_id),
-		.op_name = cg_doc_str(d, c->op_name),
-		.device = dev_str(d, c->device),
-		.bytes = m->bytes,
-		.action = (enum cgtrace_action)c->action,
-		.dtype = cg_doc_str(d, c->dtype),
-		.category = (enum cgtrace_category)c->category,
-		.managed = c->managed,
-	};
-	o->shape = cg_doc_shape(d, cg_doc_mem_shape(d, i), &m->bytes, &o->ndim);
-}
-
-CG_EXPORT void cgtrace_doc_memory(const struct cgtrace_doc *d, size_t i, struct cgtrace_memory *o)
-{
-	cg_doc_mem_view(d, i, o);
-}
-
-CG_EXPORT void cgtrace_doc_device_memory(const struct cgtrace_doc *d, size_t i,
-					 struct cgtrace_device_memory *o)
-{
-	const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
-	*o = (struct cgtrace_device_memory){
-		.timestamp_ns = m->timestamp_ns,
-		.device = dev_str(d, m->device),
-		.used_bytes = m->used_bytes,
-		.free_bytes = m->free_bytes,
-		.has_reserved = m->has_reserved,
-		.reserved_bytes = m->reserved_bytes,
-		.has_oom_request = m->has_oom_request,
-		.oom_request_bytes = m->oom_request_bytes,
-	};
-}
-
-CG_EXPORT void cgtrace_doc_gradient(const struct cgtrace_doc *d, size_t i,
-				    struct cgtrace_gradient *o)
-{
-	const struct cg_grad *g = CG_VEC_AT(&d->grads, struct cg_grad, i);
-	*o = (struct cgtrace_gradient){
-		.event_id = cg_doc_str(d, g->event_id),
-		.root = cg_doc_str(d, g->root),
-		.key = cg_doc_str(d, g->key),
-		.state = (enum cgtrace_grad_state)g->state,
-		.has_norm = g->has_norm,
-		.norm = g->norm,
-	};
-}
-
-CG_EXPORT void cgtrace_doc_edge(const struct cgtrace_doc *d, size_t i, struct cgtrace_edge *o)
-{
-	const struct cg_edge *e = CG_VEC_AT(&d->edges, struct cg_edge, i);
-	*o = (struct cgtrace_edge){
-		.from_span = cg_doc_str(d, e->from_span),
-		.to_span = cg_doc_str(d, e->to_span),
-		.duration_ns = e->duration_ns,
-	};
-}
-
-CG_EXPORT void cgtrace_doc_device_info(const struct cgtrace_doc *d, size_t i,
-				       struct cgtrace_device_info *o)
-{
-	const struct cg_devinfo *di = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
-	*o = (struct cgtrace_device_info){
-		.device = dev_str(d, di->device),
-		.uuid = cg_doc_str(d, di->uuid),
-		.name = cg_doc_str(d, di->name),
-		.has_total = di->has_total,
-		.total_bytes = di->total_bytes,
-	};
+	cg_build_free(d->build);
+	d->build = NULL;
+	int r = cg_rule_finish(d, err, errlen);
+	if (r < 0)
+		return r;
+	if (d->spans.len)
+		qsort_r(d->spans.p, d->spans.len, sizeof(struct cg_span), span_cmp, d);
+	for (size_t i = 0; i < d->meta.n_tags; i++) {
+		struct cgtrace_tag *t = &d->meta.tags[i];
+		t->key = cg_doc_str(d, (uint32_t)(uintptr_t)t->key);
+		t->value = cg_doc_str(d, (uint32_t)(uintptr_t)t->value);
+	}
+	if (d->meta.n_tags)
+		qsort(d->meta.tags, d->meta.n_tags, sizeof(*d->meta.tags), tag_cmp);
+	/* The pool no longer moves: op inputs can be handed out as pointer arrays. */
+	d->str_ptrs = calloc(d->str_lists.len + 1, sizeof(*d->str_ptrs));
+	if (!d->str_ptrs)
+		return cg_rule_errno(-ENOMEM, err, errlen);
+	const uint32_t *ids = d->str_lists.p;
+	for (size_t i = 1; i < d->str_lists.len; i += ids[i] + 1)
+		for (uint32_t j = 1; j <= ids[i]; j++)
+			d->str_ptrs[i + j] = cg_doc_str(d, ids[i + j]);
+	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The reconstructed trace document. Memory records dominate every large
- * trace, so they are kept at 32 bytes each: the fields that repeat (span,
+ * trace, so they are kept at 24 bytes each: the fields that repeat (span,
  * op name, device, dtype, action, category) are interned together as one
  * "memory class", and shapes are hash-consed.
  */
@@ -13,25 +13,11 @@
 
 #include "cgtrace.h"
 #include "strpool.h"
+#include "vec.h"
 
 /* Shape ids: 0 is [], 1 is [bytes] of the record itself, others index doc->shapes. */
 #define CG_SHAPE_EMPTY 0u
 #define CG_SHAPE_BYTES 1u
-
-struct cg_vec {
-	void *p;
-	size_t len;
-	size_t cap;
-};
-
-int cg_vec_grow(struct cg_vec *v, size_t elem, size_t want);
-void cg_vec_free(struct cg_vec *v, size_t elem);
-
-#define CG_VEC_PUSH(v, type) \
-	(((v)->len < (v)->cap || cg_vec_grow((v), sizeof(type), (v)->len + 1) == 0) \
-		 ? &((type *)(v)->p)[(v)->len++] \
-		 : NULL)
-#define CG_VEC_AT(v, type, i) (&((type *)(v)->p)[i])
 
 struct cg_mem_class {
 	uint32_t span_id;
@@ -142,10 +128,6 @@ static inline const char *cg_doc_str(const struct cgtrace_doc *d, uint32_t id)
 	return cg_strpool_get(&d->pool, id);
 }
 
-/* Dims of a shape id for a record of `bytes` bytes. */
-const uint64_t *cg_doc_shape(const struct cgtrace_doc *d, uint32_t shape, const uint64_t *bytes,
-			     size_t *ndim);
-
 static inline const struct cg_mem_class *cg_doc_class(const struct cgtrace_doc *d, uint32_t c)
 {
 	return CG_VEC_AT(&d->classes, struct cg_mem_class, c);
@@ -156,22 +138,12 @@ static inline uint32_t cg_doc_device_str(const struct cgtrace_doc *d, uint16_t d
 	return *CG_VEC_AT(&d->devices, uint32_t, dev);
 }
 
-/* Building, used by the reader. Errors are written to err (message only). */
+/* An empty document, ready for doc_build.c; NULL when out of memory. */
 struct cgtrace_doc *cg_doc_new(void);
-int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t errlen);
-/* After the last record: checks for meta, sorts spans; message in err. */
+/*
+ * After the last record: checks for meta, sorts spans and tags, hands out
+ * op inputs as pointers. 0, or a negative errno with the message in err.
+ */
 int cg_doc_finish(struct cgtrace_doc *d, char *err, size_t errlen);
-
-/* Index of the span with this string id, or -1. Valid after cg_doc_finish. */
-long cg_doc_find_span(const struct cgtrace_doc *d, uint32_t id);
-
-/* Memory records in analysis order: a permutation, NULL when the file order already is. */
-int cg_doc_memory_order(const struct cgtrace_doc *d, uint32_t **order);
-
-/* Shape id of memory record i. */
-uint32_t cg_doc_mem_shape(const struct cgtrace_doc *d, size_t i);
-
-/* Fills a record view of document record i of a kind (strings point into the pool). */
-void cg_doc_mem_view(const struct cgtrace_doc *d, size_t i, struct cgtrace_memory *out);
 
 #endif

@@ -1,26 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Document reconstruction: the seed's TraceDocument::from_events rules,
- * applied one record at a time so the reader can name the offending line.
+ * Building a document one record at a time: strings interned, shapes and
+ * memory classes hash-consed, so the reader can name the offending line.
  */
-#include "doc.h"
-#include "export.h"
+#include "doc_build.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bigmem.h"
 #include "cgtrace.h"
-
-/* A small open-addressing map from a 64-bit key to a 32-bit value. */
-struct cg_map {
-	uint64_t *keys; /* key + 1, 0 = empty */
-	uint32_t *vals;
-	uint32_t mask;
-	uint32_t count;
-};
+#include "doc.h"
+#include "doc_rules.h"
+#include "hash.h"
+#include "u64map.h"
 
 /* Recently seen memory classes by their raw fields: most records repeat one. */
 #define CLASS_CACHE 16
@@ -42,167 +36,21 @@ struct cg_build {
 	struct cg_map device_by_str;
 };
 
-static uint64_t mix64(uint64_t x)
+struct cg_build *cg_build_new(void)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	return calloc(1, sizeof(struct cg_build));
 }
 
-static int map_grow(struct cg_map *m)
-{
-	uint32_t n = m->mask ? (m->mask + 1) * 2 : 64;
-	uint64_t *keys = calloc(n, sizeof(*keys));
-	uint32_t *vals = malloc((size_t)n * sizeof(*vals));
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; m->mask && i <= m->mask; i++) {
-		if (!m->keys[i])
-			continue;
-		uint32_t j = (uint32_t)mix64(m->keys[i] - 1) & (n - 1);
-		while (keys[j])
-			j = (j + 1) & (n - 1);
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->mask = n - 1;
-	return 0;
-}
-
-static void map_free(struct cg_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-/*
- * Iterates the values stored under key: *pos starts at UINT32_MAX. Several
- * values may share one key (hash-consing tables store hashes as keys).
- */
-static bool map_next(const struct cg_map *m, uint64_t key, uint32_t *pos, uint32_t *val)
-{
-	if (!m->mask)
-		return false;
-	uint32_t i = *pos == UINT32_MAX ? (uint32_t)mix64(key) & m->mask : (*pos + 1) & m->mask;
-	for (;; i = (i + 1) & m->mask) {
-		if (!m->keys[i])
-			return false;
-		if (m->keys[i] == key + 1) {
-			*pos = i;
-			*val = m->vals[i];
-			return true;
-		}
-	}
-}
-
-static int map_put(struct cg_map *m, uint64_t key, uint32_t val)
-{
-	if (!m->mask || (m->count + 1) * 4 >= (m->mask + 1) * 3) {
-		int r = map_grow(m);
-		if (r < 0)
-			return r;
-	}
-	uint32_t i = (uint32_t)mix64(key) & m->mask;
-	while (m->keys[i])
-		i = (i + 1) & m->mask;
-	m->keys[i] = key + 1;
-	m->vals[i] = val;
-	m->count++;
-	return 0;
-}
-
-int cg_vec_grow(struct cg_vec *v, size_t elem, size_t want)
-{
-	if (want <= v->cap)
-		return 0;
-	size_t cap = v->cap ? v->cap : 16;
-	while (cap < want)
-		cap += cap / 2 + 16;
-	void *p = cg_big_realloc(v->p, v->cap * elem, cap * elem);
-	if (!p)
-		return -ENOMEM;
-	v->p = p;
-	v->cap = cap;
-	return 0;
-}
-
-void cg_vec_free(struct cg_vec *v, size_t elem)
-{
-	cg_big_free(v->p, v->cap * elem);
-	memset(v, 0, sizeof(*v));
-}
-
-struct cgtrace_doc *cg_doc_new(void)
-{
-	struct cgtrace_doc *d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
-	d->build = calloc(1, sizeof(*d->build));
-	if (!d->build) {
-		free(d);
-		return NULL;
-	}
-	cg_strpool_init(&d->pool);
-	/* Shape ids 0 and 1 are reserved for [] and [bytes]. */
-	if (cg_vec_grow(&d->shapes, sizeof(uint64_t), 2) == 0) {
-		((uint64_t *)d->shapes.p)[0] = 0;
-		((uint64_t *)d->shapes.p)[1] = 0;
-		d->shapes.len = 2;
-	}
-	/* Offset 0 of str_lists is the empty list. */
-	uint32_t *empty = CG_VEC_PUSH(&d->str_lists, uint32_t);
-	if (empty)
-		*empty = 0;
-	return d;
-}
-
-static void build_free(struct cg_build *b)
+void cg_build_free(struct cg_build *b)
 {
 	if (!b)
 		return;
-	map_free(&b->span_by_id);
-	map_free(&b->class_by_key);
-	map_free(&b->shape_by_hash);
-	map_free(&b->device_by_str);
+	cg_map_free(&b->span_by_id);
+	cg_map_free(&b->class_by_key);
+	cg_map_free(&b->shape_by_hash);
+	cg_map_free(&b->device_by_str);
 	free(b);
 }
-
-CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
-{
-	if (!d)
-		return;
-	build_free(d->build);
-	cg_strpool_fini(&d->pool);
-	free(d->meta.tags);
-	free(d->str_ptrs);
-	cg_vec_free(&d->spans, sizeof(struct cg_span));
-	cg_vec_free(&d->ops, sizeof(struct cg_op));
-	cg_vec_free(&d->tensors, sizeof(struct cg_tensor));
-	cg_vec_free(&d->memory, sizeof(struct cg_mem));
-	cg_vec_free(&d->classes, sizeof(struct cg_mem_class));
-	cg_vec_free(&d->mem_shapes, sizeof(uint32_t));
-	cg_vec_free(&d->devmem, sizeof(struct cg_devmem));
-	cg_vec_free(&d->grads, sizeof(struct cg_grad));
-	cg_vec_free(&d->edges, sizeof(struct cg_edge));
-	cg_vec_free(&d->devinfo, sizeof(struct cg_devinfo));
-	cg_vec_free(&d->devices, sizeof(uint32_t));
-	cg_vec_free(&d->shapes, sizeof(uint64_t));
-	cg_vec_free(&d->str_lists, sizeof(uint32_t));
-	free(d);
-}
-
-#define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EBADMSG)
 
 static uint32_t intern(struct cgtrace_doc *d, struct cg_sv s)
 {
@@ -215,7 +63,7 @@ static int device_index(struct cgtrace_doc *d, struct cg_sv s, uint16_t *out)
 	if (d->pool.err)
 		return d->pool.err;
 	uint32_t pos = UINT32_MAX, val;
-	if (map_next(&d->build->device_by_str, id, &pos, &val)) {
+	if (cg_map_next(&d->build->device_by_str, id, &pos, &val)) {
 		*out = (uint16_t)val;
 		return 0;
 	}
@@ -227,7 +75,7 @@ static int device_index(struct cgtrace_doc *d, struct cg_sv s, uint16_t *out)
 		return -ENOMEM;
 	*slot = id;
 	*out = (uint16_t)(d->devices.len - 1);
-	return map_put(&d->build->device_by_str, id, *out);
+	return cg_map_put(&d->build->device_by_str, id, *out);
 }
 
 static int shape_id(struct cgtrace_doc *d, const uint64_t *dims, uint32_t ndim,
@@ -243,10 +91,10 @@ static int shape_id(struct cgtrace_doc *d, const uint64_t *dims, uint32_t ndim,
 	}
 	uint64_t h = ndim;
 	for (uint32_t i = 0; i < ndim; i++)
-		h = mix64(h ^ dims[i]) + i;
+		h = cg_hash_mix64(h ^ dims[i]) + i;
 	uint32_t pos = UINT32_MAX, val;
 	const uint64_t *base = d->shapes.p;
-	while (map_next(&d->build->shape_by_hash, h, &pos, &val)) {
+	while (cg_map_next(&d->build->shape_by_hash, h, &pos, &val)) {
 		if (base[val] == ndim && memcmp(base + val + 1, dims, ndim * sizeof(*dims)) == 0) {
 			*out = val;
 			return 0;
@@ -263,33 +111,17 @@ static int shape_id(struct cgtrace_doc *d, const uint64_t *dims, uint32_t ndim,
 	memcpy(w + 1, dims, ndim * sizeof(*dims));
 	d->shapes.len = at + ndim + 1;
 	*out = (uint32_t)at;
-	return map_put(&d->build->shape_by_hash, h, (uint32_t)at);
-}
-
-const uint64_t *cg_doc_shape(const struct cgtrace_doc *d, uint32_t shape, const uint64_t *bytes,
-			     size_t *ndim)
-{
-	if (shape == CG_SHAPE_EMPTY) {
-		*ndim = 0;
-		return NULL;
-	}
-	if (shape == CG_SHAPE_BYTES) {
-		*ndim = 1;
-		return bytes;
-	}
-	const uint64_t *base = d->shapes.p;
-	*ndim = (size_t)base[shape];
-	return base + shape + 1;
+	return cg_map_put(&d->build->shape_by_hash, h, (uint32_t)at);
 }
 
 static int class_id(struct cgtrace_doc *d, const struct cg_mem_class *c, uint32_t *out)
 {
-	uint64_t h = mix64(((uint64_t)c->span_id << 32) ^ c->op_name);
-	h = mix64(h ^ ((uint64_t)c->dtype << 24) ^ ((uint64_t)c->device << 8) ^
+	uint64_t h = cg_hash_mix64(((uint64_t)c->span_id << 32) ^ c->op_name);
+	h = cg_hash_mix64(h ^ ((uint64_t)c->dtype << 24) ^ ((uint64_t)c->device << 8) ^
 		  ((uint64_t)c->shape_kind << 6) ^ ((uint64_t)c->action << 4) ^
 		  ((uint64_t)c->category << 1) ^ c->managed);
 	uint32_t pos = UINT32_MAX, val;
-	while (map_next(&d->build->class_by_key, h, &pos, &val)) {
+	while (cg_map_next(&d->build->class_by_key, h, &pos, &val)) {
 		const struct cg_mem_class *e = cg_doc_class(d, val);
 		if (e->span_id == c->span_id && e->op_name == c->op_name && e->dtype == c->dtype &&
 		    e->device == c->device && e->action == c->action &&
@@ -304,7 +136,7 @@ static int class_id(struct cgtrace_doc *d, const struct cg_mem_class *c, uint32_
 		return -ENOMEM;
 	*slot = *c;
 	*out = (uint32_t)(d->classes.len - 1);
-	return map_put(&d->build->class_by_key, h, *out);
+	return cg_map_put(&d->build->class_by_key, h, *out);
 }
 
 static uint8_t mem_shape_kind(const struct cg_rec_memory *m)
@@ -423,15 +255,6 @@ static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 	return shape_kind == CG_SHAPE_OTHER ? mem_shape(d, m) : 0;
 }
 
-uint32_t cg_doc_mem_shape(const struct cgtrace_doc *d, size_t i)
-{
-	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
-	uint8_t kind = cg_doc_class(d, m->cls)->shape_kind;
-	if (kind != CG_SHAPE_OTHER)
-		return kind;
-	return *CG_VEC_AT(&d->mem_shapes, uint32_t, i);
-}
-
 static int add_str_list(struct cgtrace_doc *d, const struct cg_sv *v, uint32_t n, uint32_t *out)
 {
 	if (n == 0) {
@@ -449,12 +272,6 @@ static int add_str_list(struct cgtrace_doc *d, const struct cg_sv *v, uint32_t n
 	d->str_lists.len = at + n + 1;
 	*out = (uint32_t)at;
 	return d->pool.err;
-}
-
-static int tag_cmp(const void *a, const void *b)
-{
-	const struct cgtrace_tag *x = a, *y = b;
-	return strcmp(x->key, y->key);
 }
 
 /* Tags hold pool ids until cg_doc_finish turns them into pointers. */
@@ -494,8 +311,8 @@ static int add_span_start(struct cgtrace_doc *d, const struct cg_rec_span_start 
 	if (d->pool.err)
 		return d->pool.err;
 	uint32_t pos = UINT32_MAX, val;
-	if (map_next(&d->build->span_by_id, id, &pos, &val))
-		return FAIL("duplicate span_start id `%.*s`", (int)s->id.n, s->id.p);
+	if (cg_map_next(&d->build->span_by_id, id, &pos, &val))
+		return cg_rule_span_start(s, err, errlen);
 	struct cg_span *sp = CG_VEC_PUSH(&d->spans, struct cg_span);
 	if (!sp)
 		return -ENOMEM;
@@ -508,7 +325,7 @@ static int add_span_start(struct cgtrace_doc *d, const struct cg_rec_span_start 
 		.measured = s->measured,
 		.start_ns = s->start_ns,
 	};
-	int r = map_put(&d->build->span_by_id, id, (uint32_t)(d->spans.len - 1));
+	int r = cg_map_put(&d->build->span_by_id, id, (uint32_t)(d->spans.len - 1));
 	return r ? r : d->pool.err;
 }
 
@@ -519,11 +336,11 @@ static int add_span_end(struct cgtrace_doc *d, const struct cg_rec_span_end *e, 
 	if (d->pool.err)
 		return d->pool.err;
 	uint32_t pos = UINT32_MAX, val;
-	if (!map_next(&d->build->span_by_id, id, &pos, &val))
-		return FAIL("span_end for unknown span `%.*s`", (int)e->id.n, e->id.p);
-	struct cg_span *sp = CG_VEC_AT(&d->spans, struct cg_span, val);
-	if (sp->closed)
-		return FAIL("duplicate span_end for `%.*s`", (int)e->id.n, e->id.p);
+	bool known = cg_map_next(&d->build->span_by_id, id, &pos, &val);
+	struct cg_span *sp = known ? CG_VEC_AT(&d->spans, struct cg_span, val) : NULL;
+	int r = cg_rule_span_end(e, sp, err, errlen);
+	if (r < 0)
+		return r;
 	sp->closed = true;
 	sp->duration_ns = e->duration_ns;
 	return 0;
@@ -664,14 +481,9 @@ int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t 
 	int ret;
 
 	if (r->kind == CGTRACE_KIND_META) {
-		if (d->has_meta)
-			return FAIL("duplicate meta record; only one meta record is allowed");
-		if (record_count(d) > 0)
-			return FAIL("meta record must be the first non-empty trace record");
-		if (!cg_sv_eq(r->u.meta.schema, CG_SV_LIT(CGTRACE_SCHEMA)))
-			return FAIL("unsupported trace schema \"%.*s\"; expected \"%s\"",
-				    (int)(r->u.meta.schema.n > 200 ? 200 : r->u.meta.schema.n),
-				    r->u.meta.schema.p, CGTRACE_SCHEMA);
+		ret = cg_rule_meta(d->has_meta, record_count(d), &r->u.meta, err, errlen);
+		if (ret < 0)
+			return ret;
 		d->has_meta = true;
 		ret = add_meta(d, &r->u.meta);
 	} else {
@@ -704,67 +516,9 @@ int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t 
 			ret = add_devinfo(d, &r->u.device_info);
 			break;
 		default:
-			return FAIL("unknown record kind");
+			ret = cg_rule_kind(err, errlen);
+			break;
 		}
 	}
-	if (ret == -EBADMSG)
-		return ret;
-	if (ret == -E2BIG)
-		return FAIL("trace exceeds a reader limit (65535 devices, 4 GiB of distinct "
-			    "strings or shapes)");
-	if (ret < 0)
-		return FAIL("%s", strerror(-ret));
-	return 0;
-}
-
-static int span_cmp(const void *a, const void *b, void *doc)
-{
-	const struct cg_span *x = a, *y = b;
-	const struct cgtrace_doc *d = doc;
-	return cg_strpool_cmp(&d->pool, x->id, y->id);
-}
-
-int cg_doc_finish(struct cgtrace_doc *d, char *err, size_t errlen)
-{
-	build_free(d->build);
-	d->build = NULL;
-	if (!d->has_meta)
-		return FAIL("trace stream is missing a meta record with run metadata");
-	if (d->spans.len)
-		qsort_r(d->spans.p, d->spans.len, sizeof(struct cg_span), span_cmp, d);
-	for (size_t i = 0; i < d->meta.n_tags; i++) {
-		struct cgtrace_tag *t = &d->meta.tags[i];
-		t->key = cg_doc_str(d, (uint32_t)(uintptr_t)t->key);
-		t->value = cg_doc_str(d, (uint32_t)(uintptr_t)t->value);
-	}
-	if (d->meta.n_tags)
-		qsort(d->meta.tags, d->meta.n_tags, sizeof(*d->meta.tags), tag_cmp);
-	/* The pool no longer moves: op inputs can be handed out as pointer arrays. */
-	d->str_ptrs = calloc(d->str_lists.len + 1, sizeof(*d->str_ptrs));
-	if (!d->str_ptrs)
-		return FAIL("out of memory");
-	const uint32_t *ids = d->str_lists.p;
-	for (size_t i = 1; i < d->str_lists.len; i += ids[i] + 1)
-		for (uint32_t j = 1; j <= ids[i]; j++)
-			d->str_ptrs[i + j] = cg_doc_str(d, ids[i + j]);
-	return 0;
-}
-
-long cg_doc_find_span(const struct cgtrace_doc *d, uint32_t id)
-{
-	if (id == CG_STR_NONE)
-		return -1;
-	const struct cg_span *s = d->spans.p;
-	size_t lo = 0, hi = d->spans.len;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cg_strpool_cmp(&d->pool, s[mid].id, id);
-		if (c == 0)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return ret == -EBADMSG ? ret : cg_rule_errno(ret, err, errlen);
 }

@@ -11,8 +11,10 @@
 
 #include "buf.h"
 #include "doc.h"
+#include "doc_view.h"
 #include "export.h"
 #include "jsonl_format.h"
+#include "write_all.h"
 
 struct out {
 	struct cg_buf buf;
@@ -22,16 +24,8 @@ struct out {
 
 static int flush(struct out *o)
 {
-	size_t at = 0;
-	while (at < o->buf.len && !o->err) {
-		ssize_t w = write(o->fd, o->buf.p + at, o->buf.len - at);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			o->err = -errno;
-		else
-			at += (size_t)w;
-	}
+	if (!o->err)
+		o->err = cg_write_all(o->fd, o->buf.p, o->buf.len);
 	o->buf.len = 0;
 	return o->err;
 }

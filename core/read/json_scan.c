@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+#include "swar.h"
+#include "utf8.h"
+
 /*
  * Objects with up to this many keys compare a new key with every earlier one:
  * cheaper than hashing for trace records, which have about a dozen keys.
@@ -109,40 +113,6 @@ __attribute__((cold, noinline)) static int cg_nomem(struct cg_jp *jp)
 
 /* ---- UTF-8 ---- */
 
-static inline bool cg_is_cont(uint8_t c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
-/*
- * Length of the well-formed UTF-8 sequence at s (Unicode table 3-7: no
- * overlong forms, no surrogates, nothing above U+10FFFF), or 0.
- */
-static size_t cg_utf8_seq(const uint8_t *s, size_t avail)
-{
-	uint8_t c = s[0], lo = 0x80, hi = 0xbf;
-
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2 || c > 0xf4)
-		return 0;
-	if (c < 0xe0)
-		return avail >= 2 && cg_is_cont(s[1]) ? 2 : 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (c < 0xf0)
-		return avail >= 3 && s[1] >= lo && s[1] <= hi && cg_is_cont(s[2]) ? 3 : 0;
-	if (avail < 4 || s[1] < lo || s[1] > hi || !cg_is_cont(s[2]) || !cg_is_cont(s[3]))
-		return 0;
-	return 4;
-}
-
 /* Decodes a sequence cg_utf8_seq() accepted. */
 static uint32_t cg_utf8_decode(const uint8_t *s, size_t len)
 {
@@ -192,7 +162,7 @@ __attribute__((cold, noinline)) static int cg_fail_expect(struct cg_jp *jp, size
 		return cg_fail(jp, off, "expected %s", what);
 	c = jp->s[off];
 	if (c >= 0x80) {
-		size_t len = cg_utf8_seq(jp->s + off, jp->n - off);
+		size_t len = cg_utf8_seq(jp->s + off, jp->n - off, NULL);
 
 		if (!len)
 			return cg_fail(jp, off, "invalid UTF-8");
@@ -238,22 +208,15 @@ static inline bool cg_is_plain(uint8_t c)
 	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-#define CG_ONES 0x0101010101010101ull
-#define CG_HIGHS 0x8080808080808080ull
-
 /* First byte at or after p that is not plain; eight bytes at a time where possible. */
 static inline size_t cg_skip_plain(const uint8_t *s, size_t p, size_t n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	while (n - p >= 8) {
-		uint64_t w, q, b, t;
+		uint64_t w, t;
 
 		memcpy(&w, s + p, 8);
-		q = w ^ (CG_ONES * '"');
-		b = w ^ (CG_ONES * '\\');
-		/* Borrows only run upwards, so the lowest flagged byte is exact. */
-		t = ((w - CG_ONES * 0x20) & ~w) | ((q - CG_ONES) & ~q) | ((b - CG_ONES) & ~b) | w;
-		t &= CG_HIGHS;
+		t = cg_swar_special(w);
 		if (t)
 			return p + ((size_t)__builtin_ctzll(t) >> 3);
 		p += 8;
@@ -336,7 +299,7 @@ __attribute__((cold, noinline)) static int cg_fail_escape(struct cg_jp *jp, size
 
 	if (c > 0x20 && c < 0x7f)
 		return cg_fail(jp, p, "invalid escape `\\%c` in string", c);
-	if (c >= 0x80 && !cg_utf8_seq(jp->s + p + 1, jp->n - p - 1))
+	if (c >= 0x80 && !cg_utf8_seq(jp->s + p + 1, jp->n - p - 1, NULL))
 		return cg_fail(jp, p + 1, "invalid UTF-8");
 	return cg_fail(jp, p, "invalid escape in string: `\\` followed by %s",
 	               c >= 0x80 ? "a non-ASCII character" : "a control character or space");
@@ -389,7 +352,7 @@ static int cg_jp_string(struct cg_jp *jp, bool *escaped)
 		if (s[p] < 0x20)
 			return cg_fail(jp, p, "control character U+%04X in string must be escaped",
 			               (unsigned)s[p]);
-		len = cg_utf8_seq(s + p, n - p);
+		len = cg_utf8_seq(s + p, n - p, NULL);
 		if (!len)
 			return cg_fail(jp, p, "invalid UTF-8");
 		p += len;
@@ -494,17 +457,6 @@ static bool cg_key_eq(const struct cg_jp *jp, const struct cg_json_key *a,
 	return a->len == b->len && memcmp(cg_key_bytes(jp, a), cg_key_bytes(jp, b), a->len) == 0;
 }
 
-static uint32_t cg_hash(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return (uint32_t)(h ^ h >> 32);
-}
-
 static uint32_t cg_hex4_at(const uint8_t *s)
 {
 	uint32_t v = 0;
@@ -552,7 +504,7 @@ static void cg_key_show(const uint8_t *k, size_t n, char *out, size_t cap)
 	size_t i = 0, o = 0;
 
 	while (i < n && i < CG_KEY_SHOW && o + 8 < cap) {
-		size_t len = k[i] < 0x80 ? 1 : cg_utf8_seq(k + i, n - i);
+		size_t len = k[i] < 0x80 ? 1 : cg_utf8_seq(k + i, n - i, NULL);
 
 		if (k[i] < 0x20 || k[i] == 0x7f) {
 			o += (size_t)snprintf(out + o, cap - o, "\\u%04x", (unsigned)k[i]);
@@ -639,7 +591,7 @@ static int cg_kset_start(struct cg_jp *jp, struct cg_json_frame *f, struct cg_js
 	for (size_t i = f->key_base; i < pv->n_keys; i++) {
 		struct cg_json_key *k = &pv->keys[i];
 
-		k->hash = cg_hash(cg_key_bytes(jp, k), k->len);
+		k->hash = cg_hash_bytes(cg_key_bytes(jp, k), k->len);
 	}
 	if (set->cap >= count * 2) {
 		for (size_t i = f->key_base; i < pv->n_keys; i++)
@@ -659,7 +611,7 @@ static int cg_jp_add_hashed(struct cg_jp *jp, struct cg_json_frame *f, struct cg
 	r = cg_kset_reserve(jp, f, set, set->used + 1);
 	if (r)
 		return r;
-	k->hash = cg_hash(cg_key_bytes(jp, k), k->len);
+	k->hash = cg_hash_bytes(cg_key_bytes(jp, k), k->len);
 	mask = set->cap - 1;
 	for (i = k->hash & mask; set->slots[i].id == f->id; i = (i + 1) & mask) {
 		if (cg_key_eq(jp, &pv->keys[set->slots[i].key], k))
@@ -830,7 +782,7 @@ __attribute__((cold, noinline)) static int cg_fail_trailing(struct cg_jp *jp)
 	const uint8_t *s = jp->s;
 	size_t p = jp->pos;
 
-	if (s[p] >= 0x80 && !cg_utf8_seq(s + p, jp->n - p))
+	if (s[p] >= 0x80 && !cg_utf8_seq(s + p, jp->n - p, NULL))
 		return cg_fail(jp, p, "invalid UTF-8");
 	return cg_fail(jp, p, "trailing characters after the JSON value");
 }

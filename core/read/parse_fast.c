@@ -6,7 +6,9 @@
  * only has to be right about what it accepts.
  */
 #include "names.h"
+#include "num_scan.h"
 #include "parse.h"
+#include "swar.h"
 
 #include <stdint.h>
 
@@ -25,16 +27,6 @@ static inline const char *ws(const char *p, const char *e)
 	return p;
 }
 
-/* Whether any byte of w is a control byte, `"`, `\` or non-ASCII (SWAR). */
-static inline bool word_special(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t ctl = (w - ones * 0x20) & ~w;
-	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-	uint64_t quote = (q - ones) & ~q, bs = (b - ones) & ~b;
-	return ((ctl | quote | bs | w) & high) != 0;
-}
-
 static inline const char *str(const char *p, const char *e, struct cg_sv *out)
 {
 	if (p >= e || *p != '"')
@@ -43,7 +35,7 @@ static inline const char *str(const char *p, const char *e, struct cg_sv *out)
 	while (e - p >= 8) {
 		uint64_t w;
 		memcpy(&w, p, 8);
-		if (word_special(w))
+		if (cg_swar_special(w))
 			break;
 		p += 8;
 	}
@@ -58,20 +50,9 @@ static inline const char *str(const char *p, const char *e, struct cg_sv *out)
 
 static inline const char *u64(const char *p, const char *e, uint64_t *out)
 {
-	if (p >= e || (unsigned)(*p - '0') > 9)
+	uint64_t v;
+	if (cg_scan_u64_prefix(p, e, &v, &p) < 0)
 		return NULL;
-	uint64_t v = (uint64_t)(*p++ - '0');
-	if (v == 0) {
-		if (p < e && (unsigned)(*p - '0') <= 9)
-			return NULL;
-	} else {
-		while (p < e && (unsigned)(*p - '0') <= 9) {
-			if (__builtin_mul_overflow(v, 10, &v) ||
-			    __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
-				return NULL;
-			p++;
-		}
-	}
 	if (p < e && (*p == '.' || *p == 'e' || *p == 'E'))
 		return NULL;
 	*out = v;

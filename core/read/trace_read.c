@@ -12,6 +12,7 @@
 
 #include "cgtrace.h"
 #include "doc.h"
+#include "doc_build.h"
 #include "export.h"
 #include "lines.h"
 #include "parse.h"

@@ -55,18 +55,16 @@ static bool cg_is_json_number(const char *s, size_t n)
 
 int cg_scan_u64(const char *s, size_t n, uint64_t *out)
 {
-	uint64_t v = 0;
-	bool over = false;
+	const char *end;
+	uint64_t v;
+	int ret = cg_scan_u64_prefix(s, s + n, &v, &end);
 
-	if (n == 0 || (s[0] == '0' && n > 1) || cg_num_digits(s, 0, n) != n)
+	/* Trailing bytes make it no integer at all, before any overflow counts. */
+	if (end != s + n)
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		over |= __builtin_mul_overflow(v, 10, &v) ||
-		        __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v);
-	if (over)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	if (ret == 0)
+		*out = v;
+	return ret;
 }
 
 static _Atomic(locale_t) cg_c_loc;

@@ -7,6 +7,8 @@
 #ifndef CG_NUM_SCAN_H
 #define CG_NUM_SCAN_H
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +19,34 @@
  * *out is only written on success.
  */
 int cg_scan_u64(const char *s, size_t n, uint64_t *out);
+
+/*
+ * The digits at the start of [p, e), as cg_scan_u64 reads them, for scanners
+ * that find the token's end as they go: *end is set past the digits. 0 with
+ * *out set, -EINVAL without a digit or with a leading zero before another
+ * digit, -ERANGE above 2^64 - 1. Inline: the fast parser reads four numbers
+ * per record.
+ */
+static inline int cg_scan_u64_prefix(const char *p, const char *e, uint64_t *out,
+				     const char **end)
+{
+	const char *s = p;
+	uint64_t v = 0;
+	bool over = false;
+
+	while (p < e && (unsigned char)(*p - '0') < 10) {
+		over |= __builtin_mul_overflow(v, 10, &v) ||
+			__builtin_add_overflow(v, (uint64_t)(*p - '0'), &v);
+		p++;
+	}
+	*end = p;
+	if (p == s || (*s == '0' && p - s > 1))
+		return -EINVAL;
+	if (over)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
 
 /*
  * s[0..n) need not be NUL-terminated. Returns 0 with the correctly rounded

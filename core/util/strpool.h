@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record.h"
+#include "sv.h"
 
 /* Id 0 is the absent string; real strings start at 1. */
 #define CG_STR_NONE 0u
@@ -54,7 +54,5 @@ static inline struct cg_sv cg_strpool_sv(const struct cg_strpool *p, uint32_t id
 
 /* Bytewise comparison of two interned strings, as Rust orders String. */
 int cg_strpool_cmp(const struct cg_strpool *p, uint32_t a, uint32_t b);
-
-uint32_t cg_hash_bytes(const void *p, size_t n);
 
 #endif

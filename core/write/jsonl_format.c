@@ -18,6 +18,8 @@
 
 #include "fmt_num.h"
 #include "names.h"
+#include "swar.h"
+#include "utf8.h"
 
 /* Room for every key, punctuation, enum spelling and scalar number of any one kind. */
 #define FIXED_MAX 1024
@@ -52,68 +54,6 @@ static const uint8_t byte_class[256] = {
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
-
-/* True when none of the 8 bytes of x needs attention (all in 0x20..0x7f, none '"' or '\\'). */
-static bool plain8(uint64_t x)
-{
-	const uint64_t ones = 0x0101010101010101ull;
-	const uint64_t high = 0x8080808080808080ull;
-	/*
-	 * The classic "has a byte below n" and "has a zero byte" tests; bytes
-	 * with the high bit are caught separately, and a borrow can only make
-	 * a test fire when some byte really matches, which is all we ask.
-	 */
-	uint64_t ctl = (x - ones * 0x20) & ~x & high;
-	uint64_t q = x ^ (ones * '"');
-	uint64_t bs = x ^ (ones * '\\');
-	uint64_t quote = (q - ones) & ~q & high;
-	uint64_t bslash = (bs - ones) & ~bs & high;
-	return ((ctl | quote | bslash | (x & high)) == 0);
-}
-
-/*
- * Length of the UTF-8 sequence at s[0..n), s[0] >= 0x80. Returns it when
- * the sequence is well-formed; otherwise returns 0 and sets *bad to the
- * length of its maximal ill-formed prefix (Unicode's "maximal subpart",
- * at least 1), which is replaced by one U+FFFD.
- */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong below U+0800 */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates U+D800..U+DFFF */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong below U+10000 */
-		else if (c == 0xf4)
-			hi = 0x8f; /* above U+10FFFF */
-	} else {
-		/* Continuation byte, overlong lead C0/C1 or F5..FF. */
-		*bad = 1;
-		return 0;
-	}
-	size_t i = 1;
-	for (; i < len && i < n; i++) {
-		if (s[i] < lo || s[i] > hi)
-			break;
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	if (i == len)
-		return len;
-	*bad = i;
-	return 0;
-}
 
 /* Writes the escape for a byte of class 1. */
 static char *put_escape(char *w, unsigned char c)
@@ -172,7 +112,7 @@ static char *put_str(char *w, const char *s, size_t n)
 		uint64_t x;
 		while (i + 8 <= n) {
 			memcpy(&x, s + i, sizeof(x));
-			if (!plain8(x))
+			if (cg_swar_special(x))
 				break;
 			memcpy(w, &x, sizeof(x));
 			w += 8;
@@ -190,7 +130,7 @@ static char *put_str(char *w, const char *s, size_t n)
 		}
 		/* A multi-byte sequence, copied when well-formed. */
 		size_t bad = 1;
-		size_t len = utf8_seq(u + i, n - i, &bad);
+		size_t len = cg_utf8_seq(u + i, n - i, &bad);
 		if (len) {
 			while (len--)
 				*w++ = s[i++];

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #include "sink.h"
 
+#include "write_all.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "write_all.h"
 
 /* Creates one directory unless something usable is already there. */
 static int mkdir_one(const char *dir)
@@ -106,24 +109,6 @@ static int fail(struct cg_sink *s, int err)
 	return s->err;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		/* write(2) returns 0 only for n == 0; guard against a spin all the same. */
-		if (w == 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int cg_sink_flush(struct cg_sink *s)
 {
 	if (!s->err && s->buf.err)
@@ -131,7 +116,7 @@ int cg_sink_flush(struct cg_sink *s)
 	if (s->err)
 		return fail(s, s->err);
 	if (s->buf.len) {
-		int err = write_all(s->fd, s->buf.p, s->buf.len);
+		int err = cg_write_all(s->fd, s->buf.p, s->buf.len);
 		if (err)
 			return fail(s, err);
 		s->buf.len = 0;
