@@ -47,6 +47,9 @@ struct cgtrace_doc *cli_load(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return NULL;
 	}
+	/* A warning (the last line cut short) comes back in err. */
+	if (err[0])
+		fprintf(stderr, "%s\n", err);
 	return doc;
 }
 

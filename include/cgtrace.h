@@ -85,7 +85,10 @@ uint64_t cgtrace_storage_bytes(const uint64_t *shape, size_t ndim, const char *d
 struct cgtrace_doc;
 
 struct cgtrace_read_options {
-	/* Called with each warning line ("PATH:LINE: message"); NULL: stderr. */
+	/*
+	 * Called with each warning line ("PATH:LINE: message"). NULL: the
+	 * library prints nothing; the warning is left in err (see below).
+	 */
 	void (*warn)(void *user, const char *line);
 	void *user;
 };
@@ -93,7 +96,9 @@ struct cgtrace_read_options {
 /*
  * Reads a plain or zstd-compressed trace ("-" reads standard input).
  * On failure returns -ENOENT & co. for I/O errors or -EBADMSG for a trace
- * that breaks the format, with "PATH:LINE: message" in err.
+ * that breaks the format, with "PATH:LINE: message" in err. On success err
+ * holds the warning line when there was one and opts has no warn callback
+ * (a cut-off last line is the only warning), else "".
  */
 int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
 		     struct cgtrace_doc **out, char *err, size_t errlen);

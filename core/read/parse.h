@@ -32,14 +32,8 @@ struct cg_parse {
 	bool syntax;    /* the line is not well-formed JSON (a cut-off line looks so) */
 };
 
-enum { CG_PARSE_DECLINED = 1 };
-
 void cg_parse_init(struct cg_parse *p);
 void cg_parse_fini(struct cg_parse *p);
-/* 0 with *out filled, or CG_PARSE_DECLINED. Never fails otherwise. */
-int cg_parse_fast(struct cg_parse *p, const char *s, size_t n, struct cg_rec *out);
-/* 0 with *out filled, or -EBADMSG / -ENOMEM with p->err (and p->syntax). */
-int cg_parse_ref(struct cg_parse *p, const char *s, size_t n, struct cg_rec *out);
 
 /* Store helpers shared by both parsers. */
 static inline void cg_rec_set(struct cg_rec *r, uint16_t off, const void *v, size_t n)

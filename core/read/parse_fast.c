@@ -7,7 +7,7 @@
  */
 #include "names.h"
 #include "num_scan.h"
-#include "parse.h"
+#include "parse_fast.h"
 #include "swar.h"
 
 #include <stdint.h>

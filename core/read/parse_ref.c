@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include "parse_ref.h"
+
 #include "names.h"
-#include "parse.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -13,22 +14,6 @@
 #ifndef CG_JSON_MAX_DEPTH
 #define CG_JSON_MAX_DEPTH 128
 #endif
-
-void cg_parse_init(struct cg_parse *p)
-{
-	memset(p, 0, sizeof(*p));
-	cg_arena_init(&p->arena);
-	cg_json_scan_init(&p->scan);
-}
-
-void cg_parse_fini(struct cg_parse *p)
-{
-	cJSON_Delete(p->tree);
-	cg_arena_fini(&p->arena);
-	cg_json_scan_fini(&p->scan);
-	free(p->masked);
-	memset(p, 0, sizeof(*p));
-}
 
 __attribute__((format(printf, 3, 4))) static int fail(struct cg_parse *p, bool syntax,
 						     const char *fmt, ...)

@@ -9,6 +9,8 @@
  */
 #include "read_pipe.h"
 
+#include "parse_fast.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The reader's stages: shared context, record application and the pipeline. */
+/* The reader's pipeline: one thread splits and fast-parses lines, the caller applies them. */
 #ifndef CG_READ_PIPE_H
 #define CG_READ_PIPE_H
 
@@ -7,28 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgtrace.h"
 #include "lines.h"
-#include "parse.h"
+#include "read_apply.h"
 
-struct cg_read_ctx {
-	const char *name;
-	const struct cgtrace_read_options *opts;
-	struct cgtrace_doc *doc;
-	char *err;
-	size_t errlen;
-	uint64_t line_no; /* of the line being applied */
-};
-
-/*
- * Applies one non-blank line: fast is the fast parser's record, or NULL to
- * run the reference parser. 0 to go on, 1 when a cut-off last line ended
- * the trace, or a negative errno with ctx->err set.
- */
-int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
-		  bool terminated, const struct cg_rec *fast);
-/* Formats a read error of the source into ctx->err and returns it. */
-int cg_read_io_error(struct cg_read_ctx *ctx, int err);
 /* Reads all lines through the two-stage pipeline; falls back to one thread. */
 int cg_read_pipe(struct cg_read_ctx *ctx, struct cg_lines *lines);
 

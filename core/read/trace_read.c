@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The reader: lines -> records -> document, stopping at the first broken
- * rule with "PATH:LINE: message". A last line cut short without a newline
- * is what a killed writer leaves behind: it is reported and skipped.
+ * rule with "PATH:LINE: message" (read_apply.c handles each line).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,55 +11,10 @@
 
 #include "cgtrace.h"
 #include "doc.h"
-#include "doc_build.h"
 #include "export.h"
 #include "lines.h"
-#include "parse.h"
+#include "read_apply.h"
 #include "read_pipe.h"
-
-static void warn(const struct cgtrace_read_options *opts, const char *msg)
-{
-	if (opts && opts->warn)
-		opts->warn(opts->user, msg);
-	else
-		fprintf(stderr, "%s\n", msg);
-}
-
-int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
-		  bool terminated, const struct cg_rec *fast)
-{
-	struct cg_rec rec;
-	int ret = 0;
-	if (!fast) {
-		cg_arena_reset(&ref->arena);
-		ret = cg_parse_ref(ref, line, len, &rec);
-		fast = &rec;
-	}
-	if (ret == -EBADMSG && !terminated && ref->syntax) {
-		char msg[512];
-		snprintf(msg, sizeof(msg), "%s:%llu: trace truncated, incomplete last record ignored",
-			 ctx->name, (unsigned long long)ctx->line_no);
-		warn(ctx->opts, msg);
-		ctx->doc->truncated = true;
-		return 1;
-	}
-	char msg[sizeof(ref->err)];
-	if (ret == 0) {
-		ret = cg_doc_add(ctx->doc, fast, msg, sizeof(msg));
-	} else {
-		snprintf(msg, sizeof(msg), "%s", ret == -ENOMEM ? "out of memory" : ref->err);
-	}
-	if (ret < 0)
-		snprintf(ctx->err, ctx->errlen, "%s:%llu: %s", ctx->name,
-			 (unsigned long long)ctx->line_no, msg);
-	return ret;
-}
-
-int cg_read_io_error(struct cg_read_ctx *ctx, int err)
-{
-	snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->name, strerror(-err));
-	return err;
-}
 
 static int read_source(struct cg_lines *l, const char *name,
 		       const struct cgtrace_read_options *opts, struct cgtrace_doc **out,
@@ -94,6 +48,8 @@ CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_optio
 			       struct cgtrace_doc **out, char *err, size_t errlen)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
+	if (errlen)
+		err[0] = '\0';
 	const char *name = is_stdin ? "<stdin>" : path;
 	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -118,6 +74,8 @@ CG_EXPORT int cgtrace_doc_read_mem(const char *name, const void *data, size_t le
 				   struct cgtrace_doc **out, char *err, size_t errlen)
 {
 	struct cg_lines l;
+	if (errlen)
+		err[0] = '\0';
 	int ret = cg_lines_open_mem(&l, data, len);
 	if (ret < 0)
 		snprintf(err, errlen, "%s: %s", name, l.err[0] ? l.err : strerror(-ret));
