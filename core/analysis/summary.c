@@ -125,6 +125,22 @@ int cg_summary_from(const struct cgtrace_doc *d, const struct cgtrace_memory_rep
 	return max_depth(d, &out->max_depth);
 }
 
+CG_EXPORT int cgtrace_doc_summary_report(const struct cgtrace_doc *d, struct cgtrace_summary *out,
+				     struct cgtrace_memory_report **report)
+{
+	struct cgtrace_memory_report *rep;
+	int ret = cg_memory_analyze(d, &rep, false);
+	if (ret < 0)
+		return ret;
+	ret = cg_summary_from(d, rep, out);
+	if (ret < 0) {
+		cgtrace_memory_report_free(rep);
+		return ret;
+	}
+	*report = rep;
+	return 0;
+}
+
 CG_EXPORT int cgtrace_doc_summary(const struct cgtrace_doc *d, struct cgtrace_summary *out)
 {
 	struct cgtrace_memory_report *rep;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "fmt_num.h"
 #include "names.h"
 #include "swar.h"
@@ -155,6 +156,11 @@ void cg_json_put_str(struct cg_buf *b, const char *s, size_t n)
 	if (!w)
 		return;
 	b->len = (size_t)(put_str(w, s ? s : "", s ? n : 0) - b->p);
+}
+
+CG_EXPORT size_t cgtrace_json_string(char *out, const char *s, size_t n)
+{
+	return (size_t)(put_str(out, s, n) - out);
 }
 
 /* ------------------------------------------------------------------ */
