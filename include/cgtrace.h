@@ -252,7 +252,7 @@ struct cgtrace_summary {
 	uint64_t peak_bytes;
 };
 
-/* The seed's build_summary; linear in the number of spans and records. */
+/* The format's summary of a trace; linear in the number of spans and records. */
 int cgtrace_doc_summary(const struct cgtrace_doc *doc, struct cgtrace_summary *out);
 
 struct cgtrace_device_peak {
@@ -296,7 +296,7 @@ struct cgtrace_memory_report {
 	uint64_t unknown_free_count;
 };
 
-/* The seed's analyze_memory. Free the report with cgtrace_memory_report_free. */
+/* The format's memory analysis. Free the report with cgtrace_memory_report_free. */
 int cgtrace_memory_analyze(const struct cgtrace_doc *doc, struct cgtrace_memory_report **out);
 void cgtrace_memory_report_free(struct cgtrace_memory_report *report);
 
@@ -359,7 +359,7 @@ int cgtrace_doc_min_bytes(const struct cgtrace_doc *doc, uint64_t *out);
 size_t cgtrace_json_string(char *out, const char *s, size_t n);
 
 /* ------------------------------------------------------------------ */
-/* Writing: a recording session (port of the seed's TraceSession)     */
+/* Writing: a recording session                                      */
 /* ------------------------------------------------------------------ */
 
 /* A session is used by one thread at a time: callers serialize. */

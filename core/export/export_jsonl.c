@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Re-emits a document in the seed's to_events order: meta, spans by id
+ * Re-emits a document in the format's stream order: meta, spans by id
  * (each start followed by its end when closed), then ops, tensors, memory,
  * device memory, gradients, edges and the extension records, each in file
  * order.

@@ -7,8 +7,8 @@
 #include "export.h"
 
 /*
- * The seed trims with Rust's str::trim; the ASCII part of its whitespace set
- * is what a trace can reasonably contain around a dtype name.
+ * The format's rules trim white space around a dtype name; the ASCII white
+ * space set is what a trace can reasonably contain there.
  */
 static bool is_space(char c)
 {
@@ -68,8 +68,8 @@ CG_EXPORT uint64_t cgtrace_storage_bytes(const uint64_t *shape, size_t ndim, con
 		return 0;
 	/*
 	 * An empty shape is a scalar (one element). A zero dimension empties
-	 * the tensor whatever the other dimensions are, as the seed's saturating
-	 * fold gives (saturated * 0 == 0).
+	 * the tensor whatever the other dimensions are, as the format's saturating
+	 * product gives (saturated * 0 == 0).
 	 */
 	uint64_t elems = 1;
 	for (size_t i = 0; i < ndim; i++)

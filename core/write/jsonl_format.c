@@ -424,7 +424,7 @@ static char *fmt_memory(char *w, const struct cg_rec_memory *m)
 	w = put_sv(w, m->dtype);
 	w = PUT_LIT(w, ",\"category\":");
 	w = put_name(w, cg_category_names, CGTRACE_CAT_COUNT, m->category);
-	/* Extension field: written only when set, so plain traces stay seed-identical. */
+	/* Extension field: written only when set, so plain traces stay plain trace/6. */
 	if (m->managed)
 		w = PUT_LIT(w, ",\"managed\":true");
 	return w;

@@ -20,7 +20,7 @@ static size_t put_padded(char *p, uint64_t v, size_t width)
 
 /*
  * Unix seconds to a proleptic Gregorian UTC date, Howard Hinnant's
- * civil_from_days as in the seed (no gmtime_r: no locale or tz files).
+ * civil_from_days (no gmtime_r: no locale or tz files).
  */
 static void civil_from_days(uint64_t days, uint64_t *year, uint64_t *month, uint64_t *day)
 {
@@ -74,7 +74,7 @@ size_t cg_run_id(char *buf, uint64_t unix_ns)
 	return n;
 }
 
-/* The seed's category_for_step. */
+/* The format's category for a record made under a step span. */
 enum cgtrace_category cg_category_for_step(enum cgtrace_step step, bool requires_grad)
 {
 	switch (step) {

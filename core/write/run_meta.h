@@ -13,7 +13,7 @@
 size_t cg_iso8601_utc(char *buf, uint64_t unix_ns);
 /* `run-<pid>-<unix_nanos>` into buf (64 bytes); returns the length. */
 size_t cg_run_id(char *buf, uint64_t unix_ns);
-/* The seed's category_for_step: forward -> activation, backward -> gradient, ... */
+/* The format's category for a step: forward -> activation, backward -> gradient, ... */
 enum cgtrace_category cg_category_for_step(enum cgtrace_step step, bool requires_grad);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A recording session: the C port of the seed's TraceSession.
+ * A recording session: a trace/6 writer for annotated programs.
  *
  * The session writes the meta record and the root span `s1` when it opens,
  * keeps a stack of open spans (id, start time, step) whose top is the
@@ -185,8 +185,8 @@ static int tag_ref_cmp(const void *a, const void *b)
 }
 
 /*
- * The run's tags sorted by key, a repeated key keeping its last value (the
- * seed inserts into a BTreeMap). Returns a malloc'ed array (NULL when there
+ * The run's tags sorted by key, a repeated key keeping its last value (as
+ * the format's rules ask). Returns a malloc'ed array (NULL when there
  * are none) and its length, or an error.
  */
 static int sorted_tags(const struct cgtrace_run *run, struct cg_tagv **out, uint32_t *n_out)
@@ -233,7 +233,7 @@ static int check_run(const struct cgtrace_run *run)
 {
 	if (!run || !run->entrypoint || !run->device)
 		return -EINVAL;
-	/* One-based: the seed rejects a zero capture step. */
+	/* One-based: the format's rules reject a zero capture step. */
 	if (run->capture_step == 0)
 		return -EINVAL;
 	if ((unsigned)run->phase >= CG_PHASE_COUNT || (unsigned)run->timing_mode >= CG_TIMING_COUNT)
@@ -455,7 +455,7 @@ CG_EXPORT int cgtrace_session_begin_span(struct cgtrace_session *s, const char *
 		return -EINVAL;
 	/*
 	 * 0 means the span is open and must be ended, even on a broken trace:
-	 * like the seed's span guards, a write error only surfaces later.
+	 * a write error only surfaces later, at flush or finish.
 	 */
 	return push_span(s, n, kind, step, measured, id);
 }
@@ -524,7 +524,7 @@ CG_EXPORT int cgtrace_session_record_op(struct cgtrace_session *s, uint64_t span
 	o->ndim = (uint32_t)op->ndim;
 	o->duration_ns = op->duration_ns;
 	o->timestamp_ns = op->timestamp_ns ? op->timestamp_ns : cgtrace_session_elapsed_ns(s);
-	/* The seed always writes the size, derived from shape x dtype when not given. */
+	/* The size is always written, derived from shape x dtype when not given. */
 	o->has_storage_bytes = true;
 	o->storage_bytes = op->has_storage_bytes
 				   ? op->storage_bytes
