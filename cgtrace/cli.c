@@ -3,13 +3,11 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "fmt_num.h"
-#include "jsonl_format.h"
 
 void cli_print_help(const struct cli_cmd *cmd, FILE *f)
 {
@@ -47,6 +45,9 @@ struct cgtrace_doc *cli_load(const char *path)
 		fprintf(stderr, "%s\n", err);
 		return NULL;
 	}
+	/* A warning (the last line cut short) comes back in err. */
+	if (err[0])
+		fprintf(stderr, "%s\n", err);
 	return doc;
 }
 
@@ -54,9 +55,7 @@ const char *cli_bytes(char buf[32], uint64_t bytes, bool exact)
 {
 	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	if (exact || bytes < 1024) {
-		buf[cg_fmt_u64(buf, bytes)] = '\0';
-		if (!exact)
-			strcat(buf, " B");
+		snprintf(buf, 32, "%" PRIu64 "%s", bytes, exact ? "" : " B");
 		return buf;
 	}
 	double v = (double)bytes;
@@ -83,7 +82,7 @@ const char *cli_ns(char buf[32], uint64_t ns)
 const char *cli_count(char buf[32], uint64_t n)
 {
 	char digits[24];
-	size_t len = cg_fmt_u64(digits, n), at = 0;
+	size_t len = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, n), at = 0;
 	for (size_t i = 0; i < len; i++) {
 		if (i && (len - i) % 3 == 0)
 			buf[at++] = ',';
@@ -93,37 +92,83 @@ const char *cli_count(char buf[32], uint64_t n)
 	return buf;
 }
 
-void cli_json_str(struct cg_buf *b, const char *s)
+void cli_buf_put(struct cli_buf *b, const void *s, size_t n)
 {
-	if (s)
-		cg_json_put_str(b, s, strlen(s));
-	else
-		cg_buf_lit(b, "null");
+	if (b->err)
+		return;
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap - b->len < n)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->err = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
 }
 
-void cli_json_u64(struct cg_buf *b, uint64_t v)
+void cli_buf_putc(struct cli_buf *b, char c)
+{
+	cli_buf_put(b, &c, 1);
+}
+
+void cli_buf_puts(struct cli_buf *b, const char *s)
+{
+	cli_buf_put(b, s, strlen(s));
+}
+
+void cli_buf_fini(struct cli_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+void cli_json_str(struct cli_buf *b, const char *s)
+{
+	if (!s) {
+		cli_buf_lit(b, "null");
+		return;
+	}
+	size_t n = strlen(s);
+	char small[256], *q = CGTRACE_JSON_STRING_MAX(n) <= sizeof(small) ? small
+					: malloc(CGTRACE_JSON_STRING_MAX(n));
+	if (!q) {
+		b->err = true;
+		return;
+	}
+	cli_buf_put(b, q, cgtrace_json_string(q, s, n));
+	if (q != small)
+		free(q);
+}
+
+void cli_json_u64(struct cli_buf *b, uint64_t v)
 {
 	char tmp[24];
-	cg_buf_put(b, tmp, cg_fmt_u64(tmp, v));
+	cli_buf_put(b, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
 }
 
-void cli_json_key(struct cg_buf *b, bool *first, const char *key)
+void cli_json_key(struct cli_buf *b, bool *first, const char *key)
 {
 	if (!*first)
-		cg_buf_putc(b, ',');
+		cli_buf_putc(b, ',');
 	*first = false;
 	cli_json_str(b, key);
-	cg_buf_putc(b, ':');
+	cli_buf_putc(b, ':');
 }
 
-int cli_json_print(struct cg_buf *b)
+int cli_json_print(struct cli_buf *b)
 {
-	cg_buf_putc(b, '\n');
+	cli_buf_putc(b, '\n');
 	int ret = b->err ? CLI_FAIL : CLI_OK;
 	if (ret == CLI_OK && (fwrite(b->p, 1, b->len, stdout) != b->len || fflush(stdout))) {
 		fprintf(stderr, "cgtrace: writing output: %s\n", strerror(errno));
 		ret = CLI_FAIL;
 	}
-	cg_buf_fini(b);
+	cli_buf_fini(b);
 	return ret;
 }

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "buf.h"
 #include "cgtrace.h"
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -37,18 +36,29 @@ const char *cli_ns(char buf[32], uint64_t ns);
 /* Thousands separators: 1,234,567. */
 const char *cli_count(char buf[32], uint64_t n);
 
+/* A growable output buffer: JSON goes out whole, or not at all when memory ran out. */
+struct cli_buf {
+	char *p;
+	size_t len, cap;
+	bool err; /* sticky: out of memory */
+};
+
+void cli_buf_put(struct cli_buf *b, const void *s, size_t n);
+void cli_buf_putc(struct cli_buf *b, char c);
+void cli_buf_puts(struct cli_buf *b, const char *s);
+#define cli_buf_lit(b, s) cli_buf_put((b), (s), sizeof(s) - 1)
+void cli_buf_fini(struct cli_buf *b);
+
 /* Minimal JSON emitter: commas are placed by the caller through `first` flags. */
-void cli_json_str(struct cg_buf *b, const char *s);
-void cli_json_u64(struct cg_buf *b, uint64_t v);
-void cli_json_key(struct cg_buf *b, bool *first, const char *key);
+void cli_json_str(struct cli_buf *b, const char *s);
+void cli_json_u64(struct cli_buf *b, uint64_t v);
+void cli_json_key(struct cli_buf *b, bool *first, const char *key);
 /* Writes b to stdout and frees it; CLI_FAIL on a write error. */
-int cli_json_print(struct cg_buf *b);
+int cli_json_print(struct cli_buf *b);
 
 /* The probe's settings recorded in meta (probe-settings.c). */
 /* A meta tag's value, or NULL when the trace has no such tag. */
 const char *cli_tag(const struct cgtrace_doc *doc, const char *key);
-/* Tag cgprobe_min_bytes: 0 with *out, -ENOENT when absent, -EINVAL when not decimal. */
-int cli_min_bytes(const struct cgtrace_doc *doc, uint64_t *out);
 enum cli_note_style {
 	CLI_NOTE_FULL,  /* summary and memory */
 	CLI_NOTE_BRIEF, /* summary --brief, read through the cgprobe wrapper */

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sat.h"
 
 static int run(int argc, char **argv);
 
@@ -15,8 +14,8 @@ const struct cli_cmd cli_memory = {
 	.help = "Replays allocations and frees in time order and reports the peak: when,\n"
 		"on which device, by category, and the allocations live at that moment\n"
 		"(largest first), grouped by the function or op that made them.\n\n"
-		"  --json    one JSON object {summary, by_device, peak_breakdown}; without\n"
-		"            --top, peak_breakdown lists every allocation live at the peak\n"
+		"  --json    one JSON object {summary, by_device, peak_breakdown, peak_by_op};\n"
+		"            without --top, peak_breakdown lists every allocation live at the peak\n"
 		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n"
 		"  --top N   live allocations listed at the peak (default 20, 0 = all); with\n"
 		"            --json it bounds peak_breakdown to the N largest and adds\n"
@@ -24,21 +23,21 @@ const struct cli_cmd cli_memory = {
 	.run = run,
 };
 
-static void json_shape(struct cg_buf *b, const uint64_t *shape, size_t ndim)
+static void json_shape(struct cli_buf *b, const uint64_t *shape, size_t ndim)
 {
-	cg_buf_putc(b, '[');
+	cli_buf_putc(b, '[');
 	for (size_t i = 0; i < ndim; i++) {
 		if (i)
-			cg_buf_putc(b, ',');
+			cli_buf_putc(b, ',');
 		cli_json_u64(b, shape[i]);
 	}
-	cg_buf_putc(b, ']');
+	cli_buf_putc(b, ']');
 }
 
-static void json_summary(struct cg_buf *b, const struct cgtrace_memory_report *r)
+static void json_summary(struct cli_buf *b, const struct cgtrace_memory_report *r)
 {
 	bool first = true;
-	cg_buf_putc(b, '{');
+	cli_buf_putc(b, '{');
 	cli_json_key(b, &first, "alloc_count");
 	cli_json_u64(b, r->alloc_count);
 	cli_json_key(b, &first, "free_count");
@@ -52,22 +51,22 @@ static void json_summary(struct cg_buf *b, const struct cgtrace_memory_report *r
 	cli_json_key(b, &first, "peak_device");
 	cli_json_str(b, r->peak_device);
 	cli_json_key(b, &first, "peak_by_category");
-	cg_buf_putc(b, '{');
+	cli_buf_putc(b, '{');
 	bool f2 = true;
 	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
 		cli_json_key(b, &f2, cgtrace_category_name((enum cgtrace_category)c));
 		cli_json_u64(b, r->peak_by_category[c]);
 	}
-	cg_buf_putc(b, '}');
+	cli_buf_putc(b, '}');
 	cli_json_key(b, &first, "autograd_retained_bytes");
 	cli_json_u64(b, r->autograd_retained_bytes);
-	cg_buf_putc(b, '}');
+	cli_buf_putc(b, '}');
 }
 
-static void json_device(struct cg_buf *b, const struct cgtrace_device_peak *d)
+static void json_device(struct cli_buf *b, const struct cgtrace_device_peak *d)
 {
 	bool first = true;
-	cg_buf_putc(b, '{');
+	cli_buf_putc(b, '{');
 	cli_json_key(b, &first, "device");
 	cli_json_str(b, d->device);
 	cli_json_key(b, &first, "capacity_bytes");
@@ -80,13 +79,13 @@ static void json_device(struct cg_buf *b, const struct cgtrace_device_peak *d)
 	cli_json_u64(b, d->alloc_count);
 	cli_json_key(b, &first, "free_count");
 	cli_json_u64(b, d->free_count);
-	cg_buf_putc(b, '}');
+	cli_buf_putc(b, '}');
 }
 
-static void json_live(struct cg_buf *b, const struct cgtrace_live_alloc *a)
+static void json_live(struct cli_buf *b, const struct cgtrace_live_alloc *a)
 {
 	bool first = true;
-	cg_buf_putc(b, '{');
+	cli_buf_putc(b, '{');
 	cli_json_key(b, &first, "tensor_id");
 	cli_json_str(b, a->tensor_id);
 	cli_json_key(b, &first, "span_id");
@@ -103,7 +102,32 @@ static void json_live(struct cg_buf *b, const struct cgtrace_live_alloc *a)
 	cli_json_str(b, a->device);
 	cli_json_key(b, &first, "category");
 	cli_json_str(b, cgtrace_category_name(a->category));
-	cg_buf_putc(b, '}');
+	cli_buf_putc(b, '}');
+}
+
+/* Every group, whatever --top says: the groups add up to the peak's live set. */
+static int json_groups(struct cli_buf *b, const struct cgtrace_memory_report *r)
+{
+	struct cgtrace_op_group *g;
+	size_t n;
+	int ret = cgtrace_memory_peak_by_op(r, &g, &n);
+	if (ret < 0)
+		return ret;
+	cli_buf_lit(b, ",\"peak_by_op\":[");
+	for (size_t i = 0; i < n; i++) {
+		bool first = true;
+		cli_buf_puts(b, i ? ",{" : "{");
+		cli_json_key(b, &first, "op_name");
+		cli_json_str(b, g[i].op_name);
+		cli_json_key(b, &first, "count");
+		cli_json_u64(b, g[i].count);
+		cli_json_key(b, &first, "bytes");
+		cli_json_u64(b, g[i].bytes);
+		cli_buf_putc(b, '}');
+	}
+	cli_buf_putc(b, ']');
+	cgtrace_op_groups_free(g);
+	return 0;
 }
 
 /*
@@ -114,81 +138,56 @@ static void json_live(struct cg_buf *b, const struct cgtrace_live_alloc *a)
  */
 static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_t top)
 {
-	struct cg_buf b = {0};
+	struct cli_buf b = {0};
 	size_t shown = bounded && top && top < r->n_breakdown ? top : r->n_breakdown;
-	cg_buf_lit(&b, "{\"summary\":");
+	cli_buf_lit(&b, "{\"summary\":");
 	json_summary(&b, r);
-	cg_buf_lit(&b, ",\"by_device\":[");
+	cli_buf_lit(&b, ",\"by_device\":[");
 	for (size_t i = 0; i < r->n_devices; i++) {
 		if (i)
-			cg_buf_putc(&b, ',');
+			cli_buf_putc(&b, ',');
 		json_device(&b, &r->by_device[i]);
 	}
-	cg_buf_lit(&b, "],\"peak_breakdown\":[");
+	cli_buf_lit(&b, "],\"peak_breakdown\":[");
 	for (size_t i = 0; i < shown; i++) {
 		if (i)
-			cg_buf_putc(&b, ',');
+			cli_buf_putc(&b, ',');
 		json_live(&b, &r->peak_breakdown[i]);
 	}
-	cg_buf_putc(&b, ']');
+	cli_buf_putc(&b, ']');
 	if (bounded) {
 		uint64_t rest = 0;
 		bool first = true;
 		for (size_t i = shown; i < r->n_breakdown; i++)
-			rest = cg_sat_add(rest, r->peak_breakdown[i].bytes);
-		cg_buf_lit(&b, ",\"peak_breakdown_rest\":{");
+			rest = rest + r->peak_breakdown[i].bytes < rest
+				       ? UINT64_MAX
+				       : rest + r->peak_breakdown[i].bytes;
+		cli_buf_lit(&b, ",\"peak_breakdown_rest\":{");
 		cli_json_key(&b, &first, "count");
 		cli_json_u64(&b, r->n_breakdown - shown);
 		cli_json_key(&b, &first, "bytes");
 		cli_json_u64(&b, rest);
-		cg_buf_putc(&b, '}');
+		cli_buf_putc(&b, '}');
 	}
-	cg_buf_putc(&b, '}');
+	if (json_groups(&b, r) < 0)
+		b.err = true;
+	cli_buf_putc(&b, '}');
 	return cli_json_print(&b);
-}
-
-struct group {
-	const char *op_name;
-	uint64_t count, bytes;
-};
-
-static int group_cmp(const void *a, const void *b)
-{
-	const struct group *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return strcmp(x->op_name ? x->op_name : "", y->op_name ? y->op_name : "");
 }
 
 /* Live bytes at the peak per op_name: which call made the peak. */
 static void print_groups(const struct cgtrace_memory_report *r, bool exact)
 {
-	struct group *g = calloc(r->n_breakdown ? r->n_breakdown : 1, sizeof(*g));
-	size_t n = 0;
-	if (!g)
+	struct cgtrace_op_group *g;
+	size_t n;
+	if (cgtrace_memory_peak_by_op(r, &g, &n) < 0)
 		return;
-	for (size_t i = 0; i < r->n_breakdown; i++) {
-		const struct cgtrace_live_alloc *a = &r->peak_breakdown[i];
-		size_t k;
-		for (k = 0; k < n; k++)
-			if ((!a->op_name && !g[k].op_name) ||
-			    (a->op_name && g[k].op_name && !strcmp(a->op_name, g[k].op_name)))
-				break;
-		if (k == n) {
-			if (n >= 64)
-				continue; /* the table shows the big groups; all bytes stay listed above */
-			g[n++].op_name = a->op_name;
-		}
-		g[k].count++;
-		g[k].bytes += a->bytes;
-	}
-	qsort(g, n, sizeof(*g), group_cmp);
 	char b1[32], b2[32];
 	printf("\nLive at the peak by op:\n%-28s %12s %14s\n", "op_name", "allocations", "bytes");
 	for (size_t i = 0; i < n; i++)
 		printf("%-28s %12s %14s\n", g[i].op_name ? g[i].op_name : "(none)",
 		       cli_count(b1, g[i].count), cli_bytes(b2, g[i].bytes, exact));
-	free(g);
+	cgtrace_op_groups_free(g);
 }
 
 static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memory_report *r,

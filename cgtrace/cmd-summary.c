@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* cgtrace summary: the seed's summary plus host and devices side by side. */
+/* cgtrace summary: the format's summary plus host and devices side by side. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "memory_replay.h"
 
 static int run(int argc, char **argv);
 
@@ -79,10 +78,10 @@ static bool device_info(const struct cgtrace_doc *doc, const char *device,
 static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summary *s,
 		      const struct cgtrace_memory_report *rep)
 {
-	struct cg_buf b = {0};
+	struct cli_buf b = {0};
 	bool first = true;
 	size_t open_spans;
-	cg_buf_putc(&b, '{');
+	cli_buf_putc(&b, '{');
 	const struct {
 		const char *key;
 		uint64_t v;
@@ -102,15 +101,15 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 		cli_json_u64(&b, fields[i].v);
 	}
 	cli_json_key(&b, &first, "complete");
-	cg_buf_puts(&b, root_closed(doc, &open_spans) ? "true" : "false");
+	cli_buf_puts(&b, root_closed(doc, &open_spans) ? "true" : "false");
 	cli_json_key(&b, &first, "truncated");
-	cg_buf_puts(&b, cgtrace_doc_truncated(doc) ? "true" : "false");
+	cli_buf_puts(&b, cgtrace_doc_truncated(doc) ? "true" : "false");
 	cli_json_key(&b, &first, "devices");
-	cg_buf_putc(&b, '[');
+	cli_buf_putc(&b, '[');
 	for (size_t i = 0; i < rep->n_devices; i++) {
 		const struct cgtrace_device_peak *d = &rep->by_device[i];
 		bool f2 = true;
-		cg_buf_puts(&b, i ? ",{" : "{");
+		cli_buf_puts(&b, i ? ",{" : "{");
 		cli_json_key(&b, &f2, "device");
 		cli_json_str(&b, d->device);
 		cli_json_key(&b, &f2, "peak_bytes");
@@ -126,9 +125,9 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 			cli_json_key(&b, &f2, "name");
 			cli_json_str(&b, info.name);
 		}
-		cg_buf_putc(&b, '}');
+		cli_buf_putc(&b, '}');
 	}
-	cg_buf_puts(&b, "]}");
+	cli_buf_puts(&b, "]}");
 	return cli_json_print(&b);
 }
 
@@ -324,7 +323,7 @@ static int run(int argc, char **argv)
 		return CLI_FAIL;
 	struct cgtrace_summary s;
 	struct cgtrace_memory_report *rep = NULL;
-	if (cg_memory_analyze(doc, &rep, false) < 0 || cg_summary_from(doc, rep, &s) < 0) {
+	if (cgtrace_doc_summary_report(doc, &s, &rep) < 0) {
 		fprintf(stderr, "%s: out of memory\n", path);
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;

@@ -26,11 +26,11 @@ const struct cli_cmd cli_timeline = {
 
 struct csv_state {
 	const char *device;
-	struct cg_buf out;
+	struct cli_buf out;
 	int err;
 };
 
-static int flush_out(struct cg_buf *b)
+static int flush_out(struct cli_buf *b)
 {
 	int ret = b->err || fwrite(b->p, 1, b->len, stdout) != b->len ? -1 : 0;
 	b->len = 0;
@@ -43,25 +43,25 @@ static int csv_row(void *user, const struct cgtrace_timeline_point *p)
 	if (s->device && strcmp(s->device, p->device) != 0)
 		return 0;
 	cli_json_u64(&s->out, p->timestamp_ns);
-	cg_buf_putc(&s->out, ',');
+	cli_buf_putc(&s->out, ',');
 	/* Device names are plain (cpu, cuda:0); quote only what CSV needs quoted. */
 	if (strpbrk(p->device, ",\"\n\r")) {
-		cg_buf_putc(&s->out, '"');
+		cli_buf_putc(&s->out, '"');
 		for (const char *c = p->device; *c; c++) {
 			if (*c == '"')
-				cg_buf_putc(&s->out, '"');
-			cg_buf_putc(&s->out, *c);
+				cli_buf_putc(&s->out, '"');
+			cli_buf_putc(&s->out, *c);
 		}
-		cg_buf_putc(&s->out, '"');
+		cli_buf_putc(&s->out, '"');
 	} else {
-		cg_buf_puts(&s->out, p->device);
+		cli_buf_puts(&s->out, p->device);
 	}
-	cg_buf_putc(&s->out, ',');
+	cli_buf_putc(&s->out, ',');
 	cli_json_u64(&s->out, p->live_bytes);
-	cg_buf_putc(&s->out, ',');
+	cli_buf_putc(&s->out, ',');
 	if (p->has_free)
 		cli_json_u64(&s->out, p->free_bytes);
-	cg_buf_putc(&s->out, '\n');
+	cli_buf_putc(&s->out, '\n');
 	if (s->out.len > (1u << 16) && flush_out(&s->out))
 		return -1;
 	return 0;
@@ -230,11 +230,11 @@ static int run(int argc, char **argv)
 	int ret;
 	if (csv) {
 		struct csv_state s = {.device = device};
-		cg_buf_lit(&s.out, "timestamp_ns,device,live_bytes,free_bytes\n");
+		cli_buf_lit(&s.out, "timestamp_ns,device,live_bytes,free_bytes\n");
 		ret = cgtrace_memory_timeline(doc, csv_row, &s);
 		if (ret == 0)
 			ret = flush_out(&s.out);
-		cg_buf_fini(&s.out);
+		cli_buf_fini(&s.out);
 	} else {
 		ret = chart(doc, device, rows, exact);
 	}

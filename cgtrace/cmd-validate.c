@@ -33,7 +33,7 @@ static void warnings(const char *path, const struct cgtrace_doc *doc)
 	if (open)
 		fprintf(stderr, "%s: warning: %zu span(s) never closed\n", path, open);
 	uint64_t min;
-	if (cli_min_bytes(doc, &min) == -EINVAL)
+	if (cgtrace_doc_min_bytes(doc, &min) == -EINVAL)
 		fprintf(stderr, "%s: warning: tag cgprobe_min_bytes '%s' is not a decimal number; "
 				"ignored\n", path, cli_tag(doc, "cgprobe_min_bytes"));
 	struct cgtrace_memory_report *rep;

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "num_scan.h"
 
 const char *cli_tag(const struct cgtrace_doc *doc, const char *key)
 {
@@ -19,21 +18,12 @@ const char *cli_tag(const struct cgtrace_doc *doc, const char *key)
 	return NULL;
 }
 
-int cli_min_bytes(const struct cgtrace_doc *doc, uint64_t *out)
-{
-	const char *v = cli_tag(doc, "cgprobe_min_bytes");
-	if (!v)
-		return -ENOENT;
-	/* Tags are free text; anything but a plain decimal is not the probe's. */
-	return cg_scan_u64(v, strlen(v), out) < 0 ? -EINVAL : 0;
-}
-
 bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bool exact,
 			enum cli_note_style style)
 {
 	uint64_t min;
 	char n[32];
-	if (cli_min_bytes(doc, &min) < 0 || min == 0)
+	if (cgtrace_doc_min_bytes(doc, &min) < 0 || min == 0)
 		return false;
 	/*
 	 * The threshold as the user gave it, never rounded to KiB; --bytes

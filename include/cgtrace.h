@@ -85,7 +85,10 @@ uint64_t cgtrace_storage_bytes(const uint64_t *shape, size_t ndim, const char *d
 struct cgtrace_doc;
 
 struct cgtrace_read_options {
-	/* Called with each warning line ("PATH:LINE: message"); NULL: stderr. */
+	/*
+	 * Called with each warning line ("PATH:LINE: message"). NULL: the
+	 * library prints nothing; the warning is left in err (see below).
+	 */
 	void (*warn)(void *user, const char *line);
 	void *user;
 };
@@ -93,7 +96,9 @@ struct cgtrace_read_options {
 /*
  * Reads a plain or zstd-compressed trace ("-" reads standard input).
  * On failure returns -ENOENT & co. for I/O errors or -EBADMSG for a trace
- * that breaks the format, with "PATH:LINE: message" in err.
+ * that breaks the format, with "PATH:LINE: message" in err. On success err
+ * holds the warning line when there was one and opts has no warn callback
+ * (a cut-off last line is the only warning), else "".
  */
 int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
 		     struct cgtrace_doc **out, char *err, size_t errlen);
@@ -247,7 +252,7 @@ struct cgtrace_summary {
 	uint64_t peak_bytes;
 };
 
-/* The seed's build_summary; linear in the number of spans and records. */
+/* The format's summary of a trace; linear in the number of spans and records. */
 int cgtrace_doc_summary(const struct cgtrace_doc *doc, struct cgtrace_summary *out);
 
 struct cgtrace_device_peak {
@@ -291,7 +296,7 @@ struct cgtrace_memory_report {
 	uint64_t unknown_free_count;
 };
 
-/* The seed's analyze_memory. Free the report with cgtrace_memory_report_free. */
+/* The format's memory analysis. Free the report with cgtrace_memory_report_free. */
 int cgtrace_memory_analyze(const struct cgtrace_doc *doc, struct cgtrace_memory_report **out);
 void cgtrace_memory_report_free(struct cgtrace_memory_report *report);
 
@@ -309,11 +314,52 @@ int cgtrace_memory_timeline(const struct cgtrace_doc *doc,
 			    int (*fn)(void *user, const struct cgtrace_timeline_point *p),
 			    void *user);
 
-/* Re-emits the document as JSONL in the seed's to_events order. */
+/* Re-emits the document as JSONL, records in the format's stream order. */
 int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
 
+/*
+ * The summary and the memory report it rests on, from one analysis. The
+ * report has no peak breakdown (n_breakdown is 0): what a summary shows
+ * needs only the peaks. Free it with cgtrace_memory_report_free.
+ */
+int cgtrace_doc_summary_report(const struct cgtrace_doc *doc, struct cgtrace_summary *out,
+			       struct cgtrace_memory_report **report);
+
+/* The allocations live at the peak that share an op_name. */
+struct cgtrace_op_group {
+	const char *op_name; /* NULL for allocations without one */
+	uint64_t count;
+	uint64_t bytes;      /* saturating sum */
+};
+
+/*
+ * Groups report->peak_breakdown by op_name: every group, most bytes first,
+ * then op_name bytewise (NULL first). *out is NULL when n is 0; free it
+ * with cgtrace_op_groups_free. O(n log n) in the live allocations.
+ */
+int cgtrace_memory_peak_by_op(const struct cgtrace_memory_report *report,
+			      struct cgtrace_op_group **out, size_t *n);
+void cgtrace_op_groups_free(struct cgtrace_op_group *groups);
+
+/*
+ * The cgprobe_min_bytes tag of meta (allocations under it were not
+ * recorded): 0 with *out, -ENOENT when absent, -EINVAL when it is not a
+ * plain decimal number (tags are free text; readers then ignore it).
+ */
+int cgtrace_doc_min_bytes(const struct cgtrace_doc *doc, uint64_t *out);
+
+/* Most bytes cgtrace_json_string writes for n input bytes. */
+#define CGTRACE_JSON_STRING_MAX(n) (6 * (size_t)(n) + 2)
+
+/*
+ * Writes s[0..n) as a quoted JSON string, escaped as the trace writers
+ * escape (ill-formed UTF-8 becomes U+FFFD), into out, which must hold
+ * CGTRACE_JSON_STRING_MAX(n) bytes. Returns the length; no NUL is written.
+ */
+size_t cgtrace_json_string(char *out, const char *s, size_t n);
+
 /* ------------------------------------------------------------------ */
-/* Writing: a recording session (port of the seed's TraceSession)     */
+/* Writing: a recording session                                      */
 /* ------------------------------------------------------------------ */
 
 /* A session is used by one thread at a time: callers serialize. */

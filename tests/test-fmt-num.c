@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fmt_num.h"
+#include "test-main.h"
 
 /*
  * Check's ck_assert_* log every passing check through a file, which would
@@ -426,14 +427,24 @@ END_TEST
 static Suite *fmt_suite(void)
 {
 	Suite *s = suite_create("fmt_num");
-	TCase *tc = tcase_create("core");
+	TCase *tc;
+
+	tc = tcase_create("u64:format");
 	/* A few million printf/strtod calls: well past Check's default 4 s. */
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, u64_edges);
 	tcase_add_test(tc, u64_random);
 	tcase_add_test(tc, u64_dense);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hex:format");
+	/* A few million printf/strtod calls: well past Check's default 4 s. */
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, hex_edges);
 	tcase_add_test(tc, hex_random);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("f64:format");
+	/* A few million printf/strtod calls: well past Check's default 4 s. */
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, f64_golden);
 	tcase_add_test(tc, f64_random_bits);
 	tcase_add_test(tc, f64_every_exponent);
@@ -442,11 +453,4 @@ static Suite *fmt_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(fmt_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TEST_MAIN(fmt_suite);

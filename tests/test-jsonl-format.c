@@ -14,6 +14,7 @@
 #include "jsonl_format.h"
 #include "names.h"
 #include "record.h"
+#include "test-main.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -822,7 +823,9 @@ END_TEST
 static Suite *jsonl_suite(void)
 {
 	Suite *s = suite_create("jsonl_format");
-	TCase *tc = tcase_create("core");
+	TCase *tc;
+
+	tc = tcase_create("format:records");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, meta_lines);
 	tcase_add_test(tc, meta_many_tags);
@@ -834,25 +837,30 @@ static Suite *jsonl_suite(void)
 	tcase_add_test(tc, gradient_lines);
 	tcase_add_test(tc, edge_and_device_lines);
 	tcase_add_test(tc, appends_many);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("format:strings");
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, escapes);
 	tcase_add_test(tc, utf8_valid_passes);
 	tcase_add_test(tc, utf8_invalid_replaced);
 	tcase_add_test(tc, utf8_fuzz_against_reference);
 	tcase_add_test(tc, strings_round_trip_through_cjson);
 	tcase_add_test(tc, record_strings_escaped);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("record:equal");
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, rec_equal);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("names:enums");
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, enum_names);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dtype:sizes");
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, dtype_sizes);
 	tcase_add_test(tc, storage_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(jsonl_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TEST_MAIN(jsonl_suite);

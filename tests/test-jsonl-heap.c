@@ -4,6 +4,7 @@
 #include "jsonl_format.h"
 #include "jsonl_heap.h"
 #include "test-util.h"
+#include "test-main.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
@@ -107,7 +108,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("jsonl-heap");
-	TCase *tc = tcase_create("heap");
+	TCase *tc = tcase_create("heap:line");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, heap_line_known_text);
 	tcase_add_test(tc, heap_line_equals_general_formatter);
@@ -115,7 +116,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return test_run_suite(suite());
-}
+TEST_MAIN(suite);

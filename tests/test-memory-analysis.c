@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The memory analysis: ordering, accounting, peaks, breakdown, capacity, timeline. */
+#include <errno.h>
+
 #include "test-util.h"
+#include "test-main.h"
 
 #define MEMR(ts, id, dev, bytes, action, cat, span)                                          \
 	"{\"kind\":\"memory\",\"timestamp_ns\":" #ts ",\"tensor_id\":\"" id                     \
@@ -222,10 +225,130 @@ START_TEST(many_out_of_order_records)
 }
 END_TEST
 
+/* 100 distinct op names: every one is a group (the tool once stopped at 64). */
+START_TEST(peak_by_op_has_every_group)
+{
+	char *text = malloc(100 * 256 + sizeof(META_LINE));
+	size_t at = (size_t)sprintf(text, "%s", META_LINE);
+	for (int i = 0; i < 100; i++)
+		at += (size_t)sprintf(text + at,
+				      "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"t%d\","
+				      "\"span_id\":\"s1\",\"op_name\":\"op%03d\",\"device\":\"cpu\","
+				      "\"bytes\":%d,\"action\":\"alloc\",\"dtype\":\"u8\"}\n",
+				      i, i, i % 100, 1000 + i % 7);
+	struct cgtrace_doc *d = ck_read_ok(text);
+	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_op_group *g;
+	size_t n;
+	ck_assert_int_eq(cgtrace_memory_peak_by_op(r, &g, &n), 0);
+	ck_assert_uint_eq(n, 100);
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(g[i].count, 1);
+		total += g[i].bytes;
+		if (i)
+			ck_assert(g[i - 1].bytes > g[i].bytes ||
+				  (g[i - 1].bytes == g[i].bytes &&
+				   strcmp(g[i - 1].op_name, g[i].op_name) < 0));
+	}
+	ck_assert_uint_eq(total, r->peak_bytes);
+	cgtrace_op_groups_free(g);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+	free(text);
+}
+END_TEST
+
+#define MEM_NO_OP(ts, id, bytes)                                                             \
+	"{\"kind\":\"memory\",\"timestamp_ns\":" #ts ",\"tensor_id\":\"" id                     \
+	"\",\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":" #bytes                            \
+	",\"action\":\"alloc\",\"dtype\":\"u8\"}\n"
+
+START_TEST(peak_by_op_sums_and_orders)
+{
+	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 10) MEM_NO_OP(2, "x", 30)
+					   MEM_NO_OP(3, "y", 5) A(4, "b", "cpu", 35));
+	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_op_group *g;
+	size_t n;
+	ck_assert_int_eq(cgtrace_memory_peak_by_op(r, &g, &n), 0);
+	/* Equal bytes (35): the records without an op_name come first. */
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_null(g[0].op_name);
+	ck_assert_uint_eq(g[0].count, 2);
+	ck_assert_uint_eq(g[0].bytes, 35);
+	ck_assert_str_eq(g[1].op_name, "op_b");
+	ck_assert_uint_eq(g[1].bytes, 35);
+	ck_assert_str_eq(g[2].op_name, "op_a");
+	ck_assert_uint_eq(g[2].count, 1);
+	cgtrace_op_groups_free(g);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+
+	d = ck_read_ok(META_LINE);
+	r = analyze(d);
+	ck_assert_int_eq(cgtrace_memory_peak_by_op(r, &g, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(g);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(summary_report_matches_summary)
+{
+	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 100) A(2, "b", "cuda:0", 150)
+					   F(3, "a", "cpu", 100));
+	struct cgtrace_summary a, b;
+	struct cgtrace_memory_report *r;
+	ck_assert_int_eq(cgtrace_doc_summary(d, &a), 0);
+	ck_assert_int_eq(cgtrace_doc_summary_report(d, &b, &r), 0);
+	ck_assert_mem_eq(&a, &b, sizeof(a));
+	ck_assert_uint_eq(r->peak_bytes, 150);
+	ck_assert_uint_eq(r->n_devices, 2);
+	ck_assert_uint_eq(r->n_breakdown, 0);
+	cgtrace_memory_report_free(r);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+START_TEST(min_bytes_tag)
+{
+	static const char *const tags[] = {"", "\"cgprobe_min_bytes\":\"4096\"",
+					   "\"cgprobe_min_bytes\":\"4k\""};
+	static const int want[] = {-ENOENT, 0, -EINVAL};
+	for (int i = 0; i < 3; i++) {
+		char text[1024];
+		snprintf(text, sizeof(text),
+			 "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/6\",\"run_id\":\"r\","
+			 "\"correlation_id\":\"c\",\"entrypoint\":\"e\",\"phase\":\"train\","
+			 "\"timestamp\":\"t\",\"capture_step\":1,\"warmup_steps\":0,"
+			 "\"device\":\"cpu\",\"timing_mode\":\"host\",\"tags\":{%s}}\n",
+			 tags[i]);
+		struct cgtrace_doc *d = ck_read_ok(text);
+		uint64_t v = 7;
+		ck_assert_int_eq(cgtrace_doc_min_bytes(d, &v), want[i]);
+		ck_assert_uint_eq(v, i == 1 ? 4096 : 7);
+		cgtrace_doc_free(d);
+	}
+}
+END_TEST
+
+START_TEST(json_string_escapes_as_the_writer)
+{
+	char out[CGTRACE_JSON_STRING_MAX(8)];
+	size_t n = cgtrace_json_string(out, "a\"\\\n\x01\xff", 6);
+	ck_assert_uint_eq(n, 18);
+	ck_assert_mem_eq(out, "\"a\\\"\\\\\\n\\u0001\xef\xbf\xbd\"", n);
+	ck_assert_uint_eq(cgtrace_json_string(out, NULL, 0), 2);
+	ck_assert_mem_eq(out, "\"\"", 2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memory-analysis");
-	TCase *tc = tcase_create("accounting");
+	TCase *tc = tcase_create("memory:accounting");
 	tcase_add_test(tc, no_memory_records);
 	tcase_add_test(tc, peak_is_per_device_and_first_strictly_exceeded);
 	tcase_add_test(tc, order_is_time_then_alloc_then_tensor_id);
@@ -234,18 +357,24 @@ static Suite *suite(void)
 	tcase_add_test(tc, autograd_retained_bytes);
 	tcase_add_test(tc, live_bytes_saturate);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("devices");
+	tc = tcase_create("memory:devices");
 	tcase_add_test(tc, timeline_uses_capacity_from_whole_trace);
 	tcase_add_test(tc, device_with_only_checkpoints_is_listed);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("scale");
+	tc = tcase_create("memory:by-op");
+	tcase_add_test(tc, peak_by_op_has_every_group);
+	tcase_add_test(tc, peak_by_op_sums_and_orders);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("api:helpers");
+	tcase_add_test(tc, summary_report_matches_summary);
+	tcase_add_test(tc, min_bytes_tag);
+	tcase_add_test(tc, json_string_escapes_as_the_writer);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("memory:scale");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, many_out_of_order_records);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	return test_run_suite(suite());
-}
+TEST_MAIN(suite);

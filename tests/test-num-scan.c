@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "num_scan.h"
+#include "test-main.h"
 
 static int u64(const char *s, uint64_t *out)
 {
@@ -257,27 +258,23 @@ END_TEST
 static Suite *num_scan_suite(void)
 {
 	Suite *s = suite_create("num_scan");
-	TCase *tc = tcase_create("core");
+	TCase *tc;
 
+	tc = tcase_create("u64:scan");
 	tcase_add_loop_test(tc, test_u64_good, 0, (int)(sizeof(u64_good) / sizeof(u64_good[0])));
 	tcase_add_loop_test(tc, test_u64_bad, 0, (int)(sizeof(u64_bad) / sizeof(u64_bad[0])));
 	tcase_add_test(tc, test_u64_not_terminated);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("f64:scan");
 	tcase_add_test(tc, test_f64_good);
 	tcase_add_loop_test(tc, test_f64_bad, 0, (int)(sizeof(f64_bad) / sizeof(f64_bad[0])));
 	tcase_add_test(tc, test_f64_not_terminated);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("f64:locale");
 	tcase_add_test(tc, test_f64_locale);
 	tcase_add_test(tc, test_f64_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(num_scan_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TEST_MAIN(num_scan_suite);

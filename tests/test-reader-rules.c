@@ -3,6 +3,7 @@
 #include <zstd.h>
 
 #include "test-util.h"
+#include "test-main.h"
 
 #define SPAN_S1 "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"root\",\"start_ns\":0,\"span_kind\":\"function\"}\n"
 #define MEM(ts, id, bytes, action)                                                            \
@@ -399,7 +400,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("reader-rules");
-	TCase *tc = tcase_create("stream");
+	TCase *tc = tcase_create("reader:stream");
 	tcase_add_test(tc, blank_lines_are_skipped_but_counted);
 	tcase_add_test(tc, crlf_line_endings_are_whitespace);
 	tcase_add_test(tc, unknown_kind_and_missing_kind);
@@ -412,7 +413,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, truncated_last_line_is_a_warning);
 	tcase_add_test(tc, zstd_is_read_transparently);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("document");
+	tc = tcase_create("reader:document");
 	tcase_add_test(tc, meta_rules);
 	tcase_add_test(tc, meta_tags_sorted);
 	tcase_add_test(tc, span_rules);
@@ -423,7 +424,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return test_run_suite(suite());
-}
+TEST_MAIN(suite);

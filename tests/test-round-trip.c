@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "test-util.h"
+#include "test-main.h"
 
 static char dir[] = "/tmp/cgtrace-rt-XXXXXX";
 
@@ -244,7 +245,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("round-trip");
-	TCase *tc = tcase_create("round-trip");
+	TCase *tc = tcase_create("round-trip:session");
 	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
 	tcase_add_test(tc, session_output_reads_back_and_exports_to_itself);
 	tcase_add_test(tc, op_records_do_not_fabricate_memory);
@@ -253,7 +254,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return test_run_suite(suite());
-}
+TEST_MAIN(suite);

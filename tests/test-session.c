@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
+#include "test-main.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -914,20 +915,31 @@ END_TEST
 static Suite *session_suite(void)
 {
 	Suite *s = suite_create("session");
-	TCase *tc = tcase_create("core");
+	TCase *tc;
+
+	tc = tcase_create("session:spans");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, nested_spans_emit_parent_hierarchy_and_durations);
-	tcase_add_test(tc, record_gradient_round_trips);
+	tcase_add_test(tc, finish_with_open_span_is_busy);
+	tcase_add_test(tc, end_span_must_be_innermost);
+	tcase_add_test(tc, deep_nesting);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("session:meta");
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, capture_step_zero_rejected);
 	tcase_add_test(tc, meta_defaults);
 	tcase_add_test(tc, meta_explicit_fields_and_tags);
 	tcase_add_test(tc, bad_run_rejected);
-	tcase_add_test(tc, finish_with_open_span_is_busy);
-	tcase_add_test(tc, end_span_must_be_innermost);
-	tcase_add_test(tc, deep_nesting);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("session:records");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, record_gradient_round_trips);
 	tcase_add_test(tc, auto_categories_follow_steps);
 	tcase_add_test(tc, memory_and_device_records);
 	tcase_add_test(tc, many_records);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("session:files");
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, existing_regular_file_refused);
 	tcase_add_test(tc, missing_directories_created);
 	tcase_add_test(tc, dev_full_reports_enospc);
@@ -937,11 +949,4 @@ static Suite *session_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(session_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+TEST_MAIN(session_suite);

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "test-util.h"
+#include "test-main.h"
 
 #define SPAN(id, parent, measured)                                                           \
 	"{\"kind\":\"span_start\",\"id\":\"" id "\"" parent ",\"name\":\"n\",\"start_ns\":0,"   \
@@ -117,20 +118,17 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("summary");
-	TCase *tc = tcase_create("summary");
+	TCase *tc = tcase_create("summary:spans");
 	tcase_add_test(tc, seed_document_summary);
 	tcase_add_test(tc, dangling_parent_counts_once);
 	tcase_add_test(tc, cycles_stop_the_walk);
 	tcase_add_test(tc, measured_time_sums_closed_measured_spans);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("scale");
+	tc = tcase_create("summary:scale");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, deep_chain_is_linear);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	return test_run_suite(suite());
-}
+TEST_MAIN(suite);

@@ -73,13 +73,4 @@ static inline struct cgtrace_doc *ck_read_ok(const char *text)
 	return d;
 }
 
-static inline int test_run_suite(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
 #endif

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
-#include "parse.h"
+#include "parse_fast.h"
+#include "parse_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

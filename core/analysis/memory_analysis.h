@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* The memory analysis behind cgtrace_memory_analyze, with the peak's live set optional. */
+#ifndef CG_MEMORY_ANALYSIS_H
+#define CG_MEMORY_ANALYSIS_H
+
+#include <stdbool.h>
+
+#include "cgtrace.h"
+
+/* breakdown false leaves peak_breakdown empty: the summary needs only the peak. */
+int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
+		      bool breakdown);
+
+#endif

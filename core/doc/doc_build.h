@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* Filling a document record by record; the reader's side of the document. */
+#ifndef CG_DOC_BUILD_H
+#define CG_DOC_BUILD_H
+
+#include <stddef.h>
+
+#include "record.h"
+
+struct cgtrace_doc;
+/* Lookup tables that live while a document is built. */
+struct cg_build;
+
+struct cg_build *cg_build_new(void);
+void cg_build_free(struct cg_build *b);
+
+/*
+ * Adds one record. 0, or a negative errno with the message (without the
+ * position) in err: -EBADMSG for a broken rule, -ENOMEM & co. otherwise.
+ */
+int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t errlen);
+
+#endif

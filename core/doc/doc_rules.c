@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* The rules of the trace/6 format a document checks as it is built, with their messages. */
+#include "doc_rules.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgtrace.h"
+#include "doc.h"
+
+#define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EBADMSG)
+
+int cg_rule_meta(bool has_meta, size_t records_before, const struct cg_rec_meta *m, char *err,
+		 size_t errlen)
+{
+	if (has_meta)
+		return FAIL("duplicate meta record; only one meta record is allowed");
+	if (records_before > 0)
+		return FAIL("meta record must be the first non-empty trace record");
+	if (!cg_sv_eq(m->schema, CG_SV_LIT(CGTRACE_SCHEMA)))
+		return FAIL("unsupported trace schema \"%.*s\"; expected \"%s\"",
+			    (int)(m->schema.n > 200 ? 200 : m->schema.n), m->schema.p,
+			    CGTRACE_SCHEMA);
+	return 0;
+}
+
+int cg_rule_span_start(const struct cg_rec_span_start *s, char *err, size_t errlen)
+{
+	return FAIL("duplicate span_start id `%.*s`", (int)s->id.n, s->id.p);
+}
+
+int cg_rule_span_end(const struct cg_rec_span_end *e, const struct cg_span *sp, char *err,
+		     size_t errlen)
+{
+	if (!sp)
+		return FAIL("span_end for unknown span `%.*s`", (int)e->id.n, e->id.p);
+	if (sp->closed)
+		return FAIL("duplicate span_end for `%.*s`", (int)e->id.n, e->id.p);
+	return 0;
+}
+
+int cg_rule_kind(char *err, size_t errlen)
+{
+	return FAIL("unknown record kind");
+}
+
+int cg_rule_finish(const struct cgtrace_doc *d, char *err, size_t errlen)
+{
+	if (!d->has_meta)
+		return FAIL("trace stream is missing a meta record with run metadata");
+	return 0;
+}
+
+int cg_rule_errno(int ret, char *err, size_t errlen)
+{
+	if (ret == -E2BIG)
+		snprintf(err, errlen, "trace exceeds a reader limit (65535 devices, 4 GiB of "
+				      "distinct strings or shapes)");
+	else if (ret < 0)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret;
+}

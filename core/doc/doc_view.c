@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/* Read access to a document through the public view structs. */
+#include "doc_view.h"
+
+#include "doc.h"
+#include "export.h"
+
+CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kind kind)
+{
+	switch (kind) {
+	case CGTRACE_KIND_META:
+		return d->has_meta;
+	case CGTRACE_KIND_SPAN_START:
+		return d->spans.len;
+	case CGTRACE_KIND_SPAN_END: {
+		size_t n = 0;
+		for (size_t i = 0; i < d->spans.len; i++)
+			n += CG_VEC_AT(&d->spans, struct cg_span, i)->closed;
+		return n;
+	}
+	case CGTRACE_KIND_OP:
+		return d->ops.len;
+	case CGTRACE_KIND_TENSOR:
+		return d->tensors.len;
+	case CGTRACE_KIND_MEMORY:
+		return d->memory.len;
+	case CGTRACE_KIND_DEVICE_MEMORY:
+		return d->devmem.len;
+	case CGTRACE_KIND_GRADIENT:
+		return d->grads.len;
+	case CGTRACE_KIND_EDGE:
+		return d->edges.len;
+	case CGTRACE_KIND_DEVICE_INFO:
+		return d->devinfo.len;
+	default:
+		return 0;
+	}
+}
+
+CG_EXPORT bool cgtrace_doc_truncated(const struct cgtrace_doc *d)
+{
+	return d->truncated;
+}
+
+static const char *dev_str(const struct cgtrace_doc *d, uint16_t dev)
+{
+	return cg_doc_str(d, cg_doc_device_str(d, dev));
+}
+
+CG_EXPORT void cgtrace_doc_meta(const struct cgtrace_doc *d, struct cgtrace_meta *o)
+{
+	const struct cg_meta *m = &d->meta;
+	*o = (struct cgtrace_meta){
+		.schema = cg_doc_str(d, m->schema),
+		.run_id = cg_doc_str(d, m->run_id),
+		.correlation_id = cg_doc_str(d, m->correlation_id),
+		.entrypoint = cg_doc_str(d, m->entrypoint),
+		.phase = (enum cgtrace_phase)m->phase,
+		.timestamp = cg_doc_str(d, m->timestamp),
+		.capture_step = m->capture_step,
+		.warmup_steps = m->warmup_steps,
+		.device = cg_doc_str(d, m->device),
+		.measured_region_device_synchronized = m->mrds,
+		.timing_mode = (enum cgtrace_timing)m->timing_mode,
+		.tags = m->tags,
+		.n_tags = m->n_tags,
+		.candle_version = cg_doc_str(d, m->candle_version),
+	};
+}
+
+CG_EXPORT void cgtrace_doc_span(const struct cgtrace_doc *d, size_t i, struct cgtrace_span *o)
+{
+	const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
+	*o = (struct cgtrace_span){
+		.id = cg_doc_str(d, s->id),
+		.parent_id = cg_doc_str(d, s->parent_id),
+		.name = cg_doc_str(d, s->name),
+		.kind = (enum cgtrace_span_kind)s->kind,
+		.measured = s->measured,
+		.start_ns = s->start_ns,
+		.closed = s->closed,
+		.duration_ns = s->duration_ns,
+		.step = (enum cgtrace_step)s->step,
+	};
+}
+
+CG_EXPORT void cgtrace_doc_op(const struct cgtrace_doc *d, size_t i, struct cgtrace_op *o)
+{
+	const struct cg_op *op = CG_VEC_AT(&d->ops, struct cg_op, i);
+	const uint32_t *lists = d->str_lists.p;
+	*o = (struct cgtrace_op){
+		.span_id = cg_doc_str(d, op->span_id),
+		.op_name = cg_doc_str(d, op->op_name),
+		.inputs = d->str_ptrs + op->inputs + 1,
+		.n_inputs = op->inputs ? lists[op->inputs] : 0,
+		.output = cg_doc_str(d, op->output),
+		.dtype = cg_doc_str(d, op->dtype),
+		.device = dev_str(d, (uint16_t)op->device),
+		.duration_ns = op->duration_ns,
+		.timestamp_ns = op->timestamp_ns,
+		.storage_bytes = op->storage_bytes,
+		.input_storage_bytes = op->input_storage_bytes,
+	};
+	o->shape = cg_doc_shape(d, op->shape, NULL, &o->ndim);
+}
+
+CG_EXPORT void cgtrace_doc_tensor(const struct cgtrace_doc *d, size_t i, struct cgtrace_tensor *o)
+{
+	const struct cg_tensor *t = CG_VEC_AT(&d->tensors, struct cg_tensor, i);
+	*o = (struct cgtrace_tensor){
+		.span_id = cg_doc_str(d, t->span_id),
+		.tensor_id = cg_doc_str(d, t->tensor_id),
+		.dtype = cg_doc_str(d, t->dtype),
+		.device = dev_str(d, (uint16_t)t->device),
+		.requires_grad = t->requires_grad,
+		.storage_bytes = t->storage_bytes,
+		.category = (enum cgtrace_category)t->category,
+	};
+	o->shape = cg_doc_shape(d, t->shape, NULL, &o->ndim);
+}
+
+void cg_doc_mem_view(const struct cgtrace_doc *d, size_t i, struct cgtrace_memory *o)
+{
+	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
+	const struct cg_mem_class *c = cg_doc_class(d, m->cls);
+	*o = (struct cgtrace_memory){
+		.timestamp_ns = m->timestamp_ns,
+		.tensor_id = cg_doc_str(d, m->tensor_id),
+		.span_id = cg_doc_str(d, c->span_id),
+		.op_name = cg_doc_str(d, c->op_name),
+		.device = dev_str(d, c->device),
+		.bytes = m->bytes,
+		.action = (enum cgtrace_action)c->action,
+		.dtype = cg_doc_str(d, c->dtype),
+		.category = (enum cgtrace_category)c->category,
+		.managed = c->managed,
+	};
+	o->shape = cg_doc_shape(d, cg_doc_mem_shape(d, i), &m->bytes, &o->ndim);
+}
+
+CG_EXPORT void cgtrace_doc_memory(const struct cgtrace_doc *d, size_t i, struct cgtrace_memory *o)
+{
+	cg_doc_mem_view(d, i, o);
+}
+
+CG_EXPORT void cgtrace_doc_device_memory(const struct cgtrace_doc *d, size_t i,
+					 struct cgtrace_device_memory *o)
+{
+	const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
+	*o = (struct cgtrace_device_memory){
+		.timestamp_ns = m->timestamp_ns,
+		.device = dev_str(d, m->device),
+		.used_bytes = m->used_bytes,
+		.free_bytes = m->free_bytes,
+		.has_reserved = m->has_reserved,
+		.reserved_bytes = m->reserved_bytes,
+		.has_oom_request = m->has_oom_request,
+		.oom_request_bytes = m->oom_request_bytes,
+	};
+}
+
+CG_EXPORT void cgtrace_doc_gradient(const struct cgtrace_doc *d, size_t i,
+				    struct cgtrace_gradient *o)
+{
+	const struct cg_grad *g = CG_VEC_AT(&d->grads, struct cg_grad, i);
+	*o = (struct cgtrace_gradient){
+		.event_id = cg_doc_str(d, g->event_id),
+		.root = cg_doc_str(d, g->root),
+		.key = cg_doc_str(d, g->key),
+		.state = (enum cgtrace_grad_state)g->state,
+		.has_norm = g->has_norm,
+		.norm = g->norm,
+	};
+}
+
+CG_EXPORT void cgtrace_doc_edge(const struct cgtrace_doc *d, size_t i, struct cgtrace_edge *o)
+{
+	const struct cg_edge *e = CG_VEC_AT(&d->edges, struct cg_edge, i);
+	*o = (struct cgtrace_edge){
+		.from_span = cg_doc_str(d, e->from_span),
+		.to_span = cg_doc_str(d, e->to_span),
+		.duration_ns = e->duration_ns,
+	};
+}
+
+CG_EXPORT void cgtrace_doc_device_info(const struct cgtrace_doc *d, size_t i,
+				       struct cgtrace_device_info *o)
+{
+	const struct cg_devinfo *di = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
+	*o = (struct cgtrace_device_info){
+		.device = dev_str(d, di->device),
+		.uuid = cg_doc_str(d, di->uuid),
+		.name = cg_doc_str(d, di->name),
+		.has_total = di->has_total,
+		.total_bytes = di->total_bytes,
+	};
+}
+
+const uint64_t *cg_doc_shape(const struct cgtrace_doc *d, uint32_t shape, const uint64_t *bytes,
+			     size_t *ndim)
+{
+	if (shape == CG_SHAPE_EMPTY) {
+		*ndim = 0;
+		return NULL;
+	}
+	if (shape == CG_SHAPE_BYTES) {
+		*ndim = 1;
+		return bytes;
+	}
+	const uint64_t *base = d->shapes.p;
+	*ndim = (size_t)base[shape];
+	return base + shape + 1;
+}
+
+uint32_t cg_doc_mem_shape(const struct cgtrace_doc *d, size_t i)
+{
+	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
+	uint8_t kind = cg_doc_class(d, m->cls)->shape_kind;
+	if (kind != CG_SHAPE_OTHER)
+		return kind;
+	return *CG_VEC_AT(&d->mem_shapes, uint32_t, i);
+}
+
+long cg_doc_find_span(const struct cgtrace_doc *d, uint32_t id)
+{
+	if (id == CG_STR_NONE)
+		return -1;
+	const struct cg_span *s = d->spans.p;
+	size_t lo = 0, hi = d->spans.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cg_strpool_cmp(&d->pool, s[mid].id, id);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Re-emits a document in the format's stream order: meta, spans by id
+ * (each start followed by its end when closed), then ops, tensors, memory,
+ * device memory, gradients, edges and the extension records, each in file
+ * order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "doc.h"
+#include "doc_view.h"
+#include "export.h"
+#include "jsonl_format.h"
+#include "write_all.h"
+
+struct out {
+	struct cg_buf buf;
+	int fd;
+	int err;
+};
+
+static int flush(struct out *o)
+{
+	if (!o->err)
+		o->err = cg_write_all(o->fd, o->buf.p, o->buf.len);
+	o->buf.len = 0;
+	return o->err;
+}
+
+static void emit(struct out *o, const struct cg_rec *r)
+{
+	cg_jsonl_format(&o->buf, r);
+	if (o->buf.len >= (1u << 16))
+		flush(o);
+}
+
+static struct cg_sv sv(const struct cgtrace_doc *d, uint32_t id)
+{
+	return cg_strpool_sv(&d->pool, id);
+}
+
+static struct cg_sv dev_sv(const struct cgtrace_doc *d, uint32_t dev)
+{
+	return sv(d, cg_doc_device_str(d, (uint16_t)dev));
+}
+
+static int emit_meta(struct out *o, const struct cgtrace_doc *d)
+{
+	const struct cg_meta *m = &d->meta;
+	struct cg_tagv *tags = calloc(m->n_tags ? m->n_tags : 1, sizeof(*tags));
+	if (!tags)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_tags; i++) {
+		tags[i].key = cg_sv_c(m->tags[i].key);
+		tags[i].value = cg_sv_c(m->tags[i].value);
+	}
+	struct cg_rec r = {.kind = CGTRACE_KIND_META};
+	r.u.meta = (struct cg_rec_meta){
+		.schema = sv(d, m->schema),
+		.run_id = sv(d, m->run_id),
+		.correlation_id = sv(d, m->correlation_id),
+		.entrypoint = sv(d, m->entrypoint),
+		.timestamp = sv(d, m->timestamp),
+		.device = sv(d, m->device),
+		.candle_version = sv(d, m->candle_version),
+		.phase = m->phase,
+		.timing_mode = m->timing_mode,
+		.measured_region_device_synchronized = m->mrds,
+		.capture_step = m->capture_step,
+		.warmup_steps = m->warmup_steps,
+		.tags = tags,
+		.n_tags = (uint32_t)m->n_tags,
+	};
+	emit(o, &r);
+	free(tags);
+	return 0;
+}
+
+static void emit_spans(struct out *o, const struct cgtrace_doc *d)
+{
+	for (size_t i = 0; i < d->spans.len; i++) {
+		const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
+		struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_START};
+		r.u.span_start = (struct cg_rec_span_start){
+			.id = sv(d, s->id),
+			.parent_id = sv(d, s->parent_id),
+			.name = sv(d, s->name),
+			.start_ns = s->start_ns,
+			.span_kind = s->kind,
+			.step = s->step,
+			.measured = s->measured,
+		};
+		emit(o, &r);
+		if (!s->closed)
+			continue;
+		r.kind = CGTRACE_KIND_SPAN_END;
+		r.u.span_end = (struct cg_rec_span_end){.id = sv(d, s->id),
+							.duration_ns = s->duration_ns};
+		emit(o, &r);
+	}
+}
+
+/* Op inputs are stored as ids: views need a scratch array. */
+static int emit_ops(struct out *o, const struct cgtrace_doc *d)
+{
+	struct cg_vec inputs = {0};
+	int ret = 0;
+	for (size_t i = 0; i < d->ops.len && ret == 0; i++) {
+		struct cgtrace_op v;
+		cgtrace_doc_op(d, i, &v);
+		ret = cg_vec_grow(&inputs, sizeof(struct cg_sv), v.n_inputs);
+		for (size_t k = 0; ret == 0 && k < v.n_inputs; k++)
+			((struct cg_sv *)inputs.p)[k] = cg_sv_c(v.inputs[k]);
+		const struct cg_op *op = CG_VEC_AT(&d->ops, struct cg_op, i);
+		struct cg_rec r = {.kind = CGTRACE_KIND_OP};
+		r.u.op = (struct cg_rec_op){
+			.span_id = sv(d, op->span_id),
+			.op_name = sv(d, op->op_name),
+			.inputs = inputs.p,
+			.n_inputs = (uint32_t)v.n_inputs,
+			.output = sv(d, op->output),
+			.shape = v.shape,
+			.ndim = (uint32_t)v.ndim,
+			.dtype = sv(d, op->dtype),
+			.device = dev_sv(d, op->device),
+			.duration_ns = op->duration_ns,
+			.timestamp_ns = op->timestamp_ns,
+			.has_storage_bytes = true,
+			.storage_bytes = op->storage_bytes,
+			.input_storage_bytes = op->input_storage_bytes,
+		};
+		if (ret == 0)
+			emit(o, &r);
+	}
+	cg_vec_free(&inputs, sizeof(struct cg_sv));
+	return ret;
+}
+
+static void emit_tensors(struct out *o, const struct cgtrace_doc *d)
+{
+	for (size_t i = 0; i < d->tensors.len; i++) {
+		const struct cg_tensor *t = CG_VEC_AT(&d->tensors, struct cg_tensor, i);
+		size_t ndim;
+		const uint64_t *shape = cg_doc_shape(d, t->shape, NULL, &ndim);
+		struct cg_rec r = {.kind = CGTRACE_KIND_TENSOR};
+		r.u.tensor = (struct cg_rec_tensor){
+			.span_id = sv(d, t->span_id),
+			.tensor_id = sv(d, t->tensor_id),
+			.shape = shape,
+			.ndim = (uint32_t)ndim,
+			.dtype = sv(d, t->dtype),
+			.device = dev_sv(d, t->device),
+			.requires_grad = t->requires_grad,
+			.has_storage_bytes = true,
+			.storage_bytes = t->storage_bytes,
+			.category = t->category,
+		};
+		emit(o, &r);
+	}
+}
+
+static void emit_memory(struct out *o, const struct cgtrace_doc *d)
+{
+	for (size_t i = 0; i < d->memory.len; i++) {
+		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
+		const struct cg_mem_class *c = cg_doc_class(d, m->cls);
+		size_t ndim;
+		const uint64_t *shape = cg_doc_shape(d, cg_doc_mem_shape(d, i), &m->bytes, &ndim);
+		struct cg_rec r = {.kind = CGTRACE_KIND_MEMORY};
+		r.u.memory = (struct cg_rec_memory){
+			.timestamp_ns = m->timestamp_ns,
+			.tensor_id = sv(d, m->tensor_id),
+			.span_id = sv(d, c->span_id),
+			.op_name = sv(d, c->op_name),
+			.device = dev_sv(d, c->device),
+			.bytes = m->bytes,
+			.action = c->action,
+			.category = c->category,
+			.managed = c->managed,
+			.shape = shape,
+			.ndim = (uint32_t)ndim,
+			.dtype = sv(d, c->dtype),
+		};
+		emit(o, &r);
+	}
+}
+
+static void emit_rest(struct out *o, const struct cgtrace_doc *d)
+{
+	struct cg_rec r;
+	for (size_t i = 0; i < d->devmem.len; i++) {
+		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
+		r.kind = CGTRACE_KIND_DEVICE_MEMORY;
+		r.u.device_memory = (struct cg_rec_device_memory){
+			.timestamp_ns = m->timestamp_ns,
+			.device = dev_sv(d, m->device),
+			.used_bytes = m->used_bytes,
+			.free_bytes = m->free_bytes,
+			.has_reserved = m->has_reserved,
+			.reserved_bytes = m->reserved_bytes,
+			.has_oom_request = m->has_oom_request,
+			.oom_request_bytes = m->oom_request_bytes,
+		};
+		emit(o, &r);
+	}
+	for (size_t i = 0; i < d->grads.len; i++) {
+		const struct cg_grad *g = CG_VEC_AT(&d->grads, struct cg_grad, i);
+		r.kind = CGTRACE_KIND_GRADIENT;
+		r.u.gradient = (struct cg_rec_gradient){
+			.event_id = sv(d, g->event_id),
+			.root = sv(d, g->root),
+			.key = sv(d, g->key),
+			.state = g->state,
+			.has_norm = g->has_norm,
+			.norm = g->norm,
+		};
+		emit(o, &r);
+	}
+	for (size_t i = 0; i < d->edges.len; i++) {
+		const struct cg_edge *e = CG_VEC_AT(&d->edges, struct cg_edge, i);
+		r.kind = CGTRACE_KIND_EDGE;
+		r.u.edge = (struct cg_rec_edge){
+			.from_span = sv(d, e->from_span),
+			.to_span = sv(d, e->to_span),
+			.duration_ns = e->duration_ns,
+		};
+		emit(o, &r);
+	}
+	for (size_t i = 0; i < d->devinfo.len; i++) {
+		const struct cg_devinfo *di = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
+		r.kind = CGTRACE_KIND_DEVICE_INFO;
+		r.u.device_info = (struct cg_rec_device_info){
+			.device = dev_sv(d, di->device),
+			.uuid = sv(d, di->uuid),
+			.name = sv(d, di->name),
+			.has_total = di->has_total,
+			.total_bytes = di->total_bytes,
+		};
+		emit(o, &r);
+	}
+}
+
+CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
+{
+	struct out o = {.fd = fd};
+	int ret = emit_meta(&o, d);
+	if (ret == 0) {
+		emit_spans(&o, d);
+		ret = emit_ops(&o, d);
+	}
+	if (ret == 0) {
+		emit_tensors(&o, d);
+		emit_memory(&o, d);
+		emit_rest(&o, d);
+		ret = flush(&o);
+	}
+	if (ret == 0 && o.buf.err)
+		ret = o.buf.err;
+	cg_buf_fini(&o.buf);
+	return ret;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* Applying one line to the document being read, and the reader's messages. */
+#ifndef CG_READ_APPLY_H
+#define CG_READ_APPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgtrace.h"
+#include "parse.h"
+#include "record.h"
+
+struct cg_read_ctx {
+	const char *name;
+	const struct cgtrace_read_options *opts;
+	struct cgtrace_doc *doc;
+	char *err; /* the caller's: the error, or a warning when opts has no callback */
+	size_t errlen;
+	uint64_t line_no; /* of the line being applied */
+};
+
+/*
+ * Applies one non-blank line: fast is the fast parser's record, or NULL to
+ * run the reference parser. 0 to go on, 1 when a cut-off last line ended
+ * the trace, or a negative errno with ctx->err set.
+ */
+int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
+		  bool terminated, const struct cg_rec *fast);
+/* Formats a read error of the source into ctx->err and returns it. */
+int cg_read_io_error(struct cg_read_ctx *ctx, int err);
+#endif

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+#include "test-main.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+	if (argc > 2) {
+		fprintf(stderr, "usage: %s [TEST_CASE]\n", argv[0]);
+		return EXIT_FAILURE;
+	}
+	SRunner *sr = srunner_create(NULL);
+	for (size_t i = 0; test_suites[i]; i++)
+		srunner_add_suite(sr, test_suites[i]());
+	srunner_run(sr, NULL, argc == 2 ? argv[1] : NULL, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
