@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "num_scan.h"
 #include "warn.h"
 
 struct cg_options cg_opt;
@@ -51,19 +52,16 @@ static const struct option_def table[] = {
 /* Numbers as text for their tags; the meta record being formatted points at them. */
 static char tag_text[N_OPTIONS][24];
 
-/* Plain decimal only: strtoull would take "-1", " 7" and "0x10". */
+/*
+ * Plain decimal only: strtoull would take "-1", " 7" and "0x10". Leading
+ * zeros are a person's way of writing a number here ("0100"), not the
+ * format's error they are in a trace, so they go before the trace's scanner.
+ */
 static bool parse_u64(const char *s, uint64_t *out)
 {
-	uint64_t v = 0;
-	if (!*s)
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return true;
+	while (s[0] == '0' && s[1] >= '0' && s[1] <= '9')
+		s++;
+	return cg_scan_u64(s, strlen(s), out) == 0;
 }
 
 static bool parse_bool(const char *s, bool *out)

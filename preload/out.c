@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "write_all.h"
+
 /*
  * Once a trace passes RESERVE_STEP, disk space is reserved that far ahead
  * of the writes, beyond the end of the file (its size only grows with
@@ -34,21 +36,18 @@ static void reserve_ahead(struct cg_out *o, size_t n)
 	o->reserved = to;
 }
 
+/*
+ * The first error sticks. `written` counts whole buffers only, so the
+ * truncate at close cuts a buffer a full disk took only part of.
+ */
 static int write_all(struct cg_out *o, const char *p, size_t n)
 {
+	if (o->err || n == 0)
+		return o->err;
 	reserve_ahead(o, n);
-	while (n > 0 && !o->err) {
-		ssize_t w = write(o->fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			o->err = w < 0 ? -errno : -EIO;
-			break;
-		}
-		p += w;
-		n -= (size_t)w;
-		o->written += (uint64_t)w;
-	}
+	o->err = cg_write_all(o->fd, p, n);
+	if (!o->err)
+		o->written += n;
 	return o->err;
 }
 

@@ -56,11 +56,6 @@ void cg_writer_wake(void)
 		futex(&w.wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
-bool cg_writer_root_closed(void)
-{
-	return w.root_closed;
-}
-
 bool cg_writer_dropped(void)
 {
 	return w.dropped;

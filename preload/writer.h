@@ -30,8 +30,6 @@ void cg_writer_wake(void);
  * thread. Returns 0, or -ETIMEDOUT.
  */
 int cg_writer_request(int req, int timeout_ms);
-/* The root span's end was written (an exec that failed keeps writing). */
-bool cg_writer_root_closed(void);
 /* A CG_REQ_DROP_EMPTY found the trace empty: the file is closed, the thread gone. */
 bool cg_writer_dropped(void);
 /* In a fork child: the parent's writer thread does not exist here. */
