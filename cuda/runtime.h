@@ -14,10 +14,7 @@
 #include "ops.h"
 
 #define CG_RT_FUNCS(X)                                                                        \
-	X(cudaMalloc) X(cudaFree) X(cudaMallocManaged) X(cudaMallocPitch) X(cudaMalloc3D)     \
-	X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost) X(cudaMallocAsync)                 \
-	X(cudaMallocAsync_ptsz) X(cudaFreeAsync) X(cudaFreeAsync_ptsz)                        \
-	X(cudaMallocFromPoolAsync) X(cudaMallocFromPoolAsync_ptsz) X(cudaMemGetInfo)          \
+	CG_CUDA_RT_OPS(X) X(cudaMemGetInfo)                                                   \
 	X(cudaGetDriverEntryPoint) X(cudaGetDriverEntryPointByVersion)                        \
 	X(cudaGetDriverEntryPoint_ptsz) X(cudaGetDriverEntryPointByVersion_ptsz) X(cudaGetDevice)
 

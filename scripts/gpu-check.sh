@@ -425,6 +425,11 @@ pct() { # TRACE EXPECTED: the signed difference in percent, two decimals
 	printf '%s%d.%02d%%' "$s" $((d / 100)) $((d % 100))
 }
 
+ratio() { # TRACE EXPECTED: TRACE / EXPECTED, four decimals
+	local r=$(($1 * 10000 / $2))
+	printf '%d.%04d' $((r / 10000)) $((r % 10000))
+}
+
 within() { # TRACE EXPECTED PERCENT: true when |TRACE - EXPECTED| <= PERCENT% of EXPECTED
 	local d=$(($1 - $2))
 	[ "$d" -lt 0 ] && d=$((-d))
@@ -642,8 +647,7 @@ for variant in default expandable; do
 	diff=- ratio=-
 	if [ -n "$reserved" ] && [ "$reserved" -gt 0 ]; then
 		diff=$(pct "$a_peak" "$reserved")
-		r=$((a_peak * 10000 / reserved))
-		ratio=$(printf '%d.%04d' $((r / 10000)) $((r % 10000)))
+		ratio=$(ratio "$a_peak" "$reserved")
 		echo "   max_memory_reserved $reserved ($(mib "$reserved")), max_memory_allocated $allocated" \
 			"($(mib "${allocated:-0}")); trace peak $a_peak ($(mib "$a_peak")); ratio $ratio ($diff)"
 		[ -z "$why" ] && ! within "$a_peak" "$reserved" 5 &&
@@ -674,8 +678,7 @@ else
 	diff=- ratio=-
 	if [ -n "$arrays" ] && [ "$arrays" -gt 0 ]; then
 		diff=$(pct "$a_peak" "$arrays")
-		r=$((a_peak * 10000 / arrays))
-		ratio=$(printf '%d.%04d' $((r / 10000)) $((r % 10000)))
+		ratio=$(ratio "$a_peak" "$arrays")
 		echo "   arrays $arrays bytes ($(mib "$arrays")); trace peak $a_peak ($(mib "$a_peak")); ratio $ratio ($diff)"
 	fi
 	if [ -n "$why" ]; then
