@@ -43,7 +43,9 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
-#include "test-child.h"
+#include "child.h"
+#include "pline.h"
+#include "test-main.h"
 
 extern char **environ;
 
@@ -150,7 +152,7 @@ static void run_free(struct run *r)
 		cgtrace_doc_free(r->traces[i].doc);
 	free(r->out_text);
 	free(r->err_text);
-	nftw(r->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree(r->dir);
 	free(r);
 }
 
@@ -250,21 +252,7 @@ static struct run *run_prog(bool probe, const char *const *extra_env, const char
 	for (size_t i = 0; i < n_owned; i++)
 		free(owned[i]);
 
-	int status = 0;
-	for (long waited = 0;; waited++) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid)
-			break;
-		ck_assert_int_eq(w, 0);
-		if (waited >= RUN_TIMEOUT_MS) {
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			ck_abort_msg("%s: still running after %d ms (hung?)", path, RUN_TIMEOUT_MS);
-		}
-		sleep_ms(1);
-	}
-	kill(-pid, SIGKILL);
-	r->status = status;
+	r->status = child_wait(pid, RUN_TIMEOUT_MS, path);
 	r->out_text = read_file(out_path, NULL);
 	r->err_text = read_file(err_path, NULL);
 	ck_assert_ptr_nonnull(r->out_text);
@@ -2066,78 +2054,64 @@ static bool all_present(const char *const *names)
 	return true;
 }
 
-static int add_suites(SRunner **sr)
+static Suite *runtime_suite(void)
 {
-	static const char *const fakes[] = {"lib/libcudart.so.13", "lib/libcuda.so.1", NULL};
 	static const char *const gcc_rt[] = {"rt-shared-gcc", "rt-shared-gcc-ptsz", NULL};
 	static const char *const two_rt[] = {"rt-two-copies", "rt-two-copies-dlopen",
 	                                     "lib/libcudart.so.12", "lib/libuses12.so", NULL};
-	static const char *const gcc_drv[] = {"drv-dlopen", "drv-linked", NULL};
-	static const char *const rtld[] = {"rtld-next-lib.so", "rtld-next-prog", NULL};
 	static const char *const nvcc_rt[] = {"rt-shared", "rt-shared-ptsz", NULL};
 	static const char *const nvcc_static[] = {"rt-static", NULL};
-	int groups = 0;
+	Suite *s = suite_create("runtime");
 	TCase *tc;
-	Suite *s;
 
-	for (const char *const *f = fakes; *f; f++) {
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", fixtures, *f);
-		if (access(path, R_OK)) {
-			fprintf(stderr, "test-cuda: no %s\n", path);
-			return 0;
-		}
-	}
-
-	s = suite_create("runtime");
 	if (all_present(gcc_rt)) {
-		tc = tcase(s, "runtime (C compiler)");
+		tc = test_tcase(s, "runtime (C compiler)", 120);
 		tcase_add_loop_test(tc, test_rt_records, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_out_of_memory, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_runtime_names_only, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_null_calls_not_recorded, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_analysis_per_device, 0, N_RT);
-		groups++;
+
+		tc = test_tcase(s, "runtime through the driver", 120);
+		tcase_add_loop_test(tc, test_rt_via_driver_once, 0, 2 * N_RT);
+		tcase_add_loop_test(tc, test_rt_via_driver_snapshots, 0, N_RT);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: the C runtime programs are missing\n");
 	}
-	if (all_present(gcc_rt)) {
-		tc = tcase(s, "runtime through the driver");
-		tcase_add_loop_test(tc, test_rt_via_driver_once, 0, 2 * N_RT);
-		tcase_add_loop_test(tc, test_rt_via_driver_snapshots, 0, N_RT);
-		groups++;
-	}
 	if (all_present(two_rt)) {
-		tc = tcase(s, "two runtime copies");
+		tc = test_tcase(s, "two runtime copies", 120);
 		tcase_add_loop_test(tc, test_two_runtime_copies, 0, 2);
-		groups++;
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-two-copies, libcudart.so.12 missing\n");
 	}
 	if (all_present(nvcc_rt)) {
-		tc = tcase(s, "runtime (nvcc)");
+		tc = test_tcase(s, "runtime (nvcc)", 120);
 		tcase_add_loop_test(tc, test_rt_records_nvcc, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_out_of_memory_nvcc, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_runtime_names_only_nvcc, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_null_calls_not_recorded_nvcc, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_analysis_per_device_nvcc, 0, N_RT);
 		tcase_add_loop_test(tc, test_rt_kernel_nvcc, 0, N_RT);
-		groups++;
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-shared, rt-shared-ptsz (no nvcc build)\n");
 	}
 	if (all_present(nvcc_static)) {
-		tc = tcase(s, "static runtime (nvcc)");
+		tc = test_tcase(s, "static runtime (nvcc)", 120);
 		tcase_add_test(tc, test_rt_static_unharmed);
-		groups++;
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-static (no nvcc build)\n");
 	}
-	*sr = srunner_create(s);
+	return s;
+}
 
-	s = suite_create("driver");
+static Suite *driver_suite(void)
+{
+	static const char *const gcc_drv[] = {"drv-dlopen", "drv-linked", NULL};
+	Suite *s = suite_create("driver");
+	TCase *tc;
+
 	if (all_present(gcc_drv)) {
-		tc = tcase(s, "driver");
+		tc = test_tcase(s, "driver", 120);
 		tcase_add_test(tc, test_drv_dlopen_records);
 		tcase_add_test(tc, test_drv_dlopen_out_of_memory);
 		tcase_add_loop_test(tc, test_drv_linked_records, 0, 2);
@@ -2147,9 +2121,8 @@ static int add_suites(SRunner **sr)
 		tcase_add_test(tc, test_drv_oom_record);
 		tcase_add_test(tc, test_drv_vmm_single_alloc_and_free);
 		tcase_add_test(tc, test_drv_analysis_per_device);
-		groups++;
 
-		tc = tcase(s, "snapshots");
+		tc = test_tcase(s, "snapshots", 120);
 		tcase_add_loop_test(tc, test_snapshot_after_device_changes, 0, 2);
 		tcase_add_test(tc, test_snapshot_none_after_pinned);
 		tcase_add_test(tc, test_snapshot_after_vmm);
@@ -2158,26 +2131,36 @@ static int add_suites(SRunner **sr)
 	} else {
 		fprintf(stderr, "test-cuda: skipped: the driver programs are missing\n");
 	}
-	tc = tcase(s, "entry points");
+	/* The helper program is test-cuda itself: always there. */
+	tc = test_tcase(s, "entry points", 120);
 	tcase_add_test(tc, test_entry_point_records);
 	tcase_add_test(tc, test_entry_point_wrapped_objects);
-	groups++;
-	srunner_add_suite(*sr, s);
+	return s;
+}
 
-	s = suite_create("preload order");
+static Suite *preload_order_suite(void)
+{
+	static const char *const rtld[] = {"rtld-next-lib.so", "rtld-next-prog", NULL};
+	Suite *s = suite_create("preload order");
+	TCase *tc;
+
 	if (all_present(rtld)) {
-		tc = tcase(s, "RTLD_NEXT");
+		tc = test_tcase(s, "RTLD_NEXT", 120);
 		tcase_add_test(tc, test_rtld_next_after_probe);
-		groups++;
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rtld-next-lib.so, rtld-next-prog missing\n");
 	}
-	srunner_add_suite(*sr, s);
-	return groups;
+	return s;
 }
 
-int main(int argc, char **argv)
+/*
+ * `test-cuda entry-point` runs the helper program; otherwise the paths
+ * meson passes and the fakes must be there (77, skipped, without them).
+ */
+static int cuda_setup(int argc, char **argv)
 {
+	static const char *const fakes[] = {"lib/libcudart.so.13", "lib/libcuda.so.1", NULL};
+
 	if (argc == 2 && !strcmp(argv[1], "entry-point"))
 		return entry_point_prog();
 	fixtures = getenv("CUDA_TEST_FIXTURES");
@@ -2196,18 +2179,19 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	self_exe[n] = '\0';
+	for (const char *const *f = fakes; *f; f++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", fixtures, *f);
+		if (access(path, R_OK)) {
+			fprintf(stderr, "test-cuda: no %s\n", path);
+			fprintf(stderr, "test-cuda: nothing to run in %s (run tests/cuda/build.sh)\n",
+			        fixtures);
+			return 77;
+		}
+	}
 	/* The failures' messages show the records around a difference: room for them. */
 	check_set_max_msg_size(1 << 16);
-	SRunner *sr = NULL;
-	if (add_suites(&sr) == 0) {
-		fprintf(stderr, "test-cuda: nothing to run in %s (run tests/cuda/build.sh)\n",
-		        fixtures);
-		if (sr)
-			srunner_free(sr);
-		return 77;
-	}
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return TEST_GO_ON;
 }
+
+TEST_MAIN_SETUP(cuda_setup, runtime_suite, driver_suite, preload_order_suite);

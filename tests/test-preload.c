@@ -30,7 +30,9 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
-#include "test-child.h"
+#include "child.h"
+#include "pline.h"
+#include "test-main.h"
 
 extern char **environ;
 
@@ -116,7 +118,7 @@ static void run_free(struct run *r)
 	}
 	free(r->out_text);
 	free(r->err_text);
-	nftw(r->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree(r->dir);
 	free(r);
 }
 
@@ -212,23 +214,7 @@ static void run_read_output(struct run *r)
 /* Waits for the program (killing it after RUN_TIMEOUT_MS), then reads its output and traces. */
 static void run_wait(struct run *r)
 {
-	int status = 0;
-	for (long waited = 0;; waited++) {
-		pid_t w = waitpid(r->pid, &status, WNOHANG);
-		if (w == r->pid)
-			break;
-		ck_assert_int_eq(w, 0);
-		if (waited >= RUN_TIMEOUT_MS) {
-			kill(-r->pid, SIGKILL);
-			waitpid(r->pid, &status, 0);
-			ck_abort_msg("%s: still running after %d ms (hung?)", r->dir,
-				     RUN_TIMEOUT_MS);
-		}
-		sleep_ms(1);
-	}
-	/* Nothing the program started may outlive it. */
-	kill(-r->pid, SIGKILL);
-	r->status = status;
+	r->status = child_wait(r->pid, RUN_TIMEOUT_MS, r->dir);
 	run_read_output(r);
 	load_traces(r, r->out);
 	load_traces(r, r->cwd);
@@ -2547,19 +2533,19 @@ static Suite *preload_suite(void)
 	Suite *s = suite_create("preload");
 	TCase *tc;
 
-	tc = tcase(s, "allocation api");
+	tc = test_tcase(s, "allocation api", 120);
 	tcase_add_test(tc, test_alloc_api_records_every_call);
 	tcase_add_test(tc, test_alloc_api_failures_record_nothing);
 	tcase_add_test(tc, test_min_bytes_filters_allocations_and_their_frees);
 
-	tc = tcase(s, "threads");
+	tc = test_tcase(s, "threads", 120);
 	tcase_add_test(tc, test_threads_all_records_matched);
 
-	tc = tcase(s, "spans");
+	tc = test_tcase(s, "spans", 120);
 	tcase_add_test(tc, test_spans_give_categories);
 	tcase_add_test(tc, test_spans_program_runs_without_probe);
 
-	tc = tcase(s, "meta");
+	tc = test_tcase(s, "meta", 120);
 	tcase_add_test(tc, test_meta_defaults);
 	tcase_add_test(tc, test_meta_from_environment);
 	tcase_add_test(tc, test_meta_correlation_id);
@@ -2568,7 +2554,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_meta_cmdline_quoted_for_sh);
 	tcase_add_test(tc, test_meta_cmdline_cut_at_argument);
 
-	tc = tcase(s, "files");
+	tc = test_tcase(s, "files", 120);
 	tcase_add_test(tc, test_default_output_name);
 	tcase_add_test(tc, test_output_template);
 	tcase_add_test(tc, test_output_relative_with_new_directories);
@@ -2580,7 +2566,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_only_selects_programs);
 	tcase_add_loop_test(tc, test_follow_off_traces_first_process_only, 0, 5);
 
-	tc = tcase(s, "exit paths");
+	tc = test_tcase(s, "exit paths", 120);
 	tcase_add_loop_test(tc, test_exit_paths_leave_complete_trace, 0, 2 * N_EXIT_CASES);
 	tcase_add_test(tc, test_exec_failure_continues_trace);
 	tcase_add_loop_test(tc, test_large_trace_gives_back_reserved_space, 0, 2);
@@ -2588,7 +2574,7 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_errno_zero_at_main);
 	tcase_add_test(tc, test_fd_reuse_keeps_program_files);
 
-	tc = tcase(s, "signal deaths");
+	tc = test_tcase(s, "signal deaths", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_segv, SIGSEGV, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_abort, SIGABRT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_term, SIGTERM, 0, 2);
@@ -2600,11 +2586,11 @@ static Suite *preload_suite(void)
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_int, SIGINT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_hup, SIGHUP, 0, 2);
 
-	tc = tcase(s, "exec");
+	tc = test_tcase(s, "exec", 120);
 	tcase_add_loop_test(tc, test_exec_starts_new_trace, 0, 2 * N_EXEC_VARIANTS);
 	tcase_add_loop_test(tc, test_exec_adds_no_records_of_its_own, 0, N_EXEC_VARIANTS);
 
-	tc = tcase(s, "processes");
+	tc = test_tcase(s, "processes", 120);
 	tcase_add_test(tc, test_fork_child_writes_own_trace);
 	tcase_add_test(tc, test_fork_then_exec);
 	tcase_add_test(tc, test_posix_spawn_child_traced);
@@ -2617,11 +2603,11 @@ static Suite *preload_suite(void)
 	tcase_add_test(tc, test_fork_exec_without_allocation_keeps_fifo);
 	tcase_add_test(tc, test_fork_while_other_thread_allocates);
 
-	tc = tcase(s, "dlopen");
+	tc = test_tcase(s, "dlopen", 120);
 	tcase_add_test(tc, test_dlopen_library_allocations_recorded);
 	tcase_add_test(tc, test_dlopen_deepbind_flag_removed);
 
-	tc = tcase(s, "faults");
+	tc = test_tcase(s, "faults", 120);
 	tcase_add_test(tc, test_fault_dev_full);
 	tcase_add_test(tc, test_fault_quiet_silences_warning);
 	tcase_add_test(tc, test_fault_output_under_file);
@@ -2632,8 +2618,11 @@ static Suite *preload_suite(void)
 	return s;
 }
 
-int main(void)
+/* The paths meson passes: without them there is nothing to run (77, skipped). */
+static int preload_setup(int argc, char **argv)
 {
+	(void)argc;
+	(void)argv;
 	probe_path = getenv("PRELOAD_TEST_PROBE");
 	bin_dir = getenv("PRELOAD_TEST_BIN");
 	module_path = getenv("PRELOAD_TEST_MODULE");
@@ -2642,9 +2631,7 @@ int main(void)
 				"(meson test does)\n");
 		return 77;
 	}
-	SRunner *sr = srunner_create(preload_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return TEST_GO_ON;
 }
+
+TEST_MAIN_SETUP(preload_setup, preload_suite);

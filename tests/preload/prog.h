@@ -35,7 +35,7 @@ static inline void *opaque_ptr(void *p)
 #endif
 
 #define SAY_NAME PROG
-#include "../prog-say.h"
+#include "../lib/prog-say.h"
 
 /* Reports a block the program got (nothing for NULL) and hands it back. */
 static inline void *got(const char *op, void *p, size_t n)
