@@ -2054,6 +2054,11 @@ static bool all_present(const char *const *names)
 	return true;
 }
 
+/*
+ * One test case a behaviour, named `area:behaviour` (`test-cuda
+ * runtime:records` runs that one); a runtime case holds the programs of
+ * both compilers, those that were built.
+ */
 static Suite *runtime_suite(void)
 {
 	static const char *const gcc_rt[] = {"rt-shared-gcc", "rt-shared-gcc-ptsz", NULL};
@@ -2061,42 +2066,59 @@ static Suite *runtime_suite(void)
 	                                     "lib/libcudart.so.12", "lib/libuses12.so", NULL};
 	static const char *const nvcc_rt[] = {"rt-shared", "rt-shared-ptsz", NULL};
 	static const char *const nvcc_static[] = {"rt-static", NULL};
+	bool gcc = all_present(gcc_rt), nvcc = all_present(nvcc_rt);
 	Suite *s = suite_create("runtime");
 	TCase *tc;
 
-	if (all_present(gcc_rt)) {
-		tc = test_tcase(s, "runtime (C compiler)", 120);
-		tcase_add_loop_test(tc, test_rt_records, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_out_of_memory, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_runtime_names_only, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_null_calls_not_recorded, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_analysis_per_device, 0, N_RT);
-
-		tc = test_tcase(s, "runtime through the driver", 120);
-		tcase_add_loop_test(tc, test_rt_via_driver_once, 0, 2 * N_RT);
-		tcase_add_loop_test(tc, test_rt_via_driver_snapshots, 0, N_RT);
-	} else {
+	if (!gcc)
 		fprintf(stderr, "test-cuda: skipped: the C runtime programs are missing\n");
+	if (!nvcc)
+		fprintf(stderr, "test-cuda: skipped: rt-shared, rt-shared-ptsz (no nvcc build)\n");
+	if (gcc || nvcc) {
+		tc = test_tcase(s, "runtime:records", 120);
+		if (gcc)
+			tcase_add_loop_test(tc, test_rt_records, 0, N_RT);
+		if (nvcc)
+			tcase_add_loop_test(tc, test_rt_records_nvcc, 0, N_RT);
+		tc = test_tcase(s, "runtime:out-of-memory", 120);
+		if (gcc)
+			tcase_add_loop_test(tc, test_rt_out_of_memory, 0, N_RT);
+		if (nvcc)
+			tcase_add_loop_test(tc, test_rt_out_of_memory_nvcc, 0, N_RT);
+		tc = test_tcase(s, "runtime:names", 120);
+		if (gcc)
+			tcase_add_loop_test(tc, test_rt_runtime_names_only, 0, N_RT);
+		if (nvcc)
+			tcase_add_loop_test(tc, test_rt_runtime_names_only_nvcc, 0, N_RT);
+		tc = test_tcase(s, "runtime:null-calls", 120);
+		if (gcc)
+			tcase_add_loop_test(tc, test_rt_null_calls_not_recorded, 0, N_RT);
+		if (nvcc)
+			tcase_add_loop_test(tc, test_rt_null_calls_not_recorded_nvcc, 0, N_RT);
+		tc = test_tcase(s, "runtime:analysis", 120);
+		if (gcc)
+			tcase_add_loop_test(tc, test_rt_analysis_per_device, 0, N_RT);
+		if (nvcc)
+			tcase_add_loop_test(tc, test_rt_analysis_per_device_nvcc, 0, N_RT);
+	}
+	if (nvcc) {
+		tc = test_tcase(s, "runtime:kernel", 120);
+		tcase_add_loop_test(tc, test_rt_kernel_nvcc, 0, N_RT);
+	}
+	if (gcc) {
+		tc = test_tcase(s, "runtime:via-driver", 120);
+		tcase_add_loop_test(tc, test_rt_via_driver_once, 0, 2 * N_RT);
+		tc = test_tcase(s, "runtime:via-driver-snapshots", 120);
+		tcase_add_loop_test(tc, test_rt_via_driver_snapshots, 0, N_RT);
 	}
 	if (all_present(two_rt)) {
-		tc = test_tcase(s, "two runtime copies", 120);
+		tc = test_tcase(s, "runtime:two-copies", 120);
 		tcase_add_loop_test(tc, test_two_runtime_copies, 0, 2);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-two-copies, libcudart.so.12 missing\n");
 	}
-	if (all_present(nvcc_rt)) {
-		tc = test_tcase(s, "runtime (nvcc)", 120);
-		tcase_add_loop_test(tc, test_rt_records_nvcc, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_out_of_memory_nvcc, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_runtime_names_only_nvcc, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_null_calls_not_recorded_nvcc, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_analysis_per_device_nvcc, 0, N_RT);
-		tcase_add_loop_test(tc, test_rt_kernel_nvcc, 0, N_RT);
-	} else {
-		fprintf(stderr, "test-cuda: skipped: rt-shared, rt-shared-ptsz (no nvcc build)\n");
-	}
 	if (all_present(nvcc_static)) {
-		tc = test_tcase(s, "static runtime (nvcc)", 120);
+		tc = test_tcase(s, "runtime:static", 120);
 		tcase_add_test(tc, test_rt_static_unharmed);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-static (no nvcc build)\n");
@@ -2111,29 +2133,38 @@ static Suite *driver_suite(void)
 	TCase *tc;
 
 	if (all_present(gcc_drv)) {
-		tc = test_tcase(s, "driver", 120);
+		tc = test_tcase(s, "driver:records", 120);
 		tcase_add_test(tc, test_drv_dlopen_records);
-		tcase_add_test(tc, test_drv_dlopen_out_of_memory);
 		tcase_add_loop_test(tc, test_drv_linked_records, 0, 2);
-		tcase_add_test(tc, test_drv_v1_not_recorded);
-		tcase_add_test(tc, test_drv_lookups_untouched);
-		tcase_add_loop_test(tc, test_drv_meminfo, 0, 2);
+		tc = test_tcase(s, "driver:out-of-memory", 120);
+		tcase_add_test(tc, test_drv_dlopen_out_of_memory);
 		tcase_add_test(tc, test_drv_oom_record);
+		tc = test_tcase(s, "driver:v1-not-recorded", 120);
+		tcase_add_test(tc, test_drv_v1_not_recorded);
+		tc = test_tcase(s, "driver:lookups", 120);
+		tcase_add_test(tc, test_drv_lookups_untouched);
+		tc = test_tcase(s, "driver:meminfo", 120);
+		tcase_add_loop_test(tc, test_drv_meminfo, 0, 2);
+		tc = test_tcase(s, "driver:vmm", 120);
 		tcase_add_test(tc, test_drv_vmm_single_alloc_and_free);
+		tc = test_tcase(s, "driver:analysis", 120);
 		tcase_add_test(tc, test_drv_analysis_per_device);
 
-		tc = test_tcase(s, "snapshots", 120);
+		tc = test_tcase(s, "snapshot:device-changes", 120);
 		tcase_add_loop_test(tc, test_snapshot_after_device_changes, 0, 2);
 		tcase_add_test(tc, test_snapshot_none_after_pinned);
 		tcase_add_test(tc, test_snapshot_after_vmm);
+		tc = test_tcase(s, "snapshot:sequence", 120);
 		tcase_add_test(tc, test_snapshot_exact_sequence);
+		tc = test_tcase(s, "snapshot:runtime-with-context", 120);
 		tcase_add_test(tc, test_snapshot_runtime_with_context);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: the driver programs are missing\n");
 	}
 	/* The helper program is test-cuda itself: always there. */
-	tc = test_tcase(s, "entry points", 120);
+	tc = test_tcase(s, "entry-point:records", 120);
 	tcase_add_test(tc, test_entry_point_records);
+	tc = test_tcase(s, "entry-point:wrapped-objects", 120);
 	tcase_add_test(tc, test_entry_point_wrapped_objects);
 	return s;
 }
@@ -2145,7 +2176,7 @@ static Suite *preload_order_suite(void)
 	TCase *tc;
 
 	if (all_present(rtld)) {
-		tc = test_tcase(s, "RTLD_NEXT", 120);
+		tc = test_tcase(s, "preload-order:rtld-next", 120);
 		tcase_add_test(tc, test_rtld_next_after_probe);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rtld-next-lib.so, rtld-next-prog missing\n");

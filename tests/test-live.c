@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "live.h"
+#include "test-main.h"
 #include "xorshift.h"
 
 #define VMM_KEY (1ull << 63)
@@ -124,20 +125,16 @@ START_TEST(reinsert_and_unknown)
 }
 END_TEST
 
-int main(void)
+static Suite *live_suite(void)
 {
 	Suite *s = suite_create("live");
-	TCase *tc = tcase_create("table");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = test_tcase(s, "live:table", 60);
 	tcase_add_test(tc, small_blocks_side_by_side);
 	tcase_add_test(tc, same_offset_in_many_pages);
 	tcase_add_test(tc, random_addresses);
 	tcase_add_test(tc, vmm_handles_beside_addresses);
 	tcase_add_test(tc, reinsert_and_unknown);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+TEST_MAIN(live_suite);

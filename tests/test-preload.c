@@ -2528,92 +2528,123 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * One test case a behaviour, named `area:behaviour`: `test-preload
+ * fork:child-trace` runs that one.
+ */
 static Suite *preload_suite(void)
 {
 	Suite *s = suite_create("preload");
 	TCase *tc;
 
-	tc = test_tcase(s, "allocation api", 120);
+	tc = test_tcase(s, "alloc:api", 120);
 	tcase_add_test(tc, test_alloc_api_records_every_call);
+	tc = test_tcase(s, "alloc:failures", 120);
 	tcase_add_test(tc, test_alloc_api_failures_record_nothing);
+	tc = test_tcase(s, "alloc:min-bytes", 120);
 	tcase_add_test(tc, test_min_bytes_filters_allocations_and_their_frees);
 
-	tc = test_tcase(s, "threads", 120);
+	tc = test_tcase(s, "threads:records-matched", 120);
 	tcase_add_test(tc, test_threads_all_records_matched);
 
-	tc = test_tcase(s, "spans", 120);
+	tc = test_tcase(s, "spans:categories", 120);
 	tcase_add_test(tc, test_spans_give_categories);
+	tc = test_tcase(s, "spans:without-probe", 120);
 	tcase_add_test(tc, test_spans_program_runs_without_probe);
 
-	tc = test_tcase(s, "meta", 120);
+	tc = test_tcase(s, "meta:fields", 120);
 	tcase_add_test(tc, test_meta_defaults);
 	tcase_add_test(tc, test_meta_from_environment);
 	tcase_add_test(tc, test_meta_correlation_id);
+	tc = test_tcase(s, "meta:settings", 120);
 	tcase_add_loop_test(tc, test_meta_records_settings, 0,
 			    sizeof(setting_cases) / sizeof(setting_cases[0]));
+	tc = test_tcase(s, "meta:cmdline", 120);
 	tcase_add_test(tc, test_meta_cmdline_quoted_for_sh);
 	tcase_add_test(tc, test_meta_cmdline_cut_at_argument);
 
-	tc = test_tcase(s, "files", 120);
+	tc = test_tcase(s, "output:names", 120);
 	tcase_add_test(tc, test_default_output_name);
 	tcase_add_test(tc, test_output_template);
 	tcase_add_test(tc, test_output_relative_with_new_directories);
+	tc = test_tcase(s, "output:no-overwrite", 120);
 	tcase_add_loop_test(tc, test_output_never_overwrites, 0, 2);
+	tc = test_tcase(s, "output:zstd", 120);
 	tcase_add_test(tc, test_output_zstd);
+	tc = test_tcase(s, "output:special-files", 120);
 	tcase_add_test(tc, test_output_fifo);
 	tcase_add_test(tc, test_output_dev_null);
+	tc = test_tcase(s, "output:manifest", 120);
 	tcase_add_test(tc, test_manifest_lists_every_trace);
+
+	tc = test_tcase(s, "select:only", 120);
 	tcase_add_test(tc, test_only_selects_programs);
+	tc = test_tcase(s, "select:follow-off", 120);
 	tcase_add_loop_test(tc, test_follow_off_traces_first_process_only, 0, 5);
 
-	tc = test_tcase(s, "exit paths", 120);
+	tc = test_tcase(s, "exit:paths", 120);
 	tcase_add_loop_test(tc, test_exit_paths_leave_complete_trace, 0, 2 * N_EXIT_CASES);
-	tcase_add_test(tc, test_exec_failure_continues_trace);
+	tc = test_tcase(s, "exit:reserved-space", 120);
 	tcase_add_loop_test(tc, test_large_trace_gives_back_reserved_space, 0, 2);
+
+	tc = test_tcase(s, "program:state-unchanged", 120);
 	tcase_add_test(tc, test_signal_dispositions_unchanged);
 	tcase_add_test(tc, test_errno_zero_at_main);
 	tcase_add_test(tc, test_fd_reuse_keeps_program_files);
 
-	tc = test_tcase(s, "signal deaths", 120);
+	tc = test_tcase(s, "death:signal", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_segv, SIGSEGV, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_abort, SIGABRT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_term, SIGTERM, 0, 2);
+	tcase_add_loop_test_raise_signal(tc, test_death_usr1, SIGUSR1, 0, 2);
+	tc = test_tcase(s, "death:handler-restored", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_term_after_sig_dfl, SIGTERM, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_term_after_ignore_and_restore, SIGTERM,
 					 0, 2);
-	tcase_add_loop_test_raise_signal(tc, test_death_usr1, SIGUSR1, 0, 2);
+	tc = test_tcase(s, "death:killed", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_term, SIGTERM, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_int, SIGINT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_hup, SIGHUP, 0, 2);
 
-	tc = test_tcase(s, "exec", 120);
+	tc = test_tcase(s, "exec:new-trace", 120);
 	tcase_add_loop_test(tc, test_exec_starts_new_trace, 0, 2 * N_EXEC_VARIANTS);
+	tc = test_tcase(s, "exec:no-own-records", 120);
 	tcase_add_loop_test(tc, test_exec_adds_no_records_of_its_own, 0, N_EXEC_VARIANTS);
+	tc = test_tcase(s, "exec:failure", 120);
+	tcase_add_test(tc, test_exec_failure_continues_trace);
 
-	tc = test_tcase(s, "processes", 120);
+	tc = test_tcase(s, "fork:child-trace", 120);
 	tcase_add_test(tc, test_fork_child_writes_own_trace);
 	tcase_add_test(tc, test_fork_then_exec);
+	tc = test_tcase(s, "fork:exec-without-allocation", 120);
+	tcase_add_test(tc, test_fork_exec_without_allocation_leaves_no_trace);
+	tcase_add_test(tc, test_fork_exec_failure_without_allocation_starts_new_trace);
+	tcase_add_test(tc, test_fork_exec_without_allocation_keeps_fifo);
+	tc = test_tcase(s, "fork:other-thread-allocates", 120);
+	tcase_add_test(tc, test_fork_while_other_thread_allocates);
+	tc = test_tcase(s, "spawn:child-trace", 120);
 	tcase_add_test(tc, test_posix_spawn_child_traced);
 	tcase_add_test(tc, test_vfork_exec_child_traced);
 	tcase_add_test(tc, test_vfork_execve_child_traced);
-	tcase_add_test(tc, test_fork_exec_without_allocation_leaves_no_trace);
-	tcase_add_test(tc, test_fork_exec_failure_without_allocation_starts_new_trace);
+	tc = test_tcase(s, "spawn:failure", 120);
 	tcase_add_test(tc, test_vfork_exec_failure_leaves_parent_whole);
 	tcase_add_test(tc, test_posix_spawn_failure_leaves_parent_whole);
-	tcase_add_test(tc, test_fork_exec_without_allocation_keeps_fifo);
-	tcase_add_test(tc, test_fork_while_other_thread_allocates);
 
-	tc = test_tcase(s, "dlopen", 120);
+	tc = test_tcase(s, "dlopen:allocations", 120);
 	tcase_add_test(tc, test_dlopen_library_allocations_recorded);
+	tc = test_tcase(s, "dlopen:deepbind", 120);
 	tcase_add_test(tc, test_dlopen_deepbind_flag_removed);
 
-	tc = test_tcase(s, "faults", 120);
+	tc = test_tcase(s, "fault:write-error", 120);
 	tcase_add_test(tc, test_fault_dev_full);
 	tcase_add_test(tc, test_fault_quiet_silences_warning);
+	tc = test_tcase(s, "fault:unwritable-output", 120);
 	tcase_add_test(tc, test_fault_output_under_file);
 	tcase_add_test(tc, test_fault_unwritable_directory);
+	tc = test_tcase(s, "fault:bad-value", 120);
 	tcase_add_loop_test(tc, test_fault_bad_value, 0,
 			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
+	tc = test_tcase(s, "fault:pipe-reader-gone", 120);
 	tcase_add_test(tc, test_fault_pipe_reader_gone);
 	return s;
 }
