@@ -45,6 +45,7 @@
 #include "cgtrace.h"
 #include "child.h"
 #include "pline.h"
+#include "rundir.h"
 #include "test-main.h"
 
 extern char **environ;
@@ -129,12 +130,10 @@ struct trace {
 	int n_warnings;
 };
 
-#define DIR_MAX 1024
-
 struct run {
-	char dir[DIR_MAX];
-	char cwd[DIR_MAX + 16];
-	char out[DIR_MAX + 16];
+	char dir[RUNDIR_MAX];
+	char cwd[RUNDIR_MAX + 16];
+	char out[RUNDIR_MAX + 16];
 	bool probe;
 	pid_t pid;
 	int status;
@@ -166,13 +165,10 @@ static char **make_env(const struct run *r, const char *const *extra, char **own
 {
 	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, "CUDA_TEST_", "FAKE_CUDA_", "FAKE_CUDART_", NULL};
 	size_t first = *n_owned;
-	owned[(*n_owned)++] = child_ubsan_options();
 	const char *ld = getenv("LD_LIBRARY_PATH");
+	*n_owned += rundir_probe_env(owned + first, r->probe ? probe_path : NULL, r->out);
 	owned[(*n_owned)++] =
 	    strf("LD_LIBRARY_PATH=%s/lib%s%s", fixtures, ld && *ld ? ":" : "", ld && *ld ? ld : "");
-	if (r->probe)
-		owned[(*n_owned)++] = strf("LD_PRELOAD=%s", probe_path);
-	owned[(*n_owned)++] = strf("CGPROBE_OUTPUT=%s/trace.%%p.jsonl", r->out);
 	owned[*n_owned] = NULL;
 	return child_env(drop, owned + first, extra);
 }
@@ -199,19 +195,12 @@ static void load_trace(struct run *r, const char *path)
 
 static void load_traces(struct run *r, const char *dir)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d));) {
-		char path[PATH_MAX];
-		struct stat st;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-			load_trace(r, path);
+	char *paths[MAX_TRACES + 1];
+	size_t n = rundir_files(dir, paths, MAX_TRACES + 1);
+	for (size_t i = 0; i < n; i++) {
+		load_trace(r, paths[i]);
+		free(paths[i]);
 	}
-	closedir(d);
 }
 
 /*
@@ -223,40 +212,24 @@ static struct run *run_prog(bool probe, const char *const *extra_env, const char
 {
 	struct run *r = calloc(1, sizeof(*r));
 	ck_assert_ptr_nonnull(r);
-	const char *base = getenv("TMPDIR");
-	snprintf(r->dir, sizeof(r->dir), "%s/cgprobe-cuda-XXXXXX", base && *base ? base : "/tmp");
-	ck_assert_msg(mkdtemp(r->dir) != NULL, "mkdtemp: %s", strerror(errno));
-	snprintf(r->cwd, sizeof(r->cwd), "%s/cwd", r->dir);
-	snprintf(r->out, sizeof(r->out), "%s/out", r->dir);
-	ck_assert_int_eq(mkdir(r->cwd, 0755), 0);
+	rundir_make(r->dir, r->cwd, r->out, "cgprobe-cuda");
 	r->probe = probe;
 
-	char path[PATH_MAX], out_path[PATH_MAX], err_path[PATH_MAX];
-	const char *argv[32];
+	char path[PATH_MAX];
 	char *owned[8];
-	size_t n_owned = 0, argc = 0;
+	size_t n_owned = 0;
 	if (prog[0] == '/')
 		snprintf(path, sizeof(path), "%s", prog);
 	else
 		snprintf(path, sizeof(path), "%s/%s", fixtures, prog);
-	snprintf(out_path, sizeof(out_path), "%s/stdout", r->dir);
-	snprintf(err_path, sizeof(err_path), "%s/stderr", r->dir);
-	argv[argc++] = path;
-	for (const char *const *a = args; a && *a && argc < 31; a++)
-		argv[argc++] = *a;
-	argv[argc] = NULL;
 	char **env = make_env(r, extra_env, owned, &n_owned);
-	pid_t pid = child_spawn(path, argv, env, r->cwd, out_path, err_path);
-	r->pid = pid;
+	r->pid = rundir_spawn(r->dir, r->cwd, path, args, env);
 	free(env);
 	for (size_t i = 0; i < n_owned; i++)
 		free(owned[i]);
 
-	r->status = child_wait(pid, RUN_TIMEOUT_MS, path);
-	r->out_text = read_file(out_path, NULL);
-	r->err_text = read_file(err_path, NULL);
-	ck_assert_ptr_nonnull(r->out_text);
-	ck_assert_ptr_nonnull(r->err_text);
+	r->status = child_wait(r->pid, RUN_TIMEOUT_MS, path);
+	rundir_read_output(r->dir, &r->out_text, &r->err_text);
 	load_traces(r, r->out);
 	load_traces(r, r->cwd);
 	return r;

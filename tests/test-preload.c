@@ -32,6 +32,7 @@
 #include "cgtrace.h"
 #include "child.h"
 #include "pline.h"
+#include "rundir.h"
 #include "test-main.h"
 
 extern char **environ;
@@ -77,12 +78,10 @@ struct trace {
 	bool calloc_keys_made;
 };
 
-#define DIR_MAX 1024
-
 struct run {
-	char dir[DIR_MAX];      /* fresh for each run, removed by run_free */
-	char cwd[DIR_MAX + 16]; /* the program's working directory */
-	char out[DIR_MAX + 16]; /* where CGPROBE_OUTPUT points by default; created by the probe */
+	char dir[RUNDIR_MAX];      /* fresh for each run, removed by run_free */
+	char cwd[RUNDIR_MAX + 16]; /* the program's working directory */
+	char out[RUNDIR_MAX + 16]; /* where CGPROBE_OUTPUT points by default; created by the probe */
 	bool probe;
 	pid_t pid;
 	int status;
@@ -96,13 +95,7 @@ static struct run *run_new(bool probe)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	ck_assert_ptr_nonnull(r);
-	const char *base = getenv("TMPDIR");
-	snprintf(r->dir, sizeof(r->dir), "%s/cgprobe-preload-XXXXXX",
-		 base && *base ? base : "/tmp");
-	ck_assert_msg(mkdtemp(r->dir) != NULL, "mkdtemp: %s", strerror(errno));
-	snprintf(r->cwd, sizeof(r->cwd), "%s/cwd", r->dir);
-	snprintf(r->out, sizeof(r->out), "%s/out", r->dir);
-	ck_assert_int_eq(mkdir(r->cwd, 0755), 0);
+	rundir_make(r->dir, r->cwd, r->out, "cgprobe-preload");
 	r->probe = probe;
 	r->pid = -1;
 	return r;
@@ -132,11 +125,7 @@ static char **make_env(const struct run *r, const char *const *extra, char **own
 {
 	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, "PRELOAD_TEST_", NULL};
 	size_t first = *n_owned;
-	owned[(*n_owned)++] = child_ubsan_options();
-	if (r->probe)
-		owned[(*n_owned)++] = strf("LD_PRELOAD=%s", probe_path);
-	owned[(*n_owned)++] = strf("CGPROBE_OUTPUT=%s/trace.%%p.jsonl", r->out);
-	owned[*n_owned] = NULL;
+	*n_owned += rundir_probe_env(owned + first, r->probe ? probe_path : NULL, r->out);
 	return child_env(drop, owned + first, extra);
 }
 
@@ -144,21 +133,13 @@ static char **make_env(const struct run *r, const char *const *extra, char **own
 static void run_start(struct run *r, const char *const *extra_env, const char *prog,
 		      const char *const *args)
 {
-	char path[PATH_MAX], out_path[PATH_MAX], err_path[PATH_MAX];
-	const char *argv[32];
+	char path[PATH_MAX];
 	char *owned[8];
-	size_t n_owned = 0, argc = 0;
+	size_t n_owned = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", bin_dir, prog);
-	snprintf(out_path, sizeof(out_path), "%s/stdout", r->dir);
-	snprintf(err_path, sizeof(err_path), "%s/stderr", r->dir);
-	argv[argc++] = path;
-	for (const char *const *a = args; a && *a && argc < 31; a++)
-		argv[argc++] = *a;
-	argv[argc] = NULL;
 	char **env = make_env(r, extra_env, owned, &n_owned);
-	pid_t pid = child_spawn(path, argv, env, r->cwd, out_path, err_path);
-	r->pid = pid;
+	r->pid = rundir_spawn(r->dir, r->cwd, path, args, env);
 	free(env);
 	for (size_t i = 0; i < n_owned; i++)
 		free(owned[i]);
@@ -175,23 +156,7 @@ static int compare_names(const void *a, const void *b)
 static void load_traces(struct run *r, const char *dir)
 {
 	char *names[MAX_TRACES * 2];
-	size_t n = 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d));) {
-		char path[PATH_MAX];
-		struct stat st;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		ck_assert_uint_lt(n, MAX_TRACES * 2);
-		names[n++] = strdup(path);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), compare_names);
+	size_t n = rundir_files(dir, names, MAX_TRACES * 2);
 	for (size_t i = 0; i < n; i++) {
 		load_trace(r, names[i]);
 		free(names[i]);
@@ -200,15 +165,7 @@ static void load_traces(struct run *r, const char *dir)
 
 static void run_read_output(struct run *r)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/stdout", r->dir);
-	free(r->out_text);
-	r->out_text = read_file(path, NULL);
-	snprintf(path, sizeof(path), "%s/stderr", r->dir);
-	free(r->err_text);
-	r->err_text = read_file(path, NULL);
-	ck_assert_ptr_nonnull(r->out_text);
-	ck_assert_ptr_nonnull(r->err_text);
+	rundir_read_output(r->dir, &r->out_text, &r->err_text);
 }
 
 /* Waits for the program (killing it after RUN_TIMEOUT_MS), then reads its output and traces. */
@@ -929,7 +886,7 @@ static const char *const output_suffix[] = {".jsonl", ".jsonl.zst"};
 
 static const char *output_env(const struct run *r, int zst)
 {
-	static char env[DIR_MAX + 64];
+	static char env[RUNDIR_MAX + 64];
 	snprintf(env, sizeof(env), "CGPROBE_OUTPUT=%s/trace.%%p%s", r->out, output_suffix[zst]);
 	return env;
 }
