@@ -25,13 +25,6 @@
 
 #ifndef PROG
 #error "define PROG, the program's name, before including prog.h"
-/* Same for a pointer: a block a failed realloc left live is still the program's. */
-static inline void *opaque_ptr(void *p)
-{
-	void *volatile x = p;
-	return x;
-}
-
 #endif
 
 #define SAY_NAME PROG
