@@ -1089,65 +1089,26 @@ static void rt_analysis(const char *prog)
 	pair_free(&p);
 }
 
-START_TEST(test_rt_records)
-{
-	rt_records(rt_gcc[_i], NULL);
-}
-END_TEST
+/* Each runtime test twice: NAME on the C compiler's programs, NAME_nvcc on nvcc's. */
+#define RT_TESTS(name, call)                                                                   \
+	START_TEST(name)                                                                       \
+	{                                                                                      \
+		const char *prog = rt_gcc[_i];                                                 \
+		call;                                                                          \
+	}                                                                                      \
+	END_TEST                                                                               \
+	START_TEST(name##_nvcc)                                                                \
+	{                                                                                      \
+		const char *prog = rt_nvcc[_i];                                                \
+		call;                                                                          \
+	}                                                                                      \
+	END_TEST
 
-START_TEST(test_rt_records_nvcc)
-{
-	rt_records(rt_nvcc[_i], NULL);
-}
-END_TEST
-
-START_TEST(test_rt_out_of_memory)
-{
-	rt_records(rt_gcc[_i], oom_env);
-}
-END_TEST
-
-START_TEST(test_rt_out_of_memory_nvcc)
-{
-	rt_records(rt_nvcc[_i], oom_env);
-}
-END_TEST
-
-START_TEST(test_rt_runtime_names_only)
-{
-	rt_runtime_names_only(rt_gcc[_i]);
-}
-END_TEST
-
-START_TEST(test_rt_runtime_names_only_nvcc)
-{
-	rt_runtime_names_only(rt_nvcc[_i]);
-}
-END_TEST
-
-START_TEST(test_rt_null_calls_not_recorded)
-{
-	rt_null_calls(rt_gcc[_i]);
-}
-END_TEST
-
-START_TEST(test_rt_null_calls_not_recorded_nvcc)
-{
-	rt_null_calls(rt_nvcc[_i]);
-}
-END_TEST
-
-START_TEST(test_rt_analysis_per_device)
-{
-	rt_analysis(rt_gcc[_i]);
-}
-END_TEST
-
-START_TEST(test_rt_analysis_per_device_nvcc)
-{
-	rt_analysis(rt_nvcc[_i]);
-}
-END_TEST
+RT_TESTS(test_rt_records, rt_records(prog, NULL))
+RT_TESTS(test_rt_out_of_memory, rt_records(prog, oom_env))
+RT_TESTS(test_rt_runtime_names_only, rt_runtime_names_only(prog))
+RT_TESTS(test_rt_null_calls_not_recorded, rt_null_calls(prog))
+RT_TESTS(test_rt_analysis_per_device, rt_analysis(prog))
 
 /* The nvcc build's kernel launch goes through the fake's launch stubs unharmed. */
 START_TEST(test_rt_kernel_nvcc)
