@@ -13,17 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xorshift.h"
+
 enum { LIVE = 4096 };
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rng = XORSHIFT_SEED;
 
 int main(int argc, char **argv)
 {
@@ -40,13 +34,13 @@ int main(int argc, char **argv)
 	static unsigned char *live[LIVE];
 	uint64_t sum = 0, frees = 0;
 	for (uint64_t i = 0; i < pairs; i++) {
-		size_t k = (size_t)(next() % LIVE);
+		size_t k = (size_t)(xorshift64(&rng) % LIVE);
 		if (live[k]) {
 			sum += live[k][0];
 			free(live[k]);
 			frees++;
 		}
-		size_t n = 16 + (size_t)(next() % (4096 - 16 + 1));
+		size_t n = 16 + (size_t)(xorshift64(&rng) % (4096 - 16 + 1));
 		unsigned char *p = malloc(n);
 		if (!p) {
 			fprintf(stderr, "alloc-pairs: out of memory\n");

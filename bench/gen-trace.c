@@ -14,16 +14,9 @@
 #include <string.h>
 
 #include "cgtrace.h"
+#include "xorshift.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
+static uint64_t rng = XORSHIFT_SEED;
 
 int main(int argc, char **argv)
 {
@@ -52,7 +45,7 @@ int main(int argc, char **argv)
 	uint64_t written = 0;
 	for (size_t i = 0; i < LIVE && written < records; i++, written++) {
 		addr[i] = next_addr;
-		size[i] = 16 + next() % 4096;
+		size[i] = 16 + xorshift64(&rng) % 4096;
 		next_addr += (size[i] + 31) & ~15ull;
 		snprintf(id, sizeof(id), "0x%" PRIx64, addr[i]);
 		struct cgtrace_memory_record m = {
@@ -63,7 +56,7 @@ int main(int argc, char **argv)
 		cgtrace_session_record_alloc(s, 1, &m);
 	}
 	while (written + 2 <= records) {
-		size_t k = next() % LIVE;
+		size_t k = xorshift64(&rng) % LIVE;
 		snprintf(id, sizeof(id), "0x%" PRIx64, addr[k]);
 		struct cgtrace_memory_record m = {
 			.tensor_id = id, .op_name = "free", .device = "cpu",
@@ -72,13 +65,13 @@ int main(int argc, char **argv)
 		};
 		cgtrace_session_record_free(s, 1, &m);
 		/* Freed blocks are reused half of the time, as a size-class allocator does. */
-		if (next() % 2) {
+		if (xorshift64(&rng) % 2) {
 			addr[k] = next_addr;
 			next_addr += 4096;
 		}
-		size[k] = 16 + next() % 4096;
+		size[k] = 16 + xorshift64(&rng) % 4096;
 		snprintf(id, sizeof(id), "0x%" PRIx64, addr[k]);
-		m.op_name = ops[next() % 4];
+		m.op_name = ops[xorshift64(&rng) % 4];
 		m.bytes = size[k];
 		m.shape = &size[k];
 		m.timestamp_ns = ts += 29;

@@ -9,18 +9,12 @@
 #include <stdlib.h>
 
 #include "live.h"
+#include "test-main.h"
+#include "xorshift.h"
 
 #define VMM_KEY (1ull << 63)
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+static uint64_t rng_state = XORSHIFT_SEED;
 
 static struct cg_live value_for(uint64_t i)
 {
@@ -42,7 +36,7 @@ static void round_trip(uint64_t *keys, size_t n)
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
 	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = rng() % (i + 1), t = order[i];
+		size_t j = xorshift64(&rng_state) % (i + 1), t = order[i];
 		order[i] = order[j];
 		order[j] = t;
 	}
@@ -94,7 +88,7 @@ START_TEST(random_addresses)
 	ck_assert_ptr_nonnull(keys);
 	for (size_t i = 0; i < n; i++) {
 		/* Distinct: a random high part above a unique low part. */
-		keys[i] = ((rng() & 0x7fffff) << 24 | i << 4) + 0x10000000000ull;
+		keys[i] = ((xorshift64(&rng_state) & 0x7fffff) << 24 | i << 4) + 0x10000000000ull;
 	}
 	round_trip(keys, n);
 	free(keys);
@@ -131,20 +125,16 @@ START_TEST(reinsert_and_unknown)
 }
 END_TEST
 
-int main(void)
+static Suite *live_suite(void)
 {
 	Suite *s = suite_create("live");
-	TCase *tc = tcase_create("table");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = test_tcase(s, "live:table", 60);
 	tcase_add_test(tc, small_blocks_side_by_side);
 	tcase_add_test(tc, same_offset_in_many_pages);
 	tcase_add_test(tc, random_addresses);
 	tcase_add_test(tc, vmm_handles_beside_addresses);
 	tcase_add_test(tc, reinsert_and_unknown);
-	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+TEST_MAIN(live_suite);

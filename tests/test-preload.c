@@ -30,7 +30,10 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
-#include "test-child.h"
+#include "child.h"
+#include "pline.h"
+#include "rundir.h"
+#include "test-main.h"
 
 extern char **environ;
 
@@ -75,12 +78,10 @@ struct trace {
 	bool calloc_keys_made;
 };
 
-#define DIR_MAX 1024
-
 struct run {
-	char dir[DIR_MAX];      /* fresh for each run, removed by run_free */
-	char cwd[DIR_MAX + 16]; /* the program's working directory */
-	char out[DIR_MAX + 16]; /* where CGPROBE_OUTPUT points by default; created by the probe */
+	char dir[RUNDIR_MAX];      /* fresh for each run, removed by run_free */
+	char cwd[RUNDIR_MAX + 16]; /* the program's working directory */
+	char out[RUNDIR_MAX + 16]; /* where CGPROBE_OUTPUT points by default; created by the probe */
 	bool probe;
 	pid_t pid;
 	int status;
@@ -94,13 +95,7 @@ static struct run *run_new(bool probe)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	ck_assert_ptr_nonnull(r);
-	const char *base = getenv("TMPDIR");
-	snprintf(r->dir, sizeof(r->dir), "%s/cgprobe-preload-XXXXXX",
-		 base && *base ? base : "/tmp");
-	ck_assert_msg(mkdtemp(r->dir) != NULL, "mkdtemp: %s", strerror(errno));
-	snprintf(r->cwd, sizeof(r->cwd), "%s/cwd", r->dir);
-	snprintf(r->out, sizeof(r->out), "%s/out", r->dir);
-	ck_assert_int_eq(mkdir(r->cwd, 0755), 0);
+	rundir_make(r->dir, r->cwd, r->out, "cgprobe-preload");
 	r->probe = probe;
 	r->pid = -1;
 	return r;
@@ -116,7 +111,7 @@ static void run_free(struct run *r)
 	}
 	free(r->out_text);
 	free(r->err_text);
-	nftw(r->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	remove_tree(r->dir);
 	free(r);
 }
 
@@ -130,11 +125,7 @@ static char **make_env(const struct run *r, const char *const *extra, char **own
 {
 	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, "PRELOAD_TEST_", NULL};
 	size_t first = *n_owned;
-	owned[(*n_owned)++] = child_ubsan_options();
-	if (r->probe)
-		owned[(*n_owned)++] = strf("LD_PRELOAD=%s", probe_path);
-	owned[(*n_owned)++] = strf("CGPROBE_OUTPUT=%s/trace.%%p.jsonl", r->out);
-	owned[*n_owned] = NULL;
+	*n_owned += rundir_probe_env(owned + first, r->probe ? probe_path : NULL, r->out);
 	return child_env(drop, owned + first, extra);
 }
 
@@ -142,21 +133,13 @@ static char **make_env(const struct run *r, const char *const *extra, char **own
 static void run_start(struct run *r, const char *const *extra_env, const char *prog,
 		      const char *const *args)
 {
-	char path[PATH_MAX], out_path[PATH_MAX], err_path[PATH_MAX];
-	const char *argv[32];
+	char path[PATH_MAX];
 	char *owned[8];
-	size_t n_owned = 0, argc = 0;
+	size_t n_owned = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", bin_dir, prog);
-	snprintf(out_path, sizeof(out_path), "%s/stdout", r->dir);
-	snprintf(err_path, sizeof(err_path), "%s/stderr", r->dir);
-	argv[argc++] = path;
-	for (const char *const *a = args; a && *a && argc < 31; a++)
-		argv[argc++] = *a;
-	argv[argc] = NULL;
 	char **env = make_env(r, extra_env, owned, &n_owned);
-	pid_t pid = child_spawn(path, argv, env, r->cwd, out_path, err_path);
-	r->pid = pid;
+	r->pid = rundir_spawn(r->dir, r->cwd, path, args, env);
 	free(env);
 	for (size_t i = 0; i < n_owned; i++)
 		free(owned[i]);
@@ -173,23 +156,7 @@ static int compare_names(const void *a, const void *b)
 static void load_traces(struct run *r, const char *dir)
 {
 	char *names[MAX_TRACES * 2];
-	size_t n = 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d));) {
-		char path[PATH_MAX];
-		struct stat st;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		ck_assert_uint_lt(n, MAX_TRACES * 2);
-		names[n++] = strdup(path);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), compare_names);
+	size_t n = rundir_files(dir, names, MAX_TRACES * 2);
 	for (size_t i = 0; i < n; i++) {
 		load_trace(r, names[i]);
 		free(names[i]);
@@ -198,37 +165,13 @@ static void load_traces(struct run *r, const char *dir)
 
 static void run_read_output(struct run *r)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/stdout", r->dir);
-	free(r->out_text);
-	r->out_text = read_file(path, NULL);
-	snprintf(path, sizeof(path), "%s/stderr", r->dir);
-	free(r->err_text);
-	r->err_text = read_file(path, NULL);
-	ck_assert_ptr_nonnull(r->out_text);
-	ck_assert_ptr_nonnull(r->err_text);
+	rundir_read_output(r->dir, &r->out_text, &r->err_text);
 }
 
 /* Waits for the program (killing it after RUN_TIMEOUT_MS), then reads its output and traces. */
 static void run_wait(struct run *r)
 {
-	int status = 0;
-	for (long waited = 0;; waited++) {
-		pid_t w = waitpid(r->pid, &status, WNOHANG);
-		if (w == r->pid)
-			break;
-		ck_assert_int_eq(w, 0);
-		if (waited >= RUN_TIMEOUT_MS) {
-			kill(-r->pid, SIGKILL);
-			waitpid(r->pid, &status, 0);
-			ck_abort_msg("%s: still running after %d ms (hung?)", r->dir,
-				     RUN_TIMEOUT_MS);
-		}
-		sleep_ms(1);
-	}
-	/* Nothing the program started may outlive it. */
-	kill(-r->pid, SIGKILL);
-	r->status = status;
+	r->status = child_wait(r->pid, RUN_TIMEOUT_MS, r->dir);
 	run_read_output(r);
 	load_traces(r, r->out);
 	load_traces(r, r->cwd);
@@ -943,7 +886,7 @@ static const char *const output_suffix[] = {".jsonl", ".jsonl.zst"};
 
 static const char *output_env(const struct run *r, int zst)
 {
-	static char env[DIR_MAX + 64];
+	static char env[RUNDIR_MAX + 64];
 	snprintf(env, sizeof(env), "CGPROBE_OUTPUT=%s/trace.%%p%s", r->out, output_suffix[zst]);
 	return env;
 }
@@ -2542,98 +2485,132 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/*
+ * One test case a behaviour, named `area:behaviour`: `test-preload
+ * fork:child-trace` runs that one.
+ */
 static Suite *preload_suite(void)
 {
 	Suite *s = suite_create("preload");
 	TCase *tc;
 
-	tc = tcase(s, "allocation api");
+	tc = test_tcase(s, "alloc:api", 120);
 	tcase_add_test(tc, test_alloc_api_records_every_call);
+	tc = test_tcase(s, "alloc:failures", 120);
 	tcase_add_test(tc, test_alloc_api_failures_record_nothing);
+	tc = test_tcase(s, "alloc:min-bytes", 120);
 	tcase_add_test(tc, test_min_bytes_filters_allocations_and_their_frees);
 
-	tc = tcase(s, "threads");
+	tc = test_tcase(s, "threads:records-matched", 120);
 	tcase_add_test(tc, test_threads_all_records_matched);
 
-	tc = tcase(s, "spans");
+	tc = test_tcase(s, "spans:categories", 120);
 	tcase_add_test(tc, test_spans_give_categories);
+	tc = test_tcase(s, "spans:without-probe", 120);
 	tcase_add_test(tc, test_spans_program_runs_without_probe);
 
-	tc = tcase(s, "meta");
+	tc = test_tcase(s, "meta:fields", 120);
 	tcase_add_test(tc, test_meta_defaults);
 	tcase_add_test(tc, test_meta_from_environment);
 	tcase_add_test(tc, test_meta_correlation_id);
+	tc = test_tcase(s, "meta:settings", 120);
 	tcase_add_loop_test(tc, test_meta_records_settings, 0,
 			    sizeof(setting_cases) / sizeof(setting_cases[0]));
+	tc = test_tcase(s, "meta:cmdline", 120);
 	tcase_add_test(tc, test_meta_cmdline_quoted_for_sh);
 	tcase_add_test(tc, test_meta_cmdline_cut_at_argument);
 
-	tc = tcase(s, "files");
+	tc = test_tcase(s, "output:names", 120);
 	tcase_add_test(tc, test_default_output_name);
 	tcase_add_test(tc, test_output_template);
 	tcase_add_test(tc, test_output_relative_with_new_directories);
+	tc = test_tcase(s, "output:no-overwrite", 120);
 	tcase_add_loop_test(tc, test_output_never_overwrites, 0, 2);
+	tc = test_tcase(s, "output:zstd", 120);
 	tcase_add_test(tc, test_output_zstd);
+	tc = test_tcase(s, "output:special-files", 120);
 	tcase_add_test(tc, test_output_fifo);
 	tcase_add_test(tc, test_output_dev_null);
+	tc = test_tcase(s, "output:manifest", 120);
 	tcase_add_test(tc, test_manifest_lists_every_trace);
+
+	tc = test_tcase(s, "select:only", 120);
 	tcase_add_test(tc, test_only_selects_programs);
+	tc = test_tcase(s, "select:follow-off", 120);
 	tcase_add_loop_test(tc, test_follow_off_traces_first_process_only, 0, 5);
 
-	tc = tcase(s, "exit paths");
+	tc = test_tcase(s, "exit:paths", 120);
 	tcase_add_loop_test(tc, test_exit_paths_leave_complete_trace, 0, 2 * N_EXIT_CASES);
-	tcase_add_test(tc, test_exec_failure_continues_trace);
+	tc = test_tcase(s, "exit:reserved-space", 120);
 	tcase_add_loop_test(tc, test_large_trace_gives_back_reserved_space, 0, 2);
+
+	tc = test_tcase(s, "program:state-unchanged", 120);
 	tcase_add_test(tc, test_signal_dispositions_unchanged);
 	tcase_add_test(tc, test_errno_zero_at_main);
 	tcase_add_test(tc, test_fd_reuse_keeps_program_files);
 
-	tc = tcase(s, "signal deaths");
+	tc = test_tcase(s, "death:signal", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_segv, SIGSEGV, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_abort, SIGABRT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_term, SIGTERM, 0, 2);
+	tcase_add_loop_test_raise_signal(tc, test_death_usr1, SIGUSR1, 0, 2);
+	tc = test_tcase(s, "death:handler-restored", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_term_after_sig_dfl, SIGTERM, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_term_after_ignore_and_restore, SIGTERM,
 					 0, 2);
-	tcase_add_loop_test_raise_signal(tc, test_death_usr1, SIGUSR1, 0, 2);
+	tc = test_tcase(s, "death:killed", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_term, SIGTERM, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_int, SIGINT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_hup, SIGHUP, 0, 2);
 
-	tc = tcase(s, "exec");
+	tc = test_tcase(s, "exec:new-trace", 120);
 	tcase_add_loop_test(tc, test_exec_starts_new_trace, 0, 2 * N_EXEC_VARIANTS);
+	tc = test_tcase(s, "exec:no-own-records", 120);
 	tcase_add_loop_test(tc, test_exec_adds_no_records_of_its_own, 0, N_EXEC_VARIANTS);
+	tc = test_tcase(s, "exec:failure", 120);
+	tcase_add_test(tc, test_exec_failure_continues_trace);
 
-	tc = tcase(s, "processes");
+	tc = test_tcase(s, "fork:child-trace", 120);
 	tcase_add_test(tc, test_fork_child_writes_own_trace);
 	tcase_add_test(tc, test_fork_then_exec);
+	tc = test_tcase(s, "fork:exec-without-allocation", 120);
+	tcase_add_test(tc, test_fork_exec_without_allocation_leaves_no_trace);
+	tcase_add_test(tc, test_fork_exec_failure_without_allocation_starts_new_trace);
+	tcase_add_test(tc, test_fork_exec_without_allocation_keeps_fifo);
+	tc = test_tcase(s, "fork:other-thread-allocates", 120);
+	tcase_add_test(tc, test_fork_while_other_thread_allocates);
+	tc = test_tcase(s, "spawn:child-trace", 120);
 	tcase_add_test(tc, test_posix_spawn_child_traced);
 	tcase_add_test(tc, test_vfork_exec_child_traced);
 	tcase_add_test(tc, test_vfork_execve_child_traced);
-	tcase_add_test(tc, test_fork_exec_without_allocation_leaves_no_trace);
-	tcase_add_test(tc, test_fork_exec_failure_without_allocation_starts_new_trace);
+	tc = test_tcase(s, "spawn:failure", 120);
 	tcase_add_test(tc, test_vfork_exec_failure_leaves_parent_whole);
 	tcase_add_test(tc, test_posix_spawn_failure_leaves_parent_whole);
-	tcase_add_test(tc, test_fork_exec_without_allocation_keeps_fifo);
-	tcase_add_test(tc, test_fork_while_other_thread_allocates);
 
-	tc = tcase(s, "dlopen");
+	tc = test_tcase(s, "dlopen:allocations", 120);
 	tcase_add_test(tc, test_dlopen_library_allocations_recorded);
+	tc = test_tcase(s, "dlopen:deepbind", 120);
 	tcase_add_test(tc, test_dlopen_deepbind_flag_removed);
 
-	tc = tcase(s, "faults");
+	tc = test_tcase(s, "fault:write-error", 120);
 	tcase_add_test(tc, test_fault_dev_full);
 	tcase_add_test(tc, test_fault_quiet_silences_warning);
+	tc = test_tcase(s, "fault:unwritable-output", 120);
 	tcase_add_test(tc, test_fault_output_under_file);
 	tcase_add_test(tc, test_fault_unwritable_directory);
+	tc = test_tcase(s, "fault:bad-value", 120);
 	tcase_add_loop_test(tc, test_fault_bad_value, 0,
 			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
+	tc = test_tcase(s, "fault:pipe-reader-gone", 120);
 	tcase_add_test(tc, test_fault_pipe_reader_gone);
 	return s;
 }
 
-int main(void)
+/* The paths meson passes: without them there is nothing to run (77, skipped). */
+static int preload_setup(int argc, char **argv)
 {
+	(void)argc;
+	(void)argv;
 	probe_path = getenv("PRELOAD_TEST_PROBE");
 	bin_dir = getenv("PRELOAD_TEST_BIN");
 	module_path = getenv("PRELOAD_TEST_MODULE");
@@ -2642,9 +2619,7 @@ int main(void)
 				"(meson test does)\n");
 		return 77;
 	}
-	SRunner *sr = srunner_create(preload_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return TEST_GO_ON;
 }
+
+TEST_MAIN_SETUP(preload_setup, preload_suite);

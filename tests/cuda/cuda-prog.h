@@ -44,7 +44,7 @@ static void prog_init(const char *argv0)
 }
 
 #define SAY_NAME prog_name
-#include "../prog-say.h"
+#include "../lib/prog-say.h"
 
 /* A check that failed: an R line the tests will not expect, and exit status 1. */
 __attribute__((format(printf, 1, 2))) static inline void fail(const char *fmt, ...)

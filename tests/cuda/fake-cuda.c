@@ -208,13 +208,14 @@ static const struct {
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
-EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
+/* The error's text or its name; NULL and CUDA_ERROR_INVALID_VALUE for a code not known. */
+static CUresult error_string(CUresult error, bool text, const char **pStr)
 {
 	if (!pStr)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
 		if (errors[i].code == error) {
-			*pStr = errors[i].text;
+			*pStr = text ? errors[i].text : errors[i].name;
 			return CUDA_SUCCESS;
 		}
 	}
@@ -222,18 +223,14 @@ EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
+EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)
+{
+	return error_string(error, true, pStr);
+}
+
 EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr)
 {
-	if (!pStr)
-		return CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
-		if (errors[i].code == error) {
-			*pStr = errors[i].name;
-			return CUDA_SUCCESS;
-		}
-	}
-	*pStr = NULL;
-	return CUDA_ERROR_INVALID_VALUE;
+	return error_string(error, false, pStr);
 }
 
 EXPORT CUresult cuInit(unsigned int Flags)
@@ -266,6 +263,15 @@ static CUresult check_device(CUdevice dev)
 	if (dev < 0 || dev >= N_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
 	return CUDA_SUCCESS;
+}
+
+/* The device first, then the output pointer: the order the driver checks them in. */
+static CUresult check_device_out(CUdevice dev, const void *out)
+{
+	CUresult rc = check_device(dev);
+	if (rc)
+		return rc;
+	return out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
@@ -309,11 +315,9 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 /* GPU-fa4ec0da-0000-4000-8000-00000000000N for device N. */
 static CUresult device_uuid(CUuuid *uuid, CUdevice dev)
 {
-	CUresult rc = check_device(dev);
+	CUresult rc = check_device_out(dev, uuid);
 	if (rc)
 		return rc;
-	if (!uuid)
-		return CUDA_ERROR_INVALID_VALUE;
 	static const unsigned char base[16] = {0xfa, 0x4e, 0xc0, 0xda, 0x00, 0x00, 0x40, 0x00,
 	                                       0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
 	memcpy(uuid->bytes, base, sizeof(base));
@@ -333,33 +337,27 @@ EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 
 EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 {
-	CUresult rc = check_device(dev);
+	CUresult rc = check_device_out(dev, bytes);
 	if (rc)
 		return rc;
-	if (!bytes)
-		return CUDA_ERROR_INVALID_VALUE;
 	*bytes = UINT_MAX; /* 16 GiB does not fit */
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-	CUresult rc = check_device(dev);
+	CUresult rc = check_device_out(dev, bytes);
 	if (rc)
 		return rc;
-	if (!bytes)
-		return CUDA_ERROR_INVALID_VALUE;
 	*bytes = CAPACITY;
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
-	CUresult rc = check_device(dev);
+	CUresult rc = check_device_out(dev, pool_out);
 	if (rc)
 		return rc;
-	if (!pool_out)
-		return CUDA_ERROR_INVALID_VALUE;
 	*pool_out = &pools[dev];
 	return CUDA_SUCCESS;
 }
@@ -370,11 +368,9 @@ EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-	CUresult rc = check_device(dev);
+	CUresult rc = check_device_out(dev, pctx);
 	if (rc)
 		return rc;
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
 	__atomic_fetch_add(&contexts[dev].refs, 1, __ATOMIC_RELAXED);
 	*pctx = &contexts[dev];
 	return CUDA_SUCCESS;
@@ -406,11 +402,9 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 
 static CUresult context_create(CUcontext *pctx, CUdevice dev)
 {
-	CUresult rc = check_device(dev);
+	CUresult rc = check_device_out(dev, pctx);
 	if (rc)
 		return rc;
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
 	rc = CUDA_ERROR_OUT_OF_MEMORY;
 	pthread_mutex_lock(&lock);
 	for (int i = N_DEVICES; i < MAX_CONTEXTS; i++) {

@@ -4,8 +4,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+TCase *test_tcase(Suite *s, const char *name, double timeout_s)
+{
+	TCase *tc = tcase_create(name);
+	tcase_set_timeout(tc, timeout_s);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
 int main(int argc, char **argv)
 {
+	if (test_setup) {
+		int status = test_setup(argc, argv);
+		if (status != TEST_GO_ON)
+			return status;
+	}
 	if (argc > 2) {
 		fprintf(stderr, "usage: %s [TEST_CASE]\n", argv[0]);
 		return EXIT_FAILURE;

@@ -9,17 +9,38 @@
  * named `area:behaviour` (`scan:strings`); `PROGRAM CASE` runs one case
  * only, as CK_RUN_CASE=CASE does, and CK_RUN_SUITE, CK_VERBOSITY and
  * CK_FORK work as Check documents them.
+ *
+ * A program that needs its environment read before any suite is built
+ * (the paths meson passes, or argv for a mode of its own) names a setup
+ * function first:
+ *
+ *	TEST_MAIN_SETUP(preload_setup, preload_suite);
+ *
+ * setup(argc, argv) returns TEST_GO_ON to run the suites, or the status
+ * main exits with (77: skipped).
  */
 #ifndef CG_TEST_MAIN_H
 #define CG_TEST_MAIN_H
 
 #include <check.h>
 
+#define TEST_GO_ON (-1)
+
 typedef Suite *(*test_suite_fn)(void);
+typedef int (*test_setup_fn)(int argc, char **argv);
 
 /* NULL-terminated; defined by TEST_MAIN in the test program. */
 extern const test_suite_fn test_suites[];
+/* NULL when the program has none. */
+extern const test_setup_fn test_setup;
 
-#define TEST_MAIN(...) const test_suite_fn test_suites[] = {__VA_ARGS__, NULL}
+#define TEST_MAIN_SETUP(setup, ...)                                                            \
+	const test_setup_fn test_setup = (setup);                                              \
+	const test_suite_fn test_suites[] = {__VA_ARGS__, NULL}
+
+#define TEST_MAIN(...) TEST_MAIN_SETUP(NULL, __VA_ARGS__)
+
+/* A test case added to s, with a timeout for suites that run programs. */
+TCase *test_tcase(Suite *s, const char *name, double timeout_s);
 
 #endif

@@ -25,17 +25,10 @@
 
 #ifndef PROG
 #error "define PROG, the program's name, before including prog.h"
-/* Same for a pointer: a block a failed realloc left live is still the program's. */
-static inline void *opaque_ptr(void *p)
-{
-	void *volatile x = p;
-	return x;
-}
-
 #endif
 
 #define SAY_NAME PROG
-#include "../prog-say.h"
+#include "../lib/prog-say.h"
 
 /* Reports a block the program got (nothing for NULL) and hands it back. */
 static inline void *got(const char *op, void *p, size_t n)
