@@ -47,6 +47,7 @@ static bool opt_f64_eq(bool ha, double a, bool hb, double b)
 /* One comparison per field of record_fields.h, joined by &&. */
 #define EQ(k, type, ...) &&EQ_##type(x, y, __VA_ARGS__)
 #define EQ_STR(x, y, m, pres) cg_sv_eq(x->m, y->m)
+#define EQ_DEV(x, y, m, pres) cg_sv_eq(x->m, y->m)
 #define EQ_U64(x, y, m, pres) (x->m == y->m)
 #define EQ_U64_OPT(x, y, m, pres, has) opt_u64_eq(x->has, x->m, y->has, y->m)
 #define EQ_BOOL(x, y, m, pres) (x->m == y->m)

@@ -28,6 +28,7 @@ struct cg_tagv {
  */
 #define CG_W8(k, type, ...) CG_W8_##type(__VA_ARGS__)
 #define CG_W8_STR(m, pres) struct cg_sv m;
+#define CG_W8_DEV(m, pres) struct cg_sv m;
 #define CG_W8_U64(m, pres) uint64_t m;
 #define CG_W8_U64_OPT(m, pres, has) uint64_t m;
 #define CG_W8_BOOL(m, pres)
@@ -40,6 +41,7 @@ struct cg_tagv {
 
 #define CG_W4(k, type, ...) CG_W4_##type(__VA_ARGS__)
 #define CG_W4_STR(m, pres)
+#define CG_W4_DEV(m, pres)
 #define CG_W4_U64(m, pres)
 #define CG_W4_U64_OPT(m, pres, has)
 #define CG_W4_BOOL(m, pres)
@@ -52,6 +54,7 @@ struct cg_tagv {
 
 #define CG_W1(k, type, ...) CG_W1_##type(__VA_ARGS__)
 #define CG_W1_STR(m, pres)
+#define CG_W1_DEV(m, pres)
 #define CG_W1_U64(m, pres)
 #define CG_W1_U64_OPT(m, pres, has) bool has;
 #define CG_W1_BOOL(m, pres) bool m;

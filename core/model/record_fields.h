@@ -13,6 +13,8 @@
  * consumer can name the kind's struct. The JSON key is the member's name.
  *
  *   STR      string view; CG_OPTIONAL ones are left out when absent
+ *   DEV      a device name: a string to the format, numbered in the
+ *            document's device table (16 bits) rather than interned alone
  *   U64      unsigned 64-bit, always written
  *   U64_OPT  u64 behind a has-flag (extra: the flag), written when set
  *   BOOL     boolean, always written
@@ -91,7 +93,7 @@
 	X(k, STR, output, CG_OPTIONAL)                                                             \
 	X(k, U64S, shape, CG_REQUIRED, ndim)                                                       \
 	X(k, STR, dtype, CG_REQUIRED)                                                              \
-	X(k, STR, device, CG_REQUIRED)                                                             \
+	X(k, DEV, device, CG_REQUIRED)                                                             \
 	X(k, U64, duration_ns, CG_REQUIRED)                                                        \
 	X(k, U64, timestamp_ns, CG_DEFAULT)                                                        \
 	X(k, U64_OPT, storage_bytes, CG_OPTIONAL, has_storage_bytes)                               \
@@ -102,7 +104,7 @@
 	X(k, STR, tensor_id, CG_REQUIRED)                                                          \
 	X(k, U64S, shape, CG_REQUIRED, ndim)                                                       \
 	X(k, STR, dtype, CG_REQUIRED)                                                              \
-	X(k, STR, device, CG_REQUIRED)                                                             \
+	X(k, DEV, device, CG_REQUIRED)                                                             \
 	X(k, BOOL, requires_grad, CG_DEFAULT)                                                      \
 	X(k, U64_OPT, storage_bytes, CG_OPTIONAL, has_storage_bytes)                               \
 	X(k, ENUM, category, CG_REQUIRED, cg_category_names, CGTRACE_CAT_OTHER)
@@ -113,7 +115,7 @@
 	X(k, STR, tensor_id, CG_REQUIRED)                                                          \
 	X(k, STR, span_id, CG_REQUIRED)                                                            \
 	X(k, STR, op_name, CG_OPTIONAL)                                                            \
-	X(k, STR, device, CG_REQUIRED)                                                             \
+	X(k, DEV, device, CG_REQUIRED)                                                             \
 	X(k, U64, bytes, CG_REQUIRED)                                                              \
 	X(k, ENUM, action, CG_REQUIRED, cg_action_names, 0)                                        \
 	X(k, U64S, shape, CG_DEFAULT, ndim)                                                        \
@@ -124,7 +126,7 @@
 /* oom_request_bytes is an extension: the request that failed with out-of-memory. */
 #define CG_FIELDS_device_memory(X, k)                                                              \
 	X(k, U64, timestamp_ns, CG_REQUIRED)                                                       \
-	X(k, STR, device, CG_REQUIRED)                                                             \
+	X(k, DEV, device, CG_REQUIRED)                                                             \
 	X(k, U64, used_bytes, CG_REQUIRED)                                                         \
 	X(k, U64, free_bytes, CG_REQUIRED)                                                         \
 	X(k, U64_OPT, reserved_bytes, CG_OPTIONAL, has_reserved)                                   \
@@ -143,7 +145,7 @@
 	X(k, U64, duration_ns, CG_REQUIRED)
 
 #define CG_FIELDS_device_info(X, k)                                                                \
-	X(k, STR, device, CG_REQUIRED)                                                             \
+	X(k, DEV, device, CG_REQUIRED)                                                             \
 	X(k, STR, uuid, CG_REQUIRED)                                                               \
 	X(k, STR, name, CG_OPTIONAL)                                                               \
 	X(k, U64_OPT, total_bytes, CG_OPTIONAL, has_total)

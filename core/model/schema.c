@@ -13,6 +13,7 @@
 /* One struct cg_field per field of record_fields.h; SF_type gives its initialisers. */
 #define SF(k, type, ...) {SF_##type(k, __VA_ARGS__)},
 #define SF_STR(k, m, pres) BASE(k, m, CG_F_STR, pres)
+#define SF_DEV(k, m, pres) BASE(k, m, CG_F_STR, pres)
 #define SF_U64(k, m, pres) BASE(k, m, CG_F_U64, pres)
 #define SF_U64_OPT(k, m, pres, has) BASE(k, m, CG_F_U64, pres), .off2 = OFF(k, has)
 #define SF_BOOL(k, m, pres) BASE(k, m, CG_F_BOOL, pres)

@@ -310,6 +310,7 @@ static inline bool shown_name(enum cg_presence pres, const char *const *table, s
 		w = PUT_KEY(w, m);                                                                 \
 		w = put_sv(w, x->m);                                                               \
 	}
+#define FMT_DEV(m, pres) FMT_STR(m, pres)
 #define FMT_U64(m, pres)                                                                           \
 	w = PUT_KEY(w, m);                                                                         \
 	w = put_u64(w, x->m);
@@ -389,6 +390,7 @@ static size_t tags_max(const struct cg_tagv *tags, uint32_t n)
 /* The variable part of a kind's bound: strings, string arrays, shapes and tags. */
 #define MAX(k, type, ...) +MAX_##type(__VA_ARGS__)
 #define MAX_STR(m, pres) sv_max(x->m)
+#define MAX_DEV(m, pres) sv_max(x->m)
 #define MAX_U64(m, pres) 0
 #define MAX_U64_OPT(m, pres, has) 0
 #define MAX_BOOL(m, pres) 0
