@@ -422,7 +422,9 @@ static int add_tensor(struct cgtrace_doc *d, const struct cg_rec_tensor *t)
 	{                                                                                          \
 		struct type o = {0};                                                               \
 		int r = 0;                                                                         \
-		CG_FIELDS_##k(BUILD, k) if (r < 0) return r;                                       \
+		CG_FIELDS_##k(BUILD, k)                                                            \
+		if (r < 0)                                                                         \
+			return r;                                                                  \
 		struct type *slot = CG_VEC_PUSH(&d->vec, struct type);                             \
 		if (!slot)                                                                         \
 			return -ENOMEM;                                                            \

@@ -353,7 +353,8 @@ static inline bool shown_name(enum cg_presence pres, const char *const *table, s
 	{                                                                                          \
 		(void)order;                                                                       \
 		w = PUT_LIT(w, "{\"kind\":\"" json "\"");                                          \
-		CG_FIELDS_##k(FMT, k) return w;                                                    \
+		CG_FIELDS_##k(FMT, k)                                                              \
+		return w;                                                                          \
 	}
 CG_RECORD_KINDS(KIND_FMT)
 /* ------------------------------------------------------------------ */
