@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cgtrace.h"
+#include "record_fields.h"
 #include "strpool.h"
 #include "vec.h"
 
@@ -66,30 +67,68 @@ struct cg_tensor {
 	uint64_t storage_bytes;
 };
 
-struct cg_devmem {
-	uint64_t timestamp_ns, used_bytes, free_bytes, reserved_bytes, oom_request_bytes;
-	uint16_t device;
-	bool has_reserved, has_oom_request;
-};
+/*
+ * Kinds the document keeps field for field, as record_fields.h describes
+ * them: D(kind, CGTRACE_KIND_..., document struct, vector in cgtrace_doc).
+ * Their structs, building, public views and export are expanded from the
+ * field lists; a string becomes a pool id and a device a device number.
+ * Array and tag fields have no expansion here: a kind with one keeps its
+ * hand-written document code (spans, ops, tensors, memory, meta).
+ */
+#define CG_DOC_PLAIN_KINDS(D)                                                                      \
+	D(device_memory, CGTRACE_KIND_DEVICE_MEMORY, cg_devmem, devmem)                            \
+	D(gradient, CGTRACE_KIND_GRADIENT, cg_grad, grads)                                         \
+	D(edge, CGTRACE_KIND_EDGE, cg_edge, edges)                                                 \
+	D(device_info, CGTRACE_KIND_DEVICE_INFO, cg_devinfo, devinfo)
 
-struct cg_grad {
-	uint32_t event_id, root, key;
-	uint8_t state;
-	bool has_norm;
-	double norm;
-};
+/* Members by width, as in record.h, so the structs stay small. */
+#define CG_DW8(k, type, ...) CG_DW8_##type(__VA_ARGS__)
+#define CG_DW8_STR(m, pres)
+#define CG_DW8_DEV(m, pres)
+#define CG_DW8_U64(m, pres) uint64_t m;
+#define CG_DW8_U64_OPT(m, pres, has) uint64_t m;
+#define CG_DW8_BOOL(m, pres)
+#define CG_DW8_FLAG(m, pres)
+#define CG_DW8_ENUM(m, pres, names, def)
+#define CG_DW8_F64_OPT(m, pres, has) double m;
 
-struct cg_edge {
-	uint32_t from_span, to_span;
-	uint64_t duration_ns;
-};
+#define CG_DW4(k, type, ...) CG_DW4_##type(__VA_ARGS__)
+#define CG_DW4_STR(m, pres) uint32_t m; /* CG_STR_NONE when absent */
+#define CG_DW4_DEV(m, pres)
+#define CG_DW4_U64(m, pres)
+#define CG_DW4_U64_OPT(m, pres, has)
+#define CG_DW4_BOOL(m, pres)
+#define CG_DW4_FLAG(m, pres)
+#define CG_DW4_ENUM(m, pres, names, def)
+#define CG_DW4_F64_OPT(m, pres, has)
 
-struct cg_devinfo {
-	uint32_t uuid, name;
-	uint16_t device;
-	bool has_total;
-	uint64_t total_bytes;
-};
+#define CG_DW2(k, type, ...) CG_DW2_##type(__VA_ARGS__)
+#define CG_DW2_STR(m, pres)
+#define CG_DW2_DEV(m, pres) uint16_t m; /* index into doc->devices */
+#define CG_DW2_U64(m, pres)
+#define CG_DW2_U64_OPT(m, pres, has)
+#define CG_DW2_BOOL(m, pres)
+#define CG_DW2_FLAG(m, pres)
+#define CG_DW2_ENUM(m, pres, names, def)
+#define CG_DW2_F64_OPT(m, pres, has)
+
+#define CG_DW1(k, type, ...) CG_DW1_##type(__VA_ARGS__)
+#define CG_DW1_STR(m, pres)
+#define CG_DW1_DEV(m, pres)
+#define CG_DW1_U64(m, pres)
+#define CG_DW1_U64_OPT(m, pres, has) bool has;
+#define CG_DW1_BOOL(m, pres) bool m;
+#define CG_DW1_FLAG(m, pres) bool m;
+#define CG_DW1_ENUM(m, pres, names, def) uint8_t m;
+#define CG_DW1_F64_OPT(m, pres, has) bool has;
+
+#define CG_DOC_STRUCT(k, kind, type, vec)                                                          \
+	struct type {                                                                              \
+		CG_FIELDS_##k(CG_DW8, k) CG_FIELDS_##k(CG_DW4, k) CG_FIELDS_##k(CG_DW2, k)         \
+			CG_FIELDS_##k(CG_DW1, k)                                                   \
+	};
+CG_DOC_PLAIN_KINDS(CG_DOC_STRUCT)
+#undef CG_DOC_STRUCT
 
 struct cg_meta {
 	uint32_t schema, run_id, correlation_id, entrypoint, timestamp, device, candle_version;

@@ -402,73 +402,36 @@ static int add_tensor(struct cgtrace_doc *d, const struct cg_rec_tensor *t)
 	return d->pool.err;
 }
 
-static int add_devmem(struct cgtrace_doc *d, const struct cg_rec_device_memory *m)
-{
-	struct cg_devmem dm = {
-		.timestamp_ns = m->timestamp_ns,
-		.used_bytes = m->used_bytes,
-		.free_bytes = m->free_bytes,
-		.reserved_bytes = m->reserved_bytes,
-		.oom_request_bytes = m->oom_request_bytes,
-		.has_reserved = m->has_reserved,
-		.has_oom_request = m->has_oom_request,
-	};
-	int r = device_index(d, m->device, &dm.device);
-	if (r < 0)
-		return r;
-	struct cg_devmem *slot = CG_VEC_PUSH(&d->devmem, struct cg_devmem);
-	if (!slot)
-		return -ENOMEM;
-	*slot = dm;
-	return 0;
-}
+/* A plain kind's record into its document struct, field by field (doc.h). */
+#define BUILD(k, type, ...) BUILD_##type(__VA_ARGS__)
+#define BUILD_STR(m, pres) o.m = intern(d, x->m);
+#define BUILD_DEV(m, pres) \
+	if (r == 0)        \
+		r = device_index(d, x->m, &o.m);
+#define BUILD_U64(m, pres) o.m = x->m;
+#define BUILD_U64_OPT(m, pres, has) \
+	o.m = x->m;                 \
+	o.has = x->has;
+#define BUILD_BOOL(m, pres) o.m = x->m;
+#define BUILD_FLAG(m, pres) o.m = x->m;
+#define BUILD_ENUM(m, pres, names, def) o.m = x->m;
+#define BUILD_F64_OPT(m, pres, has) BUILD_U64_OPT(m, pres, has)
 
-static int add_gradient(struct cgtrace_doc *d, const struct cg_rec_gradient *g)
-{
-	struct cg_grad *slot = CG_VEC_PUSH(&d->grads, struct cg_grad);
-	if (!slot)
-		return -ENOMEM;
-	*slot = (struct cg_grad){
-		.event_id = intern(d, g->event_id),
-		.root = intern(d, g->root),
-		.key = intern(d, g->key),
-		.state = g->state,
-		.has_norm = g->has_norm,
-		.norm = g->norm,
-	};
-	return d->pool.err;
-}
-
-static int add_edge(struct cgtrace_doc *d, const struct cg_rec_edge *e)
-{
-	struct cg_edge *slot = CG_VEC_PUSH(&d->edges, struct cg_edge);
-	if (!slot)
-		return -ENOMEM;
-	*slot = (struct cg_edge){
-		.from_span = intern(d, e->from_span),
-		.to_span = intern(d, e->to_span),
-		.duration_ns = e->duration_ns,
-	};
-	return d->pool.err;
-}
-
-static int add_devinfo(struct cgtrace_doc *d, const struct cg_rec_device_info *i)
-{
-	struct cg_devinfo di = {
-		.uuid = intern(d, i->uuid),
-		.name = intern(d, i->name),
-		.has_total = i->has_total,
-		.total_bytes = i->total_bytes,
-	};
-	int r = device_index(d, i->device, &di.device);
-	if (r < 0)
-		return r;
-	struct cg_devinfo *slot = CG_VEC_PUSH(&d->devinfo, struct cg_devinfo);
-	if (!slot)
-		return -ENOMEM;
-	*slot = di;
-	return d->pool.err;
-}
+#define ADD_PLAIN(k, kind, type, vec)                                                              \
+	static int add_##k(struct cgtrace_doc *d, const struct cg_rec_##k *x)                      \
+	{                                                                                          \
+		struct type o = {0};                                                               \
+		int r = 0;                                                                         \
+		CG_FIELDS_##k(BUILD, k)                                                            \
+		if (r < 0)                                                                         \
+			return r;                                                                  \
+		struct type *slot = CG_VEC_PUSH(&d->vec, struct type);                             \
+		if (!slot)                                                                         \
+			return -ENOMEM;                                                            \
+		*slot = o;                                                                         \
+		return d->pool.err;                                                                \
+	}
+CG_DOC_PLAIN_KINDS(ADD_PLAIN)
 
 static size_t record_count(const struct cgtrace_doc *d)
 {
@@ -503,18 +466,11 @@ int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t 
 		case CGTRACE_KIND_MEMORY:
 			ret = add_memory(d, &r->u.memory);
 			break;
-		case CGTRACE_KIND_DEVICE_MEMORY:
-			ret = add_devmem(d, &r->u.device_memory);
-			break;
-		case CGTRACE_KIND_GRADIENT:
-			ret = add_gradient(d, &r->u.gradient);
-			break;
-		case CGTRACE_KIND_EDGE:
-			ret = add_edge(d, &r->u.edge);
-			break;
-		case CGTRACE_KIND_DEVICE_INFO:
-			ret = add_devinfo(d, &r->u.device_info);
-			break;
+#define CASE_ADD(k, kind, type, vec)             \
+	case kind:                               \
+		ret = add_##k(d, &r->u.k);       \
+		break;
+			CG_DOC_PLAIN_KINDS(CASE_ADD)
 		default:
 			ret = cg_rule_kind(err, errlen);
 			break;

@@ -24,14 +24,10 @@ CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kin
 		return d->tensors.len;
 	case CGTRACE_KIND_MEMORY:
 		return d->memory.len;
-	case CGTRACE_KIND_DEVICE_MEMORY:
-		return d->devmem.len;
-	case CGTRACE_KIND_GRADIENT:
-		return d->grads.len;
-	case CGTRACE_KIND_EDGE:
-		return d->edges.len;
-	case CGTRACE_KIND_DEVICE_INFO:
-		return d->devinfo.len;
+#define CASE_COUNT(k, kind, type, vec) \
+	case kind:                     \
+		return d->vec.len;
+		CG_DOC_PLAIN_KINDS(CASE_COUNT)
 	default:
 		return 0;
 	}
@@ -143,58 +139,25 @@ CG_EXPORT void cgtrace_doc_memory(const struct cgtrace_doc *d, size_t i, struct 
 	cg_doc_mem_view(d, i, o);
 }
 
-CG_EXPORT void cgtrace_doc_device_memory(const struct cgtrace_doc *d, size_t i,
-					 struct cgtrace_device_memory *o)
-{
-	const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
-	*o = (struct cgtrace_device_memory){
-		.timestamp_ns = m->timestamp_ns,
-		.device = dev_str(d, m->device),
-		.used_bytes = m->used_bytes,
-		.free_bytes = m->free_bytes,
-		.has_reserved = m->has_reserved,
-		.reserved_bytes = m->reserved_bytes,
-		.has_oom_request = m->has_oom_request,
-		.oom_request_bytes = m->oom_request_bytes,
-	};
-}
+/* A plain kind's public view (doc.h): the public struct's members carry the field names. */
+#define VIEW(k, type, ...) VIEW_##type(__VA_ARGS__)
+#define VIEW_STR(m, pres) .m = cg_doc_str(d, x->m),
+#define VIEW_DEV(m, pres) .m = dev_str(d, x->m),
+#define VIEW_U64(m, pres) .m = x->m,
+#define VIEW_U64_OPT(m, pres, has) .has = x->has, .m = x->m,
+#define VIEW_BOOL(m, pres) .m = x->m,
+#define VIEW_FLAG(m, pres) .m = x->m,
+#define VIEW_ENUM(m, pres, names, def) .m = x->m,
+#define VIEW_F64_OPT(m, pres, has) VIEW_U64_OPT(m, pres, has)
 
-CG_EXPORT void cgtrace_doc_gradient(const struct cgtrace_doc *d, size_t i,
-				    struct cgtrace_gradient *o)
-{
-	const struct cg_grad *g = CG_VEC_AT(&d->grads, struct cg_grad, i);
-	*o = (struct cgtrace_gradient){
-		.event_id = cg_doc_str(d, g->event_id),
-		.root = cg_doc_str(d, g->root),
-		.key = cg_doc_str(d, g->key),
-		.state = (enum cgtrace_grad_state)g->state,
-		.has_norm = g->has_norm,
-		.norm = g->norm,
-	};
-}
-
-CG_EXPORT void cgtrace_doc_edge(const struct cgtrace_doc *d, size_t i, struct cgtrace_edge *o)
-{
-	const struct cg_edge *e = CG_VEC_AT(&d->edges, struct cg_edge, i);
-	*o = (struct cgtrace_edge){
-		.from_span = cg_doc_str(d, e->from_span),
-		.to_span = cg_doc_str(d, e->to_span),
-		.duration_ns = e->duration_ns,
-	};
-}
-
-CG_EXPORT void cgtrace_doc_device_info(const struct cgtrace_doc *d, size_t i,
-				       struct cgtrace_device_info *o)
-{
-	const struct cg_devinfo *di = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
-	*o = (struct cgtrace_device_info){
-		.device = dev_str(d, di->device),
-		.uuid = cg_doc_str(d, di->uuid),
-		.name = cg_doc_str(d, di->name),
-		.has_total = di->has_total,
-		.total_bytes = di->total_bytes,
-	};
-}
+#define VIEW_PLAIN(k, kind, type, vec)                                                             \
+	CG_EXPORT void cgtrace_doc_##k(const struct cgtrace_doc *d, size_t i,                      \
+				       struct cgtrace_##k *o)                                      \
+	{                                                                                          \
+		const struct type *x = CG_VEC_AT(&d->vec, struct type, i);                         \
+		*o = (struct cgtrace_##k){CG_FIELDS_##k(VIEW, k)};                                 \
+	}
+CG_DOC_PLAIN_KINDS(VIEW_PLAIN)
 
 const uint64_t *cg_doc_shape(const struct cgtrace_doc *d, uint32_t shape, const uint64_t *bytes,
 			     size_t *ndim)

@@ -3,7 +3,7 @@
  * Re-emits a document in the format's stream order: meta, spans by id
  * (each start followed by its end when closed), then ops, tensors, memory,
  * device memory, gradients, edges and the extension records, each in file
- * order.
+ * order (the last four in the order of CG_DOC_PLAIN_KINDS).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -188,60 +188,28 @@ static void emit_memory(struct out *o, const struct cgtrace_doc *d)
 	}
 }
 
-static void emit_rest(struct out *o, const struct cgtrace_doc *d)
-{
-	struct cg_rec r;
-	for (size_t i = 0; i < d->devmem.len; i++) {
-		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
-		r.kind = CGTRACE_KIND_DEVICE_MEMORY;
-		r.u.device_memory = (struct cg_rec_device_memory){
-			.timestamp_ns = m->timestamp_ns,
-			.device = dev_sv(d, m->device),
-			.used_bytes = m->used_bytes,
-			.free_bytes = m->free_bytes,
-			.has_reserved = m->has_reserved,
-			.reserved_bytes = m->reserved_bytes,
-			.has_oom_request = m->has_oom_request,
-			.oom_request_bytes = m->oom_request_bytes,
-		};
-		emit(o, &r);
+/* A plain kind's document struct back into a record (doc.h). */
+#define REC(k, type, ...) REC_##type(__VA_ARGS__)
+#define REC_STR(m, pres) .m = sv(d, x->m),
+#define REC_DEV(m, pres) .m = dev_sv(d, x->m),
+#define REC_U64(m, pres) .m = x->m,
+#define REC_U64_OPT(m, pres, has) .has = x->has, .m = x->m,
+#define REC_BOOL(m, pres) .m = x->m,
+#define REC_FLAG(m, pres) .m = x->m,
+#define REC_ENUM(m, pres, names, def) .m = x->m,
+#define REC_F64_OPT(m, pres, has) REC_U64_OPT(m, pres, has)
+
+#define EMIT_PLAIN(k, kind_, type, vec)                                                            \
+	static void emit_##k(struct out *o, const struct cgtrace_doc *d)                           \
+	{                                                                                          \
+		for (size_t i = 0; i < d->vec.len; i++) {                                          \
+			const struct type *x = CG_VEC_AT(&d->vec, struct type, i);                 \
+			struct cg_rec r = {.kind = kind_};                                         \
+			r.u.k = (struct cg_rec_##k){CG_FIELDS_##k(REC, k)};                        \
+			emit(o, &r);                                                               \
+		}                                                                                  \
 	}
-	for (size_t i = 0; i < d->grads.len; i++) {
-		const struct cg_grad *g = CG_VEC_AT(&d->grads, struct cg_grad, i);
-		r.kind = CGTRACE_KIND_GRADIENT;
-		r.u.gradient = (struct cg_rec_gradient){
-			.event_id = sv(d, g->event_id),
-			.root = sv(d, g->root),
-			.key = sv(d, g->key),
-			.state = g->state,
-			.has_norm = g->has_norm,
-			.norm = g->norm,
-		};
-		emit(o, &r);
-	}
-	for (size_t i = 0; i < d->edges.len; i++) {
-		const struct cg_edge *e = CG_VEC_AT(&d->edges, struct cg_edge, i);
-		r.kind = CGTRACE_KIND_EDGE;
-		r.u.edge = (struct cg_rec_edge){
-			.from_span = sv(d, e->from_span),
-			.to_span = sv(d, e->to_span),
-			.duration_ns = e->duration_ns,
-		};
-		emit(o, &r);
-	}
-	for (size_t i = 0; i < d->devinfo.len; i++) {
-		const struct cg_devinfo *di = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
-		r.kind = CGTRACE_KIND_DEVICE_INFO;
-		r.u.device_info = (struct cg_rec_device_info){
-			.device = dev_sv(d, di->device),
-			.uuid = sv(d, di->uuid),
-			.name = sv(d, di->name),
-			.has_total = di->has_total,
-			.total_bytes = di->total_bytes,
-		};
-		emit(o, &r);
-	}
-}
+CG_DOC_PLAIN_KINDS(EMIT_PLAIN)
 
 CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
 {
@@ -254,7 +222,8 @@ CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
 	if (ret == 0) {
 		emit_tensors(&o, d);
 		emit_memory(&o, d);
-		emit_rest(&o, d);
+#define CALL_EMIT(k, kind, type, vec) emit_##k(&o, d);
+		CG_DOC_PLAIN_KINDS(CALL_EMIT)
 		ret = flush(&o);
 	}
 	if (ret == 0 && o.buf.err)

@@ -19,6 +19,7 @@
 #include "export.h"
 #include "fmt_num.h"
 #include "names.h"
+#include "schema.h"
 #include "swar.h"
 #include "utf8.h"
 
@@ -284,218 +285,78 @@ static char *put_tags(char *w, const struct cg_tagv *tags, uint32_t n,
 /* Records                                                             */
 /* ------------------------------------------------------------------ */
 
-static char *fmt_meta(char *w, const struct cg_rec_meta *m, const struct cg_tagv **order)
+/* Optional fields are left out when absent; the rest are always written. */
+static inline bool shown_sv(enum cg_presence pres, struct cg_sv v)
 {
-	w = PUT_LIT(w, "{\"kind\":\"meta\",\"schema\":");
-	w = put_sv(w, m->schema);
-	w = PUT_LIT(w, ",\"run_id\":");
-	w = put_sv(w, m->run_id);
-	w = PUT_LIT(w, ",\"correlation_id\":");
-	w = put_sv(w, m->correlation_id);
-	w = PUT_LIT(w, ",\"entrypoint\":");
-	w = put_sv(w, m->entrypoint);
-	w = PUT_LIT(w, ",\"phase\":");
-	w = put_name(w, cg_phase_names, CG_PHASE_COUNT, m->phase);
-	w = PUT_LIT(w, ",\"timestamp\":");
-	w = put_sv(w, m->timestamp);
-	w = PUT_LIT(w, ",\"capture_step\":");
-	w = put_u64(w, m->capture_step);
-	w = PUT_LIT(w, ",\"warmup_steps\":");
-	w = put_u64(w, m->warmup_steps);
-	w = PUT_LIT(w, ",\"device\":");
-	w = put_sv(w, m->device);
-	w = PUT_LIT(w, ",\"measured_region_device_synchronized\":");
-	w = put_bool(w, m->measured_region_device_synchronized);
-	w = PUT_LIT(w, ",\"timing_mode\":");
-	w = put_name(w, cg_timing_names, CG_TIMING_COUNT, m->timing_mode);
-	w = PUT_LIT(w, ",\"tags\":");
-	w = put_tags(w, m->tags, m->n_tags, order);
-	if (m->candle_version.p) {
-		w = PUT_LIT(w, ",\"candle_version\":");
-		w = put_sv(w, m->candle_version);
-	}
-	return w;
+	return pres != CG_OPTIONAL || v.p;
 }
 
-static char *fmt_span_start(char *w, const struct cg_rec_span_start *s)
+/* An optional enum is left out when its value has no spelling (CGTRACE_STEP_NONE). */
+static inline bool shown_name(enum cg_presence pres, const char *const *table, size_t n, unsigned i)
 {
-	w = PUT_LIT(w, "{\"kind\":\"span_start\",\"id\":");
-	w = put_sv(w, s->id);
-	if (s->parent_id.p) {
-		w = PUT_LIT(w, ",\"parent_id\":");
-		w = put_sv(w, s->parent_id);
-	}
-	w = PUT_LIT(w, ",\"name\":");
-	w = put_sv(w, s->name);
-	w = PUT_LIT(w, ",\"start_ns\":");
-	w = put_u64(w, s->start_ns);
-	w = PUT_LIT(w, ",\"span_kind\":");
-	w = put_name(w, cg_span_kind_names, CG_SPAN_KIND_COUNT, s->span_kind);
-	w = PUT_LIT(w, ",\"measured\":");
-	w = put_bool(w, s->measured);
-	if (cg_name_at(cg_step_names, CG_STEP_COUNT, s->step)) {
-		w = PUT_LIT(w, ",\"step\":");
-		w = put_name(w, cg_step_names, CG_STEP_COUNT, s->step);
-	}
-	return w;
+	return pres != CG_OPTIONAL || cg_name_at(table, n, i);
 }
 
-static char *fmt_span_end(char *w, const struct cg_rec_span_end *s)
-{
-	w = PUT_LIT(w, "{\"kind\":\"span_end\",\"id\":");
-	w = put_sv(w, s->id);
-	w = PUT_LIT(w, ",\"duration_ns\":");
-	return put_u64(w, s->duration_ns);
-}
+#define N_NAMES(tab) (sizeof(tab) / sizeof(tab[0]))
+#define PUT_KEY(w, m) PUT_LIT(w, ",\"" #m "\":")
 
-static char *fmt_op(char *w, const struct cg_rec_op *o)
-{
-	w = PUT_LIT(w, "{\"kind\":\"op\",\"span_id\":");
-	w = put_sv(w, o->span_id);
-	w = PUT_LIT(w, ",\"op_name\":");
-	w = put_sv(w, o->op_name);
-	w = PUT_LIT(w, ",\"inputs\":");
-	w = put_svs(w, o->inputs, o->n_inputs);
-	if (o->output.p) {
-		w = PUT_LIT(w, ",\"output\":");
-		w = put_sv(w, o->output);
+/*
+ * One straight-line writer per kind, a block per field of record_fields.h
+ * in the format's order: no table is walked at run time.
+ */
+#define FMT(k, type, ...) FMT_##type(__VA_ARGS__)
+#define FMT_STR(m, pres)                                                                           \
+	if (shown_sv(pres, x->m)) {                                                                \
+		w = PUT_KEY(w, m);                                                                 \
+		w = put_sv(w, x->m);                                                               \
 	}
-	w = PUT_LIT(w, ",\"shape\":");
-	w = put_u64s(w, o->shape, o->ndim);
-	w = PUT_LIT(w, ",\"dtype\":");
-	w = put_sv(w, o->dtype);
-	w = PUT_LIT(w, ",\"device\":");
-	w = put_sv(w, o->device);
-	w = PUT_LIT(w, ",\"duration_ns\":");
-	w = put_u64(w, o->duration_ns);
-	w = PUT_LIT(w, ",\"timestamp_ns\":");
-	w = put_u64(w, o->timestamp_ns);
-	if (o->has_storage_bytes) {
-		w = PUT_LIT(w, ",\"storage_bytes\":");
-		w = put_u64(w, o->storage_bytes);
+#define FMT_DEV(m, pres) FMT_STR(m, pres)
+#define FMT_U64(m, pres)                                                                           \
+	w = PUT_KEY(w, m);                                                                         \
+	w = put_u64(w, x->m);
+#define FMT_U64_OPT(m, pres, has)                                                                  \
+	if (x->has) {                                                                              \
+		w = PUT_KEY(w, m);                                                                 \
+		w = put_u64(w, x->m);                                                              \
 	}
-	w = PUT_LIT(w, ",\"input_storage_bytes\":");
-	return put_u64(w, o->input_storage_bytes);
-}
+#define FMT_BOOL(m, pres)                                                                          \
+	w = PUT_KEY(w, m);                                                                         \
+	w = put_bool(w, x->m);
+/* Extension booleans: written only when set, so plain traces stay plain trace/6. */
+#define FMT_FLAG(m, pres)                                                                          \
+	if (x->m)                                                                                  \
+		w = PUT_LIT(w, ",\"" #m "\":true");
+#define FMT_ENUM(m, pres, tab, def)                                                                \
+	if (shown_name(pres, tab, N_NAMES(tab), x->m)) {                                           \
+		w = PUT_KEY(w, m);                                                                 \
+		w = put_name(w, tab, N_NAMES(tab), x->m);                                          \
+	}
+#define FMT_STRS(m, pres, n)                                                                       \
+	w = PUT_KEY(w, m);                                                                         \
+	w = put_svs(w, x->m, x->n);
+#define FMT_U64S(m, pres, n)                                                                       \
+	w = PUT_KEY(w, m);                                                                         \
+	w = put_u64s(w, x->m, x->n);
+/* JSON has no NaN or infinity: such a number is left out. */
+#define FMT_F64_OPT(m, pres, has)                                                                  \
+	if (x->has && isfinite(x->m)) {                                                            \
+		w = PUT_KEY(w, m);                                                                 \
+		w += cg_fmt_f64(w, x->m);                                                          \
+	}
+#define FMT_TAGS(m, pres, n)                                                                       \
+	w = PUT_KEY(w, m);                                                                         \
+	w = put_tags(w, x->m, x->n, order);
 
-static char *fmt_tensor(char *w, const struct cg_rec_tensor *t)
-{
-	w = PUT_LIT(w, "{\"kind\":\"tensor\",\"span_id\":");
-	w = put_sv(w, t->span_id);
-	w = PUT_LIT(w, ",\"tensor_id\":");
-	w = put_sv(w, t->tensor_id);
-	w = PUT_LIT(w, ",\"shape\":");
-	w = put_u64s(w, t->shape, t->ndim);
-	w = PUT_LIT(w, ",\"dtype\":");
-	w = put_sv(w, t->dtype);
-	w = PUT_LIT(w, ",\"device\":");
-	w = put_sv(w, t->device);
-	w = PUT_LIT(w, ",\"requires_grad\":");
-	w = put_bool(w, t->requires_grad);
-	if (t->has_storage_bytes) {
-		w = PUT_LIT(w, ",\"storage_bytes\":");
-		w = put_u64(w, t->storage_bytes);
+/* order: the scratch for sorting tags, NULL when they are sorted or the kind has none. */
+#define KIND_FMT(k, json, kind)                                                                    \
+	static char *fmt_##k(char *w, const struct cg_rec_##k *x, const struct cg_tagv **order)    \
+	{                                                                                          \
+		(void)order;                                                                       \
+		w = PUT_LIT(w, "{\"kind\":\"" json "\"");                                          \
+		CG_FIELDS_##k(FMT, k)                                                              \
+		return w;                                                                          \
 	}
-	w = PUT_LIT(w, ",\"category\":");
-	return put_name(w, cg_category_names, CGTRACE_CAT_COUNT, t->category);
-}
-
-static char *fmt_memory(char *w, const struct cg_rec_memory *m)
-{
-	w = PUT_LIT(w, "{\"kind\":\"memory\",\"timestamp_ns\":");
-	w = put_u64(w, m->timestamp_ns);
-	w = PUT_LIT(w, ",\"tensor_id\":");
-	w = put_sv(w, m->tensor_id);
-	w = PUT_LIT(w, ",\"span_id\":");
-	w = put_sv(w, m->span_id);
-	if (m->op_name.p) {
-		w = PUT_LIT(w, ",\"op_name\":");
-		w = put_sv(w, m->op_name);
-	}
-	w = PUT_LIT(w, ",\"device\":");
-	w = put_sv(w, m->device);
-	w = PUT_LIT(w, ",\"bytes\":");
-	w = put_u64(w, m->bytes);
-	w = PUT_LIT(w, ",\"action\":");
-	w = put_name(w, cg_action_names, CG_ACTION_COUNT, m->action);
-	w = PUT_LIT(w, ",\"shape\":");
-	w = put_u64s(w, m->shape, m->ndim);
-	w = PUT_LIT(w, ",\"dtype\":");
-	w = put_sv(w, m->dtype);
-	w = PUT_LIT(w, ",\"category\":");
-	w = put_name(w, cg_category_names, CGTRACE_CAT_COUNT, m->category);
-	/* Extension field: written only when set, so plain traces stay plain trace/6. */
-	if (m->managed)
-		w = PUT_LIT(w, ",\"managed\":true");
-	return w;
-}
-
-static char *fmt_device_memory(char *w, const struct cg_rec_device_memory *d)
-{
-	w = PUT_LIT(w, "{\"kind\":\"device_memory\",\"timestamp_ns\":");
-	w = put_u64(w, d->timestamp_ns);
-	w = PUT_LIT(w, ",\"device\":");
-	w = put_sv(w, d->device);
-	w = PUT_LIT(w, ",\"used_bytes\":");
-	w = put_u64(w, d->used_bytes);
-	w = PUT_LIT(w, ",\"free_bytes\":");
-	w = put_u64(w, d->free_bytes);
-	if (d->has_reserved) {
-		w = PUT_LIT(w, ",\"reserved_bytes\":");
-		w = put_u64(w, d->reserved_bytes);
-	}
-	if (d->has_oom_request) {
-		w = PUT_LIT(w, ",\"oom_request_bytes\":");
-		w = put_u64(w, d->oom_request_bytes);
-	}
-	return w;
-}
-
-static char *fmt_gradient(char *w, const struct cg_rec_gradient *g)
-{
-	w = PUT_LIT(w, "{\"kind\":\"gradient\",\"event_id\":");
-	w = put_sv(w, g->event_id);
-	w = PUT_LIT(w, ",\"root\":");
-	w = put_sv(w, g->root);
-	w = PUT_LIT(w, ",\"key\":");
-	w = put_sv(w, g->key);
-	w = PUT_LIT(w, ",\"state\":");
-	w = put_name(w, cg_grad_state_names, CG_GRAD_STATE_COUNT, g->state);
-	/* JSON has no NaN or infinity: such a norm is left out. */
-	if (g->has_norm && isfinite(g->norm)) {
-		w = PUT_LIT(w, ",\"norm\":");
-		w += cg_fmt_f64(w, g->norm);
-	}
-	return w;
-}
-
-static char *fmt_edge(char *w, const struct cg_rec_edge *e)
-{
-	w = PUT_LIT(w, "{\"kind\":\"edge\",\"from_span\":");
-	w = put_sv(w, e->from_span);
-	w = PUT_LIT(w, ",\"to_span\":");
-	w = put_sv(w, e->to_span);
-	w = PUT_LIT(w, ",\"duration_ns\":");
-	return put_u64(w, e->duration_ns);
-}
-
-static char *fmt_device_info(char *w, const struct cg_rec_device_info *d)
-{
-	w = PUT_LIT(w, "{\"kind\":\"cgprobe_device\",\"device\":");
-	w = put_sv(w, d->device);
-	w = PUT_LIT(w, ",\"uuid\":");
-	w = put_sv(w, d->uuid);
-	if (d->name.p) {
-		w = PUT_LIT(w, ",\"name\":");
-		w = put_sv(w, d->name);
-	}
-	if (d->has_total) {
-		w = PUT_LIT(w, ",\"total_bytes\":");
-		w = put_u64(w, d->total_bytes);
-	}
-	return w;
-}
-
+CG_RECORD_KINDS(KIND_FMT)
 /* ------------------------------------------------------------------ */
 /* Line length bound                                                   */
 /* ------------------------------------------------------------------ */
@@ -527,6 +388,28 @@ static size_t tags_max(const struct cg_tagv *tags, uint32_t n)
 	return total;
 }
 
+/* The variable part of a kind's bound: strings, string arrays, shapes and tags. */
+#define MAX(k, type, ...) +MAX_##type(__VA_ARGS__)
+#define MAX_STR(m, pres) sv_max(x->m)
+#define MAX_DEV(m, pres) sv_max(x->m)
+#define MAX_U64(m, pres) 0
+#define MAX_U64_OPT(m, pres, has) 0
+#define MAX_BOOL(m, pres) 0
+#define MAX_FLAG(m, pres) 0
+#define MAX_ENUM(m, pres, tab, def) 0
+#define MAX_STRS(m, pres, n) svs_max(x->m, x->n)
+#define MAX_U64S(m, pres, n) u64s_max(x->n)
+#define MAX_F64_OPT(m, pres, has) 0
+#define MAX_TAGS(m, pres, n) tags_max(x->m, x->n)
+
+#define KIND_MAX(k, json, kind)                                                                    \
+	static size_t max_##k(const struct cg_rec_##k *x)                                          \
+	{                                                                                          \
+		(void)x;                                                                           \
+		return 0 CG_FIELDS_##k(MAX, k);                                                    \
+	}
+CG_RECORD_KINDS(KIND_MAX)
+
 /*
  * Upper bound of the line's length: FIXED_MAX covers the keys, punctuation,
  * enum spellings and scalar numbers of every kind (the longest, meta, needs
@@ -535,62 +418,15 @@ static size_t tags_max(const struct cg_tagv *tags, uint32_t n)
  */
 static size_t line_max(const struct cg_rec *r)
 {
-	size_t n = FIXED_MAX;
-
 	switch (r->kind) {
-	case CGTRACE_KIND_META: {
-		const struct cg_rec_meta *m = &r->u.meta;
-		n += sv_max(m->schema) + sv_max(m->run_id) + sv_max(m->correlation_id) +
-		     sv_max(m->entrypoint) + sv_max(m->timestamp) + sv_max(m->device) +
-		     sv_max(m->candle_version) + tags_max(m->tags, m->n_tags);
-		break;
-	}
-	case CGTRACE_KIND_SPAN_START: {
-		const struct cg_rec_span_start *s = &r->u.span_start;
-		n += sv_max(s->id) + sv_max(s->parent_id) + sv_max(s->name);
-		break;
-	}
-	case CGTRACE_KIND_SPAN_END:
-		n += sv_max(r->u.span_end.id);
-		break;
-	case CGTRACE_KIND_OP: {
-		const struct cg_rec_op *o = &r->u.op;
-		n += sv_max(o->span_id) + sv_max(o->op_name) + svs_max(o->inputs, o->n_inputs) +
-		     sv_max(o->output) + u64s_max(o->ndim) + sv_max(o->dtype) + sv_max(o->device);
-		break;
-	}
-	case CGTRACE_KIND_TENSOR: {
-		const struct cg_rec_tensor *t = &r->u.tensor;
-		n += sv_max(t->span_id) + sv_max(t->tensor_id) + u64s_max(t->ndim) +
-		     sv_max(t->dtype) + sv_max(t->device);
-		break;
-	}
-	case CGTRACE_KIND_MEMORY: {
-		const struct cg_rec_memory *m = &r->u.memory;
-		n += sv_max(m->tensor_id) + sv_max(m->span_id) + sv_max(m->op_name) +
-		     sv_max(m->device) + u64s_max(m->ndim) + sv_max(m->dtype);
-		break;
-	}
-	case CGTRACE_KIND_DEVICE_MEMORY:
-		n += sv_max(r->u.device_memory.device);
-		break;
-	case CGTRACE_KIND_GRADIENT: {
-		const struct cg_rec_gradient *g = &r->u.gradient;
-		n += sv_max(g->event_id) + sv_max(g->root) + sv_max(g->key);
-		break;
-	}
-	case CGTRACE_KIND_EDGE:
-		n += sv_max(r->u.edge.from_span) + sv_max(r->u.edge.to_span);
-		break;
-	case CGTRACE_KIND_DEVICE_INFO: {
-		const struct cg_rec_device_info *d = &r->u.device_info;
-		n += sv_max(d->device) + sv_max(d->uuid) + sv_max(d->name);
-		break;
-	}
+#define CASE_MAX(k, json, kind)                                                                    \
+	case kind:                                                                                 \
+		return FIXED_MAX + max_##k(&r->u.k);
+		CG_RECORD_KINDS(CASE_MAX)
 	case CGTRACE_KIND_COUNT:
 		break;
 	}
-	return n;
+	return FIXED_MAX;
 }
 
 /* ------------------------------------------------------------------ */
@@ -598,33 +434,16 @@ static size_t line_max(const struct cg_rec *r)
 static char *fmt_body(char *w, const struct cg_rec *r, const struct cg_tagv **order)
 {
 	switch (r->kind) {
-	case CGTRACE_KIND_META:
-		return fmt_meta(w, &r->u.meta, order);
-	case CGTRACE_KIND_SPAN_START:
-		return fmt_span_start(w, &r->u.span_start);
-	case CGTRACE_KIND_SPAN_END:
-		return fmt_span_end(w, &r->u.span_end);
-	case CGTRACE_KIND_OP:
-		return fmt_op(w, &r->u.op);
-	case CGTRACE_KIND_TENSOR:
-		return fmt_tensor(w, &r->u.tensor);
-	case CGTRACE_KIND_MEMORY:
-		return fmt_memory(w, &r->u.memory);
-	case CGTRACE_KIND_DEVICE_MEMORY:
-		return fmt_device_memory(w, &r->u.device_memory);
-	case CGTRACE_KIND_GRADIENT:
-		return fmt_gradient(w, &r->u.gradient);
-	case CGTRACE_KIND_EDGE:
-		return fmt_edge(w, &r->u.edge);
-	case CGTRACE_KIND_DEVICE_INFO:
-		return fmt_device_info(w, &r->u.device_info);
+#define CASE_FMT(k, json, kind)                                                                    \
+	case kind:                                                                                 \
+		return fmt_##k(w, &r->u.k, order);
+		CG_RECORD_KINDS(CASE_FMT)
 	case CGTRACE_KIND_COUNT:
 		break;
 	}
 	/* Not a record kind: still one well-formed line, never a crash. */
 	return PUT_LIT(w, "{\"kind\":\"\"");
 }
-
 void cg_jsonl_format(struct cg_buf *b, const struct cg_rec *r)
 {
 	const struct cg_tagv *stack_order[TAGS_ON_STACK];
