@@ -425,6 +425,14 @@ pct() { # TRACE EXPECTED: the signed difference in percent, two decimals
 	printf '%s%d.%02d%%' "$s" $((d / 100)) $((d % 100))
 }
 
+# verdict NAME EXPECTED WHY NOTE: a framework check's result row from the
+# last analyse: FAIL with WHY when there is one, else OK with NOTE.
+verdict() {
+	local status=OK note=$4
+	[ -z "$3" ] || status=FAIL note=$3
+	row "$1" "$status" "${2:--}" "$a_peak" "$diff" "${a_allocs}/${a_frees}" "$(yes_no "$a_uuid")" "$note"
+}
+
 ratio() { # TRACE EXPECTED: TRACE / EXPECTED, four decimals
 	local r=$(($1 * 10000 / $2))
 	printf '%d.%04d' $((r / 10000)) $((r % 10000))
@@ -653,12 +661,7 @@ for variant in default expandable; do
 		[ -z "$why" ] && ! within "$a_peak" "$reserved" 5 &&
 			why="trace peak / max_memory_reserved = $ratio, more than 5% off"
 	fi
-	if [ -n "$why" ]; then
-		row "$name" FAIL "${reserved:--}" "$a_peak" "$diff" "${a_allocs}/${a_frees}" "$(yes_no "$a_uuid")" "$why"
-	else
-		row "$name" OK "$reserved" "$a_peak" "$diff" "${a_allocs}/${a_frees}" "$(yes_no "$a_uuid")" \
-			"ratio $ratio to max_memory_reserved; live at end $a_final"
-	fi
+	verdict "$name" "$reserved" "$why" "ratio $ratio to max_memory_reserved; live at end $a_final"
 done
 
 # ---------------------------------------------------------------------------
@@ -681,12 +684,7 @@ else
 		ratio=$(ratio "$a_peak" "$arrays")
 		echo "   arrays $arrays bytes ($(mib "$arrays")); trace peak $a_peak ($(mib "$a_peak")); ratio $ratio ($diff)"
 	fi
-	if [ -n "$why" ]; then
-		row "$name" FAIL "${arrays:--}" "$a_peak" "$diff" "${a_allocs}/${a_frees}" "$(yes_no "$a_uuid")" "$why"
-	else
-		row "$name" OK "${arrays:--}" "$a_peak" "$diff" "${a_allocs}/${a_frees}" "$(yes_no "$a_uuid")" \
-			"report only: ratio $ratio to the arrays' bytes (XLA adds its own buffers)"
-	fi
+	verdict "$name" "$arrays" "$why" "report only: ratio $ratio to the arrays' bytes (XLA adds its own buffers)"
 fi
 
 # ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ set -u
 lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
 # shellcheck source=tests/lib/sh-check.sh
 . "$lib_dir/sh-check.sh"
-[ $# -eq 3 ] || { echo "usage: test-wrapper-find.sh SOURCE_WRAPPER BUILDDIR MESON" >&2; exit 2; }
+need_args 3 "test-wrapper-find.sh SOURCE_WRAPPER BUILDDIR MESON" "$@"
 src_wrapper=$(abs "$1")
 build=$(abs "$2")
 meson=$3

@@ -10,7 +10,7 @@ set -u
 lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
 # shellcheck source=tests/lib/sh-check.sh
 . "$lib_dir/sh-check.sh"
-[ $# -eq 2 ] || { echo "usage: test-wrapper.sh WRAPPER BUILDDIR" >&2; exit 2; }
+need_args 2 "test-wrapper.sh WRAPPER BUILDDIR" "$@"
 wrapper=$(abs "$1")
 build=$(abs "$2")
 lib=${CGPROBE_LIB:-$build/preload/libcgprobe.so}

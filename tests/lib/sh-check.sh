@@ -5,6 +5,12 @@
 # "N passed, N failed" line that test runners read.
 pass=0
 fail=0
+# need_args N USAGE ARGS...: exits 2 with USAGE unless there are N ARGS.
+need_args() {
+	n=$1 usage=$2
+	shift 2
+	[ $# -eq "$n" ] || { echo "usage: $usage" >&2; exit 2; }
+}
 # abs PATH: PATH made absolute against the current directory.
 abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
 ok() { pass=$((pass + 1)); }
