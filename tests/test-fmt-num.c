@@ -429,27 +429,19 @@ static Suite *fmt_suite(void)
 	Suite *s = suite_create("fmt_num");
 	TCase *tc;
 
-	tc = tcase_create("u64:format");
 	/* A few million printf/strtod calls: well past Check's default 4 s. */
-	tcase_set_timeout(tc, 600);
+	tc = test_tcase(s, "u64:format", 600);
 	tcase_add_test(tc, u64_edges);
 	tcase_add_test(tc, u64_random);
 	tcase_add_test(tc, u64_dense);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("hex:format");
-	/* A few million printf/strtod calls: well past Check's default 4 s. */
-	tcase_set_timeout(tc, 600);
+	tc = test_tcase(s, "hex:format", 600);
 	tcase_add_test(tc, hex_edges);
 	tcase_add_test(tc, hex_random);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("f64:format");
-	/* A few million printf/strtod calls: well past Check's default 4 s. */
-	tcase_set_timeout(tc, 600);
+	tc = test_tcase(s, "f64:format", 600);
 	tcase_add_test(tc, f64_golden);
 	tcase_add_test(tc, f64_random_bits);
 	tcase_add_test(tc, f64_every_exponent);
 	tcase_add_test(tc, f64_decimal_shapes);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

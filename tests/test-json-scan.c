@@ -607,50 +607,40 @@ START_TEST(test_mutations_no_crash)
 }
 END_TEST
 
+/* Every case scans with the fixture's scanner. */
+static TCase *scan_case(Suite *s, const char *name)
+{
+	TCase *tc = test_tcase(s, name, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	return tc;
+}
+
 static Suite *json_scan_suite(void)
 {
 	Suite *s = suite_create("json_scan");
 	TCase *tc;
 
-	tc = tcase_create("scan:accept");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = scan_case(s, "scan:accept");
 	tcase_add_loop_test(tc, test_good, 0, (int)(sizeof(good) / sizeof(good[0])));
-	suite_add_tcase(s, tc);
-	tc = tcase_create("scan:reject");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = scan_case(s, "scan:reject");
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_exact_messages);
 	tcase_add_test(tc, test_too_long_input);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("scan:numbers");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = scan_case(s, "scan:numbers");
 	tcase_add_test(tc, test_num_tokens);
 	tcase_add_test(tc, test_num_tokens_grow);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("scan:structure");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = scan_case(s, "scan:structure");
 	tcase_add_test(tc, test_top_is_object);
 	tcase_add_test(tc, test_depth_limit);
 	tcase_add_test(tc, test_deep_garbage);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("scan:keys");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = scan_case(s, "scan:keys");
 	tcase_add_test(tc, test_big_object_distinct);
 	tcase_add_test(tc, test_big_object_dup);
 	tcase_add_test(tc, test_dup_every_size);
 	tcase_add_test(tc, test_nested_big_objects);
 	tcase_add_test(tc, test_dup_key_display);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("scan:mutations");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
+	tc = scan_case(s, "scan:mutations");
 	tcase_add_test(tc, test_mutations_no_crash);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

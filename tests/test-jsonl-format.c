@@ -825,8 +825,7 @@ static Suite *jsonl_suite(void)
 	Suite *s = suite_create("jsonl_format");
 	TCase *tc;
 
-	tc = tcase_create("format:records");
-	tcase_set_timeout(tc, 120);
+	tc = test_tcase(s, "format:records", 120);
 	tcase_add_test(tc, meta_lines);
 	tcase_add_test(tc, meta_many_tags);
 	tcase_add_test(tc, span_lines);
@@ -837,29 +836,20 @@ static Suite *jsonl_suite(void)
 	tcase_add_test(tc, gradient_lines);
 	tcase_add_test(tc, edge_and_device_lines);
 	tcase_add_test(tc, appends_many);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("format:strings");
-	tcase_set_timeout(tc, 120);
+	tc = test_tcase(s, "format:strings", 120);
 	tcase_add_test(tc, escapes);
 	tcase_add_test(tc, utf8_valid_passes);
 	tcase_add_test(tc, utf8_invalid_replaced);
 	tcase_add_test(tc, utf8_fuzz_against_reference);
 	tcase_add_test(tc, strings_round_trip_through_cjson);
 	tcase_add_test(tc, record_strings_escaped);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("record:equal");
-	tcase_set_timeout(tc, 120);
+	tc = test_tcase(s, "record:equal", 120);
 	tcase_add_test(tc, rec_equal);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("names:enums");
-	tcase_set_timeout(tc, 120);
+	tc = test_tcase(s, "names:enums", 120);
 	tcase_add_test(tc, enum_names);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("dtype:sizes");
-	tcase_set_timeout(tc, 120);
+	tc = test_tcase(s, "dtype:sizes", 120);
 	tcase_add_test(tc, dtype_sizes);
 	tcase_add_test(tc, storage_bytes);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -107,11 +107,9 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("jsonl-heap");
-	TCase *tc = tcase_create("heap:line");
-	tcase_set_timeout(tc, 60);
+	TCase *tc = test_tcase(s, "heap:line", 60);
 	tcase_add_test(tc, heap_line_known_text);
 	tcase_add_test(tc, heap_line_equals_general_formatter);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -348,7 +348,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memory-analysis");
-	TCase *tc = tcase_create("memory:accounting");
+	TCase *tc = test_tcase(s, "memory:accounting", 4);
 	tcase_add_test(tc, no_memory_records);
 	tcase_add_test(tc, peak_is_per_device_and_first_strictly_exceeded);
 	tcase_add_test(tc, order_is_time_then_alloc_then_tensor_id);
@@ -356,24 +356,18 @@ static Suite *suite(void)
 	tcase_add_test(tc, alloc_of_live_id_counts_again_and_replaces);
 	tcase_add_test(tc, autograd_retained_bytes);
 	tcase_add_test(tc, live_bytes_saturate);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("memory:devices");
+	tc = test_tcase(s, "memory:devices", 4);
 	tcase_add_test(tc, timeline_uses_capacity_from_whole_trace);
 	tcase_add_test(tc, device_with_only_checkpoints_is_listed);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("memory:by-op");
+	tc = test_tcase(s, "memory:by-op", 4);
 	tcase_add_test(tc, peak_by_op_has_every_group);
 	tcase_add_test(tc, peak_by_op_sums_and_orders);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("api:helpers");
+	tc = test_tcase(s, "api:helpers", 4);
 	tcase_add_test(tc, summary_report_matches_summary);
 	tcase_add_test(tc, min_bytes_tag);
 	tcase_add_test(tc, json_string_escapes_as_the_writer);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("memory:scale");
-	tcase_set_timeout(tc, 60);
+	tc = test_tcase(s, "memory:scale", 60);
 	tcase_add_test(tc, many_out_of_order_records);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -260,20 +260,17 @@ static Suite *num_scan_suite(void)
 	Suite *s = suite_create("num_scan");
 	TCase *tc;
 
-	tc = tcase_create("u64:scan");
+	tc = test_tcase(s, "u64:scan", 4);
 	tcase_add_loop_test(tc, test_u64_good, 0, (int)(sizeof(u64_good) / sizeof(u64_good[0])));
 	tcase_add_loop_test(tc, test_u64_bad, 0, (int)(sizeof(u64_bad) / sizeof(u64_bad[0])));
 	tcase_add_test(tc, test_u64_not_terminated);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("f64:scan");
+	tc = test_tcase(s, "f64:scan", 4);
 	tcase_add_test(tc, test_f64_good);
 	tcase_add_loop_test(tc, test_f64_bad, 0, (int)(sizeof(f64_bad) / sizeof(f64_bad[0])));
 	tcase_add_test(tc, test_f64_not_terminated);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("f64:locale");
+	tc = test_tcase(s, "f64:locale", 4);
 	tcase_add_test(tc, test_f64_locale);
 	tcase_add_test(tc, test_f64_threads);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

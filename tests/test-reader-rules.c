@@ -400,7 +400,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("reader-rules");
-	TCase *tc = tcase_create("reader:stream");
+	TCase *tc = test_tcase(s, "reader:stream", 4);
 	tcase_add_test(tc, blank_lines_are_skipped_but_counted);
 	tcase_add_test(tc, crlf_line_endings_are_whitespace);
 	tcase_add_test(tc, unknown_kind_and_missing_kind);
@@ -412,15 +412,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, missing_required_and_wrong_types);
 	tcase_add_test(tc, truncated_last_line_is_a_warning);
 	tcase_add_test(tc, zstd_is_read_transparently);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("reader:document");
+	tc = test_tcase(s, "reader:document", 4);
 	tcase_add_test(tc, meta_rules);
 	tcase_add_test(tc, meta_tags_sorted);
 	tcase_add_test(tc, span_rules);
 	tcase_add_test(tc, spans_sorted_bytewise);
 	tcase_add_test(tc, storage_bytes_are_derived);
 	tcase_add_test(tc, extension_kinds_and_fields);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -245,12 +245,11 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("round-trip");
-	TCase *tc = tcase_create("round-trip:session");
+	TCase *tc = test_tcase(s, "round-trip:session", 4);
 	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
 	tcase_add_test(tc, session_output_reads_back_and_exports_to_itself);
 	tcase_add_test(tc, op_records_do_not_fabricate_memory);
 	tcase_add_test(tc, corpus_exports_to_itself);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

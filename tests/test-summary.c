@@ -118,16 +118,13 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("summary");
-	TCase *tc = tcase_create("summary:spans");
+	TCase *tc = test_tcase(s, "summary:spans", 4);
 	tcase_add_test(tc, seed_document_summary);
 	tcase_add_test(tc, dangling_parent_counts_once);
 	tcase_add_test(tc, cycles_stop_the_walk);
 	tcase_add_test(tc, measured_time_sums_closed_measured_spans);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("summary:scale");
-	tcase_set_timeout(tc, 120);
+	tc = test_tcase(s, "summary:scale", 120);
 	tcase_add_test(tc, deep_chain_is_linear);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
