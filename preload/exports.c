@@ -322,22 +322,30 @@ static int release(char **argv, int r)
 	return r;
 }
 
+/* execl and execlp: the list gathered, then the v variant; ap is the caller's to end. */
+static int exec_list(int (*exec_v)(const char *, char *const[]), const char *file,
+		     const char *arg0, va_list ap)
+{
+	char **argv = gather(arg0, ap, NULL);
+	return argv ? release(argv, exec_v(file, argv)) : -1;
+}
+
 CG_PROBE_EXPORT int execl(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
-	char **argv = gather(arg0, ap, NULL);
+	int r = exec_list(execv, file, arg0, ap);
 	va_end(ap);
-	return argv ? release(argv, execv(file, argv)) : -1;
+	return r;
 }
 
 CG_PROBE_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 	va_start(ap, arg0);
-	char **argv = gather(arg0, ap, NULL);
+	int r = exec_list(execvp, file, arg0, ap);
 	va_end(ap);
-	return argv ? release(argv, execvp(file, argv)) : -1;
+	return r;
 }
 
 CG_PROBE_EXPORT int execle(const char *file, const char *arg0, ...)
