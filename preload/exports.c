@@ -330,23 +330,18 @@ static int exec_list(int (*exec_v)(const char *, char *const[]), const char *fil
 	return argv ? release(argv, exec_v(file, argv)) : -1;
 }
 
-CG_PROBE_EXPORT int execl(const char *file, const char *arg0, ...)
-{
-	va_list ap;
-	va_start(ap, arg0);
-	int r = exec_list(execv, file, arg0, ap);
-	va_end(ap);
-	return r;
-}
+#define EXEC_LIST(name, exec_v)                                                               \
+	CG_PROBE_EXPORT int name(const char *file, const char *arg0, ...)                      \
+	{                                                                                      \
+		va_list ap;                                                                    \
+		va_start(ap, arg0);                                                            \
+		int r = exec_list(exec_v, file, arg0, ap);                                     \
+		va_end(ap);                                                                    \
+		return r;                                                                      \
+	}
 
-CG_PROBE_EXPORT int execlp(const char *file, const char *arg0, ...)
-{
-	va_list ap;
-	va_start(ap, arg0);
-	int r = exec_list(execvp, file, arg0, ap);
-	va_end(ap);
-	return r;
-}
+EXEC_LIST(execl, execv)
+EXEC_LIST(execlp, execvp)
 
 CG_PROBE_EXPORT int execle(const char *file, const char *arg0, ...)
 {

@@ -6,18 +6,14 @@
 #   test-wrapper-find.sh SOURCE_WRAPPER BUILDDIR MESON
 # CGPROBE_LIB is unset throughout: finding the library is what is tested.
 set -u
-lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
 # shellcheck source=tests/lib/sh-check.sh
-. "$lib_dir/sh-check.sh"
+. "$(dirname "$0")/lib/sh-check.sh"
 need_args 3 "test-wrapper-find.sh SOURCE_WRAPPER BUILDDIR MESON" "$@"
 src_wrapper=$(abs "$1")
 build=$(abs "$2")
 meson=$3
 lib=$build/preload/libcgprobe.so
-if [ ! -f "$lib" ]; then
-	echo "SKIP: $lib is not built"
-	exit 77
-fi
+skip_unless_built "$lib"
 if [ ! -x "$build/scripts/cgprobe" ]; then
 	echo "FAIL: the build generated no $build/scripts/cgprobe"
 	exit 1

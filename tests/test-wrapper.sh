@@ -7,17 +7,13 @@
 # BUILDDIR/cgtrace/cgtrace; exits 77 (skipped) when the library is missing.
 # shellcheck disable=SC2016 # the single-quoted $ are for the programs run
 set -u
-lib_dir=$(cd "$(dirname "$0")/lib" && pwd) || exit 1
 # shellcheck source=tests/lib/sh-check.sh
-. "$lib_dir/sh-check.sh"
+. "$(dirname "$0")/lib/sh-check.sh"
 need_args 2 "test-wrapper.sh WRAPPER BUILDDIR" "$@"
 wrapper=$(abs "$1")
 build=$(abs "$2")
 lib=${CGPROBE_LIB:-$build/preload/libcgprobe.so}
-if [ ! -f "$lib" ]; then
-	echo "SKIP: $lib is not built"
-	exit 77
-fi
+skip_unless_built "$lib"
 CGPROBE_LIB=$(abs "$lib")
 export CGPROBE_LIB
 unset CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS

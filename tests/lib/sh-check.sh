@@ -11,6 +11,10 @@ need_args() {
 	shift 2
 	[ $# -eq "$n" ] || { echo "usage: $usage" >&2; exit 2; }
 }
+# skip_unless_built FILE: exits 77 (skipped) when the build has no FILE.
+skip_unless_built() {
+	[ -f "$1" ] || { echo "SKIP: $1 is not built"; exit 77; }
+}
 # abs PATH: PATH made absolute against the current directory.
 abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
 ok() { pass=$((pass + 1)); }
