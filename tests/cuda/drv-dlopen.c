@@ -306,6 +306,19 @@ static void async(void)
 	}
 }
 
+/* One cuMemAlloc_v2 and its cuMemFree_v2, through whichever pointers the caller resolved. */
+static void alloc_then_free(PFN(cuMemAlloc_v2) alloc, PFN(cuMemFree_v2) release, size_t bytes,
+			    const char *at)
+{
+	CUdeviceptr p = SENTINEL;
+	CUresult rc = alloc(&p, bytes);
+	p = got("cuMemAlloc_v2", rc, p, bytes, at, "");
+	if (p) {
+		say_free("cuMemFree_v2", p, bytes, at, "");
+		check("cuMemFree_v2", release(p));
+	}
+}
+
 /* A versioned name straight from dlsym, as XLA's trampolines do. */
 static void direct(void *lib)
 {
@@ -317,13 +330,7 @@ static void direct(void *lib)
 		fail("dlsym cuMemAlloc_v2");
 		return;
 	}
-	CUdeviceptr p = SENTINEL;
-	CUresult rc = alloc(&p, 12345);
-	p = got("cuMemAlloc_v2", rc, p, 12345, "cuda:0", "");
-	if (p) {
-		say_free("cuMemFree_v2", p, 12345, "cuda:0", "");
-		check("cuMemFree_v2", release(p));
-	}
+	alloc_then_free(alloc, release, 12345, "cuda:0");
 }
 
 static void info_and_oom(void)
@@ -436,13 +443,7 @@ static void device1(void)
 	CUdevice d = -1;
 	check("cuCtxGetDevice", p_cuCtxGetDevice(&d));
 	say("R device1 cuCtxGetDevice %d", (int)d);
-	CUdeviceptr p = SENTINEL;
-	CUresult rc = p_cuMemAlloc(&p, 4096);
-	p = got("cuMemAlloc_v2", rc, p, 4096, "cuda:1", "");
-	if (p) {
-		say_free("cuMemFree_v2", p, 4096, "cuda:1", "");
-		check("cuMemFree_v2", p_cuMemFree(p));
-	}
+	alloc_then_free(p_cuMemAlloc, p_cuMemFree, 4096, "cuda:1");
 	check("cuCtxDestroy_v2", p_cuCtxDestroy(ctx));
 }
 
