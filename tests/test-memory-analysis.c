@@ -13,34 +13,45 @@
 #define A(ts, id, dev, bytes) MEMR(ts, id, dev, bytes, "alloc", "activation", "s1")
 #define F(ts, id, dev, bytes) MEMR(ts, id, dev, bytes, "free", "activation", "s1")
 
-static struct cgtrace_memory_report *analyze(struct cgtrace_doc *d)
+/* What analyze() made last; the fixture's teardown frees it. */
+static struct cgtrace_doc *doc;
+static struct cgtrace_memory_report *report;
+
+static void release(void)
 {
-	struct cgtrace_memory_report *r = NULL;
-	ck_assert_int_eq(cgtrace_memory_analyze(d, &r), 0);
-	return r;
+	cgtrace_memory_report_free(report);
+	cgtrace_doc_free(doc);
+	report = NULL;
+	doc = NULL;
+}
+
+/* The memory report of a trace's text, kept with its doc until the next call or the teardown. */
+static struct cgtrace_memory_report *analyze(const char *text)
+{
+	release();
+	doc = ck_read_ok(text);
+	ck_assert_int_eq(cgtrace_memory_analyze(doc, &report), 0);
+	return report;
 }
 
 START_TEST(no_memory_records)
 {
-	struct cgtrace_doc *d = ck_read_ok(META_LINE);
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(META_LINE);
 	ck_assert_str_eq(r->peak_device, "");
 	ck_assert_uint_eq(r->peak_bytes, 0);
 	ck_assert_uint_eq(r->alloc_count + r->free_count, 0);
 	ck_assert_uint_eq(r->n_devices, 0);
 	ck_assert_uint_eq(r->n_breakdown, 0);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
 START_TEST(peak_is_per_device_and_first_strictly_exceeded)
 {
-	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 100) A(2, "b", "cuda:0", 150)
-					   F(3, "a", "cpu", 100) A(4, "c", "cpu", 150)
-					   A(5, "d", "cuda:0", 10) F(6, "d", "cuda:0", 10)
-					   A(7, "e", "cuda:0", 10));
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(
+		META_LINE A(1, "a", "cpu", 100) A(2, "b", "cuda:0", 150)
+		F(3, "a", "cpu", 100) A(4, "c", "cpu", 150)
+		A(5, "d", "cuda:0", 10) F(6, "d", "cuda:0", 10)
+		A(7, "e", "cuda:0", 10));
 	/* cpu 100 then cuda:0 150; cpu reaching 150 later does not move the peak. */
 	ck_assert_uint_eq(r->peak_bytes, 160);
 	ck_assert_str_eq(r->peak_device, "cuda:0");
@@ -60,25 +71,21 @@ START_TEST(peak_is_per_device_and_first_strictly_exceeded)
 	ck_assert_str_eq(r->peak_breakdown[2].tensor_id, "d");
 	ck_assert_str_eq(r->peak_breakdown[2].op_name, "op_d");
 	ck_assert_uint_eq(r->total_alloc_bytes, 100 + 150 + 150 + 10 + 10);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
 START_TEST(order_is_time_then_alloc_then_tensor_id)
 {
 	/* File order is scrambled; at ts 5 the alloc of "x" sorts before the free of "a". */
-	struct cgtrace_doc *d = ck_read_ok(META_LINE F(5, "a", "cpu", 100) A(5, "x", "cpu", 50)
-					   A(1, "a", "cpu", 100) A(5, "b", "cpu", 1));
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(
+		META_LINE F(5, "a", "cpu", 100) A(5, "x", "cpu", 50)
+		A(1, "a", "cpu", 100) A(5, "b", "cpu", 1));
 	ck_assert_uint_eq(r->peak_bytes, 151);
 	ck_assert_uint_eq(r->peak_timestamp_ns, 5);
 	ck_assert_uint_eq(r->by_device[0].final_bytes, 51);
 	/* Breakdown ties on bytes are broken by tensor_id. */
 	ck_assert_uint_eq(r->n_breakdown, 3);
 	ck_assert_str_eq(r->peak_breakdown[0].tensor_id, "a");
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
@@ -95,61 +102,53 @@ static int collect(void *user, const struct cgtrace_timeline_point *p)
 START_TEST(timeline_uses_capacity_from_whole_trace)
 {
 	/* The checkpoint comes last in the file: the seed's timeline missed it. */
-	struct cgtrace_doc *d = ck_read_ok(
+	struct cgtrace_memory_report *r = analyze(
 		META_LINE A(2, "b", "cuda:0", 300) A(1, "a", "cpu", 10) F(3, "b", "cuda:0", 300)
 		"{\"kind\":\"device_memory\",\"timestamp_ns\":9,\"device\":\"cuda:0\",\"used_bytes\":"
 		"400,\"free_bytes\":600}\n"
 		"{\"kind\":\"device_memory\",\"timestamp_ns\":9,\"device\":\"cuda:0\",\"used_bytes\":"
 		"100,\"free_bytes\":500}\n");
 	char out[4096] = "";
-	ck_assert_int_eq(cgtrace_memory_timeline(d, collect, out), 0);
+	ck_assert_int_eq(cgtrace_memory_timeline(doc, collect, out), 0);
 	ck_assert_str_eq(out, "1 cpu 10 -0\n2 cuda:0 300 700\n3 cuda:0 0 1000\n");
-	struct cgtrace_memory_report *r = analyze(d);
 	ck_assert_uint_eq(r->by_device[1].capacity_bytes, 1000);
 	ck_assert_uint_eq(r->by_device[0].capacity_bytes, 0);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
 START_TEST(frees_use_remembered_bytes_and_category)
 {
-	struct cgtrace_doc *d = ck_read_ok(
+	struct cgtrace_memory_report *r = analyze(
 		META_LINE MEMR(1, "p", "cpu", 100, "alloc", "parameter", "s1")
 		/* The free claims 7 bytes of category other: remembered 100 parameter wins. */
 		MEMR(2, "p", "cpu", 7, "free", "other", "s1")
 		/* Unknown id: its own bytes and category, saturating at zero. */
 		MEMR(3, "ghost", "cpu", 5, "free", "other", "s1")
 		MEMR(4, "q", "cpu", 40, "alloc", "optimizer", "s1"));
-	struct cgtrace_memory_report *r = analyze(d);
 	ck_assert_uint_eq(r->peak_bytes, 100);
 	ck_assert_uint_eq(r->peak_by_category[CGTRACE_CAT_PARAMETER], 100);
 	ck_assert_uint_eq(r->by_device[0].final_bytes, 40);
 	ck_assert_uint_eq(r->unknown_free_count, 1);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
 START_TEST(alloc_of_live_id_counts_again_and_replaces)
 {
-	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 100) A(2, "a", "cpu", 30)
-					   F(3, "a", "cpu", 999));
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(
+		META_LINE A(1, "a", "cpu", 100) A(2, "a", "cpu", 30)
+		F(3, "a", "cpu", 999));
 	ck_assert_uint_eq(r->peak_bytes, 130);
 	/* The free subtracts the replacing entry's 30, leaving the first 100 behind. */
 	ck_assert_uint_eq(r->by_device[0].final_bytes, 100);
 	ck_assert_uint_eq(r->realloc_live_count, 1);
 	ck_assert_uint_eq(r->n_breakdown, 1);
 	ck_assert_uint_eq(r->peak_breakdown[0].bytes, 30);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
 START_TEST(autograd_retained_bytes)
 {
-	struct cgtrace_doc *d = ck_read_ok(
+	struct cgtrace_memory_report *r = analyze(
 		META_LINE
 		"{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"r\",\"start_ns\":0,\"span_kind\":\"function\"}\n"
 		"{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"fwd\",\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"forward\"}\n"
@@ -158,41 +157,33 @@ START_TEST(autograd_retained_bytes)
 		MEMR(2, "y", "cpu", 32, "alloc", "activation", "s2")
 		MEMR(3, "g", "cpu", 8, "alloc", "gradient", "s3")
 		MEMR(4, "x", "cpu", 64, "free", "activation", "s3"));
-	struct cgtrace_memory_report *r = analyze(d);
 	ck_assert_uint_eq(r->autograd_retained_bytes, 96);
 	ck_assert_uint_eq(r->peak_bytes, 104);
 	ck_assert_uint_eq(r->peak_by_category[CGTRACE_CAT_ACTIVATION], 96);
 	ck_assert_uint_eq(r->peak_by_category[CGTRACE_CAT_GRADIENT], 8);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
 START_TEST(device_with_only_checkpoints_is_listed)
 {
-	struct cgtrace_doc *d = ck_read_ok(
+	struct cgtrace_memory_report *r = analyze(
 		META_LINE A(1, "a", "cpu", 1)
 		"{\"kind\":\"device_memory\",\"timestamp_ns\":2,\"device\":\"cuda:1\",\"used_bytes\":"
 		"18446744073709551615,\"free_bytes\":1}\n");
-	struct cgtrace_memory_report *r = analyze(d);
 	ck_assert_uint_eq(r->n_devices, 2);
 	ck_assert_str_eq(r->by_device[1].device, "cuda:1");
 	ck_assert_uint_eq(r->by_device[1].capacity_bytes, UINT64_MAX);
 	ck_assert_uint_eq(r->by_device[1].peak_bytes, 0);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
 START_TEST(live_bytes_saturate)
 {
-	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 18446744073709551615)
-					   A(2, "b", "cpu", 5));
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(
+		META_LINE A(1, "a", "cpu", 18446744073709551615)
+		A(2, "b", "cpu", 5));
 	ck_assert_uint_eq(r->peak_bytes, UINT64_MAX);
 	ck_assert_uint_eq(r->total_alloc_bytes, UINT64_MAX);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
@@ -213,14 +204,11 @@ START_TEST(many_out_of_order_records)
 					       k, k / 2, k % 2 ? "free" : "alloc");
 		}
 	}
-	struct cgtrace_doc *d = ck_read_ok(text);
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(text);
 	/* In time order every alloc is freed right after: the peak is one byte. */
 	ck_assert_uint_eq(r->peak_bytes, 1);
 	ck_assert_uint_eq(r->by_device[0].final_bytes, 0);
 	ck_assert_uint_eq(r->unknown_free_count, 0);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 	free(text);
 }
 END_TEST
@@ -236,8 +224,7 @@ START_TEST(peak_by_op_has_every_group)
 				      "\"span_id\":\"s1\",\"op_name\":\"op%03d\",\"device\":\"cpu\","
 				      "\"bytes\":%d,\"action\":\"alloc\",\"dtype\":\"u8\"}\n",
 				      i, i, i % 100, 1000 + i % 7);
-	struct cgtrace_doc *d = ck_read_ok(text);
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(text);
 	struct cgtrace_op_group *g;
 	size_t n;
 	ck_assert_int_eq(cgtrace_memory_peak_by_op(r, &g, &n), 0);
@@ -253,8 +240,6 @@ START_TEST(peak_by_op_has_every_group)
 	}
 	ck_assert_uint_eq(total, r->peak_bytes);
 	cgtrace_op_groups_free(g);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 	free(text);
 }
 END_TEST
@@ -266,9 +251,9 @@ END_TEST
 
 START_TEST(peak_by_op_sums_and_orders)
 {
-	struct cgtrace_doc *d = ck_read_ok(META_LINE A(1, "a", "cpu", 10) MEM_NO_OP(2, "x", 30)
-					   MEM_NO_OP(3, "y", 5) A(4, "b", "cpu", 35));
-	struct cgtrace_memory_report *r = analyze(d);
+	struct cgtrace_memory_report *r = analyze(
+		META_LINE A(1, "a", "cpu", 10) MEM_NO_OP(2, "x", 30)
+		MEM_NO_OP(3, "y", 5) A(4, "b", "cpu", 35));
 	struct cgtrace_op_group *g;
 	size_t n;
 	ck_assert_int_eq(cgtrace_memory_peak_by_op(r, &g, &n), 0);
@@ -282,16 +267,11 @@ START_TEST(peak_by_op_sums_and_orders)
 	ck_assert_str_eq(g[2].op_name, "op_a");
 	ck_assert_uint_eq(g[2].count, 1);
 	cgtrace_op_groups_free(g);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 
-	d = ck_read_ok(META_LINE);
-	r = analyze(d);
+	r = analyze(META_LINE);
 	ck_assert_int_eq(cgtrace_memory_peak_by_op(r, &g, &n), 0);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_ptr_null(g);
-	cgtrace_memory_report_free(r);
-	cgtrace_doc_free(d);
 }
 END_TEST
 
@@ -345,10 +325,18 @@ START_TEST(json_string_escapes_as_the_writer)
 }
 END_TEST
 
+/* A test case whose teardown frees what analyze() kept. */
+static TCase *analysis_tcase(Suite *s, const char *name, double timeout_s)
+{
+	TCase *tc = test_tcase(s, name, timeout_s);
+	tcase_add_checked_fixture(tc, NULL, release);
+	return tc;
+}
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memory-analysis");
-	TCase *tc = test_tcase(s, "memory:accounting", 4);
+	TCase *tc = analysis_tcase(s, "memory:accounting", 4);
 	tcase_add_test(tc, no_memory_records);
 	tcase_add_test(tc, peak_is_per_device_and_first_strictly_exceeded);
 	tcase_add_test(tc, order_is_time_then_alloc_then_tensor_id);
@@ -356,17 +344,17 @@ static Suite *suite(void)
 	tcase_add_test(tc, alloc_of_live_id_counts_again_and_replaces);
 	tcase_add_test(tc, autograd_retained_bytes);
 	tcase_add_test(tc, live_bytes_saturate);
-	tc = test_tcase(s, "memory:devices", 4);
+	tc = analysis_tcase(s, "memory:devices", 4);
 	tcase_add_test(tc, timeline_uses_capacity_from_whole_trace);
 	tcase_add_test(tc, device_with_only_checkpoints_is_listed);
-	tc = test_tcase(s, "memory:by-op", 4);
+	tc = analysis_tcase(s, "memory:by-op", 4);
 	tcase_add_test(tc, peak_by_op_has_every_group);
 	tcase_add_test(tc, peak_by_op_sums_and_orders);
 	tc = test_tcase(s, "api:helpers", 4);
 	tcase_add_test(tc, summary_report_matches_summary);
 	tcase_add_test(tc, min_bytes_tag);
 	tcase_add_test(tc, json_string_escapes_as_the_writer);
-	tc = test_tcase(s, "memory:scale", 60);
+	tc = analysis_tcase(s, "memory:scale", 60);
 	tcase_add_test(tc, many_out_of_order_records);
 	return s;
 }
