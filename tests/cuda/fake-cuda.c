@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "fake-arena.h"
+#include "fake-errors.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -185,27 +186,14 @@ static CUresult device_free(uintptr_t addr)
 /* Errors, initialisation, devices                                    */
 /* ------------------------------------------------------------------ */
 
-static const struct {
-	CUresult code;
-	const char *name;
-	const char *text;
-} errors[] = {
-    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
-    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
-    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
-    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-    {CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT",
-     "context already current"},
-    {CUDA_ERROR_ALREADY_MAPPED, "CUDA_ERROR_ALREADY_MAPPED", "resource already mapped"},
-    {CUDA_ERROR_NOT_MAPPED, "CUDA_ERROR_NOT_MAPPED", "resource not mapped"},
-    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
-    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+#define DRIVER_ERROR(drv, rt, text) FAKE_ERROR(drv, text),
+static const struct fake_error errors[] = {
+    FAKE_ERROR(CUDA_ERROR_DEINITIALIZED, "driver shutting down"),
+    FAKE_ERROR(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
+    FAKE_ERROR(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "context already current"),
+    FAKE_ERROR(CUDA_ERROR_ALREADY_MAPPED, "resource already mapped"),
+    FAKE_ERROR(CUDA_ERROR_NOT_MAPPED, "resource not mapped"),
+    FAKE_SHARED_ERRORS(DRIVER_ERROR)
 };
 
 /* The error's text or its name; NULL and CUDA_ERROR_INVALID_VALUE for a code not known. */
@@ -213,14 +201,10 @@ static CUresult error_string(CUresult error, bool text, const char **pStr)
 {
 	if (!pStr)
 		return CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
-		if (errors[i].code == error) {
-			*pStr = text ? errors[i].text : errors[i].name;
-			return CUDA_SUCCESS;
-		}
-	}
-	*pStr = NULL;
-	return CUDA_ERROR_INVALID_VALUE;
+	const struct fake_error *e =
+	    fake_error_find(errors, sizeof(errors) / sizeof(errors[0]), error);
+	*pStr = !e ? NULL : text ? e->text : e->name;
+	return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)

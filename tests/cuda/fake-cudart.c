@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "fake-arena.h"
+#include "fake-errors.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -632,39 +633,28 @@ EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
 	return cudaSuccess;
 }
 
-static const struct {
-	cudaError_t code;
-	const char *name;
-	const char *text;
-} errors[] = {
-    {cudaSuccess, "cudaSuccess", "no error"},
-    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
-    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
-    {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
-    {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
-     "CUDA driver version is insufficient for CUDA runtime version"},
-    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
-    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
-    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
-    {cudaErrorSymbolNotFound, "cudaErrorSymbolNotFound", "named symbol not found"},
-    {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
-    {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
+#define RUNTIME_ERROR(drv, rt, text) FAKE_ERROR(rt, text),
+static const struct fake_error errors[] = {
+    FAKE_ERROR(cudaErrorInsufficientDriver,
+               "CUDA driver version is insufficient for CUDA runtime version"),
+    FAKE_SHARED_ERRORS(RUNTIME_ERROR)
 };
+
+static const struct fake_error *find_error(cudaError_t error)
+{
+	return fake_error_find(errors, sizeof(errors) / sizeof(errors[0]), error);
+}
 
 EXPORT const char *cudaGetErrorString(cudaError_t error)
 {
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
-		if (errors[i].code == error)
-			return errors[i].text;
-	return "unrecognized error code";
+	const struct fake_error *e = find_error(error);
+	return e ? e->text : "unrecognized error code";
 }
 
 EXPORT const char *cudaGetErrorName(cudaError_t error)
 {
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
-		if (errors[i].code == error)
-			return errors[i].name;
-	return "unrecognized error code";
+	const struct fake_error *e = find_error(error);
+	return e ? e->name : "unrecognized error code";
 }
 
 EXPORT cudaError_t cudaGetLastError(void)
