@@ -73,10 +73,15 @@ run $cc $cflags $lib_flags -Wl,-soname,libcuda.so.1 \
 ln -sf libcudart.so.13 "$out/lib/libcudart.so"
 ln -sf libcuda.so.1 "$out/lib/libcuda.so"
 
-# Their signatures against the real headers, when there are some.
+# Their signatures against the real headers, when there are some, seen as the
+# libraries themselves see them (__CUDA_API_VERSION_INTERNAL): cuda.h declares
+# the v1 prototypes and renames no definition; cuda_runtime_api.h declares
+# both the plain and the _ptsz/_ptds names.
 if [ -f "$cuda_home/include/cuda.h" ] && [ -f "$cuda_home/include/cuda_runtime_api.h" ]; then
-	run $cc $cflags -fsyntax-only -DFAKE_REAL_HEADERS -I"$cuda_home/include" "$src/fake-cuda.c"
-	run $cc $cflags -fsyntax-only -DFAKE_REAL_HEADERS -I"$cuda_home/include" "$src/fake-cudart.c"
+	real_headers="-DFAKE_REAL_HEADERS -D__CUDA_API_VERSION_INTERNAL=1"
+	run $cc $cflags -fsyntax-only $real_headers -I"$cuda_home/include" "$src/fake-cuda.c"
+	run $cc $cflags -fsyntax-only $real_headers -I"$cuda_home/include" \
+		"$src/fake-cudart.c"
 else
 	skipped="$skipped signature-check(no $cuda_home/include/cuda.h)"
 fi

@@ -23,8 +23,6 @@
  */
 #define _GNU_SOURCE
 #ifdef FAKE_REAL_HEADERS
-/* How the driver itself sees cuda.h: v1 prototypes declared, no renaming of definitions. */
-#define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #else
 #include "fake-cuda.h"

@@ -40,8 +40,6 @@
  */
 #define _GNU_SOURCE
 #ifdef FAKE_REAL_HEADERS
-/* How the runtime sees its header: both the plain and the _ptsz/_ptds names declared. */
-#define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda_runtime_api.h>
 #else
 #include "fake-cudart-api.h"
