@@ -230,6 +230,22 @@ uint64_t fake_oom_limit(void)
 	return v;
 }
 
+bool fake_charge(size_t *used, size_t capacity, size_t len)
+{
+	size_t now = __atomic_load_n(used, __ATOMIC_RELAXED);
+	do {
+		if (len > capacity || now > capacity - len)
+			return false;
+	} while (!__atomic_compare_exchange_n(used, &now, now + len, true, __ATOMIC_RELAXED,
+	                                      __ATOMIC_RELAXED));
+	return true;
+}
+
+void fake_uncharge(size_t *used, size_t len)
+{
+	__atomic_fetch_sub(used, len, __ATOMIC_RELAXED);
+}
+
 bool fake_log_enabled(void)
 {
 	const char *s = getenv("FAKE_CUDA_LOG");

@@ -59,6 +59,9 @@ bool fake_arena_contains(const struct fake_arena *a, uintptr_t addr);
 
 /* FAKE_CUDA_OOM_BYTES: allocations above it fail. UINT64_MAX when unset. */
 uint64_t fake_oom_limit(void);
+/* Counts len bytes against a device's *used, or false when that would pass its capacity. */
+bool fake_charge(size_t *used, size_t capacity, size_t len);
+void fake_uncharge(size_t *used, size_t len);
 /* True when FAKE_CUDA_LOG=1. */
 bool fake_log_enabled(void);
 /* One line on stderr, written with one write(2), no heap. */
