@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xorshift.h"
+
 #define SLOTS 1024
 
 struct worker {
@@ -24,10 +26,7 @@ struct worker {
 
 static uint64_t next(uint64_t *s)
 {
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
+	return xorshift64(s);
 }
 
 static size_t size_of(uint64_t r)

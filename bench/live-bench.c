@@ -11,12 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "xorshift.h"
+
 static uint64_t next(uint64_t *s)
 {
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
+	return xorshift64(s);
 }
 
 int main(int argc, char **argv)

@@ -2097,9 +2097,9 @@ static Suite *driver_suite(void)
 	}
 	/* The helper program is test-cuda itself: always there. */
 	tc = test_tcase(s, "entry-point:records", 120);
-	tcase_add_test(tc, test_entry_point_records);
+	test_add(tc, test_entry_point_records);
 	tc = test_tcase(s, "entry-point:wrapped-objects", 120);
-	tcase_add_test(tc, test_entry_point_wrapped_objects);
+	test_add(tc, test_entry_point_wrapped_objects);
 	return s;
 }
 

@@ -13,6 +13,7 @@
 
 #include "fmt_num.h"
 #include "test-main.h"
+#include "xorshift.h"
 
 /*
  * Check's ck_assert_* log every passing check through a file, which would
@@ -29,11 +30,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return xorshift64(&rng_state);
 }
 
 static double from_bits(uint64_t b)
@@ -431,17 +428,11 @@ static Suite *fmt_suite(void)
 
 	/* A few million printf/strtod calls: well past Check's default 4 s. */
 	tc = test_tcase(s, "u64:format", 600);
-	tcase_add_test(tc, u64_edges);
-	tcase_add_test(tc, u64_random);
-	tcase_add_test(tc, u64_dense);
+	test_add(tc, u64_edges, u64_random, u64_dense);
 	tc = test_tcase(s, "hex:format", 600);
-	tcase_add_test(tc, hex_edges);
-	tcase_add_test(tc, hex_random);
+	test_add(tc, hex_edges, hex_random);
 	tc = test_tcase(s, "f64:format", 600);
-	tcase_add_test(tc, f64_golden);
-	tcase_add_test(tc, f64_random_bits);
-	tcase_add_test(tc, f64_every_exponent);
-	tcase_add_test(tc, f64_decimal_shapes);
+	test_add(tc, f64_golden, f64_random_bits, f64_every_exponent, f64_decimal_shapes);
 	return s;
 }
 

@@ -7,6 +7,7 @@
 
 #include "json_scan.h"
 #include "test-main.h"
+#include "xorshift.h"
 
 /* Literal with its length, so that inputs may hold NUL bytes. */
 #define S(lit) lit, sizeof(lit) - 1
@@ -561,10 +562,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint32_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)rng_state;
+	return (uint32_t)xorshift64(&rng_state);
 }
 
 START_TEST(test_mutations_no_crash)
@@ -624,23 +622,16 @@ static Suite *json_scan_suite(void)
 	tcase_add_loop_test(tc, test_good, 0, (int)(sizeof(good) / sizeof(good[0])));
 	tc = scan_case(s, "scan:reject");
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
-	tcase_add_test(tc, test_exact_messages);
-	tcase_add_test(tc, test_too_long_input);
+	test_add(tc, test_exact_messages, test_too_long_input);
 	tc = scan_case(s, "scan:numbers");
-	tcase_add_test(tc, test_num_tokens);
-	tcase_add_test(tc, test_num_tokens_grow);
+	test_add(tc, test_num_tokens, test_num_tokens_grow);
 	tc = scan_case(s, "scan:structure");
-	tcase_add_test(tc, test_top_is_object);
-	tcase_add_test(tc, test_depth_limit);
-	tcase_add_test(tc, test_deep_garbage);
+	test_add(tc, test_top_is_object, test_depth_limit, test_deep_garbage);
 	tc = scan_case(s, "scan:keys");
-	tcase_add_test(tc, test_big_object_distinct);
-	tcase_add_test(tc, test_big_object_dup);
-	tcase_add_test(tc, test_dup_every_size);
-	tcase_add_test(tc, test_nested_big_objects);
-	tcase_add_test(tc, test_dup_key_display);
+	test_add(tc, test_big_object_distinct, test_big_object_dup, test_dup_every_size,
+	         test_nested_big_objects, test_dup_key_display);
 	tc = scan_case(s, "scan:mutations");
-	tcase_add_test(tc, test_mutations_no_crash);
+	test_add(tc, test_mutations_no_crash);
 	return s;
 }
 

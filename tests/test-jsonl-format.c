@@ -15,6 +15,7 @@
 #include "names.h"
 #include "record.h"
 #include "test-main.h"
+#include "xorshift.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -591,11 +592,7 @@ static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
 static uint64_t rng(void)
 {
-	uint64_t x = rng_state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return rng_state = x;
+	return xorshift64(&rng_state);
 }
 
 /* Random bytes biased towards the interesting ones. */
@@ -826,30 +823,17 @@ static Suite *jsonl_suite(void)
 	TCase *tc;
 
 	tc = test_tcase(s, "format:records", 120);
-	tcase_add_test(tc, meta_lines);
-	tcase_add_test(tc, meta_many_tags);
-	tcase_add_test(tc, span_lines);
-	tcase_add_test(tc, op_lines);
-	tcase_add_test(tc, tensor_lines);
-	tcase_add_test(tc, memory_lines);
-	tcase_add_test(tc, device_memory_lines);
-	tcase_add_test(tc, gradient_lines);
-	tcase_add_test(tc, edge_and_device_lines);
-	tcase_add_test(tc, appends_many);
+	test_add(tc, meta_lines, meta_many_tags, span_lines, op_lines, tensor_lines, memory_lines,
+	         device_memory_lines, gradient_lines, edge_and_device_lines, appends_many);
 	tc = test_tcase(s, "format:strings", 120);
-	tcase_add_test(tc, escapes);
-	tcase_add_test(tc, utf8_valid_passes);
-	tcase_add_test(tc, utf8_invalid_replaced);
-	tcase_add_test(tc, utf8_fuzz_against_reference);
-	tcase_add_test(tc, strings_round_trip_through_cjson);
-	tcase_add_test(tc, record_strings_escaped);
+	test_add(tc, escapes, utf8_valid_passes, utf8_invalid_replaced, utf8_fuzz_against_reference,
+	         strings_round_trip_through_cjson, record_strings_escaped);
 	tc = test_tcase(s, "record:equal", 120);
-	tcase_add_test(tc, rec_equal);
+	test_add(tc, rec_equal);
 	tc = test_tcase(s, "names:enums", 120);
-	tcase_add_test(tc, enum_names);
+	test_add(tc, enum_names);
 	tc = test_tcase(s, "dtype:sizes", 120);
-	tcase_add_test(tc, dtype_sizes);
-	tcase_add_test(tc, storage_bytes);
+	test_add(tc, dtype_sizes, storage_bytes);
 	return s;
 }
 

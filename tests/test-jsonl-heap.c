@@ -108,8 +108,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("jsonl-heap");
 	TCase *tc = test_tcase(s, "heap:line", 60);
-	tcase_add_test(tc, heap_line_known_text);
-	tcase_add_test(tc, heap_line_equals_general_formatter);
+	test_add(tc, heap_line_known_text, heap_line_equals_general_formatter);
 	return s;
 }
 

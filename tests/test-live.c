@@ -129,11 +129,8 @@ static Suite *live_suite(void)
 {
 	Suite *s = suite_create("live");
 	TCase *tc = test_tcase(s, "live:table", 60);
-	tcase_add_test(tc, small_blocks_side_by_side);
-	tcase_add_test(tc, same_offset_in_many_pages);
-	tcase_add_test(tc, random_addresses);
-	tcase_add_test(tc, vmm_handles_beside_addresses);
-	tcase_add_test(tc, reinsert_and_unknown);
+	test_add(tc, small_blocks_side_by_side, same_offset_in_many_pages, random_addresses,
+	         vmm_handles_beside_addresses, reinsert_and_unknown);
 	return s;
 }
 

@@ -337,25 +337,20 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("memory-analysis");
 	TCase *tc = analysis_tcase(s, "memory:accounting", 4);
-	tcase_add_test(tc, no_memory_records);
-	tcase_add_test(tc, peak_is_per_device_and_first_strictly_exceeded);
-	tcase_add_test(tc, order_is_time_then_alloc_then_tensor_id);
-	tcase_add_test(tc, frees_use_remembered_bytes_and_category);
-	tcase_add_test(tc, alloc_of_live_id_counts_again_and_replaces);
-	tcase_add_test(tc, autograd_retained_bytes);
-	tcase_add_test(tc, live_bytes_saturate);
+	test_add(tc, no_memory_records, peak_is_per_device_and_first_strictly_exceeded,
+	         order_is_time_then_alloc_then_tensor_id, frees_use_remembered_bytes_and_category,
+	         alloc_of_live_id_counts_again_and_replaces, autograd_retained_bytes,
+	         live_bytes_saturate);
 	tc = analysis_tcase(s, "memory:devices", 4);
-	tcase_add_test(tc, timeline_uses_capacity_from_whole_trace);
-	tcase_add_test(tc, device_with_only_checkpoints_is_listed);
+	test_add(tc, timeline_uses_capacity_from_whole_trace,
+	         device_with_only_checkpoints_is_listed);
 	tc = analysis_tcase(s, "memory:by-op", 4);
-	tcase_add_test(tc, peak_by_op_has_every_group);
-	tcase_add_test(tc, peak_by_op_sums_and_orders);
+	test_add(tc, peak_by_op_has_every_group, peak_by_op_sums_and_orders);
 	tc = test_tcase(s, "api:helpers", 4);
-	tcase_add_test(tc, summary_report_matches_summary);
-	tcase_add_test(tc, min_bytes_tag);
-	tcase_add_test(tc, json_string_escapes_as_the_writer);
+	test_add(tc, summary_report_matches_summary, min_bytes_tag,
+	         json_string_escapes_as_the_writer);
 	tc = analysis_tcase(s, "memory:scale", 60);
-	tcase_add_test(tc, many_out_of_order_records);
+	test_add(tc, many_out_of_order_records);
 	return s;
 }
 

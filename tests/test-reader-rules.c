@@ -401,24 +401,14 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("reader-rules");
 	TCase *tc = test_tcase(s, "reader:stream", 4);
-	tcase_add_test(tc, blank_lines_are_skipped_but_counted);
-	tcase_add_test(tc, crlf_line_endings_are_whitespace);
-	tcase_add_test(tc, unknown_kind_and_missing_kind);
-	tcase_add_test(tc, strict_json);
-	tcase_add_test(tc, duplicate_key_via_escape_is_rejected);
-	tcase_add_test(tc, u64_is_exact);
-	tcase_add_test(tc, null_means_absent_only_for_optional_fields);
-	tcase_add_test(tc, unknown_fields_are_ignored);
-	tcase_add_test(tc, missing_required_and_wrong_types);
-	tcase_add_test(tc, truncated_last_line_is_a_warning);
-	tcase_add_test(tc, zstd_is_read_transparently);
+	test_add(tc, blank_lines_are_skipped_but_counted, crlf_line_endings_are_whitespace,
+	         unknown_kind_and_missing_kind, strict_json, duplicate_key_via_escape_is_rejected,
+	         u64_is_exact, null_means_absent_only_for_optional_fields,
+	         unknown_fields_are_ignored, missing_required_and_wrong_types,
+	         truncated_last_line_is_a_warning, zstd_is_read_transparently);
 	tc = test_tcase(s, "reader:document", 4);
-	tcase_add_test(tc, meta_rules);
-	tcase_add_test(tc, meta_tags_sorted);
-	tcase_add_test(tc, span_rules);
-	tcase_add_test(tc, spans_sorted_bytewise);
-	tcase_add_test(tc, storage_bytes_are_derived);
-	tcase_add_test(tc, extension_kinds_and_fields);
+	test_add(tc, meta_rules, meta_tags_sorted, span_rules, spans_sorted_bytewise,
+	         storage_bytes_are_derived, extension_kinds_and_fields);
 	return s;
 }
 

@@ -247,9 +247,8 @@ static Suite *suite(void)
 	Suite *s = suite_create("round-trip");
 	TCase *tc = test_tcase(s, "round-trip:session", 4);
 	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
-	tcase_add_test(tc, session_output_reads_back_and_exports_to_itself);
-	tcase_add_test(tc, op_records_do_not_fabricate_memory);
-	tcase_add_test(tc, corpus_exports_to_itself);
+	test_add(tc, session_output_reads_back_and_exports_to_itself,
+	         op_records_do_not_fabricate_memory, corpus_exports_to_itself);
 	return s;
 }
 

@@ -918,26 +918,17 @@ static Suite *session_suite(void)
 	TCase *tc;
 
 	tc = test_tcase(s, "session:spans", 60);
-	tcase_add_test(tc, nested_spans_emit_parent_hierarchy_and_durations);
-	tcase_add_test(tc, finish_with_open_span_is_busy);
-	tcase_add_test(tc, end_span_must_be_innermost);
-	tcase_add_test(tc, deep_nesting);
+	test_add(tc, nested_spans_emit_parent_hierarchy_and_durations,
+	         finish_with_open_span_is_busy, end_span_must_be_innermost, deep_nesting);
 	tc = test_tcase(s, "session:meta", 60);
-	tcase_add_test(tc, capture_step_zero_rejected);
-	tcase_add_test(tc, meta_defaults);
-	tcase_add_test(tc, meta_explicit_fields_and_tags);
-	tcase_add_test(tc, bad_run_rejected);
+	test_add(tc, capture_step_zero_rejected, meta_defaults, meta_explicit_fields_and_tags,
+	         bad_run_rejected);
 	tc = test_tcase(s, "session:records", 60);
-	tcase_add_test(tc, record_gradient_round_trips);
-	tcase_add_test(tc, auto_categories_follow_steps);
-	tcase_add_test(tc, memory_and_device_records);
-	tcase_add_test(tc, many_records);
+	test_add(tc, record_gradient_round_trips, auto_categories_follow_steps,
+	         memory_and_device_records, many_records);
 	tc = test_tcase(s, "session:files", 60);
-	tcase_add_test(tc, existing_regular_file_refused);
-	tcase_add_test(tc, missing_directories_created);
-	tcase_add_test(tc, dev_full_reports_enospc);
-	tcase_add_test(tc, fifo_opened_as_is);
-	tcase_add_test(tc, open_fd_on_pipe);
+	test_add(tc, existing_regular_file_refused, missing_directories_created,
+	         dev_full_reports_enospc, fifo_opened_as_is, open_fd_on_pipe);
 	return s;
 }
 

@@ -119,12 +119,10 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("summary");
 	TCase *tc = test_tcase(s, "summary:spans", 4);
-	tcase_add_test(tc, seed_document_summary);
-	tcase_add_test(tc, dangling_parent_counts_once);
-	tcase_add_test(tc, cycles_stop_the_walk);
-	tcase_add_test(tc, measured_time_sums_closed_measured_spans);
+	test_add(tc, seed_document_summary, dangling_parent_counts_once, cycles_stop_the_walk,
+	         measured_time_sums_closed_measured_spans);
 	tc = test_tcase(s, "summary:scale", 120);
-	tcase_add_test(tc, deep_chain_is_linear);
+	test_add(tc, deep_chain_is_linear);
 	return s;
 }
 

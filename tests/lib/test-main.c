@@ -12,6 +12,12 @@ TCase *test_tcase(Suite *s, const char *name, double timeout_s)
 	return tc;
 }
 
+void test_add_list(TCase *tc, const TTest *const *tests)
+{
+	for (; *tests; tests++)
+		tcase_add_test(tc, *tests);
+}
+
 int main(int argc, char **argv)
 {
 	if (test_setup) {

@@ -43,4 +43,11 @@ extern const test_setup_fn test_setup;
 /* A test case added to s, with a timeout for suites that run programs. */
 TCase *test_tcase(Suite *s, const char *name, double timeout_s);
 
+/*
+ * Adds the tests named, in order, to tc: a case's tests are listed once,
+ * as one list, rather than one tcase_add_test line each.
+ */
+#define test_add(tc, ...) test_add_list((tc), (const TTest *const[]){__VA_ARGS__, NULL})
+void test_add_list(TCase *tc, const TTest *const *tests);
+
 #endif
