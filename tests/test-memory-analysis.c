@@ -101,7 +101,7 @@ static int collect(void *user, const struct cgtrace_timeline_point *p)
 
 START_TEST(timeline_uses_capacity_from_whole_trace)
 {
-	/* The checkpoint comes last in the file: the seed's timeline missed it. */
+	/* The checkpoint comes last in the file: free bytes use it all the same. */
 	struct cgtrace_memory_report *r = analyze(
 		META_LINE A(2, "b", "cuda:0", 300) A(1, "a", "cpu", 10) F(3, "b", "cuda:0", 300)
 		"{\"kind\":\"device_memory\",\"timestamp_ns\":9,\"device\":\"cuda:0\",\"used_bytes\":"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The recording session: the seed's TraceSession tests plus the file
+ * The recording session: what the format asks of a producer (spans,
+ * categories, defaults, tags) plus the file
  * handling (O_EXCL, directories, /dev/full, FIFOs) and sticky errors.
  * Written lines are read back with cJSON.
  */
@@ -192,7 +193,7 @@ static void sleep_us(long us)
 }
 
 /* ------------------------------------------------------------------ */
-/* Ported seed tests                                                   */
+/* What the format asks of a producer                                  */
 /* ------------------------------------------------------------------ */
 
 START_TEST(nested_spans_emit_parent_hierarchy_and_durations)
