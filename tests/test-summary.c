@@ -19,7 +19,7 @@ static struct cgtrace_summary summarize(const char *text)
 	return s;
 }
 
-START_TEST(seed_document_summary)
+START_TEST(reference_document_summary)
 {
 	struct cgtrace_summary s = summarize(
 		META_LINE SPAN("span-root", "", "true") SPAN("span-op", P("span-root"), "false")
@@ -119,7 +119,7 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("summary");
 	TCase *tc = test_tcase(s, "summary:spans", 4);
-	test_add(tc, seed_document_summary, dangling_parent_counts_once, cycles_stop_the_walk,
+	test_add(tc, reference_document_summary, dangling_parent_counts_once, cycles_stop_the_walk,
 	         measured_time_sums_closed_measured_spans);
 	tc = test_tcase(s, "summary:scale", 120);
 	test_add(tc, deep_chain_is_linear);
