@@ -238,6 +238,90 @@ void cgtrace_doc_device_info(const struct cgtrace_doc *doc, size_t i,
 			     struct cgtrace_device_info *out);
 
 /* ------------------------------------------------------------------ */
+/* Reading record by record                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A streaming reader: one record at a time in file order, in memory bounded
+ * by the longest line, the strings of the current record and the spans seen
+ * (kept for the span rules), never by the record count.
+ *
+ * Checked per record, with the document reader's messages: JSON strictness,
+ * the schema (kinds, fields, types, enumerations), a cut-off last line (the
+ * same warning, and the end of the trace), meta first and only once with the
+ * supported schema, span ids (a duplicate span_start, a span_end of an
+ * unknown or already closed span) and, at the end, that a meta record was
+ * seen. Only the document build checks its own limits (65535 devices, 4 GiB
+ * of distinct strings or shapes), which a stream does not have.
+ */
+struct cgtrace_reader;
+
+/* A span_end record; its span_start came earlier in the stream. */
+struct cgtrace_span_end {
+	const char *id;
+	uint64_t duration_ns;
+};
+
+/*
+ * One record: its kind, its 1-based line, and a view of its fields valid
+ * until the next call on the reader. The views are the document's (the
+ * union member matching kind is set): meta tags sorted by key, a span_start
+ * as a cgtrace_span that is not closed, an op's or tensor's storage_bytes
+ * derived when the record had none. Absent optional strings are NULL.
+ */
+struct cgtrace_record {
+	enum cgtrace_kind kind;
+	uint64_t line;
+	union {
+		const struct cgtrace_meta *meta;
+		const struct cgtrace_span *span_start;
+		const struct cgtrace_span_end *span_end;
+		const struct cgtrace_op *op;
+		const struct cgtrace_tensor *tensor;
+		const struct cgtrace_memory *memory;
+		const struct cgtrace_device_memory *device_memory;
+		const struct cgtrace_gradient *gradient;
+		const struct cgtrace_edge *edge;
+		const struct cgtrace_device_info *device_info;
+	} u;
+};
+
+/*
+ * Opens a plain or zstd-compressed trace ("-" reads standard input, which
+ * stays open), told apart by content. -ENOENT & co. when it cannot be opened
+ * (*out is then NULL), -ENOMEM. opts->warn receives the warning line.
+ */
+int cgtrace_reader_open(struct cgtrace_reader **out, const char *path,
+			const struct cgtrace_read_options *opts);
+/* Same over memory, which must outlive the reader; name is used in messages. */
+int cgtrace_reader_open_mem(struct cgtrace_reader **out, const char *name, const void *data,
+			    size_t len, const struct cgtrace_read_options *opts);
+/*
+ * 1 with the next record in *rec, 0 at the end, or a negative errno
+ * (-EBADMSG for a broken trace) with the message in cgtrace_reader_message;
+ * an error or the end is sticky.
+ */
+int cgtrace_reader_next(struct cgtrace_reader *r, struct cgtrace_record *rec);
+/*
+ * After an error, "PATH:LINE: message" (or "PATH: message" for an I/O
+ * error or a rule of the whole stream); at the end, the warning line when
+ * the last line was cut short and opts had no warn callback; else "".
+ */
+const char *cgtrace_reader_message(const struct cgtrace_reader *r);
+/* True once a cut-off last line was met and ignored. */
+bool cgtrace_reader_truncated(const struct cgtrace_reader *r);
+void cgtrace_reader_close(struct cgtrace_reader *r);
+
+/*
+ * Writes the reader's remaining records to fd in file order, each through
+ * the project's JSONL formatter (so a trace cgprobe wrote comes out byte for
+ * byte, any other in the format's field order and spelling; unknown fields
+ * are dropped). A read error returns as cgtrace_reader_next's, with its
+ * message; a write error returns -errno and leaves the message "".
+ */
+int cgtrace_reader_export_jsonl(struct cgtrace_reader *r, int fd);
+
+/* ------------------------------------------------------------------ */
 /* Analyses                                                           */
 /* ------------------------------------------------------------------ */
 

@@ -14,7 +14,7 @@ allowed() {
 	doc) echo "util model doc" ;;
 	read) echo "util model doc read" ;;
 	analysis) echo "util model doc analysis" ;;
-	export) echo "util model doc write export" ;;
+	export) echo "util model doc read write export" ;;
 	esac
 }
 for dir in "$root"/core/*/; do

@@ -42,4 +42,13 @@ int cg_lines_next(struct cg_lines *l, const char **line, size_t *len, bool *term
  */
 int cg_lines_next_block(struct cg_lines *l, const char **data, size_t *len, bool *unterminated);
 
+/* A line of spaces, tabs and carriage returns holds no record: readers skip it. */
+static inline bool cg_line_blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
 #endif

@@ -24,15 +24,15 @@ static void warn(struct cg_read_ctx *ctx, const char *msg)
 		snprintf(ctx->err, ctx->errlen, "%s", msg);
 }
 
-int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
-		  bool terminated, const struct cg_rec *fast)
+int cg_read_parse(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
+		  bool terminated, const struct cg_rec *fast, struct cg_rec *scratch,
+		  const struct cg_rec **rec)
 {
-	struct cg_rec rec;
 	int ret = 0;
 	if (!fast) {
 		cg_arena_reset(&ref->arena);
-		ret = cg_parse_ref(ref, line, len, &rec);
-		fast = &rec;
+		ret = cg_parse_ref(ref, line, len, scratch);
+		fast = scratch;
 	}
 	if (ret == -EBADMSG && !terminated && ref->syntax) {
 		char msg[512];
@@ -42,16 +42,30 @@ int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *lin
 		ctx->doc->truncated = true;
 		return 1;
 	}
-	char msg[sizeof(ref->err)];
-	if (ret == 0) {
-		ret = cg_doc_add(ctx->doc, fast, msg, sizeof(msg));
-	} else {
-		snprintf(msg, sizeof(msg), "%s", ret == -ENOMEM ? "out of memory" : ref->err);
-	}
 	if (ret < 0)
-		snprintf(ctx->err, ctx->errlen, "%s:%llu: %s", ctx->name,
-			 (unsigned long long)ctx->line_no, msg);
+		return cg_read_fail(ctx, ret, ret == -ENOMEM ? "out of memory" : ref->err);
+	*rec = fast;
+	return 0;
+}
+
+int cg_read_fail(struct cg_read_ctx *ctx, int ret, const char *msg)
+{
+	snprintf(ctx->err, ctx->errlen, "%s:%llu: %s", ctx->name, (unsigned long long)ctx->line_no,
+		 msg);
 	return ret;
+}
+
+int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
+		  bool terminated, const struct cg_rec *fast)
+{
+	struct cg_rec scratch;
+	const struct cg_rec *rec;
+	int ret = cg_read_parse(ctx, ref, line, len, terminated, fast, &scratch, &rec);
+	if (ret != 0)
+		return ret;
+	char msg[sizeof(ref->err)];
+	ret = cg_doc_add(ctx->doc, rec, msg, sizeof(msg));
+	return ret < 0 ? cg_read_fail(ctx, ret, msg) : 0;
 }
 
 int cg_read_io_error(struct cg_read_ctx *ctx, int err)

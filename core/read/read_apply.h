@@ -21,6 +21,17 @@ struct cg_read_ctx {
 };
 
 /*
+ * Parses one non-blank line (fast: the fast parser's record, or NULL to run
+ * the reference parser into *scratch). 0 with *rec, 1 when a cut-off last
+ * line ended the trace (warned, ctx->doc->truncated set), or a negative
+ * errno with ctx->err set. Both readers share it, so they report alike.
+ */
+int cg_read_parse(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
+		  bool terminated, const struct cg_rec *fast, struct cg_rec *scratch,
+		  const struct cg_rec **rec);
+/* Formats "NAME:LINE: msg" for the line being read into ctx->err and returns ret. */
+int cg_read_fail(struct cg_read_ctx *ctx, int ret, const char *msg);
+/*
  * Applies one non-blank line: fast is the fast parser's record, or NULL to
  * run the reference parser. 0 to go on, 1 when a cut-off last line ended
  * the trace, or a negative errno with ctx->err set.

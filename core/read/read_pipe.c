@@ -49,14 +49,6 @@ struct pipe {
 	struct cg_lines *lines;
 };
 
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-			return false;
-	return true;
-}
-
 static int batch_reserve(struct batch *b, size_t bytes, size_t items)
 {
 	if (b->cap < bytes) {
@@ -99,7 +91,7 @@ static int fill_batch(struct batch *b, const char *data, size_t len, bool unterm
 		struct item *it = &b->items[b->n];
 		it->line = s;
 		it->len = n;
-		if (blank(s, n))
+		if (cg_line_blank(s, n))
 			it->state = ITEM_BLANK;
 		else
 			it->state = cg_parse_fast(&b->parse, s, n, &b->recs[b->n]) == 0 ? ITEM_FAST

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the reader. For any input it checks three properties:
+ * Fuzz target for the reader. For any input it checks four properties:
  * the reader never crashes; each line the fast parser accepts, the strict
- * reference parser accepts with the same record; and a trace that reads
- * exports to JSONL that reads back to the same summary and counts.
+ * reference parser accepts with the same record; a trace that reads
+ * exports to JSONL that reads back to the same summary and counts; and the
+ * streaming reader accepts exactly the traces the document reader accepts,
+ * with the same records per kind or the same error line.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -77,13 +79,38 @@ static void check_round_trip(const struct cgtrace_doc *doc)
 	free(buf);
 }
 
+/* The document reader's verdict (ret, err) and counts, against the stream's. */
+static void check_stream(const uint8_t *data, size_t size, int doc_ret, const char *doc_err,
+			 const struct cgtrace_doc *doc)
+{
+	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_reader *r;
+	int ret = cgtrace_reader_open_mem(&r, "fuzz", data, size, &opts);
+	assert(ret == 0);
+	size_t seen[CGTRACE_KIND_COUNT] = {0};
+	struct cgtrace_record rec;
+	while ((ret = cgtrace_reader_next(r, &rec)) == 1)
+		seen[rec.kind]++;
+	if (ret != doc_ret || strcmp(cgtrace_reader_message(r), doc_err) != 0) {
+		fprintf(stderr, "stream and document readers disagree: %d '%s' vs %d '%s'\n", ret,
+			cgtrace_reader_message(r), doc_ret, doc_err);
+		abort();
+	}
+	for (int k = CGTRACE_KIND_SPAN_START; doc && k < CGTRACE_KIND_COUNT; k++)
+		if (k != CGTRACE_KIND_SPAN_END)
+			assert(seen[k] == cgtrace_doc_count(doc, (enum cgtrace_kind)k));
+	cgtrace_reader_close(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cgtrace_doc *doc = NULL;
 	char err[512];
 	struct cgtrace_read_options opts = {.warn = quiet};
 	check_lines((const char *)data, size);
-	if (cgtrace_doc_read_mem("fuzz", data, size, &opts, &doc, err, sizeof(err)) == 0) {
+	int ret = cgtrace_doc_read_mem("fuzz", data, size, &opts, &doc, err, sizeof(err));
+	check_stream(data, size, ret, err, doc);
+	if (ret == 0) {
 		struct cgtrace_memory_report *rep;
 		if (cgtrace_memory_analyze(doc, &rep) == 0)
 			cgtrace_memory_report_free(rep);
