@@ -51,7 +51,8 @@ static bool recording(void)
 }
 
 /*
- * The device's identity, once per trace, ahead of its first event; called
+ * The device's identity, once per trace, ahead of its first event (the writer
+ * puts it on that event's record); called
  * inside the probe (guard held). The writer frees the copy of the strings
  * once the record is out.
  */
