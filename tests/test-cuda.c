@@ -912,8 +912,8 @@ static void assert_identity_lines(const struct trace *t, bool on_first[MAX_DEVIC
 		const char *dev = strstr(line, "\"device\":\"cuda:");
 		bool rec = !strncmp(line, "{\"kind\":\"memory\",", 17) ||
 		           !strncmp(line, "{\"kind\":\"device_memory\",", 24);
-		ck_assert_msg(!has || (rec && dev), "%s:%d: identity fields off a CUDA device's record",
-		              t->path, no);
+		ck_assert_msg(!has || (rec && dev),
+		              "%s:%d: identity fields off a CUDA device's record", t->path, no);
 		if (!rec || !dev)
 			continue;
 		int n = atoi(dev + strlen("\"device\":\"cuda:"));
@@ -960,7 +960,8 @@ static void assert_device_infos(const struct trace *t, const struct run *r, cons
 	}
 	for (int dev = 0; dev < MAX_DEVICES; dev++)
 		ck_assert_msg(!on_first[dev] || seen[dev] == 1,
-		              "%s: cuda:%d's identity fields are not in the reader's table", t->path, dev);
+		              "%s: cuda:%d's identity fields are not in the reader's table", t->path,
+		              dev);
 	if (!required)
 		return;
 	for (size_t i = 0; i < model->n; i++) {

@@ -73,7 +73,7 @@ static void expect_same(const struct cgtrace_doc *a, const struct cgtrace_doc *b
 		ck_assert_uint_eq(x.ndim, y.ndim);
 		ck_assert_int_eq(!x.op_name, !y.op_name);
 	}
-	/* Identities by device: the table is in order of first appearance, which export may change. */
+	/* Identities by device: the table keeps first appearance, which export may reorder. */
 	for (size_t i = 0; i < cgtrace_doc_count(a, CGTRACE_KIND_DEVICE_INFO); i++) {
 		struct cgtrace_device_info x, y = {0};
 		cgtrace_doc_device_info(a, i, &x);

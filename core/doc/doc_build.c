@@ -249,7 +249,8 @@ static bool same_identity(const struct cgtrace_doc *d, const struct cg_devinfo *
 {
 	return cg_sv_eq(cg_strpool_sv(&d->pool, e->uuid), id->uuid) &&
 	       cg_sv_eq(cg_strpool_sv(&d->pool, e->name), id->name) &&
-	       e->has_total == id->has_total && (!e->has_total || e->total_bytes == id->total_bytes);
+	       e->has_total == id->has_total &&
+	       (!e->has_total || e->total_bytes == id->total_bytes);
 }
 
 /*

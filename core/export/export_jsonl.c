@@ -82,8 +82,9 @@ static int identities_init(struct out *o, const struct cgtrace_doc *d)
 }
 
 #define SET_IDENTITY(x, e)                                                                         \
-	((x)->cgprobe_device_uuid = sv(d, (e)->uuid), (x)->cgprobe_device_name = sv(d, (e)->name),  \
-	 (x)->has_device_total = (e)->has_total, (x)->cgprobe_device_total_bytes = (e)->total_bytes)
+	((x)->cgprobe_device_uuid = sv(d, (e)->uuid),                                              \
+	 (x)->cgprobe_device_name = sv(d, (e)->name), (x)->has_device_total = (e)->has_total,      \
+	 (x)->cgprobe_device_total_bytes = (e)->total_bytes)
 
 /*
  * A strict trace/6 reader rejects unknown kinds, so an identity leaves as
