@@ -14,7 +14,8 @@ const struct cli_cmd cli_validate = {
 		"with PATH:LINE: message (exit status 1). Legal oddities are warnings on\n"
 		"stderr: spans never closed, an allocation of an id that is already live,\n"
 		"frees of ids never allocated, capture_step 0, a cut-off last line, a\n"
-		"cgprobe_min_bytes tag that is not a decimal number (readers ignore it).\n",
+		"cgprobe_min_bytes tag that is not a decimal number (readers ignore it), a\n"
+		"second, different identity for one device (the first is kept).\n",
 	.run = run,
 };
 
@@ -36,6 +37,12 @@ static void warnings(const char *path, const struct cgtrace_doc *doc)
 	if (cgtrace_doc_min_bytes(doc, &min) == -EINVAL)
 		fprintf(stderr, "%s: warning: tag cgprobe_min_bytes '%s' is not a decimal number; "
 				"ignored\n", path, cli_tag(doc, "cgprobe_min_bytes"));
+	uint64_t conflicts = cgtrace_doc_device_info_conflicts(doc);
+	if (conflicts)
+		fprintf(stderr,
+			"%s: warning: %llu device identity(ies) differ from the device's "
+			"first; the first is kept\n",
+			path, (unsigned long long)conflicts);
 	struct cgtrace_memory_report *rep;
 	if (cgtrace_memory_analyze(doc, &rep) < 0)
 		return;
@@ -72,8 +79,10 @@ static int run(int argc, char **argv)
 	warnings(path, doc);
 	char n[32];
 	size_t records = 0;
+	/* Identities ride on records now; the table counts devices, not lines. */
 	for (int k = CGTRACE_KIND_META; k < CGTRACE_KIND_COUNT; k++)
-		records += cgtrace_doc_count(doc, (enum cgtrace_kind)k);
+		if (k != CGTRACE_KIND_DEVICE_INFO)
+			records += cgtrace_doc_count(doc, (enum cgtrace_kind)k);
 	printf("%s: valid %s trace, %s records%s\n", path, CGTRACE_SCHEMA, cli_count(n, records),
 	       cgtrace_doc_truncated(doc) ? " (last line cut short and ignored)" : "");
 	cgtrace_doc_free(doc);

@@ -31,7 +31,10 @@ enum cgtrace_kind {
 	CGTRACE_KIND_DEVICE_MEMORY,
 	CGTRACE_KIND_GRADIENT,
 	CGTRACE_KIND_EDGE,
-	/* Extension: identity of a device (`cgprobe_device`), see docs/trace-format.md. */
+	/*
+	 * Extension: the device identity table, from the cgprobe_device_* fields
+	 * (or an older probe's `cgprobe_device` kind), see docs/trace-format.md.
+	 */
 	CGTRACE_KIND_DEVICE_INFO,
 	CGTRACE_KIND_COUNT
 };
@@ -234,8 +237,15 @@ void cgtrace_doc_device_memory(const struct cgtrace_doc *doc, size_t i,
 			       struct cgtrace_device_memory *out);
 void cgtrace_doc_gradient(const struct cgtrace_doc *doc, size_t i, struct cgtrace_gradient *out);
 void cgtrace_doc_edge(const struct cgtrace_doc *doc, size_t i, struct cgtrace_edge *out);
+/*
+ * Device identities, one per device: the first a trace gives (identity
+ * fields on the device's first memory or device_memory record, or an older
+ * probe's cgprobe_device record), in the order they first appear.
+ */
 void cgtrace_doc_device_info(const struct cgtrace_doc *doc, size_t i,
 			     struct cgtrace_device_info *out);
+/* Later identities of a device that differ from its first, which the table keeps. */
+uint64_t cgtrace_doc_device_info_conflicts(const struct cgtrace_doc *doc);
 
 /* ------------------------------------------------------------------ */
 /* Reading record by record                                           */
@@ -311,6 +321,14 @@ const char *cgtrace_reader_message(const struct cgtrace_reader *r);
 /* True once a cut-off last line was met and ignored. */
 bool cgtrace_reader_truncated(const struct cgtrace_reader *r);
 void cgtrace_reader_close(struct cgtrace_reader *r);
+/*
+ * True when the record the last cgtrace_reader_next gave (a memory or
+ * device_memory record) carries its device's identity as cgprobe_device_*
+ * fields, with them in *out (valid until the next call). An older trace's
+ * identities come as CGTRACE_KIND_DEVICE_INFO records instead.
+ */
+bool cgtrace_reader_device_identity(const struct cgtrace_reader *r,
+				    struct cgtrace_device_info *out);
 
 /*
  * Writes the reader's remaining records to fd in file order, each through

@@ -51,9 +51,9 @@ static bool recording(void)
 }
 
 /*
- * The device's identity, once per trace, ahead of its first event; called
- * inside the probe (guard held). The writer frees the copy of the strings
- * once the record is out.
+ * The device's identity, once per trace, ahead of its first event, whose
+ * record the writer puts it on; called inside the probe (guard held). The
+ * writer frees the copy of the strings once the record is out.
  */
 static void announce(uint8_t device)
 {

@@ -110,8 +110,23 @@ static struct cg_sv hex_id(char out[32], uint64_t v, bool vmm)
 	return (struct cg_sv){out, (uint32_t)n};
 }
 
+/*
+ * A strict trace/6 reader rejects unknown kinds, so the identity is fields
+ * of the device's first record rather than a record of its own.
+ */
+#define SET_IDENTITY(x, id)                                                                        \
+	do {                                                                                       \
+		if (!(id))                                                                         \
+			break;                                                                     \
+		const char *uuid_ = (id)->strings, *name_ = uuid_ + strlen(uuid_) + 1;             \
+		(x)->cgprobe_device_uuid = cg_sv_c(uuid_);                                         \
+		(x)->cgprobe_device_name = name_[0] ? cg_sv_c(name_) : CG_SV_NONE;                 \
+		(x)->has_device_total = (id)->total_bytes != 0;                                    \
+		(x)->cgprobe_device_total_bytes = (id)->total_bytes;                               \
+	} while (0)
+
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
-		      const char *op)
+		      const char *op, const struct cg_device_ident *ident)
 {
 	char id[32], dev[32], span[24];
 	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
@@ -132,11 +147,12 @@ void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns
 		.ndim = 1,
 		.dtype = CG_SV_LIT("u8"),
 	};
+	SET_IDENTITY(&r.u.memory, ident);
 	cg_jsonl_format(b, &r);
 }
 
 void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns,
-		       const uint64_t *oom_request)
+		       const uint64_t *oom_request, const struct cg_device_ident *ident)
 {
 	char dev[32];
 	struct cg_rec r = {.kind = CGTRACE_KIND_DEVICE_MEMORY};
@@ -148,22 +164,6 @@ void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_n
 		.has_oom_request = oom_request != NULL,
 		.oom_request_bytes = oom_request ? *oom_request : 0,
 	};
+	SET_IDENTITY(&r.u.device_memory, ident);
 	cg_jsonl_format(b, &r);
-}
-
-void cg_format_device_info(struct cg_buf *b, const struct cg_event *e)
-{
-	char dev[32];
-	char *uuid = (char *)(uintptr_t)e->addr;
-	const char *name = uuid + strlen(uuid) + 1;
-	struct cg_rec r = {.kind = CGTRACE_KIND_DEVICE_INFO};
-	r.u.device_info = (struct cg_rec_device_info){
-		.device = device_name(dev, e->step),
-		.uuid = cg_sv_c(uuid),
-		.name = name[0] ? cg_sv_c(name) : CG_SV_NONE,
-		.has_total = e->size != 0,
-		.total_bytes = e->size,
-	};
-	cg_jsonl_format(b, &r);
-	free(uuid);
 }

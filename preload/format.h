@@ -11,13 +11,20 @@
 /* e's ticks already converted: ts_ns for the event, start_ns for a span end's start. */
 void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns);
 void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns);
-/* A device allocation or free; op overrides the event's op name when set. */
+/* A device's identity as a DEV_INFO event brings it, for the device's first record. */
+struct cg_device_ident {
+	char *strings;        /* "uuid\0name\0", NULL when none is waiting */
+	uint64_t total_bytes; /* 0 when unknown */
+};
+
+/*
+ * A device allocation or free; op overrides the event's op name when set.
+ * id, when set, goes on the line as its cgprobe_device_* fields.
+ */
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
-		      const char *op);
-/* A device_memory checkpoint, with the failed request when it came from an OOM. */
+		      const char *op, const struct cg_device_ident *id);
+/* A device_memory checkpoint, with the failed request when it came from an OOM, and id as above. */
 void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns,
-		       const uint64_t *oom_request);
-/* The cgprobe_device record for a DEV_INFO event; frees the strings it carries. */
-void cg_format_device_info(struct cg_buf *b, const struct cg_event *e);
+		       const uint64_t *oom_request, const struct cg_device_ident *id);
 
 #endif

@@ -36,7 +36,7 @@
 #define CG_PROBE_MANAGED 0x10 /* managed (unified) memory: "managed": true */
 #define CG_PROBE_VMM 0x20     /* addr is a physical memory handle: tensor_id vmm:0x... */
 
-/* A device as its cgprobe_device record shows it. */
+/* A device as the cgprobe_device_* fields of its first record show it. */
 struct cg_device_identity {
 	char uuid[64];        /* the physical device, joining traces of several processes */
 	char name[256];       /* "" when unknown: the record has no name */
@@ -53,7 +53,7 @@ struct cg_device_source {
 	 * A device's identity, asked once per trace, on the thread of its first
 	 * event, inside the probe (what it allocates is not recorded, errno is
 	 * kept). Returns 0, or a negative errno: then the trace has no
-	 * cgprobe_device record for it.
+	 * identity for it.
 	 */
 	int (*identify)(uint8_t device, struct cg_device_identity *id);
 };

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "format.h"
 #include "live.h"
+#include "real.h"
 #include "ring.h"
 #include "session.h"
 #include "thread.h"
@@ -41,6 +42,8 @@ static struct {
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
 	struct cg_clock_map clock;
+	/* Identities announced but not yet on a record, by device index. */
+	struct cg_device_ident ident[256];
 } w;
 
 static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
@@ -117,6 +120,21 @@ static bool match_free(struct cg_event *ev, uint8_t *device)
 	return true;
 }
 
+/* The identity waiting for the device's first record, if any. */
+static const struct cg_device_ident *ident_of(uint8_t device)
+{
+	return w.ident[device].strings ? &w.ident[device] : NULL;
+}
+
+/* Once on a record, the identity is not repeated on the device's later ones. */
+static void ident_drop(uint8_t device)
+{
+	if (!w.ident[device].strings)
+		return;
+	cg_real.free(w.ident[device].strings);
+	w.ident[device].strings = NULL;
+}
+
 static void process(struct cg_ring *r, const struct cg_event *e)
 {
 	struct cg_event ev = *e;
@@ -136,28 +154,36 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 		if (device == CG_PROBE_HOST)
 			cg_format_event(&w.buf, &ev, ns, 0);
 		else
-			cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE]);
+			cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE],
+					 ident_of(device));
+		ident_drop(device);
 		break;
 	case CG_EV_DEV_ALLOC:
 		cg_live_insert(live_key(e), &(struct cg_live){e->size, e->category, e->step});
-		cg_format_device(&w.buf, &ev, ns, device, NULL);
+		cg_format_device(&w.buf, &ev, ns, device, NULL, ident_of(device));
+		ident_drop(device);
 		break;
 	case CG_EV_DEV_FREE:
 		if (!match_free(&ev, &device))
 			return;
-		cg_format_device(&w.buf, &ev, ns, device, NULL);
+		cg_format_device(&w.buf, &ev, ns, device, NULL, ident_of(device));
+		ident_drop(device);
 		break;
 	case CG_EV_DEV_OOM:
 		r->pending_oom = e->addr;
 		r->has_pending_oom = true;
 		return;
 	case CG_EV_DEV_MEMINFO:
-		cg_format_meminfo(&w.buf, &ev, ns, r->has_pending_oom ? &r->pending_oom : NULL);
+		cg_format_meminfo(&w.buf, &ev, ns, r->has_pending_oom ? &r->pending_oom : NULL,
+				  ident_of(device));
 		r->has_pending_oom = false;
+		ident_drop(device);
 		break;
 	case CG_EV_DEV_INFO:
-		cg_format_device_info(&w.buf, &ev);
-		break;
+		/* Announced once per device per trace, ahead of the device's first event. */
+		ident_drop(device);
+		w.ident[device] = (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
+		return;
 	default:
 		cg_format_event(&w.buf, &ev, ns,
 				e->kind == CG_EV_SPAN_END ? cg_clock_map_ns(&w.clock, e->size) : 0);
@@ -297,6 +323,9 @@ int cg_writer_start(struct cg_out *out, uint64_t flush_ms)
 	w.buf.len = 0;
 	cg_clock_map_start(&w.clock);
 	cg_live_clear();
+	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
+	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
+		ident_drop((uint8_t)i);
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
 		r->last_ns = 0;
 	if (!cg_buf_reserve(&w.buf, BUF_RESERVE))

@@ -26,7 +26,7 @@
 #
 # A program fails when its exit status differs from the native run's, a
 # trace is invalid or incomplete, the device peak is more than 1% off (5% for
-# PyTorch), device records, a cgprobe_device UUID record or some of the
+# PyTorch), device records, a device identity (cgprobe_device_uuid) or some of the
 # program's allocations or frees are missing, or device bytes are left live at
 # the end.  A framework that cannot be imported or has no GPU is skipped with
 # the reason.
@@ -514,17 +514,18 @@ analyse() {
 		a_final=$(json_num final_bytes "$entry")
 		a_final=${a_final:-?}
 	fi
-	# The device records alone (the whole trace can be large).
+	# The device records alone (the whole trace can be large); export writes
+	# each identity as cgprobe_device_* fields of the device's first record.
 	cgt export --format jsonl "$a_trace" 2>/dev/null |
-		grep -E '"kind":"(cgprobe_device|device_memory)"' >"$a_trace.device-records.jsonl"
-	devrec=$(grep '"kind":"cgprobe_device"' "$a_trace.device-records.jsonl")
+		grep -E '"kind":"device_memory"|"cgprobe_device_uuid"' >"$a_trace.device-records.jsonl"
+	devrec=$(grep '"cgprobe_device_uuid"' "$a_trace.device-records.jsonl")
 	if [ -n "$a_device" ]; then
 		devrec=$(grep "\"device\":\"$a_device\"" <<<"$devrec")
 	fi
-	a_uuid=$(grep -o '"uuid":"[^"]*"' <<<"$devrec" | head -n 1 | cut -d'"' -f4)
+	a_uuid=$(grep -o '"cgprobe_device_uuid":"[^"]*"' <<<"$devrec" | head -n 1 | cut -d'"' -f4)
 	a_meminfo=$(grep -c '"kind":"device_memory"' "$a_trace.device-records.jsonl")
 	local dn
-	dn=$(grep -o '"name":"[^"]*"' <<<"$devrec" | head -n 1 | cut -d'"' -f4)
+	dn=$(grep -o '"cgprobe_device_name":"[^"]*"' <<<"$devrec" | head -n 1 | cut -d'"' -f4)
 	echo "   traces: $a_ntraces ($a_invalid invalid); main: ${a_trace#"$out"/}, complete $a_complete;" \
 		"CUDA devices seen:${a_devices:- none}"
 	if [ -n "$a_device" ]; then
@@ -535,9 +536,9 @@ analyse() {
 	if [ -n "$a_uuid" ]; then
 		local seen=no
 		grep -q -F "$a_uuid" <<<"${gpus:-}" && seen=yes
-		echo "   cgprobe_device: $a_uuid (${dn:-no name}); among nvidia-smi -L's UUIDs: $seen"
+		echo "   device identity: $a_uuid (${dn:-no name}); among nvidia-smi -L's UUIDs: $seen"
 	else
-		echo "   cgprobe_device: no record with a UUID"
+		echo "   device identity: no record with a UUID"
 	fi
 }
 
@@ -611,7 +612,7 @@ for p in "${programs[@]}"; do
 		why="device peak $diff off the expected (more than 1%)"
 	fi
 	if [ -z "$why" ] && [ -z "$a_uuid" ]; then
-		why="no cgprobe_device record with a UUID"
+		why="no device identity (cgprobe_device_uuid)"
 	fi
 	if [ -z "$why" ] && { [ "$a_allocs" -lt "${exp_allocs:-0}" ] || [ "$a_frees" -lt "${exp_frees:-0}" ]; }; then
 		why="allocs/frees $counts on $a_device, fewer than the program's $exp_allocs/$exp_frees"

@@ -893,13 +893,51 @@ static void expected_identity(const struct run *r, int n, char uuid[64], char na
 }
 
 /*
- * cgprobe_device records: at most one per device, each with the fake's UUID,
- * name and size; with `required`, one for every CUDA device in the model.
+ * Where the identity sits in the file: as cgprobe_device_* fields on the
+ * first memory or device_memory record of its device and on no other record,
+ * never as a record of the older cgprobe_device kind, which a strict trace/6
+ * reader rejects. on_first[dev] is set for each device so identified.
+ */
+static void assert_identity_lines(const struct trace *t, bool on_first[MAX_DEVICES])
+{
+	bool named[MAX_DEVICES] = {false};
+	FILE *f = fopen(t->path, "r");
+	ck_assert_msg(f != NULL, "%s: %s", t->path, strerror(errno));
+	char *line = NULL;
+	size_t cap = 0;
+	for (int no = 1; getline(&line, &cap, f) > 0; no++) {
+		ck_assert_msg(!strstr(line, "\"kind\":\"cgprobe_device\""),
+		              "%s:%d: a cgprobe_device record", t->path, no);
+		bool has = strstr(line, "\"cgprobe_device_uuid\":") != NULL;
+		const char *dev = strstr(line, "\"device\":\"cuda:");
+		bool rec = !strncmp(line, "{\"kind\":\"memory\",", 17) ||
+		           !strncmp(line, "{\"kind\":\"device_memory\",", 24);
+		ck_assert_msg(!has || (rec && dev),
+		              "%s:%d: identity fields off a CUDA device's record", t->path, no);
+		if (!rec || !dev)
+			continue;
+		int n = atoi(dev + strlen("\"device\":\"cuda:"));
+		ck_assert_msg(n >= 0 && n < MAX_DEVICES, "%s:%d: device %d", t->path, no, n);
+		ck_assert_msg(!has || !named[n], "%s:%d: cuda:%d identified past its first record",
+		              t->path, no, n);
+		on_first[n] = on_first[n] || (has && !named[n]);
+		named[n] = true;
+	}
+	free(line);
+	fclose(f);
+}
+
+/*
+ * Device identities: at most one per device, on its first record, each with
+ * the fake's UUID, name and size; with `required`, one for every CUDA device
+ * in the model.
  */
 static void assert_device_infos(const struct trace *t, const struct run *r, const struct seq *model,
                                 bool required)
 {
 	int seen[MAX_DEVICES] = {0};
+	bool on_first[MAX_DEVICES] = {false};
+	assert_identity_lines(t, on_first);
 	size_t n = cgtrace_doc_count(t->doc, CGTRACE_KIND_DEVICE_INFO);
 	for (size_t i = 0; i < n; i++) {
 		struct cgtrace_device_info d;
@@ -907,8 +945,10 @@ static void assert_device_infos(const struct trace *t, const struct run *r, cons
 		uint64_t total;
 		cgtrace_doc_device_info(t->doc, i, &d);
 		int dev = cuda_ordinal(d.device);
-		ck_assert_msg(dev >= 0, "%s: cgprobe_device for '%s'", t->path, d.device);
+		ck_assert_msg(dev >= 0, "%s: an identity for '%s'", t->path, d.device);
 		ck_assert_msg(++seen[dev] == 1, "%s: %s announced twice", t->path, d.device);
+		ck_assert_msg(on_first[dev], "%s: %s identified, but not on its first record",
+		              t->path, d.device);
 		expected_identity(r, dev, uuid, name, &total);
 		ck_assert_msg(!strcmp(d.uuid, uuid), "%s: %s has uuid %s, the driver says %s",
 		              t->path, d.device, d.uuid, uuid);
@@ -918,13 +958,17 @@ static void assert_device_infos(const struct trace *t, const struct run *r, cons
 		              "%s: %s total_bytes %" PRIu64 ", not %" PRIu64, t->path, d.device,
 		              d.total_bytes, total);
 	}
+	for (int dev = 0; dev < MAX_DEVICES; dev++)
+		ck_assert_msg(!on_first[dev] || seen[dev] == 1,
+		              "%s: cuda:%d's identity fields are not in the reader's table", t->path,
+		              dev);
 	if (!required)
 		return;
 	for (size_t i = 0; i < model->n; i++) {
 		int dev = cuda_ordinal(model->v[i].device);
 		if (dev >= 0)
-			ck_assert_msg(seen[dev] == 1, "%s: no cgprobe_device record for %s",
-			              t->path, model->v[i].device);
+			ck_assert_msg(seen[dev] == 1, "%s: no identity for %s", t->path,
+			              model->v[i].device);
 	}
 }
 

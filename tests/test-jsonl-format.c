@@ -398,6 +398,25 @@ START_TEST(edge_and_device_lines)
 	d.u.device_info.total_bytes = 150754820096u;
 	check_line(&d, "{\"kind\":\"cgprobe_device\",\"device\":\"cuda:0\",\"uuid\":\"GPU-1234\","
 		       "\"name\":\"NVIDIA H200\",\"total_bytes\":150754820096}");
+
+	/* The identity as fields: after the kind's own, each only when set. */
+	struct cg_rec m = {.kind = CGTRACE_KIND_DEVICE_MEMORY};
+	m.u.device_memory = (struct cg_rec_device_memory){
+		.timestamp_ns = 1,
+		.device = CG_SV_LIT("cuda:0"),
+		.used_bytes = 2,
+		.free_bytes = 3,
+		.cgprobe_device_uuid = CG_SV_LIT("GPU-1234"),
+	};
+	check_line(&m, "{\"kind\":\"device_memory\",\"timestamp_ns\":1,\"device\":\"cuda:0\","
+		       "\"used_bytes\":2,\"free_bytes\":3,\"cgprobe_device_uuid\":\"GPU-1234\"}");
+	m.u.device_memory.cgprobe_device_name = CG_SV_LIT("NVIDIA H200");
+	m.u.device_memory.has_device_total = true;
+	m.u.device_memory.cgprobe_device_total_bytes = 150754820096u;
+	check_line(&m, "{\"kind\":\"device_memory\",\"timestamp_ns\":1,\"device\":\"cuda:0\","
+		       "\"used_bytes\":2,\"free_bytes\":3,\"cgprobe_device_uuid\":\"GPU-1234\","
+		       "\"cgprobe_device_name\":\"NVIDIA H200\","
+		       "\"cgprobe_device_total_bytes\":150754820096}");
 }
 END_TEST
 

@@ -356,6 +356,62 @@ START_TEST(extension_kinds_and_fields)
 }
 END_TEST
 
+/* The identity as fields of a device's first record: one table entry per device, the first. */
+#define DEVMEM(ts, dev, extra)                                                                     \
+	"{\"kind\":\"device_memory\",\"timestamp_ns\":" #ts ",\"device\":\"" dev "\","           \
+	"\"used_bytes\":1,\"free_bytes\":2" extra "}\n"
+#define CUDA_MEM(ts, id, dev, extra)                                                               \
+	"{\"kind\":\"memory\",\"timestamp_ns\":" #ts ",\"tensor_id\":\"" id "\",\"span_id\":\"s1\"," \
+	"\"device\":\"" dev "\",\"bytes\":8,\"action\":\"alloc\",\"dtype\":\"u8\"" extra "}\n"
+
+START_TEST(device_identity_rides_on_records)
+{
+	struct cgtrace_doc *d = ck_read_ok(
+		META_LINE
+		CUDA_MEM(1, "a", "cuda:1", ",\"cgprobe_device_uuid\":\"GPU-b\",\"cgprobe_device_total_bytes\":64")
+		DEVMEM(2, "cuda:0", ",\"cgprobe_device_uuid\":\"GPU-a\",\"cgprobe_device_name\":\"H200\","
+				    "\"cgprobe_device_total_bytes\":null")
+		/* Repeated as it was: nothing new. Name or size without a UUID: no identity. */
+		CUDA_MEM(3, "b", "cuda:1", ",\"cgprobe_device_uuid\":\"GPU-b\",\"cgprobe_device_total_bytes\":64")
+		CUDA_MEM(4, "c", "cuda:2", ",\"cgprobe_device_name\":\"X\",\"cgprobe_device_total_bytes\":9")
+		"{\"kind\":\"cgprobe_device\",\"device\":\"cuda:1\",\"uuid\":\"GPU-b\",\"total_bytes\":64}\n");
+	ck_assert_uint_eq(cgtrace_doc_count(d, CGTRACE_KIND_DEVICE_INFO), 2);
+	ck_assert_uint_eq(cgtrace_doc_device_info_conflicts(d), 0);
+	struct cgtrace_device_info di;
+	cgtrace_doc_device_info(d, 0, &di);
+	ck_assert_str_eq(di.device, "cuda:1");
+	ck_assert_str_eq(di.uuid, "GPU-b");
+	ck_assert_ptr_null(di.name);
+	ck_assert(di.has_total);
+	ck_assert_uint_eq(di.total_bytes, 64);
+	cgtrace_doc_device_info(d, 1, &di);
+	ck_assert_str_eq(di.device, "cuda:0");
+	ck_assert_str_eq(di.name, "H200");
+	ck_assert(!di.has_total);
+	ck_assert_uint_eq(cgtrace_doc_count(d, CGTRACE_KIND_MEMORY), 3);
+	ck_assert_uint_eq(cgtrace_doc_count(d, CGTRACE_KIND_DEVICE_MEMORY), 1);
+	cgtrace_doc_free(d);
+
+	/* A second, different identity, in either form: the first is kept, the others counted. */
+	d = ck_read_ok(META_LINE
+		       "{\"kind\":\"cgprobe_device\",\"device\":\"cuda:0\",\"uuid\":\"GPU-a\"}\n"
+		       CUDA_MEM(1, "a", "cuda:0", ",\"cgprobe_device_uuid\":\"GPU-a\",\"cgprobe_device_name\":\"n\"")
+		       DEVMEM(2, "cuda:0", ",\"cgprobe_device_uuid\":\"GPU-z\""));
+	ck_assert_uint_eq(cgtrace_doc_count(d, CGTRACE_KIND_DEVICE_INFO), 1);
+	ck_assert_uint_eq(cgtrace_doc_device_info_conflicts(d), 2);
+	cgtrace_doc_device_info(d, 0, &di);
+	ck_assert_str_eq(di.uuid, "GPU-a");
+	ck_assert_ptr_null(di.name);
+	cgtrace_doc_free(d);
+
+	/* The fields have types like any other. */
+	ck_read_fails_prefix(META_LINE CUDA_MEM(1, "a", "cuda:0", ",\"cgprobe_device_uuid\":7"),
+			     "t.jsonl:2:");
+	ck_read_fails_prefix(META_LINE DEVMEM(1, "cuda:0", ",\"cgprobe_device_total_bytes\":-1"),
+			     "t.jsonl:2:");
+}
+END_TEST
+
 START_TEST(zstd_is_read_transparently)
 {
 	const char *text = META_LINE SPAN_S1 MEM(5, "a", 100, "alloc");
@@ -408,7 +464,8 @@ static Suite *suite(void)
 	         truncated_last_line_is_a_warning, zstd_is_read_transparently);
 	tc = test_tcase(s, "reader:document", 4);
 	test_add(tc, meta_rules, meta_tags_sorted, span_rules, spans_sorted_bytewise,
-	         storage_bytes_are_derived, extension_kinds_and_fields);
+	         storage_bytes_are_derived, extension_kinds_and_fields,
+	         device_identity_rides_on_records);
 	return s;
 }
 

@@ -73,6 +73,23 @@ static void expect_same(const struct cgtrace_doc *a, const struct cgtrace_doc *b
 		ck_assert_uint_eq(x.ndim, y.ndim);
 		ck_assert_int_eq(!x.op_name, !y.op_name);
 	}
+	/* Identities by device: the table keeps first appearance, which export may reorder. */
+	for (size_t i = 0; i < cgtrace_doc_count(a, CGTRACE_KIND_DEVICE_INFO); i++) {
+		struct cgtrace_device_info x, y = {0};
+		cgtrace_doc_device_info(a, i, &x);
+		for (size_t j = 0; j < cgtrace_doc_count(b, CGTRACE_KIND_DEVICE_INFO); j++) {
+			cgtrace_doc_device_info(b, j, &y);
+			if (!strcmp(x.device, y.device))
+				break;
+		}
+		ck_assert_str_eq(x.device, y.device);
+		ck_assert_str_eq(x.uuid, y.uuid);
+		ck_assert_int_eq(!x.name, !y.name);
+		if (x.name)
+			ck_assert_str_eq(x.name, y.name);
+		ck_assert_int_eq(x.has_total, y.has_total);
+		ck_assert_uint_eq(x.total_bytes, y.total_bytes);
+	}
 	for (size_t i = 0; i < cgtrace_doc_count(a, CGTRACE_KIND_GRADIENT); i++) {
 		struct cgtrace_gradient x, y;
 		cgtrace_doc_gradient(a, i, &x);
@@ -222,6 +239,7 @@ START_TEST(corpus_exports_to_itself)
 		"{\"kind\":\"tensor\",\"span_id\":\"s2\",\"tensor_id\":\"t\",\"shape\":[0,3],\"dtype\":\"weird\",\"device\":\"cpu\",\"category\":\"gradient\"}\n"
 		"{\"kind\":\"memory\",\"timestamp_ns\":3,\"tensor_id\":\"m\",\"span_id\":\"s2\",\"device\":\"cuda:1\",\"bytes\":12,\"action\":\"alloc\",\"shape\":[3,4],\"dtype\":\"u8\",\"managed\":true}\n"
 		"{\"kind\":\"device_memory\",\"timestamp_ns\":4,\"device\":\"cuda:1\",\"used_bytes\":1,\"free_bytes\":2,\"oom_request_bytes\":5}\n"
+		"{\"kind\":\"device_memory\",\"timestamp_ns\":5,\"device\":\"cuda:2\",\"used_bytes\":1,\"free_bytes\":2,\"cgprobe_device_uuid\":\"GPU-\\u00e9\",\"cgprobe_device_name\":\"n\",\"cgprobe_device_total_bytes\":18446744073709551615}\n"
 		"{\"kind\":\"edge\",\"from_span\":\"s2\",\"to_span\":\"s10\",\"duration_ns\":9}\n"
 		"{\"kind\":\"gradient\",\"event_id\":\"g\",\"root\":\"r\",\"key\":\"k\",\"state\":\"zero\",\"norm\":5e-324}\n"
 		"{\"kind\":\"cgprobe_device\",\"device\":\"cuda:1\",\"uuid\":\"GPU-x\"}\n");

@@ -69,17 +69,28 @@ struct cg_tensor {
 
 /*
  * Kinds the document keeps field for field, as record_fields.h describes
- * them: D(kind, CGTRACE_KIND_..., document struct, vector in cgtrace_doc).
- * Their structs, building, public views and export are expanded from the
- * field lists; a string becomes a pool id and a device a device number.
+ * them: D(kind, CGTRACE_KIND_..., document struct, vector in cgtrace_doc,
+ * the field list it keeps). Their structs, building, public views and
+ * export are expanded from the field lists; a string becomes a pool id and
+ * a device a device number. A device_memory record's identity fields are
+ * not kept with it: they go to the device table (CG_DOC_DEVICE_TABLE).
  * Array and tag fields have no expansion here: a kind with one keeps its
  * hand-written document code (spans, ops, tensors, memory, meta).
  */
 #define CG_DOC_PLAIN_KINDS(D)                                                                      \
-	D(device_memory, CGTRACE_KIND_DEVICE_MEMORY, cg_devmem, devmem)                            \
-	D(gradient, CGTRACE_KIND_GRADIENT, cg_grad, grads)                                         \
-	D(edge, CGTRACE_KIND_EDGE, cg_edge, edges)                                                 \
-	D(device_info, CGTRACE_KIND_DEVICE_INFO, cg_devinfo, devinfo)
+	D(device_memory, CGTRACE_KIND_DEVICE_MEMORY, cg_devmem, devmem, device_memory_checkpoint)  \
+	D(gradient, CGTRACE_KIND_GRADIENT, cg_grad, grads, gradient)                               \
+	D(edge, CGTRACE_KIND_EDGE, cg_edge, edges, edge)
+
+/*
+ * The device identity table, one entry per device, the first identity seen
+ * for it: from the identity fields of memory and device_memory records, or
+ * from an earlier probe's cgprobe_device record. Its struct and public view
+ * are expanded from the cgprobe_device field list; it is built by hand
+ * (doc_build.c) and exported as fields, never as its kind (export_jsonl.c).
+ */
+#define CG_DOC_DEVICE_TABLE(D)                                                                     \
+	D(device_info, CGTRACE_KIND_DEVICE_INFO, cg_devinfo, devinfo, device_info)
 
 /* Members by width, as in record.h, so the structs stay small. */
 #define CG_DW8(k, type, ...) CG_DW8_##type(__VA_ARGS__)
@@ -122,12 +133,13 @@ struct cg_tensor {
 #define CG_DW1_ENUM(m, pres, names, def) uint8_t m;
 #define CG_DW1_F64_OPT(m, pres, has) bool has;
 
-#define CG_DOC_STRUCT(k, kind, type, vec)                                                          \
+#define CG_DOC_STRUCT(k, kind, type, vec, f)                                                       \
 	struct type {                                                                              \
-		CG_FIELDS_##k(CG_DW8, k) CG_FIELDS_##k(CG_DW4, k) CG_FIELDS_##k(CG_DW2, k)         \
-			CG_FIELDS_##k(CG_DW1, k)                                                   \
+		CG_FIELDS_##f(CG_DW8, k) CG_FIELDS_##f(CG_DW4, k) CG_FIELDS_##f(CG_DW2, k)         \
+			CG_FIELDS_##f(CG_DW1, k)                                                   \
 	};
 CG_DOC_PLAIN_KINDS(CG_DOC_STRUCT)
+CG_DOC_DEVICE_TABLE(CG_DOC_STRUCT)
 #undef CG_DOC_STRUCT
 
 struct cg_meta {
@@ -153,7 +165,8 @@ struct cgtrace_doc {
 	struct cg_vec devmem;   /* struct cg_devmem */
 	struct cg_vec grads;    /* struct cg_grad */
 	struct cg_vec edges;    /* struct cg_edge */
-	struct cg_vec devinfo;  /* struct cg_devinfo */
+	struct cg_vec devinfo;  /* struct cg_devinfo, one per device, the first identity seen */
+	uint64_t devinfo_conflicts; /* later identities of a device that differ from its first */
 	struct cg_vec devices;  /* uint32_t string ids, index = device number */
 	struct cg_vec shapes;   /* uint64_t: [ndim, dims...] entries */
 	struct cg_vec str_lists;/* uint32_t: [n, ids...] entries */

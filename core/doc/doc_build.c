@@ -34,6 +34,7 @@ struct cg_build {
 	struct cg_map class_by_key;/* hash of class -> class index (chained by probing) */
 	struct cg_map shape_by_hash;
 	struct cg_map device_by_str;
+	struct cg_map devinfo_by_device; /* device number -> devinfo index */
 };
 
 struct cg_build *cg_build_new(void)
@@ -49,6 +50,7 @@ void cg_build_free(struct cg_build *b)
 	cg_map_free(&b->class_by_key);
 	cg_map_free(&b->shape_by_hash);
 	cg_map_free(&b->device_by_str);
+	cg_map_free(&b->devinfo_by_device);
 	free(b);
 }
 
@@ -235,6 +237,66 @@ static int mem_shape(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 	return 0;
 }
 
+/* A device's identity as a record carries it: the fields, or an old cgprobe_device record. */
+struct identity {
+	struct cg_sv uuid, name;
+	bool has_total;
+	uint64_t total_bytes;
+};
+
+static bool same_identity(const struct cgtrace_doc *d, const struct cg_devinfo *e,
+			  const struct identity *id)
+{
+	return cg_sv_eq(cg_strpool_sv(&d->pool, e->uuid), id->uuid) &&
+	       cg_sv_eq(cg_strpool_sv(&d->pool, e->name), id->name) &&
+	       e->has_total == id->has_total &&
+	       (!e->has_total || e->total_bytes == id->total_bytes);
+}
+
+/*
+ * One identity per device, the first seen: a device's later records do not
+ * repeat it, and one that differs (two physical GPUs behind one cuda:N in
+ * one trace cannot be) is only counted, for cgtrace validate to warn about.
+ */
+static int add_identity(struct cgtrace_doc *d, uint16_t dev, const struct identity *id)
+{
+	uint32_t pos = UINT32_MAX, val;
+	if (cg_map_next(&d->build->devinfo_by_device, dev, &pos, &val)) {
+		if (!same_identity(d, CG_VEC_AT(&d->devinfo, struct cg_devinfo, val), id))
+			d->devinfo_conflicts++;
+		return 0;
+	}
+	struct cg_devinfo o = {
+		.device = dev,
+		.uuid = intern(d, id->uuid),
+		.name = intern(d, id->name),
+		.has_total = id->has_total,
+		.total_bytes = id->total_bytes,
+	};
+	if (d->pool.err)
+		return d->pool.err;
+	struct cg_devinfo *slot = CG_VEC_PUSH(&d->devinfo, struct cg_devinfo);
+	if (!slot)
+		return -ENOMEM;
+	*slot = o;
+	return cg_map_put(&d->build->devinfo_by_device, dev, (uint32_t)(d->devinfo.len - 1));
+}
+
+/* The identity fields of a memory or device_memory record; without a UUID there is none. */
+#define IDENTITY_OF(x)                                                                             \
+	((struct identity){(x)->cgprobe_device_uuid, (x)->cgprobe_device_name,                     \
+			   (x)->has_device_total, (x)->cgprobe_device_total_bytes})
+
+static int add_device_info(struct cgtrace_doc *d, const struct cg_rec_device_info *x)
+{
+	uint16_t dev;
+	int r = device_index(d, x->device, &dev);
+	if (r < 0)
+		return r;
+	return add_identity(d, dev,
+			    &(struct identity){x->uuid, x->name, x->has_total, x->total_bytes});
+}
+
 static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 {
 	uint8_t shape_kind = mem_shape_kind(m);
@@ -252,6 +314,11 @@ static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 	if (!slot)
 		return -ENOMEM;
 	*slot = rec;
+	if (m->cgprobe_device_uuid.p) {
+		r = add_identity(d, cg_doc_class(d, rec.cls)->device, &IDENTITY_OF(m));
+		if (r < 0)
+			return r;
+	}
 	return shape_kind == CG_SHAPE_OTHER ? mem_shape(d, m) : 0;
 }
 
@@ -417,12 +484,12 @@ static int add_tensor(struct cgtrace_doc *d, const struct cg_rec_tensor *t)
 #define BUILD_ENUM(m, pres, names, def) o.m = x->m;
 #define BUILD_F64_OPT(m, pres, has) BUILD_U64_OPT(m, pres, has)
 
-#define ADD_PLAIN(k, kind, type, vec)                                                              \
+#define ADD_PLAIN(k, kind, type, vec, f)                                                           \
 	static int add_##k(struct cgtrace_doc *d, const struct cg_rec_##k *x)                      \
 	{                                                                                          \
 		struct type o = {0};                                                               \
 		int r = 0;                                                                         \
-		CG_FIELDS_##k(BUILD, k)                                                            \
+		CG_FIELDS_##f(BUILD, k)                                                            \
 		if (r < 0)                                                                         \
 			return r;                                                                  \
 		struct type *slot = CG_VEC_PUSH(&d->vec, struct type);                             \
@@ -432,6 +499,16 @@ static int add_tensor(struct cgtrace_doc *d, const struct cg_rec_tensor *t)
 		return d->pool.err;                                                                \
 	}
 CG_DOC_PLAIN_KINDS(ADD_PLAIN)
+
+/* The checkpoint itself is a plain kind; its identity fields go to the device table. */
+static int add_checkpoint(struct cgtrace_doc *d, const struct cg_rec_device_memory *x)
+{
+	int r = add_device_memory(d, x);
+	if (r < 0 || !x->cgprobe_device_uuid.p)
+		return r;
+	const struct cg_devmem *c = CG_VEC_AT(&d->devmem, struct cg_devmem, d->devmem.len - 1);
+	return add_identity(d, c->device, &IDENTITY_OF(x));
+}
 
 static size_t record_count(const struct cgtrace_doc *d)
 {
@@ -466,11 +543,18 @@ int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t 
 		case CGTRACE_KIND_MEMORY:
 			ret = add_memory(d, &r->u.memory);
 			break;
-#define CASE_ADD(k, kind, type, vec)             \
-	case kind:                               \
-		ret = add_##k(d, &r->u.k);       \
-		break;
-			CG_DOC_PLAIN_KINDS(CASE_ADD)
+		case CGTRACE_KIND_DEVICE_MEMORY:
+			ret = add_checkpoint(d, &r->u.device_memory);
+			break;
+		case CGTRACE_KIND_GRADIENT:
+			ret = add_gradient(d, &r->u.gradient);
+			break;
+		case CGTRACE_KIND_EDGE:
+			ret = add_edge(d, &r->u.edge);
+			break;
+		case CGTRACE_KIND_DEVICE_INFO:
+			ret = add_device_info(d, &r->u.device_info);
+			break;
 		default:
 			ret = cg_rule_kind(err, errlen);
 			break;

@@ -24,10 +24,11 @@ CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kin
 		return d->tensors.len;
 	case CGTRACE_KIND_MEMORY:
 		return d->memory.len;
-#define CASE_COUNT(k, kind, type, vec) \
+#define CASE_COUNT(k, kind, type, vec, f) \
 	case kind:                     \
 		return d->vec.len;
 		CG_DOC_PLAIN_KINDS(CASE_COUNT)
+		CG_DOC_DEVICE_TABLE(CASE_COUNT)
 	default:
 		return 0;
 	}
@@ -150,14 +151,20 @@ CG_EXPORT void cgtrace_doc_memory(const struct cgtrace_doc *d, size_t i, struct 
 #define VIEW_ENUM(m, pres, names, def) .m = x->m,
 #define VIEW_F64_OPT(m, pres, has) VIEW_U64_OPT(m, pres, has)
 
-#define VIEW_PLAIN(k, kind, type, vec)                                                             \
+#define VIEW_PLAIN(k, kind, type, vec, f)                                                          \
 	CG_EXPORT void cgtrace_doc_##k(const struct cgtrace_doc *d, size_t i,                      \
 				       struct cgtrace_##k *o)                                      \
 	{                                                                                          \
 		const struct type *x = CG_VEC_AT(&d->vec, struct type, i);                         \
-		*o = (struct cgtrace_##k){CG_FIELDS_##k(VIEW, k)};                                 \
+		*o = (struct cgtrace_##k){CG_FIELDS_##f(VIEW, k)};                                 \
 	}
 CG_DOC_PLAIN_KINDS(VIEW_PLAIN)
+CG_DOC_DEVICE_TABLE(VIEW_PLAIN)
+
+CG_EXPORT uint64_t cgtrace_doc_device_info_conflicts(const struct cgtrace_doc *d)
+{
+	return d->devinfo_conflicts;
+}
 
 const uint64_t *cg_doc_shape(const struct cgtrace_doc *d, uint32_t shape, const uint64_t *bytes,
 			     size_t *ndim)

@@ -2,8 +2,9 @@
 /*
  * Re-emits a document in the format's stream order: meta, spans by id
  * (each start followed by its end when closed), then ops, tensors, memory,
- * device memory, gradients, edges and the extension records, each in file
- * order (the last four in the order of CG_DOC_PLAIN_KINDS).
+ * device memory, gradients and edges, each in file order (the last three
+ * in the order of CG_DOC_PLAIN_KINDS). Device identities are no records of
+ * their own: they ride on the first record written that names the device.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,13 +14,20 @@
 #include "doc.h"
 #include "doc_view.h"
 #include "export.h"
+#include "hash.h"
 #include "jsonl_format.h"
+#include "u64map.h"
 #include "write_all.h"
 
 struct out {
 	struct cg_buf buf;
 	int fd;
 	int err;
+	/* Identities not yet written: devinfo index by the hash of the device's name. */
+	const struct cgtrace_doc *doc;
+	struct cg_map ident_by_dev;
+	bool *ident_written;
+	size_t ident_pending;
 };
 
 static int flush(struct out *o)
@@ -30,8 +38,13 @@ static int flush(struct out *o)
 	return o->err;
 }
 
-static void emit(struct out *o, const struct cg_rec *r)
+static void identify(struct out *o, struct cg_rec *r);
+
+static void emit(struct out *o, struct cg_rec *r)
 {
+	if (o->ident_pending &&
+	    (r->kind == CGTRACE_KIND_MEMORY || r->kind == CGTRACE_KIND_DEVICE_MEMORY))
+		identify(o, r);
 	cg_jsonl_format(&o->buf, r);
 	if (o->buf.len >= (1u << 16))
 		flush(o);
@@ -45,6 +58,59 @@ static struct cg_sv sv(const struct cgtrace_doc *d, uint32_t id)
 static struct cg_sv dev_sv(const struct cgtrace_doc *d, uint32_t dev)
 {
 	return sv(d, cg_doc_device_str(d, (uint16_t)dev));
+}
+
+static uint64_t dev_key(struct cg_sv dev)
+{
+	return cg_hash_bytes(dev.p, dev.n);
+}
+
+static int identities_init(struct out *o, const struct cgtrace_doc *d)
+{
+	o->doc = d;
+	o->ident_written = calloc(d->devinfo.len ? d->devinfo.len : 1, sizeof(bool));
+	if (!o->ident_written)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->devinfo.len; i++) {
+		const struct cg_devinfo *e = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
+		int r = cg_map_put(&o->ident_by_dev, dev_key(dev_sv(d, e->device)), (uint32_t)i);
+		if (r < 0)
+			return r;
+	}
+	o->ident_pending = d->devinfo.len;
+	return 0;
+}
+
+#define SET_IDENTITY(x, e)                                                                         \
+	((x)->cgprobe_device_uuid = sv(d, (e)->uuid),                                              \
+	 (x)->cgprobe_device_name = sv(d, (e)->name), (x)->has_device_total = (e)->has_total,      \
+	 (x)->cgprobe_device_total_bytes = (e)->total_bytes)
+
+/*
+ * A strict trace/6 reader rejects unknown kinds, so an identity leaves as
+ * fields of the first record, in output order, that names its device,
+ * whatever that order is. One no such record names goes last (emit_unridden).
+ */
+static void identify(struct out *o, struct cg_rec *r)
+{
+	const struct cgtrace_doc *d = o->doc;
+	bool mem = r->kind == CGTRACE_KIND_MEMORY;
+	struct cg_sv dev = mem ? r->u.memory.device : r->u.device_memory.device;
+	uint32_t pos = UINT32_MAX, i;
+	while (cg_map_next(&o->ident_by_dev, dev_key(dev), &pos, &i)) {
+		const struct cg_devinfo *e = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
+		if (!cg_sv_eq(dev_sv(d, e->device), dev))
+			continue;
+		if (o->ident_written[i])
+			return;
+		o->ident_written[i] = true;
+		o->ident_pending--;
+		if (mem)
+			SET_IDENTITY(&r->u.memory, e);
+		else
+			SET_IDENTITY(&r->u.device_memory, e);
+		return;
+	}
 }
 
 static int emit_meta(struct out *o, const struct cgtrace_doc *d)
@@ -199,22 +265,48 @@ static void emit_memory(struct out *o, const struct cgtrace_doc *d)
 #define REC_ENUM(m, pres, names, def) .m = x->m,
 #define REC_F64_OPT(m, pres, has) REC_U64_OPT(m, pres, has)
 
-#define EMIT_PLAIN(k, kind_, type, vec)                                                            \
+#define EMIT_PLAIN(k, kind_, type, vec, f)                                                         \
 	static void emit_##k(struct out *o, const struct cgtrace_doc *d)                           \
 	{                                                                                          \
 		for (size_t i = 0; i < d->vec.len; i++) {                                          \
 			const struct type *x = CG_VEC_AT(&d->vec, struct type, i);                 \
 			struct cg_rec r = {.kind = kind_};                                         \
-			r.u.k = (struct cg_rec_##k){CG_FIELDS_##k(REC, k)};                        \
+			r.u.k = (struct cg_rec_##k){CG_FIELDS_##f(REC, k)};                        \
 			emit(o, &r);                                                               \
 		}                                                                                  \
 	}
 CG_DOC_PLAIN_KINDS(EMIT_PLAIN)
 
+/*
+ * An identity whose device no memory or checkpoint record names has
+ * nothing to ride on: it goes last, in the older form, so none is lost.
+ */
+static void emit_unridden(struct out *o, const struct cgtrace_doc *d)
+{
+	for (size_t i = 0; o->ident_pending && i < d->devinfo.len; i++) {
+		const struct cg_devinfo *e = CG_VEC_AT(&d->devinfo, struct cg_devinfo, i);
+		if (o->ident_written[i])
+			continue;
+		struct cg_rec r = {.kind = CGTRACE_KIND_DEVICE_INFO};
+		r.u.device_info = (struct cg_rec_device_info){
+			.device = dev_sv(d, e->device),
+			.uuid = sv(d, e->uuid),
+			.name = sv(d, e->name),
+			.total_bytes = e->total_bytes,
+			.has_total = e->has_total,
+		};
+		o->ident_written[i] = true;
+		o->ident_pending--;
+		cg_jsonl_format(&o->buf, &r);
+	}
+}
+
 CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
 {
 	struct out o = {.fd = fd};
-	int ret = emit_meta(&o, d);
+	int ret = identities_init(&o, d);
+	if (ret == 0)
+		ret = emit_meta(&o, d);
 	if (ret == 0) {
 		emit_spans(&o, d);
 		ret = emit_ops(&o, d);
@@ -222,12 +314,15 @@ CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
 	if (ret == 0) {
 		emit_tensors(&o, d);
 		emit_memory(&o, d);
-#define CALL_EMIT(k, kind, type, vec) emit_##k(&o, d);
+#define CALL_EMIT(k, kind, type, vec, f) emit_##k(&o, d);
 		CG_DOC_PLAIN_KINDS(CALL_EMIT)
+		emit_unridden(&o, d);
 		ret = flush(&o);
 	}
 	if (ret == 0 && o.buf.err)
 		ret = o.buf.err;
 	cg_buf_fini(&o.buf);
+	cg_map_free(&o.ident_by_dev);
+	free(o.ident_written);
 	return ret;
 }

@@ -51,7 +51,10 @@
 	K(device_memory, "device_memory", CGTRACE_KIND_DEVICE_MEMORY)                              \
 	K(gradient, "gradient", CGTRACE_KIND_GRADIENT)                                             \
 	K(edge, "edge", CGTRACE_KIND_EDGE)                                                         \
-	/* Extension kind: the probe's description of a CUDA device. */                            \
+	/*                                                                                         \
+	 * Extension kind of earlier probes, read but never written: the identity                  \
+	 * now rides on the device's first record (CG_FIELDS_device_identity).                     \
+	 */                                                                                        \
 	K(device_info, "cgprobe_device", CGTRACE_KIND_DEVICE_INFO)
 
 /*
@@ -109,6 +112,18 @@
 	X(k, U64_OPT, storage_bytes, CG_OPTIONAL, has_storage_bytes)                               \
 	X(k, ENUM, category, CG_REQUIRED, cg_category_names, CGTRACE_CAT_OTHER)
 
+/*
+ * Extension fields: the identity of the record's device (cuda:N is only a
+ * per-process number; the UUID joins traces by physical GPU). A trace/6
+ * reader rejects unknown kinds but ignores unknown fields, so the identity
+ * rides on the first memory or device_memory record naming the device,
+ * written only when set, never repeated.
+ */
+#define CG_FIELDS_device_identity(X, k)                                                            \
+	X(k, STR, cgprobe_device_uuid, CG_OPTIONAL)                                                \
+	X(k, STR, cgprobe_device_name, CG_OPTIONAL)                                                \
+	X(k, U64_OPT, cgprobe_device_total_bytes, CG_OPTIONAL, has_device_total)
+
 /* managed is an extension: CUDA managed (unified) memory. */
 #define CG_FIELDS_memory(X, k)                                                                     \
 	X(k, U64, timestamp_ns, CG_REQUIRED)                                                       \
@@ -121,10 +136,18 @@
 	X(k, U64S, shape, CG_DEFAULT, ndim)                                                        \
 	X(k, STR, dtype, CG_REQUIRED)                                                              \
 	X(k, ENUM, category, CG_DEFAULT, cg_category_names, CGTRACE_CAT_OTHER)                     \
-	X(k, FLAG, managed, CG_DEFAULT)
+	X(k, FLAG, managed, CG_DEFAULT)                                                            \
+	CG_FIELDS_device_identity(X, k)
 
-/* oom_request_bytes is an extension: the request that failed with out-of-memory. */
+/*
+ * oom_request_bytes is an extension: the request that failed with out-of-memory.
+ * The document keeps the checkpoint's own fields; the identity goes to its
+ * device table (doc.h).
+ */
 #define CG_FIELDS_device_memory(X, k)                                                              \
+	CG_FIELDS_device_memory_checkpoint(X, k) CG_FIELDS_device_identity(X, k)
+
+#define CG_FIELDS_device_memory_checkpoint(X, k)                                                   \
 	X(k, U64, timestamp_ns, CG_REQUIRED)                                                       \
 	X(k, DEV, device, CG_REQUIRED)                                                             \
 	X(k, U64, used_bytes, CG_REQUIRED)                                                         \

@@ -51,6 +51,9 @@ struct cgtrace_reader {
 		struct cgtrace_edge edge;
 		struct cgtrace_device_info device_info;
 	} view;
+	/* The device identity the current memory or checkpoint record carries. */
+	struct cgtrace_device_info ident;
+	bool has_ident;
 	char msg[1024];
 };
 
@@ -239,6 +242,22 @@ static int tag_cmp(const void *a, const void *b)
 	return strcmp(((const struct cgtrace_tag *)a)->key, ((const struct cgtrace_tag *)b)->key);
 }
 
+/* The cgprobe_device_* fields, which the public record views do not hold. */
+static void view_ident(struct cgtrace_reader *r, struct cg_sv device, struct cg_sv uuid,
+		       struct cg_sv name, bool has_total, uint64_t total)
+{
+	if (!uuid.p)
+		return;
+	r->ident = (struct cgtrace_device_info){
+		.device = cstr(r, device),
+		.uuid = cstr(r, uuid),
+		.name = cstr(r, name),
+		.has_total = has_total,
+		.total_bytes = total,
+	};
+	r->has_ident = true;
+}
+
 static void view_meta(struct cgtrace_reader *r, const struct cg_rec_meta *m)
 {
 	struct cgtrace_tag *tags = cg_arena_alloc(&r->strs, (m->n_tags + 1) * sizeof(*tags));
@@ -285,6 +304,7 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 	const struct cg_rec_device_info *di = &rec->u.device_info;
 
 	cg_arena_reset(&r->strs);
+	r->has_ident = false;
 	*out = (struct cgtrace_record){.kind = rec->kind, .line = r->lines.line_no};
 	switch (rec->kind) {
 	case CGTRACE_KIND_META:
@@ -364,6 +384,8 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 			.managed = m->managed,
 		};
 		out->u.memory = &r->view.memory;
+		view_ident(r, m->device, m->cgprobe_device_uuid, m->cgprobe_device_name,
+			   m->has_device_total, m->cgprobe_device_total_bytes);
 		break;
 	case CGTRACE_KIND_DEVICE_MEMORY:
 		r->view.device_memory = (struct cgtrace_device_memory){
@@ -377,6 +399,8 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 			.oom_request_bytes = dm->oom_request_bytes,
 		};
 		out->u.device_memory = &r->view.device_memory;
+		view_ident(r, dm->device, dm->cgprobe_device_uuid, dm->cgprobe_device_name,
+			   dm->has_device_total, dm->cgprobe_device_total_bytes);
 		break;
 	case CGTRACE_KIND_GRADIENT:
 		r->view.gradient = (struct cgtrace_gradient){
@@ -423,4 +447,13 @@ CG_EXPORT int cgtrace_reader_next(struct cgtrace_reader *r, struct cgtrace_recor
 	if (r->view_nomem)
 		r->state = cg_read_fail(&r->ctx, -ENOMEM, "out of memory");
 	return r->view_nomem ? r->state : 1;
+}
+
+CG_EXPORT bool cgtrace_reader_device_identity(const struct cgtrace_reader *r,
+					      struct cgtrace_device_info *out)
+{
+	if (!r->has_ident || r->state != 1)
+		return false;
+	*out = r->ident;
+	return true;
 }

@@ -42,11 +42,11 @@ base = [META,
         mem(20, "0x7f00", 64, "alloc"),
         mem(30, "0x7f00", 64, "free"),
         {"kind": "device_memory", "timestamp_ns": 40, "device": "cuda:0", "used_bytes": 100,
-         "free_bytes": 900, "reserved_bytes": 50},
+         "free_bytes": 900, "reserved_bytes": 50, "cgprobe_device_uuid": "GPU-0",
+         "cgprobe_device_total_bytes": 1000},
         {"kind": "gradient", "event_id": "gradient-1", "root": "vb", "key": "encoder.weight",
          "state": "present", "norm": 0.42},
         {"kind": "edge", "from_span": "s1", "to_span": "s2", "duration_ns": 1200},
-        {"kind": "cgprobe_device", "device": "cuda:0", "uuid": "GPU-0", "total_bytes": 1000},
         {"kind": "span_end", "id": "s2", "duration_ns": 1200},
         {"kind": "span_end", "id": "s1", "duration_ns": 2000}]
 
@@ -60,6 +60,22 @@ files["spaced.jsonl"] = "\n".join(json.dumps(r, indent=None) for r in base) + "\
 files["ascii-escapes.jsonl"] = "\n".join(json.dumps(r, ensure_ascii=True) for r in base) + "\n"
 files["empty.jsonl"] = ""
 files["meta-only.jsonl"] = line(META) + "\n"
+# The form earlier probes wrote: the identity as a record of its own, after the device's records.
+files["device-kind.jsonl"] = "\n".join(line(r) for r in base + [
+    {"kind": "cgprobe_device", "device": "cuda:0", "uuid": "GPU-0", "name": "G", "total_bytes": 1000},
+    {"kind": "cgprobe_device", "device": "cuda:7", "uuid": "GPU-7"}]) + "\n"
+# Identities that repeat, differ, lack a UUID or are null, in both forms.
+ident = [META,
+         mem(1, "a", 8, "alloc", device="cuda:1", cgprobe_device_uuid="GPU-1",
+             cgprobe_device_name="\u2603", cgprobe_device_total_bytes=18446744073709551615),
+         mem(2, "a", 8, "free", device="cuda:1", cgprobe_device_uuid="GPU-other"),
+         {"kind": "cgprobe_device", "device": "cuda:1", "uuid": "GPU-1"},
+         mem(3, "b", 8, "alloc", device="cuda:2", cgprobe_device_name="n",
+             cgprobe_device_total_bytes=5),
+         {"kind": "device_memory", "timestamp_ns": 4, "device": "cuda:2", "used_bytes": 1,
+          "free_bytes": 2, "cgprobe_device_uuid": "GPU-2", "cgprobe_device_name": None,
+          "cgprobe_device_total_bytes": None}]
+files["device-identity.jsonl"] = "\n".join(line(r) for r in ident) + "\n"
 
 edge = [META,
         mem(18446744073709551615, "a", 9007199254740993, "alloc"),
@@ -87,6 +103,7 @@ bad_lines = [
     '{"kind":"gradient","event_id":"g","root":"r","param_key":"k","state":"present"}',
     '{"kind":"span_end","id":"missing"}', '{"kind":"gradient","norm":1e400}', '{',
     '{"kind":"meta"}', '{"kind":"span_start","id":"s1","name":"r","start_ns":0,"span_kind":"op","measured":null}',
+    '{"kind":"device_memory","timestamp_ns":1,"device":"cuda:0","used_bytes":1,"free_bytes":2,"cgprobe_device_uuid":1}',
 ]
 for i, bad in enumerate(bad_lines):
     files[f"bad-{i:02d}.jsonl"] = line(META) + "\n" + bad + "\n"
