@@ -2052,32 +2052,24 @@ static Suite *runtime_suite(void)
 		fprintf(stderr, "test-cuda: skipped: the C runtime programs are missing\n");
 	if (!nvcc)
 		fprintf(stderr, "test-cuda: skipped: rt-shared, rt-shared-ptsz (no nvcc build)\n");
-	if (gcc || nvcc) {
-		tc = test_tcase(s, "runtime:records", 120);
+	/* Each runtime case runs the C compiler's programs and nvcc's, whichever were built. */
+	const struct {
+		const char *name;
+		const TTest *c, *cu;
+	} rt_cases[] = {
+		{"runtime:records", test_rt_records, test_rt_records_nvcc},
+		{"runtime:out-of-memory", test_rt_out_of_memory, test_rt_out_of_memory_nvcc},
+		{"runtime:names", test_rt_runtime_names_only, test_rt_runtime_names_only_nvcc},
+		{"runtime:null-calls", test_rt_null_calls_not_recorded,
+		 test_rt_null_calls_not_recorded_nvcc},
+		{"runtime:analysis", test_rt_analysis_per_device, test_rt_analysis_per_device_nvcc},
+	};
+	for (size_t i = 0; (gcc || nvcc) && i < sizeof(rt_cases) / sizeof(rt_cases[0]); i++) {
+		tc = test_tcase(s, rt_cases[i].name, 120);
 		if (gcc)
-			tcase_add_loop_test(tc, test_rt_records, 0, N_RT);
+			tcase_add_loop_test(tc, rt_cases[i].c, 0, N_RT);
 		if (nvcc)
-			tcase_add_loop_test(tc, test_rt_records_nvcc, 0, N_RT);
-		tc = test_tcase(s, "runtime:out-of-memory", 120);
-		if (gcc)
-			tcase_add_loop_test(tc, test_rt_out_of_memory, 0, N_RT);
-		if (nvcc)
-			tcase_add_loop_test(tc, test_rt_out_of_memory_nvcc, 0, N_RT);
-		tc = test_tcase(s, "runtime:names", 120);
-		if (gcc)
-			tcase_add_loop_test(tc, test_rt_runtime_names_only, 0, N_RT);
-		if (nvcc)
-			tcase_add_loop_test(tc, test_rt_runtime_names_only_nvcc, 0, N_RT);
-		tc = test_tcase(s, "runtime:null-calls", 120);
-		if (gcc)
-			tcase_add_loop_test(tc, test_rt_null_calls_not_recorded, 0, N_RT);
-		if (nvcc)
-			tcase_add_loop_test(tc, test_rt_null_calls_not_recorded_nvcc, 0, N_RT);
-		tc = test_tcase(s, "runtime:analysis", 120);
-		if (gcc)
-			tcase_add_loop_test(tc, test_rt_analysis_per_device, 0, N_RT);
-		if (nvcc)
-			tcase_add_loop_test(tc, test_rt_analysis_per_device_nvcc, 0, N_RT);
+			tcase_add_loop_test(tc, rt_cases[i].cu, 0, N_RT);
 	}
 	if (nvcc) {
 		tc = test_tcase(s, "runtime:kernel", 120);
@@ -2097,7 +2089,7 @@ static Suite *runtime_suite(void)
 	}
 	if (all_present(nvcc_static)) {
 		tc = test_tcase(s, "runtime:static", 120);
-		tcase_add_test(tc, test_rt_static_unharmed);
+		test_add(tc, test_rt_static_unharmed);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-static (no nvcc build)\n");
 	}
@@ -2112,30 +2104,28 @@ static Suite *driver_suite(void)
 
 	if (all_present(gcc_drv)) {
 		tc = test_tcase(s, "driver:records", 120);
-		tcase_add_test(tc, test_drv_dlopen_records);
+		test_add(tc, test_drv_dlopen_records);
 		tcase_add_loop_test(tc, test_drv_linked_records, 0, 2);
 		tc = test_tcase(s, "driver:out-of-memory", 120);
-		tcase_add_test(tc, test_drv_dlopen_out_of_memory);
-		tcase_add_test(tc, test_drv_oom_record);
+		test_add(tc, test_drv_dlopen_out_of_memory, test_drv_oom_record);
 		tc = test_tcase(s, "driver:v1-not-recorded", 120);
-		tcase_add_test(tc, test_drv_v1_not_recorded);
+		test_add(tc, test_drv_v1_not_recorded);
 		tc = test_tcase(s, "driver:lookups", 120);
-		tcase_add_test(tc, test_drv_lookups_untouched);
+		test_add(tc, test_drv_lookups_untouched);
 		tc = test_tcase(s, "driver:meminfo", 120);
 		tcase_add_loop_test(tc, test_drv_meminfo, 0, 2);
 		tc = test_tcase(s, "driver:vmm", 120);
-		tcase_add_test(tc, test_drv_vmm_single_alloc_and_free);
+		test_add(tc, test_drv_vmm_single_alloc_and_free);
 		tc = test_tcase(s, "driver:analysis", 120);
-		tcase_add_test(tc, test_drv_analysis_per_device);
+		test_add(tc, test_drv_analysis_per_device);
 
 		tc = test_tcase(s, "snapshot:device-changes", 120);
 		tcase_add_loop_test(tc, test_snapshot_after_device_changes, 0, 2);
-		tcase_add_test(tc, test_snapshot_none_after_pinned);
-		tcase_add_test(tc, test_snapshot_after_vmm);
+		test_add(tc, test_snapshot_none_after_pinned, test_snapshot_after_vmm);
 		tc = test_tcase(s, "snapshot:sequence", 120);
-		tcase_add_test(tc, test_snapshot_exact_sequence);
+		test_add(tc, test_snapshot_exact_sequence);
 		tc = test_tcase(s, "snapshot:runtime-with-context", 120);
-		tcase_add_test(tc, test_snapshot_runtime_with_context);
+		test_add(tc, test_snapshot_runtime_with_context);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: the driver programs are missing\n");
 	}
@@ -2155,7 +2145,7 @@ static Suite *preload_order_suite(void)
 
 	if (all_present(rtld)) {
 		tc = test_tcase(s, "preload-order:rtld-next", 120);
-		tcase_add_test(tc, test_rtld_next_after_probe);
+		test_add(tc, test_rtld_next_after_probe);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rtld-next-lib.so, rtld-next-prog missing\n");
 	}
