@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compact encoder (docs/compact-format.md): records in, blocks out.
+ * Two doors: cg_cenc_rec packs any parsed record it can and sends the
+ * rest as TEXT (cgtrace export); the cg_cenc_* item calls below are the
+ * probe's hot path, which already knows its records fit the packed forms.
+ * Everything is reserved at init: no call after it allocates, so the
+ * probe's writer thread may use it.
+ */
+#ifndef CG_COMPACT_ENC_H
+#define CG_COMPACT_ENC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+#define CG_COMPACT_HEADER_LEN 16
+#define CG_COMPACT_BLOCK_HEADER_LEN 16
+/* Raw bytes after which a block is ended by the encoder itself. */
+#define CG_COMPACT_BLOCK_RAW (4u << 20)
+/* The history of allocs a free may refer to (per block). */
+#define CG_COMPACT_HISTORY 4096
+
+struct cg_cenc;
+
+struct cg_cenc_opts {
+	int zstd_level;  /* 0: stored blocks (type R), else zstd at this level */
+	size_t block_raw; /* 0: CG_COMPACT_BLOCK_RAW */
+	/*
+	 * Called with each finished block (header and payload, one buffer),
+	 * and once with the file header first. Returns 0 or -errno; an error
+	 * sticks and the encoder drops what follows.
+	 */
+	int (*write)(void *user, const void *p, size_t n);
+	void *user;
+	/* cg_cenc_rec keeps a live table of its own to pack frees (the probe has its own). */
+	bool track_live;
+};
+
+/* Allocates everything; writes the file header through opts->write. */
+int cg_cenc_new(struct cg_cenc **out, const struct cg_cenc_opts *opts);
+/* Ends the last block (cg_cenc_flush), frees; returns the first error. */
+int cg_cenc_close(struct cg_cenc *e);
+/* Ends the block being built, if it holds anything, and writes it; returns the sticky error. */
+int cg_cenc_flush(struct cg_cenc *e);
+/* Raw bytes in the block being built. */
+size_t cg_cenc_pending(const struct cg_cenc *e);
+
+/* Any record: packed where it fits the packed forms, else TEXT (its JSONL formatting). */
+int cg_cenc_rec(struct cg_cenc *e, const struct cg_rec *r);
+/* A record as JSONL text (no newline), e.g. the probe's meta line. */
+int cg_cenc_text(struct cg_cenc *e, const char *line, size_t n);
+
+/* ---- the hot path: items the caller knows fit ---- */
+
+/* The id of string s, defining it in the stream the first time. */
+uint32_t cg_cenc_string(struct cg_cenc *e, const char *s, size_t n);
+/* The id of a memory class (span, op: UINT32_MAX for none, device: string ids). */
+#define CG_CLASS_MANAGED 1u
+#define CG_CLASS_VMM 2u
+uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t device,
+		       uint8_t category, uint8_t flags);
+/* The thread of the records that follow (a THREAD item only when it changes). */
+void cg_cenc_thread(struct cg_cenc *e, uint64_t tid);
+/*
+ * A packed alloc; returns its ordinal, which a later cg_cenc_free of the
+ * same allocation passes back so the free can name it by its place in the
+ * block's history. A ts below the block's last packed timestamp (threads'
+ * clocks may disagree by a few ns) makes the record TEXT, as any other
+ * record that does not fit: the hot calls never fail a record.
+ */
+uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
+		       uint64_t bytes);
+/* A packed free of a live allocation of the same bytes; ord: its alloc's ordinal or UINT64_MAX. */
+void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord);
+/* A packed span_start of span "s<id>" under "s<parent>" (parent 0: no parent_id). */
+void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent,
+			uint32_t name, uint8_t span_kind, uint8_t step, bool measured);
+void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns);
+/* A packed device_memory checkpoint; reserved/oom NULL when absent. */
+void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint64_t used,
+			   uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom);
+
+/* Raw bytes written per field since cg_cenc_new, for the benchmark's breakdown. */
+struct cg_cenc_stats {
+	uint64_t records, blocks, raw_bytes, stored_bytes;
+	uint64_t opcode, class_ref, timestamp, address, size, text, tables, thread, other;
+};
+void cg_cenc_stats(const struct cg_cenc *e, struct cg_cenc_stats *out);
+
+#endif
