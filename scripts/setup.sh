@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 
 # Build: meson, ninja, a C compiler, cJSON, zstd, libunwind, Check.
 # Tests and tools: zstd (CLI), clang + libFuzzer runtime for the fuzz target,
-# heaptrack for the benchmarks, time for peak-RSS figures.
+# heaptrack for the benchmarks, time for peak-RSS figures, python3 and its
+# zstandard module for the independent decoder of the compact encoding.
 packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev
-check zstd clang libclang-rt-14-dev heaptrack time python3"
+check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard"
 
 missing=""
 for p in $packages; do
