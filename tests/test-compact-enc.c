@@ -66,10 +66,10 @@ static struct cg_cenc *enc(struct out *o, int level, size_t block_raw, bool live
 	memset(o, 0, sizeof(*o));
 	struct cg_cenc *e;
 	struct cg_cenc_opts opts = {.zstd_level = level,
-	                            .block_raw = block_raw,
-	                            .write = collect,
-	                            .user = o,
-	                            .track_live = live};
+				    .block_raw = block_raw,
+				    .write = collect,
+				    .user = o,
+				    .track_live = live};
 	ck_assert_int_eq(cg_cenc_new(&e, &opts), 0);
 	return e;
 }
@@ -109,7 +109,7 @@ START_TEST(enc_header_and_stored_block)
 	struct out o;
 	struct cg_cenc *e = enc(&o, 0, 0, false);
 	static const uint8_t header[16] = {0x89, 0x43, 0x47, 0x54, 0x52, 0x41, 0x43, 0x45,
-	                                   1,    0,    0,    0,    0,    0,    0,    0};
+					   1,    0,    0,    0,    0,    0,    0,    0};
 	ck_assert_uint_eq(o.b.len, 16);
 	ck_assert(memcmp(o.b.p, header, 16) == 0);
 	/* Nothing pending: a flush writes no empty block. */
@@ -120,7 +120,7 @@ START_TEST(enc_header_and_stored_block)
 	ck_assert_int_eq(cg_cenc_flush(e), 0);
 	/* The CRC Python's zlib.crc32(b"\x01\x03cpu") gives. */
 	static const uint8_t block[] = {'R', 0,    0,    0,    5,    0, 0, 0,   5,   0,  0,
-	                                0,   0x7f, 0xf8, 0x36, 0xac, 1, 3, 'c', 'p', 'u'};
+					0,   0x7f, 0xf8, 0x36, 0xac, 1, 3, 'c', 'p', 'u'};
 	ck_assert_uint_eq(o.b.len, 16 + sizeof(block));
 	ck_assert(memcmp(o.b.p + 16, block, sizeof(block)) == 0);
 	ck_assert_int_eq(cg_cenc_close(e), 0);
@@ -138,11 +138,11 @@ START_TEST(enc_items)
 	ck_assert_uint_eq(cg_cenc_string(e, "step", 4), 3);
 	ck_assert_uint_eq(cg_cenc_class(e, 0, 1, 2, CGTRACE_CAT_OTHER, 0), 0);
 	ck_assert_uint_eq(cg_cenc_class(e, 0, UINT32_MAX, 2, CGTRACE_CAT_ACTIVATION,
-	                                CG_CLASS_MANAGED | CG_CLASS_VMM),
-	                  1);
+					CG_CLASS_MANAGED | CG_CLASS_VMM),
+			  1);
 	ck_assert_uint_eq(cg_cenc_class(e, 0, 1, 2, CGTRACE_CAT_OTHER, 0), 0);
 	EXPECT_PENDING(&o, e, 1, 2, 's', '1', 1, 6, 'm', 'a', 'l', 'l', 'o', 'c', 1, 3, 'c', 'p',
-	               'u', 1, 4, 's', 't', 'e', 'p', 5, 0, 2, 2, 4, 0, 5, 0, 0, 2, 1, 3);
+		       'u', 1, 4, 's', 't', 'e', 'p', 5, 0, 2, 2, 4, 0, 5, 0, 0, 2, 1, 3);
 
 	/* An alloc: ts 1000, address +0x1000 (zigzag 0x2000), 64 bytes. */
 	ck_assert_uint_eq(cg_cenc_alloc(e, 0, 1000, 0x1000, 64), 0);
@@ -152,9 +152,9 @@ START_TEST(enc_items)
 	/* A free by delta: no ordinal; +0x1000 from the last address, odd ref 0x4001. */
 	cg_cenc_free(e, 0, 1030, 0x2000, UINT64_MAX);
 	EXPECT_PENDING(&o, e, 0x80, 0xe8, 0x07, 0x80, 0x40, 0x40, /* alloc */
-	               0x80, 0x0a, 0x80, 0x40, 0x20,              /* alloc */
-	               0xc0, 0x0a, 0x02,                          /* free, history */
-	               0xc0, 0x0a, 0x81, 0x80, 0x01);             /* free, delta */
+		       0x80, 0x0a, 0x80, 0x40, 0x20,              /* alloc */
+		       0xc0, 0x0a, 0x02,                          /* free, history */
+		       0xc0, 0x0a, 0x81, 0x80, 0x01);             /* free, delta */
 
 	/* A new block: its state starts over (ts and address from 0, empty history). */
 	ck_assert_uint_eq(cg_cenc_alloc(e, 1, 5, 0x10, 7), 2);
@@ -165,11 +165,11 @@ START_TEST(enc_items)
 	cg_cenc_device_memory(e, 26, 2, 100, 200, &reserved, NULL);
 	cg_cenc_device_memory(e, 26, 2, 100, 200, NULL, &oom);
 	EXPECT_PENDING(&o, e, 0x81, 0x05, 0x20, 0x07,                        /* alloc, class 1 */
-	               0xc1, 0x01, 0x01,                                     /* free, delta 0 */
-	               0x10, 0x0a, 0x02, 0x02, 0x03, 0x02, 0x01, 0x01,       /* span_start */
-	               0x11, 0x02, 0xf4, 0x03,                               /* span_end */
-	               0x12, 0x0a, 0x02, 0x64, 0xc8, 0x01, 0x01, 0xac, 0x02, /* reserved */
-	               0x12, 0x00, 0x02, 0x64, 0xc8, 0x01, 0x02, 0x05);      /* oom */
+		       0xc1, 0x01, 0x01,                                     /* free, delta 0 */
+		       0x10, 0x0a, 0x02, 0x02, 0x03, 0x02, 0x01, 0x01,       /* span_start */
+		       0x11, 0x02, 0xf4, 0x03,                               /* span_end */
+		       0x12, 0x0a, 0x02, 0x64, 0xc8, 0x01, 0x01, 0xac, 0x02, /* reserved */
+		       0x12, 0x00, 0x02, 0x64, 0xc8, 0x01, 0x02, 0x05);      /* oom */
 
 	/* A class id past 30 follows the opcode; a thread is named once per block. */
 	uint32_t big = 0;
@@ -185,8 +185,8 @@ START_TEST(enc_items)
 	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 3);
 	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 4);
 	EXPECT_PENDING(&o, e, 0x02, 0x92, 0x21,     /* THREAD 4242 */
-	               0x9f, 31, 0x01, 0x00, 0x01,  /* alloc, class 31 */
-	               0x9f, 31, 0x00, 0x00, 0x01); /* the same thread: no THREAD */
+		       0x9f, 31, 0x01, 0x00, 0x01,  /* alloc, class 31 */
+		       0x9f, 31, 0x00, 0x00, 0x01); /* the same thread: no THREAD */
 	ck_assert_int_eq(cg_cenc_close(e), 0);
 	cg_buf_fini(&o.b);
 }
@@ -229,7 +229,7 @@ static bool ends_in_text(struct out *o, struct cg_cenc *e, const struct cg_rec *
 	if (n < 0x80)
 		head[1] = (uint8_t)n;
 	bool yes = o->b.len >= hn + n && memcmp(o->b.p + o->b.len - n, line.p, n) == 0 &&
-	           memcmp(o->b.p + o->b.len - n - hn, head, hn) == 0;
+		   memcmp(o->b.p + o->b.len - n - hn, head, hn) == 0;
 	cg_buf_fini(&line);
 	return yes;
 }
@@ -319,11 +319,11 @@ START_TEST(enc_rec_packs_and_falls_back)
 	/* Other kinds, and span ids the packed form cannot spell. */
 	struct cg_rec s = {.kind = CGTRACE_KIND_SPAN_START};
 	s.u.span_start = (struct cg_rec_span_start){.id = CG_SV_LIT("s7"),
-	                                            .parent_id = CG_SV_LIT("s0"),
-	                                            .name = CG_SV_LIT("fwd"),
-	                                            .start_ns = 4000,
-	                                            .span_kind = CGTRACE_SPAN_OP,
-	                                            .step = CGTRACE_STEP_BACKWARD};
+						    .parent_id = CG_SV_LIT("s0"),
+						    .name = CG_SV_LIT("fwd"),
+						    .start_ns = 4000,
+						    .span_kind = CGTRACE_SPAN_OP,
+						    .step = CGTRACE_STEP_BACKWARD};
 	ck_assert_int_eq(cg_cenc_rec(e, &s), 0);
 	ck_assert(!ends_in_text(&o, e, &s));
 	s.u.span_start.id = CG_SV_LIT("s07");

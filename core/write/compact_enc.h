@@ -110,7 +110,7 @@ uint32_t cg_cenc_string(struct cg_cenc *e, const char *s, size_t n);
 #define CG_CLASS_MANAGED 1u
 #define CG_CLASS_VMM 2u
 uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t device,
-                       uint8_t category, uint8_t flags);
+		       uint8_t category, uint8_t flags);
 /* The thread of the records that follow (a THREAD item only when it changes). */
 void cg_cenc_thread(struct cg_cenc *e, uint64_t tid);
 /*
@@ -130,11 +130,11 @@ uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t ad
 void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord);
 /* A packed span_start of span "s<id>" under "s<parent>" (parent 0: no parent_id). */
 void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent, uint32_t name,
-                        uint8_t span_kind, uint8_t step, bool measured);
+			uint8_t span_kind, uint8_t step, bool measured);
 void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns);
 /* A packed device_memory checkpoint; reserved/oom NULL when absent. */
 void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint64_t used,
-                           uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom);
+			   uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom);
 
 /*
  * Raw bytes written per field since cg_cenc_new, for the benchmark's
