@@ -95,7 +95,7 @@ static bool refuse_terminal(const struct how *how, int fd)
 {
 	if (!how->compact || !isatty(fd))
 		return false;
-	fprintf(stderr, "cgtrace export: the compact encoding is binary and stdout is a "
+	fprintf(stderr, "cgtrace export: the compact encoding is binary and the output is a "
 			"terminal; use -o FILE or redirect the output\n");
 	return true;
 }
@@ -237,5 +237,8 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_export, argc, argv, &status);
 	if (!path)
 		return status;
+	/* Before the trace is read: a canonical export reads it whole first. */
+	if (!output && refuse_terminal(&how, STDOUT_FILENO))
+		return CLI_USAGE;
 	return stream ? export_stream(path, output, &how) : export_canonical(path, output, &how);
 }
