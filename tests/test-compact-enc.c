@@ -277,8 +277,9 @@ START_TEST(enc_rec_packs_and_falls_back)
 	TEXT_CASE("device uuid", m->cgprobe_device_uuid = CG_SV_LIT("GPU-1"));
 	TEXT_CASE("device name", m->cgprobe_device_name = CG_SV_LIT("H200"));
 	TEXT_CASE("device total", m->has_device_total = true; m->cgprobe_device_total_bytes = 1);
-	/* (A late free ends the block instead: enc_hot_text.) */
 	TEXT_CASE("out of order", m->action = CGTRACE_ALLOC; m->timestamp_ns = 10);
+	/* (The hot call ends the block for a late free instead: enc_hot_text.) */
+	TEXT_CASE("out of order free", m->timestamp_ns = 10);
 	TEXT_CASE("free of nothing live", m->tensor_id = CG_SV_LIT("0x9999"));
 	for (size_t i = 0; i < n; i++) {
 		/*

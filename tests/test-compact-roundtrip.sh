@@ -28,8 +28,48 @@ roundtrip() {
 	fi
 }
 
+# A trace of many records besides: frees by history and delta, VMM and
+# managed allocations, class ids past 30, ids and dtypes that ride as TEXT,
+# late timestamps, frees of another size, device checkpoints.
+cat >"$tmp/gen.awk" <<'AWK'
+BEGIN {
+	srand(7)
+	print "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/6\",\"run_id\":\"r\",\"correlation_id\":\"c\",\"entrypoint\":\"e\",\"phase\":\"train\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1,\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"tags\":{}}"
+	split("cpu cuda:0 cuda:1", dev, " ")
+	split("malloc free cudaMalloc cudaFree", ops, " ")
+	split("parameter activation gradient optimizer other", cat, " ")
+	for (s = 1; s <= 45; s++)
+		printf "{\"kind\":\"span_start\",\"id\":\"s%d\",%s\"name\":\"n%d\",\"start_ns\":%d,\"span_kind\":\"function\",\"measured\":%s%s}\n", s, (s > 1 ? "\"parent_id\":\"s" int((s - 1) / 2 + 1) "\"," : ""), s % 7, s, (s % 2 ? "true" : "false"), (s % 3 ? "" : ",\"step\":\"forward\"")
+	ts = 100; n = 0
+	for (i = 0; i < 6000; i++) {
+		ts += int(rand() * 1000)
+		t = ts; if (rand() < 0.01) t = ts - 5000
+		d = dev[1 + int(rand() * 3)]
+		if (n > 0 && rand() < 0.45) {
+			k = 1 + int(rand() * n); a = addr[k]; b = bytes[k]; dd = adev[k]
+			if (rand() < 0.02) b = b + 1
+			addr[k] = addr[n]; bytes[k] = bytes[n]; adev[k] = adev[n]; n--
+			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\",\"op_name\":\"free\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"free\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, a, 1 + int(rand() * 45), dd, b, b, cat[1 + int(rand() * 5)]
+		} else {
+			b = int(rand() * 100000)
+			r = rand()
+			if (r < 0.05) a = "t" i; else if (r < 0.15) a = sprintf("vmm:0x%x", 4096 * i); else a = sprintf("0x%x", 65536 + 64 * int(rand() * 100000))
+			n++; addr[n] = a; bytes[n] = b; adev[n] = d
+			op = rand() < 0.1 ? "" : ",\"op_name\":\"" ops[1 + int(rand() * 4)] "\""
+			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : ""
+		}
+		if (rand() < 0.02)
+			printf "{\"kind\":\"device_memory\",\"timestamp_ns\":%d,\"device\":\"cuda:0\",\"used_bytes\":%d,\"free_bytes\":%d%s%s}\n", ts, i * 7, 1000000 - i, rand() < 0.5 ? ",\"reserved_bytes\":" i : "", rand() < 0.1 ? ",\"oom_request_bytes\":99" : ""
+	}
+	for (s = 45; s >= 1; s--)
+		printf "{\"kind\":\"span_end\",\"id\":\"s%d\",\"duration_ns\":%d}\n", s, ts
+}
+AWK
+mkdir "$tmp/gen" && awk -f "$tmp/gen.awk" >"$tmp/gen/many.jsonl" || exit 1
+"$cgtrace" export "$tmp/gen/many.jsonl" >/dev/null 2>"$tmp/err" && ok || ko "generated trace read"
+
 n=0
-for dir in "$@"; do
+for dir in "$@" "$tmp/gen"; do
 	for trace in "$dir"/*; do
 		[ -f "$trace" ] || continue
 		# Only what the JSONL export takes.
@@ -41,6 +81,7 @@ for dir in "$@"; do
 			roundtrip "$name" "$trace" "$order" --level 0
 			roundtrip "$name" "$trace" "$order" --block-raw 1
 			roundtrip "$name" "$trace" "$order" --level 3 --block-raw 100
+			roundtrip "$name" "$trace" "$order" --level 19 --block-raw 5000
 		done
 	done
 done

@@ -926,7 +926,8 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	struct live_ent *x = NULL;
 	if (pack && is_free) {
 		x = e->o.track_live ? live_find(&e->live, live_dev, addr) : NULL;
-		pack = x && x->bytes == m->bytes;
+		/* A late free is TEXT here: the hot call would end the block for it. */
+		pack = x && x->bytes == m->bytes && m->timestamp_ns >= e->prev_ts;
 	}
 	uint32_t cls = CG_CENC_NONE;
 	if (pack) {
