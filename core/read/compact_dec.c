@@ -150,7 +150,6 @@ static int open_common(struct cg_cdec **out)
 	m->shape = &m->bytes;
 	m->ndim = 1;
 	m->dtype = CG_SV_LIT("u8");
-	m->tensor_id.p = d->tensor_id;
 	d->span_start.kind = CGTRACE_KIND_SPAN_START;
 	d->span_start.u.span_start.id.p = d->span_id;
 	d->span_end.kind = CGTRACE_KIND_SPAN_END;
@@ -479,12 +478,35 @@ static uint32_t device_of(struct cg_cdec *d, struct cg_sv name, bool copy)
 
 /* ---- items ---- */
 
-/* A varint at *p, one byte inline (most are), else the full reader. */
+/*
+ * A varint at *p. One byte is the common case; up to eight are read as one
+ * word, without a branch per byte (varint lengths vary from record to
+ * record, so a loop's exit is mispredicted); longer ones, and those near
+ * the end of the block, take the full reader.
+ */
 static inline int get(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	if (*p < end && **p < 0x80) {
-		*v = *(*p)++;
+	const uint8_t *s = *p;
+	if (s < end && *s < 0x80) {
+		*v = *s;
+		*p = s + 1;
 		return 0;
+	}
+	if (end - s >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		uint64_t stop = ~w & 0x8080808080808080ull;
+		if (stop) {
+			unsigned bits = (unsigned)__builtin_ctzll(stop) + 1; /* 8 per byte taken */
+			uint64_t x = bits == 64 ? w : w & ((1ull << bits) - 1);
+			/* Squeeze out the continuation bits: 7-bit groups, then 14, then 28. */
+			x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+			x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+			x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+			*v = x;
+			*p = s + bits / 8;
+			return 0;
+		}
 	}
 	return cg_varint_get(p, end, v);
 }
@@ -585,17 +607,38 @@ static int skip_ext(struct cg_cdec *d, const uint8_t **pp, const char *item)
 	return 0;
 }
 
-static void put_tensor_id(struct cg_cdec *d, bool vmm, uint64_t addr)
+/* The 8 lowercase hex digits of v, first digit in the lowest byte. */
+static inline uint64_t hex8(uint32_t v)
 {
-	char *w = d->tensor_id;
-	if (vmm) {
-		memcpy(w, "vmm:", 4);
-		w += 4;
-	}
-	memcpy(w, "0x", 2);
+	uint64_t x = v;
+	/* One nibble a byte, most significant first once byte-swapped. */
+	x = ((x & 0xffff0000ull) << 16) | (x & 0xffffull);
+	x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
+	x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
+	x = __builtin_bswap64(x);
+	/* '0' + n, and 'a' - '0' - 10 more where n > 9. */
+	uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	return x + 0x3030303030303030ull + letters * ('a' - '0' - 10);
+}
+
+/*
+ * "0x" and the address's hex digits (then "vmm:" before them) end at a
+ * fixed place in the buffer, so the view starts where the digits do.
+ */
+static inline void put_tensor_id(struct cg_cdec *d, bool vmm, uint64_t addr)
+{
+	char *digits = d->tensor_id + sizeof(d->tensor_id) - 16;
+	uint64_t hi = hex8((uint32_t)(addr >> 32)), lo = hex8((uint32_t)addr);
+	memcpy(digits, &hi, 8);
+	memcpy(digits + 8, &lo, 8);
 	unsigned n = cg_hex_len(addr);
-	cg_put_hex(w + 2, addr, n);
-	d->memrec.u.memory.tensor_id.n = (uint32_t)(w + 2 + n - d->tensor_id);
+	char *s = digits + 16 - n - 2;
+	memcpy(s, "0x", 2);
+	if (vmm) {
+		s -= 4;
+		memcpy(s, "vmm:", 4);
+	}
+	d->memrec.u.memory.tensor_id = (struct cg_sv){s, (uint32_t)(digits + 16 - s)};
 }
 
 static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)

@@ -9,11 +9,16 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "hash.h"
 
+/*
+ * Fibonacci hashing: one multiplication, the high bits kept. Heap
+ * addresses differ in their middle bits, which the product spreads
+ * upwards; the space is mixed in first.
+ */
 static inline uint32_t slot(const struct cg_clive *t, uint32_t space, uint64_t addr)
 {
-	return (uint32_t)cg_hash_mix64(addr ^ ((uint64_t)space * 0x9e3779b97f4a7c15ull)) & t->mask;
+	uint64_t h = (addr ^ ((uint64_t)space << 56 | space)) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32) & t->mask;
 }
 
 void cg_clive_fini(struct cg_clive *t)
