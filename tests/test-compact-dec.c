@@ -603,6 +603,39 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/*
+ * Past the document reader's batches (it decodes a batch ahead on a thread
+ * of its own): every record applied, in order, and an error far in names
+ * its record as the streaming reader does.
+ */
+START_TEST(test_many_records)
+{
+	struct bytes f, b = {.n = 0};
+	for (int i = 0; i < 3000; i++) {
+		alloc(&b, 0, 1, 0x40, 8);
+		if (i % 500 == 0)
+			text(&b, "{\"kind\":\"edge\",\"from_span\":\"s1\",\"to_span\":\"s1\","
+				 "\"duration_ns\":1}");
+		free_hist(&b, 0, 1, 0);
+	}
+	file_of(&f, &b);
+	char err[512];
+	struct cgtrace_doc *doc = read_bytes(&f, err, sizeof(err));
+	ck_assert_msg(doc, "%s", err);
+	ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY), 6000);
+	ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_EDGE), 6);
+	struct cgtrace_memory m;
+	cgtrace_doc_memory(doc, 5999, &m);
+	ck_assert_str_eq(m.tensor_id, "0x2ee00");
+	ck_assert_uint_eq(m.timestamp_ns, 6000);
+	ck_assert_int_eq(m.action, CGTRACE_FREE);
+	cgtrace_doc_free(doc);
+
+	free_hist(&b, 0, 1, 0);
+	items_fail(&b, "t.cgt: record 6008: free of 0x2ee00 on cpu, which is not live");
+}
+END_TEST
+
 /* ---- told apart by content ---- */
 
 /* Reads bytes from a pipe as standard input, as `cgtrace CMD -` does. */
@@ -669,7 +702,7 @@ static Suite *suite(void)
 	test_add(tc, test_packed_fields, test_spans_and_checkpoints, test_blocks,
 		 test_text_live_and_skips);
 	tc = test_tcase(s, "compact:hostile", 10);
-	test_add(tc, test_bad_items, test_bad_blocks, test_truncated);
+	test_add(tc, test_bad_items, test_bad_blocks, test_truncated, test_many_records);
 	tc = test_tcase(s, "compact:detect", 10);
 	test_add(tc, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);
 	return s;
