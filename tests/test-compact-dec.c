@@ -517,6 +517,32 @@ START_TEST(test_bad_items)
 	b.n = 0;
 	text(&b, " ");
 	items_fail(&b, "t.cgt: record 2: TEXT item holds no record");
+	b.n = 0;
+	text(&b, "{\"kind\":\n\"edge\"}");
+	items_fail(&b, "t.cgt: record 2: TEXT item holds a newline");
+
+	b.n = 0;
+	u8(&b, 0x01);
+	var(&b, 3);
+	put(&b, "a\0b", 3);
+	items_fail(&b, "t.cgt: record 2: string 5 holds a NUL byte");
+}
+END_TEST
+
+/* Ill-formed UTF-8 in a string reads as the JSONL writer writes it: U+FFFD. */
+START_TEST(test_string_utf8)
+{
+	struct bytes f, b = {.n = 0};
+	string(&b, "a\xff\xe2\x82" "b\xe2\x82\xac");
+	klass(&b, 5, 0, 2, CGTRACE_CAT_OTHER, 0);
+	alloc(&b, 1, 1, 0x10, 8);
+	file_of(&f, &b);
+	struct cg_cdec *d;
+	struct cg_cdec_out out;
+	ck_assert_int_eq(cg_cdec_open_mem(&d, f.p, f.n), 0);
+	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
+	sv_is(next_mem(d)->span_id, "a\xef\xbf\xbd\xef\xbf\xbd" "b\xe2\x82\xac");
+	cg_cdec_close(d);
 }
 END_TEST
 
@@ -702,7 +728,8 @@ static Suite *suite(void)
 	test_add(tc, test_packed_fields, test_spans_and_checkpoints, test_blocks,
 		 test_text_live_and_skips);
 	tc = test_tcase(s, "compact:hostile", 10);
-	test_add(tc, test_bad_items, test_bad_blocks, test_truncated, test_many_records);
+	test_add(tc, test_bad_items, test_bad_blocks, test_truncated, test_many_records,
+		 test_string_utf8);
 	tc = test_tcase(s, "compact:detect", 10);
 	test_add(tc, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);
 	return s;
