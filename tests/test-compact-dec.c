@@ -231,7 +231,8 @@ START_TEST(test_packed_fields)
 	header(&f);
 	text(&b, META_LINE);
 	tables(&b);
-	klass(&b, 4, 0, 3, CGTRACE_CAT_ACTIVATION, 3); /* class 1: root, no op, cuda:0, managed vmm */
+	/* Class 1: root, no op, cuda:0, managed, vmm:. */
+	klass(&b, 4, 0, 3, CGTRACE_CAT_ACTIVATION, 3);
 	u8(&b, 0x02);
 	var(&b, 4242); /* THREAD */
 	alloc(&b, 0, 100, 0x1000, 64);
@@ -407,11 +408,13 @@ START_TEST(test_text_live_and_skips)
 	struct bytes f, b = {.n = 0};
 	header(&f);
 	text(&b, META_LINE);
-	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xabc\",\"span_id\":\"s1\","
+	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xabc\","
+		 "\"span_id\":\"s1\","
 		 "\"device\":\"cpu\",\"bytes\":99,\"action\":\"alloc\",\"shape\":[3,33],"
 		 "\"dtype\":\"u8\",\"category\":\"other\"}");
 	/* Escapes make the fast parser decline: the reference parser reads it for the table. */
-	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":6,\"tensor_id\":\"0xdef\",\"span_id\":\"s\\u0031\","
+	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":6,\"tensor_id\":\"0xdef\","
+		 "\"span_id\":\"s\\u0031\","
 		 "\"device\":\"cp\\u0075\",\"bytes\":7,\"action\":\"alloc\",\"dtype\":\"u8\"}");
 	tables(&b);
 	u8(&b, 0x47); /* reserved, skippable */
@@ -552,7 +555,8 @@ START_TEST(test_bad_blocks)
 	file_of(&f, &b);
 	f.p[16 + 12] ^= 1; /* the CRC */
 	char want[256];
-	snprintf(want, sizeof(want), "t.cgt: record 1: block at byte 16: CRC-32 %08x, the header says %08x",
+	snprintf(want, sizeof(want),
+		 "t.cgt: record 1: block at byte 16: CRC-32 %08x, the header says %08x",
 		 cg_crc32(0, f.p + 32, f.n - 32), cg_crc32(0, f.p + 32, f.n - 32) ^ 1);
 	fails(&f, want);
 
@@ -624,7 +628,8 @@ START_TEST(test_truncated)
 		char err[512];
 		ck_assert_ptr_null(read_bytes(&g, err, sizeof(err)));
 		ck_assert_str_eq(warned.text, "t.cgt: trace truncated after 0 records\n");
-		ck_assert_str_eq(err, "t.cgt: trace stream is missing a meta record with run metadata");
+		ck_assert_str_eq(err,
+				 "t.cgt: trace stream is missing a meta record with run metadata");
 	}
 }
 END_TEST

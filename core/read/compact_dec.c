@@ -199,7 +199,8 @@ uint64_t cg_cdec_thread(const struct cg_cdec *d)
 
 bool cg_cdec_sniff(const void *p, size_t n)
 {
-	return n > 0 && memcmp(p, CG_COMPACT_MAGIC, n < CG_COMPACT_MAGIC_LEN ? n : CG_COMPACT_MAGIC_LEN) == 0;
+	size_t k = n < CG_COMPACT_MAGIC_LEN ? n : CG_COMPACT_MAGIC_LEN;
+	return n > 0 && memcmp(p, CG_COMPACT_MAGIC, k) == 0;
 }
 
 /* Reads up to n bytes of a file source (the peeked ones first); fewer only at its end. */
@@ -326,7 +327,8 @@ static int decompress(struct cg_cdec *d, uint64_t at, const uint8_t *payload, ui
 		return fail(d, -EBADMSG, "block at byte %llu: zstd: %s", (unsigned long long)at,
 			    ZSTD_getErrorName(got));
 	if (got != raw_len)
-		return fail(d, -EBADMSG, "block at byte %llu: decompresses to %zu bytes, raw_len %u",
+		return fail(d, -EBADMSG,
+			    "block at byte %llu: decompresses to %zu bytes, raw_len %u",
 			    (unsigned long long)at, got, raw_len);
 	d->p = d->raw;
 	d->end = d->raw + raw_len;
@@ -357,8 +359,10 @@ static int load_block(struct cg_cdec *d)
 	if (raw_len > CG_CF_RAW_MAX)
 		return fail(d, -EBADMSG, "block at byte %llu: raw_len %u over the limit of %u",
 			    (unsigned long long)at, raw_len, CG_CF_RAW_MAX);
-	if ((type == CG_CF_BLOCK_STORED && plen != raw_len) || (uint64_t)plen > (uint64_t)raw_len + CG_CF_PAYLOAD_SLACK)
-		return fail(d, -EBADMSG, "block at byte %llu: payload_len %u does not fit raw_len %u",
+	if ((type == CG_CF_BLOCK_STORED && plen != raw_len) ||
+	    (uint64_t)plen > (uint64_t)raw_len + CG_CF_PAYLOAD_SLACK)
+		return fail(d, -EBADMSG,
+			    "block at byte %llu: payload_len %u does not fit raw_len %u",
 			    (unsigned long long)at, plen, raw_len);
 	const uint8_t *payload;
 	r = take(d, plen, NULL, &payload);
@@ -642,7 +646,8 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		if (ref & 1) {
 			addr = d->prev_addr + (uint64_t)cg_unzigzag(ref >> 1);
 		} else {
-			uint64_t k = ref >> 1, n = d->hist_n < CG_CF_HISTORY ? d->hist_n : CG_CF_HISTORY;
+			uint64_t k = ref >> 1;
+			uint64_t n = d->hist_n < CG_CF_HISTORY ? d->hist_n : CG_CF_HISTORY;
 			if (k >= n)
 				return fail(d, -EBADMSG,
 					    "free refers to alloc %llu back, the block has %llu",
@@ -660,8 +665,8 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		d->hist[d->hist_n++ % CG_CF_HISTORY] = addr;
 	} else if (!cg_clive_take(&d->live, c->space, addr, &bytes)) {
 		return fail(d, -EBADMSG, "free of %.*s on %.*s, which is not live",
-			    (int)m->tensor_id.n, m->tensor_id.p, (int)(c->device.n < 64 ? c->device.n : 64),
-			    c->device.p);
+			    (int)m->tensor_id.n, m->tensor_id.p,
+			    (int)(c->device.n < 64 ? c->device.n : 64), c->device.p);
 	}
 	d->prev_ts = ts;
 	d->prev_addr = addr;
@@ -702,7 +707,8 @@ static int span_start_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	struct cg_rec_span_start *s = &d->span_start.u.span_start;
 	if (string_ref(d, name, &s->name) < 0)
 		return d->state;
-	if (kind > CGTRACE_SPAN_MODULE || step > CGTRACE_STEP_OPTIMIZER || (flags & ~(CG_CF_EXT | CG_CF_SPAN_MEASURED)))
+	if (kind > CGTRACE_SPAN_MODULE || step > CGTRACE_STEP_OPTIMIZER ||
+	    (flags & ~(CG_CF_EXT | CG_CF_SPAN_MEASURED)))
 		return fail(d, -EBADMSG, "SPAN_START item: bad kind %u, step %u or flags 0x%02x",
 			    kind, step, flags);
 	if ((flags & CG_CF_EXT) && skip_ext(d, &p, "SPAN_START") < 0)

@@ -195,7 +195,8 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 		const struct cg_rec *rec = &b->recs[i];
 		ctx->line_no = b->first + i;
 		if (e->text) {
-			int r = parse_text(ctx, ref, b->text + e->text_off, e->text_len, scratch, &rec);
+			const char *line = b->text + e->text_off;
+			int r = parse_text(ctx, ref, line, e->text_len, scratch, &rec);
 			if (r < 0)
 				return r;
 		}
