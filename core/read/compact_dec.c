@@ -331,7 +331,7 @@ static int decompress(struct cg_cdec *d, uint64_t at, const uint8_t *payload, ui
 			    "block at byte %llu: decompresses to %zu bytes, raw_len %u",
 			    (unsigned long long)at, got, raw_len);
 	d->p = d->raw;
-	d->end = d->raw + raw_len;
+	d->end = raw_len ? d->raw + raw_len : d->raw; /* an empty block may have no buffer */
 	return 1;
 }
 
@@ -379,7 +379,7 @@ static int load_block(struct cg_cdec *d)
 	if (type == CG_CF_BLOCK_ZSTD)
 		return decompress(d, at, payload, plen, raw_len);
 	d->p = payload;
-	d->end = payload + plen;
+	d->end = plen ? payload + plen : payload;
 	return 1;
 }
 
