@@ -31,6 +31,7 @@
 #include "varint.h"
 
 #define READ_STEP (1u << 20)
+#define TENSOR_ID_END (4 + 2 + 16) /* where the hex digits of a tensor_id end in ids */
 
 struct cls {
 	struct cg_sv span, op, device;
@@ -72,9 +73,10 @@ struct cg_cdec {
 	uint64_t hist_n;
 
 	/* Output. */
-	struct cg_rec memrec, span_start, span_end, devmem, text;
-	char tensor_id[4 + 2 + 16];
-	char span_id[1 + 20], parent_id[1 + 20];
+	struct cg_rec *dst; /* where packed records go, their ids in dst_ids */
+	char *dst_ids;
+	struct cg_rec rec, text;
+	char ids[CG_CDEC_IDS];
 	struct cg_parse parse; /* for TEXT memory records' live-table updates */
 	uint64_t records;
 	int state; /* 1 going, 0 ended, < 0 the sticky error */
@@ -122,17 +124,7 @@ static int open_common(struct cg_cdec **out)
 	d->state = 1;
 	cg_arena_init(&d->strs);
 	cg_parse_init(&d->parse);
-	struct cg_rec_memory *m = &d->memrec.u.memory;
-	d->memrec.kind = CGTRACE_KIND_MEMORY;
-	m->shape = &m->bytes;
-	m->ndim = 1;
-	m->dtype = CG_SV_LIT("u8");
-	d->span_start.kind = CGTRACE_KIND_SPAN_START;
-	d->span_start.u.span_start.id.p = d->span_id;
-	d->span_end.kind = CGTRACE_KIND_SPAN_END;
-	d->span_end.u.span_end.id.p = d->span_id;
-	d->devmem.kind = CGTRACE_KIND_DEVICE_MEMORY;
-	d->span_id[0] = d->parent_id[0] = 's';
+	cg_cdec_target(d, NULL, NULL);
 	*out = d;
 	return 0;
 }
@@ -175,6 +167,12 @@ void cg_cdec_close(struct cg_cdec *d)
 	cg_clive_fini(&d->live);
 	cg_parse_fini(&d->parse);
 	free(d);
+}
+
+void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids)
+{
+	d->dst = rec ? rec : &d->rec;
+	d->dst_ids = rec ? ids : d->ids;
 }
 
 uint64_t cg_cdec_records(const struct cg_cdec *d)
@@ -606,9 +604,9 @@ static inline uint64_t hex8(uint32_t v)
  * "0x" and the address's hex digits (then "vmm:" before them) end at a
  * fixed place in the buffer, so the view starts where the digits do.
  */
-static inline void put_tensor_id(struct cg_cdec *d, bool vmm, uint64_t addr)
+static inline struct cg_sv put_tensor_id(char *ids, bool vmm, uint64_t addr)
 {
-	char *digits = d->tensor_id + sizeof(d->tensor_id) - 16;
+	char *digits = ids + TENSOR_ID_END - 16;
 	uint64_t hi = hex8((uint32_t)(addr >> 32)), lo = hex8((uint32_t)addr);
 	memcpy(digits, &hi, 8);
 	memcpy(digits + 8, &lo, 8);
@@ -619,7 +617,7 @@ static inline void put_tensor_id(struct cg_cdec *d, bool vmm, uint64_t addr)
 		s -= 4;
 		memcpy(s, "vmm:", 4);
 	}
-	d->memrec.u.memory.tensor_id = (struct cg_sv){s, (uint32_t)(digits + 16 - s)};
+	return (struct cg_sv){s, (uint32_t)(digits + 16 - s)};
 }
 
 static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
@@ -657,20 +655,36 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	}
 	if ((op & CG_CF_MEM_EXT) && skip_ext(d, &p, "MEMORY") < 0)
 		return d->state;
-	put_tensor_id(d, c->vmm, addr);
-	struct cg_rec_memory *m = &d->memrec.u.memory;
+	struct cg_sv id = put_tensor_id(d->dst_ids, c->vmm, addr);
 	if (!is_free) {
 		if (cg_clive_set(&d->live, c->space, addr, bytes) < 0)
 			return fail(d, -ENOMEM, "out of memory");
 		d->hist[d->hist_n++ % CG_CF_HISTORY] = addr;
 	} else if (!cg_clive_take(&d->live, c->space, addr, &bytes)) {
-		return fail(d, -EBADMSG, "free of %.*s on %.*s, which is not live",
-			    (int)m->tensor_id.n, m->tensor_id.p,
-			    (int)(c->device.n < 64 ? c->device.n : 64), c->device.p);
+		return fail(d, -EBADMSG, "free of %.*s on %.*s, which is not live", (int)id.n,
+			    id.p, (int)(c->device.n < 64 ? c->device.n : 64), c->device.p);
 	}
 	d->prev_ts = ts;
 	d->prev_addr = addr;
+	/*
+	 * The fields every packed memory record shares are written only when
+	 * the target last held another kind (nothing but the decoder writes
+	 * targets); field by field, as a compound literal is built aside and
+	 * copied.
+	 */
+	struct cg_rec *r = d->dst;
+	struct cg_rec_memory *m = &r->u.memory;
+	if (r->kind != CGTRACE_KIND_MEMORY) {
+		r->kind = CGTRACE_KIND_MEMORY;
+		m->shape = &m->bytes;
+		m->dtype = CG_SV_LIT("u8");
+		m->cgprobe_device_uuid = m->cgprobe_device_name = CG_SV_NONE;
+		m->cgprobe_device_total_bytes = 0;
+		m->ndim = 1;
+		m->has_device_total = false;
+	}
 	m->timestamp_ns = ts;
+	m->tensor_id = id;
 	m->span_id = c->span;
 	m->op_name = c->op;
 	m->device = c->device;
@@ -680,16 +694,17 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	m->managed = c->managed && !is_free;
 	d->p = p;
 	d->records++;
-	out->rec = &d->memrec;
+	out->rec = r;
 	return CG_CDEC_REC;
 }
 
-/* Writes "s<n>" into buf (1 + 20 bytes); returns its length. */
-static uint32_t put_span_id(char *buf, uint64_t n)
+/* Writes "s<n>" into buf (1 + 20 bytes); returns it. */
+static struct cg_sv put_span_id(char *buf, uint64_t n)
 {
 	unsigned k = cg_dec_len(n);
+	buf[0] = 's';
 	cg_put_digits(buf + 1 + k, n);
-	return 1 + k;
+	return (struct cg_sv){buf, 1 + k};
 }
 
 static int span_start_item(struct cg_cdec *d, struct cg_cdec_out *out)
@@ -704,8 +719,8 @@ static int span_start_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	GET_U8(kind, "SPAN_START");
 	GET_U8(step, "SPAN_START");
 	GET_U8(flags, "SPAN_START");
-	struct cg_rec_span_start *s = &d->span_start.u.span_start;
-	if (string_ref(d, name, &s->name) < 0)
+	struct cg_sv name_sv;
+	if (string_ref(d, name, &name_sv) < 0)
 		return d->state;
 	if (kind > CGTRACE_SPAN_MODULE || step > CGTRACE_STEP_OPTIMIZER ||
 	    (flags & ~(CG_CF_EXT | CG_CF_SPAN_MEASURED)))
@@ -714,16 +729,21 @@ static int span_start_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	if ((flags & CG_CF_EXT) && skip_ext(d, &p, "SPAN_START") < 0)
 		return d->state;
 	d->prev_ts += ts;
-	s->start_ns = d->prev_ts;
-	s->id.n = put_span_id(d->span_id, id);
-	s->parent_id = parent ? (struct cg_sv){d->parent_id, put_span_id(d->parent_id, parent - 1)}
-			      : CG_SV_NONE;
-	s->span_kind = kind;
-	s->step = step;
-	s->measured = flags & CG_CF_SPAN_MEASURED;
+	struct cg_rec *r = d->dst;
+	r->kind = CGTRACE_KIND_SPAN_START;
+	r->u.span_start = (struct cg_rec_span_start){
+		.id = put_span_id(d->dst_ids, id),
+		.parent_id = parent ? put_span_id(d->dst_ids + CG_CDEC_ID_MAX, parent - 1)
+				    : CG_SV_NONE,
+		.name = name_sv,
+		.start_ns = d->prev_ts,
+		.span_kind = kind,
+		.measured = flags & CG_CF_SPAN_MEASURED,
+		.step = step,
+	};
 	d->p = p;
 	d->records++;
-	out->rec = &d->span_start;
+	out->rec = r;
 	return CG_CDEC_REC;
 }
 
@@ -733,12 +753,13 @@ static int span_end_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	uint64_t id, duration;
 	GET(id, "SPAN_END");
 	GET(duration, "SPAN_END");
-	struct cg_rec_span_end *s = &d->span_end.u.span_end;
-	s->id.n = put_span_id(d->span_id, id);
-	s->duration_ns = duration;
+	struct cg_rec *r = d->dst;
+	r->kind = CGTRACE_KIND_SPAN_END;
+	r->u.span_end = (struct cg_rec_span_end){.id = put_span_id(d->dst_ids, id),
+						 .duration_ns = duration};
 	d->p = p;
 	d->records++;
-	out->rec = &d->span_end;
+	out->rec = r;
 	return CG_CDEC_REC;
 }
 
@@ -760,20 +781,25 @@ static int device_memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		GET(oom, "DEVICE_MEMORY");
 	if ((flags & CG_CF_EXT) && skip_ext(d, &p, "DEVICE_MEMORY") < 0)
 		return d->state;
-	struct cg_rec_device_memory *m = &d->devmem.u.device_memory;
-	if (string_ref(d, device, &m->device) < 0)
+	struct cg_sv dev;
+	if (string_ref(d, device, &dev) < 0)
 		return d->state;
 	d->prev_ts += ts;
-	m->timestamp_ns = d->prev_ts;
-	m->used_bytes = used;
-	m->free_bytes = free_bytes;
-	m->has_reserved = flags & CG_CF_DEVMEM_RESERVED;
-	m->reserved_bytes = reserved;
-	m->has_oom_request = (flags & CG_CF_DEVMEM_OOM) != 0;
-	m->oom_request_bytes = oom;
+	struct cg_rec *r = d->dst;
+	r->kind = CGTRACE_KIND_DEVICE_MEMORY;
+	r->u.device_memory = (struct cg_rec_device_memory){
+		.timestamp_ns = d->prev_ts,
+		.device = dev,
+		.used_bytes = used,
+		.free_bytes = free_bytes,
+		.reserved_bytes = reserved,
+		.oom_request_bytes = oom,
+		.has_reserved = flags & CG_CF_DEVMEM_RESERVED,
+		.has_oom_request = (flags & CG_CF_DEVMEM_OOM) != 0,
+	};
 	d->p = p;
 	d->records++;
-	out->rec = &d->devmem;
+	out->rec = r;
 	return CG_CDEC_REC;
 }
 

@@ -7,9 +7,10 @@
  * The document reader decodes on a thread of its own, a batch of records
  * ahead of the caller's thread, which applies them in order: decoding and
  * applying cost about the same, so a 2-core machine reads about twice as
- * fast (read_pipe.c does the same for lines). A batch holds copies of the
- * records with their formatted ids and TEXT lines; the strings of the
- * decoder's tables stay where they are, as they live as long as it does.
+ * fast (read_pipe.c does the same for lines). The decoder writes packed
+ * records and their ids straight into the batch, which also keeps copies
+ * of TEXT lines; the strings of the decoder's tables stay where they are,
+ * as they live as long as it does.
  */
 #include "read_compact.h"
 
@@ -25,7 +26,6 @@
 #define N_BATCH 3
 #define BATCH_RECS 2048
 #define BATCH_TEXT (1u << 20) /* a batch ends once its TEXT lines reach this */
-#define ID_MAX 24             /* the longest id a packed record formats, "vmm:0x" + 16 */
 
 /* Parses a TEXT item as the JSONL reader parses a line: fast, else reference. */
 static int parse_text(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line,
@@ -81,7 +81,7 @@ struct entry {
 struct batch {
 	struct cg_rec *recs;
 	struct entry *entries;
-	char *ids; /* ID_MAX * 2 bytes a record */
+	char *ids; /* CG_CDEC_IDS bytes a record */
 	char *text;
 	size_t text_len, text_cap;
 	size_t n;
@@ -99,15 +99,6 @@ struct pipe {
 	struct cg_cdec *d;
 };
 
-/* A view of the decoder's scratch, copied into the batch. */
-static struct cg_sv keep(char *at, struct cg_sv v)
-{
-	if (!v.p)
-		return v;
-	memcpy(at, v.p, v.n);
-	return (struct cg_sv){at, v.n};
-}
-
 static int add_text(struct batch *b, const struct cg_cdec_out *out)
 {
 	if (out->len > UINT32_MAX || b->text_cap - b->text_len < out->len) {
@@ -124,23 +115,6 @@ static int add_text(struct batch *b, const struct cg_cdec_out *out)
 	return 0;
 }
 
-static void add_rec(struct batch *b, const struct cg_rec *r)
-{
-	struct cg_rec *c = &b->recs[b->n];
-	char *ids = b->ids + b->n * 2 * ID_MAX;
-	*c = *r;
-	if (c->kind == CGTRACE_KIND_MEMORY) {
-		c->u.memory.tensor_id = keep(ids, c->u.memory.tensor_id);
-		c->u.memory.shape = &c->u.memory.bytes;
-	} else if (c->kind == CGTRACE_KIND_SPAN_START) {
-		c->u.span_start.id = keep(ids, c->u.span_start.id);
-		c->u.span_start.parent_id = keep(ids + ID_MAX, c->u.span_start.parent_id);
-	} else if (c->kind == CGTRACE_KIND_SPAN_END) {
-		c->u.span_end.id = keep(ids, c->u.span_end.id);
-	}
-	b->entries[b->n].text = false;
-}
-
 /* Decodes the next batch into the next free slot; false after the last one. */
 static bool producer_step(struct pipe *p)
 {
@@ -151,6 +125,7 @@ static bool producer_step(struct pipe *p)
 	b->last = false;
 	while (b->n < BATCH_RECS && b->text_len < BATCH_TEXT) {
 		struct cg_cdec_out out;
+		cg_cdec_target(p->d, &b->recs[b->n], b->ids + b->n * CG_CDEC_IDS);
 		int r = cg_cdec_next(p->d, &out);
 		if (r == CG_CDEC_TEXT && add_text(b, &out) < 0)
 			r = -ENOMEM;
@@ -159,8 +134,7 @@ static bool producer_step(struct pipe *p)
 			b->ret = r;
 			break;
 		}
-		if (r == CG_CDEC_REC)
-			add_rec(b, out.rec);
+		b->entries[b->n].text = r == CG_CDEC_TEXT;
 		b->n++;
 	}
 	pthread_mutex_lock(&p->mu);
@@ -231,9 +205,9 @@ static struct pipe *pipe_new(struct cg_cdec *d)
 	bool ok = true;
 	for (int i = 0; i < N_BATCH; i++) {
 		struct batch *b = &p->b[i];
-		b->recs = malloc(BATCH_RECS * sizeof(*b->recs));
+		b->recs = calloc(BATCH_RECS, sizeof(*b->recs)); /* zeroed: see cg_cdec_target */
 		b->entries = malloc(BATCH_RECS * sizeof(*b->entries));
-		b->ids = malloc(BATCH_RECS * 2 * ID_MAX);
+		b->ids = malloc(BATCH_RECS * CG_CDEC_IDS);
 		ok = ok && b->recs && b->entries && b->ids;
 	}
 	if (!ok) {
