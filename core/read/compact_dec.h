@@ -12,10 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compact_format.h"
 #include "record.h"
 
-#define CG_COMPACT_MAGIC "\x89" "CGTRACE"
-#define CG_COMPACT_MAGIC_LEN 8
+#define CG_COMPACT_MAGIC CG_CF_MAGIC
+#define CG_COMPACT_MAGIC_LEN CG_CF_MAGIC_LEN
+
+/* Room for the longest id a packed record formats ("vmm:0x" and 16 digits, or "s" and 20). */
+#define CG_CDEC_ID_MAX 24
+/* The ids of one record: a tensor_id, or a span's id and its parent's. */
+#define CG_CDEC_IDS (2 * CG_CDEC_ID_MAX)
 
 /* What cg_cdec_next yields. */
 enum { CG_CDEC_END = 0, CG_CDEC_REC = 1, CG_CDEC_TEXT = 2 };
@@ -44,6 +50,14 @@ void cg_cdec_close(struct cg_cdec *d);
  * input that breaks the format, else the read error. Errors are sticky.
  */
 int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out);
+/*
+ * Where the next packed records go: into *rec, their formatted ids into
+ * ids[0..CG_CDEC_IDS); NULL: the decoder's own (the default). A reader a
+ * batch ahead of its consumer decodes straight into the batch this way.
+ * A target is zeroed before its first use and written by the decoder only:
+ * it keeps the fields a kind's packed records share from one to the next.
+ */
+void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids);
 /* Trace records yielded so far: the last one's number, 1-based. */
 uint64_t cg_cdec_records(const struct cg_cdec *d);
 /* True once the end came inside a block header or payload. */
