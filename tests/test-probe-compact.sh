@@ -31,7 +31,7 @@ probe_run() {
 magic() {
 	case $(od -An -c -N 8 "$1" | tr -d ' ') in
 	211CGTRACE) echo compact ;;
-	{\"kind\":*) echo jsonl ;;
+	'{"kind":'*) echo jsonl ;;
 	*) echo other ;;
 	esac
 }
