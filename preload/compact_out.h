@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compact_enc.h"
 #include "out.h"
 
 /* Level 1: blocks of packed items shrink 3-4x more at little cost to the writer. */
@@ -34,25 +35,64 @@ void cg_cout_room(size_t more);
 void cg_cout_thread(uint64_t tid);
 
 /*
- * A memory record's shared fields. op: an index of cg_op_names, or
- * CG_COUT_DEVICE_OP plus the device source's op index.
+ * A memory record's class, as a key made of the event's fields: span,
+ * op (an index of cg_op_names, or CG_COUT_DEVICE_OP plus the device
+ * source's op index), device, category and CG_CLASS_* flags.
  */
 #define CG_COUT_DEVICE_OP 0x100
-struct cg_cout_class {
-	uint32_t span;
-	uint16_t op;
-	uint8_t device;
-	uint8_t category;
-	uint8_t flags; /* CG_CLASS_MANAGED, CG_CLASS_VMM */
+static inline uint64_t cg_cout_key(uint32_t span, uint16_t op, uint8_t device, uint8_t category,
+				   uint8_t flags)
+{
+	return (uint64_t)span | (uint64_t)(op & 0x1ff) << 32 | (uint64_t)device << 41 |
+	       (uint64_t)(category & 15) << 49 | (uint64_t)(flags & 3) << 53 | 1ull << 63;
+}
+
+/* The class cache: direct-mapped, a program uses a handful of classes at a time. */
+#define CG_COUT_CACHE_BITS 10
+struct cg_cout_hot {
+	struct cg_cenc *e;
+	struct {
+		uint64_t key; /* 0: empty */
+		uint32_t cls;
+	} cache[1u << CG_COUT_CACHE_BITS];
 };
+extern struct cg_cout_hot cg_cout_hot;
+/* A key not in the cache: its strings and class defined, CG_CENC_NONE when it cannot be. */
+uint32_t cg_cout_class_miss(uint64_t key);
+
+static inline uint32_t cg_cout_class(uint64_t key)
+{
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - CG_COUT_CACHE_BITS));
+	if (__builtin_expect(cg_cout_hot.cache[i].key == key, 1))
+		return cg_cout_hot.cache[i].cls;
+	return cg_cout_class_miss(key);
+}
+
 /*
  * Packed memory records; false when the record does not fit the packed
  * forms (the caller sends it as TEXT). An alloc's ordinal goes to *ord
  * (CG_COUT_NO_ORD when not packed), for its free.
  */
-bool cg_cout_alloc(struct cg_cout_class k, uint64_t ts, uint64_t addr, uint64_t bytes,
-		   uint64_t *ord);
-bool cg_cout_free(struct cg_cout_class k, uint64_t ts, uint64_t addr, uint64_t ord);
+static inline bool cg_cout_alloc(uint64_t key, uint64_t ts, uint64_t addr, uint64_t bytes,
+				 uint64_t *ord)
+{
+	uint32_t cls = cg_cout_class(key);
+	*ord = CG_COUT_NO_ORD;
+	if (cls == CG_CENC_NONE)
+		return false;
+	*ord = cg_cenc_alloc(cg_cout_hot.e, cls, ts, addr, bytes);
+	return true;
+}
+
+static inline bool cg_cout_free(uint64_t key, uint64_t ts, uint64_t addr, uint64_t ord)
+{
+	uint32_t cls = cg_cout_class(key);
+	if (cls == CG_CENC_NONE)
+		return false;
+	cg_cenc_free(cg_cout_hot.e, cls, ts, addr, ord);
+	return true;
+}
+
 /* A span "s<id>" under "s<parent>" (parent > 0), function kind, not measured; false as above. */
 bool cg_cout_span_start(uint64_t ts, uint64_t id, uint64_t parent, const char *name, uint8_t step);
 void cg_cout_span_end(uint64_t id, uint64_t duration_ns);

@@ -170,21 +170,20 @@ static void ident_drop(uint8_t device)
 }
 
 /* A host heap record's class: its op, or malloc for one the table does not know. */
-static struct cg_cout_class host_class(const struct cg_event *e, uint8_t device)
+static inline uint64_t host_class(const struct cg_event *e, uint8_t device)
 {
-	return (struct cg_cout_class){e->span, e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC, device,
-				      e->category, 0};
+	return cg_cout_key(e->span, e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC, device,
+			   e->category, 0);
 }
 
 /* A device source's record; a free of pinned memory through free() is op free. */
-static struct cg_cout_class device_class(const struct cg_event *e, uint8_t device, bool host_op)
+static uint64_t device_class(const struct cg_event *e, uint8_t device, bool host_op)
 {
 	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
 	uint8_t flags = (alloc && (e->kind & CG_PROBE_MANAGED) ? CG_CLASS_MANAGED : 0) |
 			(e->kind & CG_PROBE_VMM ? CG_CLASS_VMM : 0);
-	return (struct cg_cout_class){e->span,
-				      (uint16_t)(host_op ? CG_OP_FREE : CG_COUT_DEVICE_OP | e->op),
-				      device, e->category, flags};
+	return cg_cout_key(e->span, (uint16_t)(host_op ? CG_OP_FREE : CG_COUT_DEVICE_OP | e->op),
+			   device, e->category, flags);
 }
 
 /*
