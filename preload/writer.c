@@ -42,6 +42,7 @@ static struct {
 	bool stats;
 	uint64_t events;    /* records past the head */
 	uint64_t output_ns; /* JSONL mode with stats: writer CPU in cg_out_write and flush */
+	uint64_t block_ns;  /* compact mode: when the last block ended (cg_clock_raw) */
 	atomic_int wake;
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
@@ -103,11 +104,21 @@ static void emit_buffer(void)
 	check_output();
 }
 
-/* Blocks end with every round, so that one reaches the file at least every flush period. */
-static void flush_output(void)
+/*
+ * A block ends when a request asks (an exit, an exec, cgprobe_flush) and
+ * once a flush period has passed since the last one ended, so that one
+ * reaches the file at least every CGPROBE_FLUSH_MS; not in every round,
+ * which a thread's half-full ring starts, as small blocks compress worse
+ * and a free can name only an allocation of its own block.
+ */
+static void flush_output(bool now)
 {
 	if (w.compact) {
-		cg_cout_flush();
+		uint64_t t = cg_clock_raw();
+		if (now || t - w.block_ns >= w.flush_ms * 1000000u) {
+			cg_cout_flush();
+			w.block_ns = t;
+		}
 		if (w.copy)
 			cg_out_flush(w.copy);
 		return;
@@ -437,7 +448,7 @@ static bool round_trip(void)
 	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
 		close_root();
 	emit_buffer();
-	flush_output();
+	flush_output(req != 0);
 	check_output();
 	if (req & CG_REQ_FINISH) {
 		/* The encoder stays allocated: freeing could meet a malloc lock a crash left held.
@@ -463,8 +474,13 @@ static void *writer_main(void *arg)
 	/* The writer's own allocations are not the program's: keep them out. */
 	cg_self.guard = 1;
 	for (;;) {
-		struct timespec ts = {(time_t)(w.flush_ms / 1000),
-				      (long)(w.flush_ms % 1000) * 1000000};
+		/* A compact block is due a flush period after the last one ended. */
+		uint64_t wait = w.flush_ms * 1000000u;
+		if (w.compact) {
+			uint64_t now = cg_clock_raw(), due = w.block_ns + wait;
+			wait = due > now ? due - now : 0;
+		}
+		struct timespec ts = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
 		if (atomic_load(&w.wake) == 0 && atomic_load(&w.requests) == 0)
 			futex(&w.wake, FUTEX_WAIT_PRIVATE, 0, &ts);
 		atomic_store(&w.wake, 0);
@@ -485,6 +501,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.stats = o->stats;
 	w.events = 0;
 	w.output_ns = 0;
+	w.block_ns = cg_clock_raw();
 	/* A session before this one (an exec that failed) may have ended the thread. */
 	if (w.joinable)
 		pthread_join(w.thread, NULL);
