@@ -4,13 +4,15 @@
 # the JSONL writer writes for the same events, byte for byte once exported
 # (CGPROBE_TEST_JSONL_COPY), and a trace cut by SIGKILL or in the middle of
 # a block still reads up to its last whole block.
-# Usage: test-probe-compact.sh CGTRACE LIBCGPROBE BINDIR (the preload programs)
+# Usage: test-probe-compact.sh CGTRACE LIBCGPROBE BINDIR CUDA_FIXTURES
+# (BINDIR: the preload programs; CUDA_FIXTURES: tests/cuda's build output)
 set -u
 . "$(dirname "$0")/lib/sh-check.sh"
-need_args 3 "test-probe-compact.sh CGTRACE LIBCGPROBE BINDIR" "$@"
+need_args 4 "test-probe-compact.sh CGTRACE LIBCGPROBE BINDIR CUDA_FIXTURES" "$@"
 cgtrace=$(abs "$1")
 probe=$(abs "$2")
 bin=$(abs "$3")
+fixtures=$(abs "$4")
 skip_unless_built "$cgtrace"
 skip_unless_built "$probe"
 
@@ -133,6 +135,29 @@ for case in "threads" "threads 4 20000" "spans" "alloc-api" "forks fork" \
 	probe_run "$tmp/c$i" "$bin/$prog" "$@"
 	same_as_copy "$case" "$tmp/c$i"
 done
+
+# Device memory through the fake CUDA libraries: allocations and frees of
+# the runtime and driver, managed and VMM memory, checkpoints with the OOM
+# request, and the device identity fields that ride as TEXT.
+for prog in drv-linked drv-dlopen rt-shared-gcc rt-two-copies; do
+	# Plain, then with checkpoints after each call and out-of-memory failures.
+	for extra in "FAKE_CUDA_OOM_BYTES=" "FAKE_CUDA_OOM_BYTES=100000 CGPROBE_DEVICE_SNAPSHOTS=alloc"; do
+		i=$((i + 1))
+		if [ ! -x "$fixtures/$prog" ]; then
+			skip "$prog (not built)"
+			continue
+		fi
+		# shellcheck disable=SC2086 # extra is a list of assignments
+		probe_run "$tmp/c$i" env LD_LIBRARY_PATH="$fixtures/lib" $extra "$fixtures/$prog"
+		same_as_copy "$prog ($extra)" "$tmp/c$i"
+	done
+done
+if grep -q '"cgprobe_device_uuid"' "$tmp"/c*/c.*.jsonl && grep -q '"tensor_id":"vmm:' "$tmp"/c*/c.*.jsonl &&
+	grep -q '"oom_request_bytes"' "$tmp"/c*/c.*.jsonl && grep -q '"managed":true' "$tmp"/c*/c.*.jsonl; then
+	ok
+else
+	ko "device cases: identity, VMM, OOM request and managed records all seen"
+fi
 
 # Header, meta and s1 first: the compact magic, and records a reader takes.
 set -- "$tmp"/c1/t.*.cgt
