@@ -43,6 +43,7 @@ static struct {
 	uint64_t events;    /* records past the head */
 	uint64_t output_ns; /* JSONL mode with stats: writer CPU in cg_out_write and flush */
 	uint64_t block_ns;  /* compact mode: when the last block ended (cg_clock_raw) */
+	uint64_t text_bytes; /* JSONL lines written, past the head */
 	atomic_int wake;
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
@@ -97,6 +98,7 @@ static void emit_buffer(void)
 	if (w.buf.len) {
 		uint64_t t = w.stats && !w.compact ? thread_ns() : 0;
 		cg_out_write(w.compact ? w.copy : w.out, w.buf.p, w.buf.len);
+		w.text_bytes += w.buf.len;
 		if (t)
 			w.output_ns += thread_ns() - t;
 		w.buf.len = 0;
@@ -403,11 +405,13 @@ static void close_root(void)
 static void print_stats(void)
 {
 	uint64_t total = thread_ns(), records, compress = 0, wrote = 0, blocks = 0;
+	uint64_t raw = w.text_bytes;
 	if (w.compact) {
 		struct cg_cout_stats s;
 		cg_cout_stats(&s);
 		records = s.records;
 		blocks = s.blocks;
+		raw = s.raw_bytes;
 		compress = s.compress_ns;
 		wrote = s.write_ns;
 	} else {
@@ -419,12 +423,13 @@ static void print_stats(void)
 	uint64_t rest = total > compress + wrote ? total - compress - wrote : 0;
 	char line[512];
 	int n = snprintf(line, sizeof(line),
-			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes, %llu "
-			 "blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
+			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes (%llu raw), "
+			 "%llu blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
 			 "%.1f ns/event\n",
 			 cg_session_path(), w.compact ? "compact" : "jsonl",
 			 (unsigned long long)w.events, (unsigned long long)records,
-			 (unsigned long long)w.out->written, (unsigned long long)blocks,
+			 (unsigned long long)w.out->written, (unsigned long long)raw,
+			 (unsigned long long)blocks,
 			 (double)total / 1e6, w.compact ? "encode" : "format", (double)rest / 1e6,
 			 (double)compress / 1e6, (double)wrote / 1e6,
 			 w.events ? (double)total / (double)w.events : 0.0);
@@ -500,6 +505,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.text = !o->compact || w.copy;
 	w.stats = o->stats;
 	w.events = 0;
+	w.text_bytes = 0;
 	w.output_ns = 0;
 	w.block_ns = cg_clock_raw();
 	/* A session before this one (an exec that failed) may have ended the thread. */
