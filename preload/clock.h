@@ -73,6 +73,15 @@ struct cg_clock_map {
 
 void cg_clock_map_start(struct cg_clock_map *m);
 void cg_clock_map_anchor(struct cg_clock_map *m);
-uint64_t cg_clock_map_ns(const struct cg_clock_map *m, uint64_t ticks);
+/* Inline: the writer converts every event's stamp. */
+static inline uint64_t cg_clock_map_ns(const struct cg_clock_map *m, uint64_t ticks)
+{
+	if (!cg_clock_tsc)
+		return ticks;
+	if (ticks >= m->t1)
+		return m->n1 + (uint64_t)(((unsigned __int128)(ticks - m->t1) * m->mult) >> 32);
+	uint64_t back = (uint64_t)(((unsigned __int128)(m->t1 - ticks) * m->mult) >> 32);
+	return back < m->n1 ? m->n1 - back : 0;
+}
 
 #endif
