@@ -1,0 +1,118 @@
+#!/bin/sh
+# The compact encoding read by a second, independent reader: the Python
+# decoder tests/compact_decode.py, written from docs/compact-format.md alone.
+# Every trace of tests/golden/traces and tests/fuzz/corpus that cgtrace
+# exports, and a recording of the probe, is encoded by cgtrace (zstd level 0
+# and the default), decoded in Python, and compared record by record, as JSON
+# values, with cgtrace's own stream-order export; so are cut copies.
+#   test-compact-python.sh CGTRACE LIBCGPROBE THREADS
+# THREADS: the built tests/preload/threads program. Exits 77 (skipped) when
+# python3, or both the zstandard module and the zstd command, are missing,
+# or when CGTRACE cannot write the compact encoding.
+set -u
+here=$(dirname "$0")
+# shellcheck source=tests/lib/sh-check.sh
+. "$here/lib/sh-check.sh"
+need_args 3 "test-compact-python.sh CGTRACE LIBCGPROBE THREADS" "$@"
+cgtrace=$(abs "$1")
+lib=$(abs "$2")
+threads=$(abs "$3")
+here=$(abs "$here")
+decoder=$here/compact_decode.py
+skip_unless_built "$cgtrace"
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+python3 -c 'import json, zlib' >/dev/null 2>&1 || { echo "SKIP: python3 does not run"; exit 77; }
+if ! python3 -c 'import zstandard' >/dev/null 2>&1 && ! command -v zstd >/dev/null 2>&1; then
+	echo "SKIP: neither python3's zstandard module nor the zstd command"
+	exit 77
+fi
+if ! "$cgtrace" export --help 2>/dev/null | grep -q compact; then
+	echo "SKIP: this cgtrace has no export --format compact"
+	exit 77
+fi
+unset CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/err"
+
+# agree NAME COMPACT JSONL: the Python reader gives JSONL's records from
+# COMPACT, every rule checked.
+agree() {
+	if python3 "$decoder" --check --compare "$3" "$2" 2>"$tmp/err"; then ok; else ko "$1"; fi
+}
+
+# round_trip NAME TRACE: TRACE encoded by cgtrace at each level, read back.
+round_trip() {
+	"$cgtrace" export --order stream "$2" >"$tmp/want.jsonl" 2>/dev/null || return 0
+	for level in 0 default; do
+		rm -f "$tmp/c.cgt"
+		opt="--level $level"
+		[ "$level" != default ] || opt=
+		# shellcheck disable=SC2086 # no option, or an option and its value
+		if ! "$cgtrace" export --format compact $opt "$2" -o "$tmp/c.cgt" 2>"$tmp/err"; then
+			ko "$1: cgtrace export --format compact (level $level)"
+			continue
+		fi
+		agree "$1 (level $level)" "$tmp/c.cgt" "$tmp/want.jsonl"
+	done
+	n_traces=$((n_traces + 1))
+}
+
+n_traces=0
+for t in "$here"/golden/traces/*.jsonl "$here"/fuzz/corpus/*.jsonl; do
+	round_trip "${t#"$here"/}" "$t"
+done
+# Most of them export: not a loop that checked nothing.
+if [ "$n_traces" -ge 20 ]; then ok; else ko "only $n_traces traces exported"; fi
+
+# A recording of the probe, default settings: compact, zstd blocks.
+if [ -f "$lib" ] && [ -x "$threads" ]; then
+	mkdir "$tmp/rec" || exit 1
+	# Flushed every millisecond, for a recording of several blocks.
+	(cd "$tmp/rec" && CGPROBE_OUTPUT="$tmp/rec/threads.%p" CGPROBE_FLUSH_MS=1 LD_PRELOAD=$lib \
+		"$threads" 4 2000 >/dev/null 2>"$tmp/err")
+	rec=$(find "$tmp/rec" -name 'threads.*' | head -n 1)
+	if [ -z "$rec" ]; then
+		ko "the probe wrote no trace"
+	elif [ "$(head -c 8 "$rec" | od -An -tx1 | tr -d ' \n')" != 8943475452414345 ]; then
+		skip "the probe's recording is not compact yet"
+	else
+		n=0
+		if "$cgtrace" export --order stream "$rec" >"$tmp/rec.jsonl" 2>"$tmp/err"; then
+			n=$(grep -c '"kind":"memory"' "$tmp/rec.jsonl")
+		fi
+		if [ "$n" -ge 8000 ]; then
+			ok
+		else
+			ko "the probe's recording: cgtrace export, at least 8000 memory records"
+		fi
+		agree "the probe's recording" "$rec" "$tmp/rec.jsonl"
+		round_trip "the probe's recording, exported" "$rec"
+		# Cut copies: both readers keep the same complete blocks and give the
+		# same warning, or both find no meta record.
+		size=$(wc -c <"$rec" | tr -d ' ')
+		for cut in 5 16 17 $((size / 3)) $((size / 2)) $((size - 1)); do
+			head -c "$cut" "$rec" >"$tmp/cut.cgt"
+			"$cgtrace" export --order stream "$tmp/cut.cgt" >"$tmp/cut.jsonl" 2>"$tmp/cut.err"
+			st=$?
+			python3 "$decoder" --check "$tmp/cut.cgt" >/dev/null 2>"$tmp/err"
+			pst=$?
+			warning=$(grep 'trace truncated after' "$tmp/err")
+			if [ $st -ne $pst ]; then
+				ko "cut at $cut of $size bytes: cgtrace exits $st, the Python reader $pst ($(cat "$tmp/cut.err"))"
+			elif [ $st -ne 0 ]; then
+				ok
+			elif [ -n "$warning" ] && grep -Fqx "$warning" "$tmp/cut.err" &&
+				python3 "$decoder" --compare "$tmp/cut.jsonl" "$tmp/cut.cgt" 2>"$tmp/err"; then
+				ok
+			else
+				ko "cut at $cut of $size bytes: not the same records and warning (cgtrace: $(cat "$tmp/cut.err"))"
+			fi
+		done
+	fi
+else
+	skip "a recording of the probe ($lib or $threads not built)"
+fi
+
+finish
