@@ -2,9 +2,10 @@
 # The compact encoding read by a second, independent reader: the Python
 # decoder tests/compact_decode.py, written from docs/compact-format.md alone.
 # Every trace of tests/golden/traces and tests/fuzz/corpus that cgtrace
-# exports, and a recording of the probe, is encoded by cgtrace (zstd level 0
-# and the default), decoded in Python, and compared record by record, as JSON
-# values, with cgtrace's own stream-order export; so are cut copies.
+# exports, and a recording of the probe, is encoded by cgtrace (stored, zstd
+# at the default level, small blocks), decoded in Python, and compared record
+# by record, as JSON values, with cgtrace's own stream-order export; so are
+# the probe's own compact recording and cut copies of a compact trace.
 #   test-compact-python.sh CGTRACE LIBCGPROBE THREADS
 # THREADS: the built tests/preload/threads program. Exits 77 (skipped) when
 # python3, or both the zstandard module and the zstd command, are missing,
@@ -45,16 +46,16 @@ agree() {
 # round_trip NAME TRACE: TRACE encoded by cgtrace at each level, read back.
 round_trip() {
 	"$cgtrace" export --order stream "$2" >"$tmp/want.jsonl" 2>/dev/null || return 0
-	for level in 0 default; do
+	# Stored blocks, the default zstd level, and blocks of 256 raw bytes
+	# (block state reset again and again).
+	for opts in "--level 0" "" "--block-raw 256"; do
 		rm -f "$tmp/c.cgt"
-		opt="--level $level"
-		[ "$level" != default ] || opt=
-		# shellcheck disable=SC2086 # no option, or an option and its value
-		if ! "$cgtrace" export --format compact $opt "$2" -o "$tmp/c.cgt" 2>"$tmp/err"; then
-			ko "$1: cgtrace export --format compact (level $level)"
+		# shellcheck disable=SC2086 # a list of words
+		if ! "$cgtrace" export --format compact $opts "$2" -o "$tmp/c.cgt" 2>"$tmp/err"; then
+			ko "$1: cgtrace export --format compact $opts"
 			continue
 		fi
-		agree "$1 (level $level)" "$tmp/c.cgt" "$tmp/want.jsonl"
+		agree "$1 (compact $opts)" "$tmp/c.cgt" "$tmp/want.jsonl"
 	done
 	n_traces=$((n_traces + 1))
 }
@@ -73,43 +74,43 @@ if [ -f "$lib" ] && [ -x "$threads" ]; then
 	(cd "$tmp/rec" && CGPROBE_OUTPUT="$tmp/rec/threads.%p" CGPROBE_FLUSH_MS=1 LD_PRELOAD=$lib \
 		"$threads" 4 2000 >/dev/null 2>"$tmp/err")
 	rec=$(find "$tmp/rec" -name 'threads.*' | head -n 1)
-	if [ -z "$rec" ]; then
-		ko "the probe wrote no trace"
-	elif [ "$(head -c 8 "$rec" | od -An -tx1 | tr -d ' \n')" != 8943475452414345 ]; then
-		skip "the probe's recording is not compact yet"
-	else
-		n=0
-		if "$cgtrace" export --order stream "$rec" >"$tmp/rec.jsonl" 2>"$tmp/err"; then
-			n=$(grep -c '"kind":"memory"' "$tmp/rec.jsonl")
-		fi
-		if [ "$n" -ge 8000 ]; then
-			ok
-		else
-			ko "the probe's recording: cgtrace export, at least 8000 memory records"
-		fi
+	n=0
+	if [ -n "$rec" ] && "$cgtrace" export --order stream "$rec" >"$tmp/rec.jsonl" 2>"$tmp/err"; then
+		n=$(grep -c '"kind":"memory"' "$tmp/rec.jsonl")
+	fi
+	if [ "$n" -ge 8000 ]; then ok; else ko "the probe's recording: $n memory records, not 8000"; fi
+	if [ -n "$rec" ] && [ "$(head -c 8 "$rec" | od -An -tx1 | tr -d ' \n')" = 8943475452414345 ]; then
 		agree "the probe's recording" "$rec" "$tmp/rec.jsonl"
-		round_trip "the probe's recording, exported" "$rec"
-		# Cut copies: both readers keep the same complete blocks and give the
-		# same warning, or both find no meta record.
-		size=$(wc -c <"$rec" | tr -d ' ')
+	else
+		skip "the probe's recording is not compact"
+	fi
+	[ -z "$rec" ] || round_trip "the probe's recording, exported" "$rec"
+	# Cut copies of it in blocks of 4 KiB: both readers keep the same
+	# complete blocks and give the same warning, or both find no meta.
+	rm -f "$tmp/blocks.cgt"
+	if [ -n "$rec" ] &&
+		"$cgtrace" export --format compact --block-raw 4096 "$rec" -o "$tmp/blocks.cgt" 2>"$tmp/err"; then
+		size=$(wc -c <"$tmp/blocks.cgt" | tr -d ' ')
 		for cut in 5 16 17 $((size / 3)) $((size / 2)) $((size - 1)); do
-			head -c "$cut" "$rec" >"$tmp/cut.cgt"
+			head -c "$cut" "$tmp/blocks.cgt" >"$tmp/cut.cgt"
 			"$cgtrace" export --order stream "$tmp/cut.cgt" >"$tmp/cut.jsonl" 2>"$tmp/cut.err"
 			st=$?
 			python3 "$decoder" --check "$tmp/cut.cgt" >/dev/null 2>"$tmp/err"
 			pst=$?
 			warning=$(grep 'trace truncated after' "$tmp/err")
 			if [ $st -ne $pst ]; then
-				ko "cut at $cut of $size bytes: cgtrace exits $st, the Python reader $pst ($(cat "$tmp/cut.err"))"
+				ko "cut at $cut of $size: cgtrace exits $st, Python $pst ($(cat "$tmp/cut.err"))"
 			elif [ $st -ne 0 ]; then
 				ok
 			elif [ -n "$warning" ] && grep -Fqx "$warning" "$tmp/cut.err" &&
 				python3 "$decoder" --compare "$tmp/cut.jsonl" "$tmp/cut.cgt" 2>"$tmp/err"; then
 				ok
 			else
-				ko "cut at $cut of $size bytes: not the same records and warning (cgtrace: $(cat "$tmp/cut.err"))"
+				ko "cut at $cut of $size: other records or warning ($(cat "$tmp/cut.err"))"
 			fi
 		done
+	else
+		ko "the probe's recording in blocks of 4 KiB"
 	fi
 else
 	skip "a recording of the probe ($lib or $threads not built)"
