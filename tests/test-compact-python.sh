@@ -6,18 +6,20 @@
 # at the default level, small blocks), decoded in Python, and compared record
 # by record, as JSON values, with cgtrace's own stream-order export; so are
 # the probe's own compact recording and cut copies of a compact trace.
-#   test-compact-python.sh CGTRACE LIBCGPROBE THREADS
-# THREADS: the built tests/preload/threads program. Exits 77 (skipped) when
+#   test-compact-python.sh CGTRACE LIBCGPROBE THREADS CUDA_FIXTURES
+# THREADS: the built tests/preload/threads program; CUDA_FIXTURES: the fake
+# CUDA libraries and programs of tests/cuda. Exits 77 (skipped) when
 # python3, or both the zstandard module and the zstd command, are missing,
 # or when CGTRACE cannot write the compact encoding.
 set -u
 here=$(dirname "$0")
 # shellcheck source=tests/lib/sh-check.sh
 . "$here/lib/sh-check.sh"
-need_args 3 "test-compact-python.sh CGTRACE LIBCGPROBE THREADS" "$@"
+need_args 4 "test-compact-python.sh CGTRACE LIBCGPROBE THREADS CUDA_FIXTURES" "$@"
 cgtrace=$(abs "$1")
 lib=$(abs "$2")
 threads=$(abs "$3")
+fixtures=$(abs "$4")
 here=$(abs "$here")
 decoder=$here/compact_decode.py
 skip_unless_built "$cgtrace"
@@ -67,53 +69,83 @@ done
 # Most of them export: not a loop that checked nothing.
 if [ "$n_traces" -ge 20 ]; then ok; else ko "only $n_traces traces exported"; fi
 
-# A recording of the probe, default settings: compact, zstd blocks.
-if [ -f "$lib" ] && [ -x "$threads" ]; then
-	mkdir "$tmp/rec" || exit 1
-	# Flushed every millisecond, for a recording of several blocks.
-	(cd "$tmp/rec" && CGPROBE_OUTPUT="$tmp/rec/threads.%p" CGPROBE_FLUSH_MS=1 LD_PRELOAD=$lib \
-		"$threads" 4 2000 >/dev/null 2>"$tmp/err")
-	rec=$(find "$tmp/rec" -name 'threads.*' | head -n 1)
+# record NAME LIBPATH PROGRAM ARGS...: PROGRAM run under the probe, default
+# settings (compact, zstd blocks) but for a flush every millisecond (several
+# blocks); LIBPATH its LD_LIBRARY_PATH. Sets $rec, the trace written, and
+# $tmp/rec.jsonl, cgtrace's export of it; checks it holds memory records.
+record() {
+	name=$1 libpath=$2
+	shift 2
+	mkdir "$tmp/$name" || exit 1
+	(cd "$tmp/$name" && LD_LIBRARY_PATH=$libpath CGPROBE_OUTPUT="$tmp/$name/trace.%p" \
+		CGPROBE_FLUSH_MS=1 LD_PRELOAD=$lib "$@" >/dev/null 2>"$tmp/err")
+	rec=$(find "$tmp/$name" -name 'trace.*' | head -n 1)
 	n=0
 	if [ -n "$rec" ] && "$cgtrace" export --order stream "$rec" >"$tmp/rec.jsonl" 2>"$tmp/err"; then
 		n=$(grep -c '"kind":"memory"' "$tmp/rec.jsonl")
 	fi
-	if [ "$n" -ge 8000 ]; then ok; else ko "the probe's recording: $n memory records, not 8000"; fi
-	if [ -n "$rec" ] && [ "$(head -c 8 "$rec" | od -An -tx1 | tr -d ' \n')" = 8943475452414345 ]; then
-		agree "the probe's recording" "$rec" "$tmp/rec.jsonl"
+	if [ "$n" -ge "$min_records" ]; then ok; else ko "$name: $n memory records, not $min_records"; fi
+	[ -n "$rec" ] || return 0
+	if [ "$(head -c 8 "$rec" | od -An -tx1 | tr -d ' \n')" = 8943475452414345 ]; then
+		agree "$name, as the probe wrote it" "$rec" "$tmp/rec.jsonl"
 	else
-		skip "the probe's recording is not compact"
+		skip "$name: the probe's recording is not compact"
 	fi
-	[ -z "$rec" ] || round_trip "the probe's recording, exported" "$rec"
-	# Cut copies of it in blocks of 4 KiB: both readers keep the same
-	# complete blocks and give the same warning, or both find no meta.
+	round_trip "$name, exported" "$rec"
+}
+
+# cut_copies COMPACT: cut copies of COMPACT; both readers keep the same
+# complete blocks and give the same warning, or both find no meta record.
+cut_copies() {
+	size=$(wc -c <"$1" | tr -d ' ')
+	for cut in 5 16 17 $((size / 3)) $((size / 2)) $((size - 1)); do
+		head -c "$cut" "$1" >"$tmp/cut.cgt"
+		"$cgtrace" export --order stream "$tmp/cut.cgt" >"$tmp/cut.jsonl" 2>"$tmp/cut.err"
+		st=$?
+		python3 "$decoder" --check "$tmp/cut.cgt" >/dev/null 2>"$tmp/err"
+		pst=$?
+		warning=$(grep 'trace truncated after' "$tmp/err")
+		if [ $st -ne $pst ]; then
+			ko "cut at $cut of $size: cgtrace exits $st, Python $pst ($(cat "$tmp/cut.err"))"
+		elif [ $st -ne 0 ]; then
+			ok
+		elif [ -n "$warning" ] && grep -Fqx "$warning" "$tmp/cut.err" &&
+			python3 "$decoder" --compare "$tmp/cut.jsonl" "$tmp/cut.cgt" 2>"$tmp/err"; then
+			ok
+		else
+			ko "cut at $cut of $size: other records or warning ($(cat "$tmp/cut.err"))"
+		fi
+	done
+}
+
+if [ -f "$lib" ] && [ -x "$threads" ]; then
+	min_records=8000
+	record threads "" "$threads" 4 2000
 	rm -f "$tmp/blocks.cgt"
 	if [ -n "$rec" ] &&
 		"$cgtrace" export --format compact --block-raw 4096 "$rec" -o "$tmp/blocks.cgt" 2>"$tmp/err"; then
-		size=$(wc -c <"$tmp/blocks.cgt" | tr -d ' ')
-		for cut in 5 16 17 $((size / 3)) $((size / 2)) $((size - 1)); do
-			head -c "$cut" "$tmp/blocks.cgt" >"$tmp/cut.cgt"
-			"$cgtrace" export --order stream "$tmp/cut.cgt" >"$tmp/cut.jsonl" 2>"$tmp/cut.err"
-			st=$?
-			python3 "$decoder" --check "$tmp/cut.cgt" >/dev/null 2>"$tmp/err"
-			pst=$?
-			warning=$(grep 'trace truncated after' "$tmp/err")
-			if [ $st -ne $pst ]; then
-				ko "cut at $cut of $size: cgtrace exits $st, Python $pst ($(cat "$tmp/cut.err"))"
-			elif [ $st -ne 0 ]; then
-				ok
-			elif [ -n "$warning" ] && grep -Fqx "$warning" "$tmp/cut.err" &&
-				python3 "$decoder" --compare "$tmp/cut.jsonl" "$tmp/cut.cgt" 2>"$tmp/err"; then
-				ok
-			else
-				ko "cut at $cut of $size: other records or warning ($(cat "$tmp/cut.err"))"
-			fi
-		done
+		cut_copies "$tmp/blocks.cgt"
 	else
-		ko "the probe's recording in blocks of 4 KiB"
+		ko "the threads recording in blocks of 4 KiB"
 	fi
 else
 	skip "a recording of the probe ($lib or $threads not built)"
+fi
+
+# Device memory, managed and vmm: ids, device checkpoints and identities,
+# recorded on the fake CUDA libraries (tests/cuda).
+if [ -f "$lib" ] && [ -x "$fixtures/rt-shared-gcc" ] && [ -x "$fixtures/drv-dlopen" ]; then
+	min_records=10
+	record cuda-runtime "$fixtures/lib" "$fixtures/rt-shared-gcc"
+	if grep -q '"managed":true' "$tmp/rec.jsonl" && grep -q '"device_memory"' "$tmp/rec.jsonl"; then
+		ok
+	else
+		ko "the fake CUDA runtime's recording: no managed alloc or no device_memory"
+	fi
+	record cuda-driver "$fixtures/lib" "$fixtures/drv-dlopen"
+	if grep -q '"tensor_id":"vmm:' "$tmp/rec.jsonl"; then ok; else ko "the driver's: no vmm: id"; fi
+else
+	skip "recordings on the fake CUDA libraries (not built in $fixtures)"
 fi
 
 finish
