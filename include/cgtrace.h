@@ -89,7 +89,8 @@ struct cgtrace_doc;
 
 struct cgtrace_read_options {
 	/*
-	 * Called with each warning line ("PATH:LINE: message"). NULL: the
+	 * Called with each warning line ("PATH:LINE: message", or "PATH: trace
+	 * truncated after N records" for a compact trace). NULL: the
 	 * library prints nothing; the warning is left in err (see below).
 	 */
 	void (*warn)(void *user, const char *line);
@@ -97,11 +98,15 @@ struct cgtrace_read_options {
 };
 
 /*
- * Reads a plain or zstd-compressed trace ("-" reads standard input).
- * On failure returns -ENOENT & co. for I/O errors or -EBADMSG for a trace
- * that breaks the format, with "PATH:LINE: message" in err. On success err
- * holds the warning line when there was one and opts has no warn callback
- * (a cut-off last line is the only warning), else "".
+ * Reads a trace in any of its encodings, told apart by their first bytes,
+ * never by the name: JSONL, zstd-compressed JSONL or the compact encoding
+ * (docs/compact-format.md); "-" reads standard input. On failure returns
+ * -ENOENT & co. for I/O errors or -EBADMSG for a trace that breaks the
+ * format, with "PATH:LINE: message" in err ("PATH: record N: message" for
+ * a compact trace, N counting its records from 1). On success err holds
+ * the warning line when there was one and opts has no warn callback (a
+ * cut-off last line, or a compact trace cut inside a block, is the only
+ * warning), else "".
  */
 int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
 		     struct cgtrace_doc **out, char *err, size_t errlen);
@@ -113,7 +118,7 @@ void cgtrace_doc_free(struct cgtrace_doc *doc);
 
 /* Number of records of a kind held by the document (spans for SPAN_START). */
 size_t cgtrace_doc_count(const struct cgtrace_doc *doc, enum cgtrace_kind kind);
-/* True when the last line was cut short and ignored. */
+/* True when the last line was cut short and ignored (a compact trace: cut inside a block). */
 bool cgtrace_doc_truncated(const struct cgtrace_doc *doc);
 
 struct cgtrace_tag {
@@ -254,7 +259,8 @@ uint64_t cgtrace_doc_device_info_conflicts(const struct cgtrace_doc *doc);
 /*
  * A streaming reader: one record at a time in file order, in memory bounded
  * by the longest line, the strings of the current record and the spans seen
- * (kept for the span rules), never by the record count.
+ * (kept for the span rules), never by the record count. A compact trace
+ * adds one block, its string and class tables and its live allocations.
  *
  * Checked per record, with the document reader's messages: JSON strictness,
  * the schema (kinds, fields, types, enumerations), a cut-off last line (the
@@ -273,7 +279,8 @@ struct cgtrace_span_end {
 };
 
 /*
- * One record: its kind, its 1-based line, and a view of its fields valid
+ * One record: its kind, its 1-based line (in a compact trace, which has no
+ * lines, its 1-based record number), and a view of its fields valid
  * until the next call on the reader. The views are the document's (the
  * union member matching kind is set): meta tags sorted by key, a span_start
  * as a cgtrace_span that is not closed, an op's or tensor's storage_bytes
@@ -297,8 +304,8 @@ struct cgtrace_record {
 };
 
 /*
- * Opens a plain or zstd-compressed trace ("-" reads standard input, which
- * stays open), told apart by content. -ENOENT & co. when it cannot be opened
+ * Opens a JSONL, zstd-compressed JSONL or compact trace ("-" reads
+ * standard input, which stays open), told apart by content. -ENOENT & co. when it cannot be opened
  * (*out is then NULL), -ENOMEM. opts->warn receives the warning line.
  */
 int cgtrace_reader_open(struct cgtrace_reader **out, const char *path,
@@ -313,12 +320,13 @@ int cgtrace_reader_open_mem(struct cgtrace_reader **out, const char *name, const
  */
 int cgtrace_reader_next(struct cgtrace_reader *r, struct cgtrace_record *rec);
 /*
- * After an error, "PATH:LINE: message" (or "PATH: message" for an I/O
- * error or a rule of the whole stream); at the end, the warning line when
- * the last line was cut short and opts had no warn callback; else "".
+ * After an error, "PATH:LINE: message" ("PATH: record N: message" in a
+ * compact trace; "PATH: message" for an I/O error or a rule of the whole
+ * stream); at the end, the warning line when the trace was cut short and
+ * opts had no warn callback; else "".
  */
 const char *cgtrace_reader_message(const struct cgtrace_reader *r);
-/* True once a cut-off last line was met and ignored. */
+/* True once a cut-off last line (a compact trace: a cut block) was met and ignored. */
 bool cgtrace_reader_truncated(const struct cgtrace_reader *r);
 void cgtrace_reader_close(struct cgtrace_reader *r);
 /*

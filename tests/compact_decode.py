@@ -100,7 +100,7 @@ def blocks(f):
     """Yields the raw bytes of each block; returns True when the file was cut."""
     head = read_exact(f, HEADER_LEN)
     if len(head) < HEADER_LEN:
-        if MAGIC.startswith(head[:8]):
+        if head and MAGIC.startswith(head[:8]):
             return True
         raise DecodeError("not a compact trace (no magic)", record=False)
     if head[:8] != MAGIC:

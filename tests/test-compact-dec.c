@@ -231,7 +231,8 @@ START_TEST(test_packed_fields)
 	header(&f);
 	text(&b, META_LINE);
 	tables(&b);
-	klass(&b, 4, 0, 3, CGTRACE_CAT_ACTIVATION, 3); /* class 1: root, no op, cuda:0, managed vmm */
+	/* Class 1: root, no op, cuda:0, managed, vmm:. */
+	klass(&b, 4, 0, 3, CGTRACE_CAT_ACTIVATION, 3);
 	u8(&b, 0x02);
 	var(&b, 4242); /* THREAD */
 	alloc(&b, 0, 100, 0x1000, 64);
@@ -407,11 +408,13 @@ START_TEST(test_text_live_and_skips)
 	struct bytes f, b = {.n = 0};
 	header(&f);
 	text(&b, META_LINE);
-	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xabc\",\"span_id\":\"s1\","
+	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xabc\","
+		 "\"span_id\":\"s1\","
 		 "\"device\":\"cpu\",\"bytes\":99,\"action\":\"alloc\",\"shape\":[3,33],"
 		 "\"dtype\":\"u8\",\"category\":\"other\"}");
 	/* Escapes make the fast parser decline: the reference parser reads it for the table. */
-	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":6,\"tensor_id\":\"0xdef\",\"span_id\":\"s\\u0031\","
+	text(&b, "{\"kind\":\"memory\",\"timestamp_ns\":6,\"tensor_id\":\"0xdef\","
+		 "\"span_id\":\"s\\u0031\","
 		 "\"device\":\"cp\\u0075\",\"bytes\":7,\"action\":\"alloc\",\"dtype\":\"u8\"}");
 	tables(&b);
 	u8(&b, 0x47); /* reserved, skippable */
@@ -517,6 +520,32 @@ START_TEST(test_bad_items)
 	b.n = 0;
 	text(&b, " ");
 	items_fail(&b, "t.cgt: record 2: TEXT item holds no record");
+	b.n = 0;
+	text(&b, "{\"kind\":\n\"edge\"}");
+	items_fail(&b, "t.cgt: record 2: TEXT item holds a newline");
+
+	b.n = 0;
+	u8(&b, 0x01);
+	var(&b, 3);
+	put(&b, "a\0b", 3);
+	items_fail(&b, "t.cgt: record 2: string 5 holds a NUL byte");
+}
+END_TEST
+
+/* Ill-formed UTF-8 in a string reads as the JSONL writer writes it: U+FFFD. */
+START_TEST(test_string_utf8)
+{
+	struct bytes f, b = {.n = 0};
+	string(&b, "a\xff\xe2\x82" "b\xe2\x82\xac");
+	klass(&b, 5, 0, 2, CGTRACE_CAT_OTHER, 0);
+	alloc(&b, 1, 1, 0x10, 8);
+	file_of(&f, &b);
+	struct cg_cdec *d;
+	struct cg_cdec_out out;
+	ck_assert_int_eq(cg_cdec_open_mem(&d, f.p, f.n), 0);
+	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
+	sv_is(next_mem(d)->span_id, "a\xef\xbf\xbd\xef\xbf\xbd" "b\xe2\x82\xac");
+	cg_cdec_close(d);
 }
 END_TEST
 
@@ -526,7 +555,8 @@ START_TEST(test_bad_blocks)
 	file_of(&f, &b);
 	f.p[16 + 12] ^= 1; /* the CRC */
 	char want[256];
-	snprintf(want, sizeof(want), "t.cgt: record 1: block at byte 16: CRC-32 %08x, the header says %08x",
+	snprintf(want, sizeof(want),
+		 "t.cgt: record 1: block at byte 16: CRC-32 %08x, the header says %08x",
 		 cg_crc32(0, f.p + 32, f.n - 32), cg_crc32(0, f.p + 32, f.n - 32) ^ 1);
 	fails(&f, want);
 
@@ -598,8 +628,42 @@ START_TEST(test_truncated)
 		char err[512];
 		ck_assert_ptr_null(read_bytes(&g, err, sizeof(err)));
 		ck_assert_str_eq(warned.text, "t.cgt: trace truncated after 0 records\n");
-		ck_assert_str_eq(err, "t.cgt: trace stream is missing a meta record with run metadata");
+		ck_assert_str_eq(err,
+				 "t.cgt: trace stream is missing a meta record with run metadata");
 	}
+}
+END_TEST
+
+/*
+ * Past the document reader's batches (it decodes a batch ahead on a thread
+ * of its own): every record applied, in order, and an error far in names
+ * its record as the streaming reader does.
+ */
+START_TEST(test_many_records)
+{
+	struct bytes f, b = {.n = 0};
+	for (int i = 0; i < 3000; i++) {
+		alloc(&b, 0, 1, 0x40, 8);
+		if (i % 500 == 0)
+			text(&b, "{\"kind\":\"edge\",\"from_span\":\"s1\",\"to_span\":\"s1\","
+				 "\"duration_ns\":1}");
+		free_hist(&b, 0, 1, 0);
+	}
+	file_of(&f, &b);
+	char err[512];
+	struct cgtrace_doc *doc = read_bytes(&f, err, sizeof(err));
+	ck_assert_msg(doc, "%s", err);
+	ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY), 6000);
+	ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_EDGE), 6);
+	struct cgtrace_memory m;
+	cgtrace_doc_memory(doc, 5999, &m);
+	ck_assert_str_eq(m.tensor_id, "0x2ee00");
+	ck_assert_uint_eq(m.timestamp_ns, 6000);
+	ck_assert_int_eq(m.action, CGTRACE_FREE);
+	cgtrace_doc_free(doc);
+
+	free_hist(&b, 0, 1, 0);
+	items_fail(&b, "t.cgt: record 6008: free of 0x2ee00 on cpu, which is not live");
 }
 END_TEST
 
@@ -669,7 +733,8 @@ static Suite *suite(void)
 	test_add(tc, test_packed_fields, test_spans_and_checkpoints, test_blocks,
 		 test_text_live_and_skips);
 	tc = test_tcase(s, "compact:hostile", 10);
-	test_add(tc, test_bad_items, test_bad_blocks, test_truncated);
+	test_add(tc, test_bad_items, test_bad_blocks, test_truncated, test_many_records,
+		 test_string_utf8);
 	tc = test_tcase(s, "compact:detect", 10);
 	test_add(tc, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);
 	return s;

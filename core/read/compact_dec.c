@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "arena.h"
+#include "compact_format.h"
 #include "compact_live.h"
 #include "crc32.h"
 #include "fmt_int.h"
@@ -29,31 +30,7 @@
 #include "utf8.h"
 #include "varint.h"
 
-#define HEADER_LEN 16
-#define BLOCK_HEADER_LEN 16
-#define RAW_MAX (64u << 20)
-#define PAYLOAD_SLACK 65536u
-#define HISTORY 4096u
 #define READ_STEP (1u << 20)
-
-enum {
-	OP_STRING = 0x01,
-	OP_THREAD = 0x02,
-	OP_TEXT = 0x03,
-	OP_CLASS = 0x05,
-	OP_SPAN_START = 0x10,
-	OP_SPAN_END = 0x11,
-	OP_DEVICE_MEMORY = 0x12,
-	OP_SKIP_FIRST = 0x40,
-	OP_MEMORY = 0x80,
-};
-
-#define MEM_FREE 0x40
-#define MEM_EXT 0x20
-#define MEM_CLASS 0x1f
-
-#define CLASS_MANAGED 1u
-#define CLASS_VMM 2u
 
 struct cls {
 	struct cg_sv span, op, device;
@@ -91,7 +68,7 @@ struct cg_cdec {
 
 	/* Block state. */
 	uint64_t prev_ts, prev_addr, thread;
-	uint64_t hist[HISTORY];
+	uint64_t hist[CG_CF_HISTORY];
 	uint64_t hist_n;
 
 	/* Output. */
@@ -150,7 +127,6 @@ static int open_common(struct cg_cdec **out)
 	m->shape = &m->bytes;
 	m->ndim = 1;
 	m->dtype = CG_SV_LIT("u8");
-	m->tensor_id.p = d->tensor_id;
 	d->span_start.kind = CGTRACE_KIND_SPAN_START;
 	d->span_start.u.span_start.id.p = d->span_id;
 	d->span_end.kind = CGTRACE_KIND_SPAN_END;
@@ -223,7 +199,8 @@ uint64_t cg_cdec_thread(const struct cg_cdec *d)
 
 bool cg_cdec_sniff(const void *p, size_t n)
 {
-	return n > 0 && memcmp(p, CG_COMPACT_MAGIC, n < CG_COMPACT_MAGIC_LEN ? n : CG_COMPACT_MAGIC_LEN) == 0;
+	size_t k = n < CG_COMPACT_MAGIC_LEN ? n : CG_COMPACT_MAGIC_LEN;
+	return n > 0 && memcmp(p, CG_COMPACT_MAGIC, k) == 0;
 }
 
 /* Reads up to n bytes of a file source (the peeked ones first); fewer only at its end. */
@@ -304,18 +281,18 @@ static int end_truncated(struct cg_cdec *d)
 
 static int read_header(struct cg_cdec *d)
 {
-	uint8_t small[HEADER_LEN];
+	uint8_t small[CG_CF_HEADER_LEN];
 	const uint8_t *h;
-	int r = take(d, HEADER_LEN, small, &h);
+	int r = take(d, CG_CF_HEADER_LEN, small, &h);
 	if (r < 0)
 		return r == -ENOMEM ? fail(d, r, "out of memory") : io_fail(d, r);
-	size_t have = r ? HEADER_LEN : (size_t)d->pos;
+	size_t have = r ? CG_CF_HEADER_LEN : (size_t)d->pos;
 	if (!cg_cdec_sniff(h, have < CG_COMPACT_MAGIC_LEN ? have : CG_COMPACT_MAGIC_LEN))
 		return fail(d, -EBADMSG, "not a compact trace (bad magic)");
 	if (!r)
 		return end_truncated(d);
 	uint32_t version = le32(h + 8);
-	if (version != 1)
+	if (version != CG_CF_VERSION)
 		return fail(d, -EBADMSG, "compact encoding version %u is not supported (only 1)",
 			    version);
 	d->header_done = true;
@@ -350,10 +327,11 @@ static int decompress(struct cg_cdec *d, uint64_t at, const uint8_t *payload, ui
 		return fail(d, -EBADMSG, "block at byte %llu: zstd: %s", (unsigned long long)at,
 			    ZSTD_getErrorName(got));
 	if (got != raw_len)
-		return fail(d, -EBADMSG, "block at byte %llu: decompresses to %zu bytes, raw_len %u",
+		return fail(d, -EBADMSG,
+			    "block at byte %llu: decompresses to %zu bytes, raw_len %u",
 			    (unsigned long long)at, got, raw_len);
 	d->p = d->raw;
-	d->end = d->raw + raw_len;
+	d->end = raw_len ? d->raw + raw_len : d->raw; /* an empty block may have no buffer */
 	return 1;
 }
 
@@ -361,9 +339,9 @@ static int decompress(struct cg_cdec *d, uint64_t at, const uint8_t *payload, ui
 static int load_block(struct cg_cdec *d)
 {
 	uint64_t at = d->pos;
-	uint8_t small[BLOCK_HEADER_LEN];
+	uint8_t small[CG_CF_BLOCK_HEADER_LEN];
 	const uint8_t *h;
-	int r = take(d, BLOCK_HEADER_LEN, small, &h);
+	int r = take(d, CG_CF_BLOCK_HEADER_LEN, small, &h);
 	if (r < 0)
 		return io_fail(d, r);
 	if (r == 0) {
@@ -375,14 +353,16 @@ static int load_block(struct cg_cdec *d)
 	}
 	uint8_t type = h[0];
 	uint32_t plen = le32(h + 4), raw_len = le32(h + 8), crc = le32(h + 12);
-	if ((type != 'Z' && type != 'R') || h[1] || h[2] || h[3])
+	if ((type != CG_CF_BLOCK_ZSTD && type != CG_CF_BLOCK_STORED) || h[1] || h[2] || h[3])
 		return fail(d, -EBADMSG, "block at byte %llu: bad block type %02x %02x %02x %02x",
 			    (unsigned long long)at, h[0], h[1], h[2], h[3]);
-	if (raw_len > RAW_MAX)
+	if (raw_len > CG_CF_RAW_MAX)
 		return fail(d, -EBADMSG, "block at byte %llu: raw_len %u over the limit of %u",
-			    (unsigned long long)at, raw_len, RAW_MAX);
-	if ((type == 'R' && plen != raw_len) || (uint64_t)plen > (uint64_t)raw_len + PAYLOAD_SLACK)
-		return fail(d, -EBADMSG, "block at byte %llu: payload_len %u does not fit raw_len %u",
+			    (unsigned long long)at, raw_len, CG_CF_RAW_MAX);
+	if ((type == CG_CF_BLOCK_STORED && plen != raw_len) ||
+	    (uint64_t)plen > (uint64_t)raw_len + CG_CF_PAYLOAD_SLACK)
+		return fail(d, -EBADMSG,
+			    "block at byte %llu: payload_len %u does not fit raw_len %u",
 			    (unsigned long long)at, plen, raw_len);
 	const uint8_t *payload;
 	r = take(d, plen, NULL, &payload);
@@ -396,10 +376,10 @@ static int load_block(struct cg_cdec *d)
 			    (unsigned long long)at, got, crc);
 	d->prev_ts = d->prev_addr = d->thread = 0;
 	d->hist_n = 0;
-	if (type == 'Z')
+	if (type == CG_CF_BLOCK_ZSTD)
 		return decompress(d, at, payload, plen, raw_len);
 	d->p = payload;
-	d->end = payload + plen;
+	d->end = plen ? payload + plen : payload;
 	return 1;
 }
 
@@ -479,12 +459,35 @@ static uint32_t device_of(struct cg_cdec *d, struct cg_sv name, bool copy)
 
 /* ---- items ---- */
 
-/* A varint at *p, one byte inline (most are), else the full reader. */
+/*
+ * A varint at *p. One byte is the common case; up to eight are read as one
+ * word, without a branch per byte (varint lengths vary from record to
+ * record, so a loop's exit is mispredicted); longer ones, and those near
+ * the end of the block, take the full reader.
+ */
 static inline int get(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	if (*p < end && **p < 0x80) {
-		*v = *(*p)++;
+	const uint8_t *s = *p;
+	if (s < end && *s < 0x80) {
+		*v = *s;
+		*p = s + 1;
 		return 0;
+	}
+	if (end - s >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		uint64_t stop = ~w & 0x8080808080808080ull;
+		if (stop) {
+			unsigned bits = (unsigned)__builtin_ctzll(stop) + 1; /* 8 per byte taken */
+			uint64_t x = bits == 64 ? w : w & ((1ull << bits) - 1);
+			/* Squeeze out the continuation bits: 7-bit groups, then 14, then 28. */
+			x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+			x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+			x = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+			*v = x;
+			*p = s + bits / 8;
+			return 0;
+		}
 	}
 	return cg_varint_get(p, end, v);
 }
@@ -551,14 +554,14 @@ static int class_item(struct cg_cdec *d)
 	GET_U8(category, "CLASS");
 	GET_U8(flags, "CLASS");
 	struct cls c = {.category = category,
-			.managed = flags & CLASS_MANAGED,
-			.vmm = (flags & CLASS_VMM) != 0};
+			.managed = flags & CG_CF_CLASS_MANAGED,
+			.vmm = (flags & CG_CF_CLASS_VMM) != 0};
 	if (string_ref(d, span, &c.span) < 0 || (op && string_ref(d, op - 1, &c.op) < 0) ||
 	    string_ref(d, device, &c.device) < 0)
 		return d->state;
 	if (category >= CGTRACE_CAT_COUNT)
 		return fail(d, -EBADMSG, "class %u: category %u unknown", d->n_classes, category);
-	if (flags & ~(CLASS_MANAGED | CLASS_VMM))
+	if (flags & ~(CG_CF_CLASS_MANAGED | CG_CF_CLASS_VMM))
 		return fail(d, -EBADMSG, "class %u: unknown flags 0x%02x", d->n_classes, flags);
 	uint32_t dev = device_of(d, c.device, false);
 	if (dev == UINT32_MAX ||
@@ -585,32 +588,53 @@ static int skip_ext(struct cg_cdec *d, const uint8_t **pp, const char *item)
 	return 0;
 }
 
-static void put_tensor_id(struct cg_cdec *d, bool vmm, uint64_t addr)
+/* The 8 lowercase hex digits of v, first digit in the lowest byte. */
+static inline uint64_t hex8(uint32_t v)
 {
-	char *w = d->tensor_id;
-	if (vmm) {
-		memcpy(w, "vmm:", 4);
-		w += 4;
-	}
-	memcpy(w, "0x", 2);
+	uint64_t x = v;
+	/* One nibble a byte, most significant first once byte-swapped. */
+	x = ((x & 0xffff0000ull) << 16) | (x & 0xffffull);
+	x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
+	x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
+	x = __builtin_bswap64(x);
+	/* '0' + n, and 'a' - '0' - 10 more where n > 9. */
+	uint64_t letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	return x + 0x3030303030303030ull + letters * ('a' - '0' - 10);
+}
+
+/*
+ * "0x" and the address's hex digits (then "vmm:" before them) end at a
+ * fixed place in the buffer, so the view starts where the digits do.
+ */
+static inline void put_tensor_id(struct cg_cdec *d, bool vmm, uint64_t addr)
+{
+	char *digits = d->tensor_id + sizeof(d->tensor_id) - 16;
+	uint64_t hi = hex8((uint32_t)(addr >> 32)), lo = hex8((uint32_t)addr);
+	memcpy(digits, &hi, 8);
+	memcpy(digits + 8, &lo, 8);
 	unsigned n = cg_hex_len(addr);
-	cg_put_hex(w + 2, addr, n);
-	d->memrec.u.memory.tensor_id.n = (uint32_t)(w + 2 + n - d->tensor_id);
+	char *s = digits + 16 - n - 2;
+	memcpy(s, "0x", 2);
+	if (vmm) {
+		s -= 4;
+		memcpy(s, "vmm:", 4);
+	}
+	d->memrec.u.memory.tensor_id = (struct cg_sv){s, (uint32_t)(digits + 16 - s)};
 }
 
 static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 {
 	const uint8_t *p = d->p + 1, *end = d->end;
 	uint8_t op = d->p[0];
-	uint64_t cid = op & MEM_CLASS, ts, addr, bytes;
-	if (cid == MEM_CLASS)
+	uint64_t cid = op & CG_CF_MEM_CLASS, ts, addr, bytes;
+	if (cid == CG_CF_MEM_CLASS)
 		GET(cid, "MEMORY");
 	if (cid >= d->n_classes)
 		return fail(d, -EBADMSG, "class %llu not defined", (unsigned long long)cid);
 	const struct cls *c = &d->classes[cid];
 	GET(ts, "MEMORY");
 	ts += d->prev_ts;
-	bool is_free = op & MEM_FREE;
+	bool is_free = op & CG_CF_MEM_FREE;
 	if (!is_free) {
 		uint64_t z;
 		GET(z, "MEMORY");
@@ -622,26 +646,27 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		if (ref & 1) {
 			addr = d->prev_addr + (uint64_t)cg_unzigzag(ref >> 1);
 		} else {
-			uint64_t k = ref >> 1, n = d->hist_n < HISTORY ? d->hist_n : HISTORY;
+			uint64_t k = ref >> 1;
+			uint64_t n = d->hist_n < CG_CF_HISTORY ? d->hist_n : CG_CF_HISTORY;
 			if (k >= n)
 				return fail(d, -EBADMSG,
 					    "free refers to alloc %llu back, the block has %llu",
 					    (unsigned long long)k + 1, (unsigned long long)n);
-			addr = d->hist[(d->hist_n - 1 - k) % HISTORY];
+			addr = d->hist[(d->hist_n - 1 - k) % CG_CF_HISTORY];
 		}
 	}
-	if ((op & MEM_EXT) && skip_ext(d, &p, "MEMORY") < 0)
+	if ((op & CG_CF_MEM_EXT) && skip_ext(d, &p, "MEMORY") < 0)
 		return d->state;
 	put_tensor_id(d, c->vmm, addr);
 	struct cg_rec_memory *m = &d->memrec.u.memory;
 	if (!is_free) {
 		if (cg_clive_set(&d->live, c->space, addr, bytes) < 0)
 			return fail(d, -ENOMEM, "out of memory");
-		d->hist[d->hist_n++ % HISTORY] = addr;
+		d->hist[d->hist_n++ % CG_CF_HISTORY] = addr;
 	} else if (!cg_clive_take(&d->live, c->space, addr, &bytes)) {
 		return fail(d, -EBADMSG, "free of %.*s on %.*s, which is not live",
-			    (int)m->tensor_id.n, m->tensor_id.p, (int)(c->device.n < 64 ? c->device.n : 64),
-			    c->device.p);
+			    (int)m->tensor_id.n, m->tensor_id.p,
+			    (int)(c->device.n < 64 ? c->device.n : 64), c->device.p);
 	}
 	d->prev_ts = ts;
 	d->prev_addr = addr;
@@ -682,10 +707,11 @@ static int span_start_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	struct cg_rec_span_start *s = &d->span_start.u.span_start;
 	if (string_ref(d, name, &s->name) < 0)
 		return d->state;
-	if (kind > CGTRACE_SPAN_MODULE || step > CGTRACE_STEP_OPTIMIZER || (flags & 0x7e))
+	if (kind > CGTRACE_SPAN_MODULE || step > CGTRACE_STEP_OPTIMIZER ||
+	    (flags & ~(CG_CF_EXT | CG_CF_SPAN_MEASURED)))
 		return fail(d, -EBADMSG, "SPAN_START item: bad kind %u, step %u or flags 0x%02x",
 			    kind, step, flags);
-	if ((flags & 0x80) && skip_ext(d, &p, "SPAN_START") < 0)
+	if ((flags & CG_CF_EXT) && skip_ext(d, &p, "SPAN_START") < 0)
 		return d->state;
 	d->prev_ts += ts;
 	s->start_ns = d->prev_ts;
@@ -694,7 +720,7 @@ static int span_start_item(struct cg_cdec *d, struct cg_cdec_out *out)
 			      : CG_SV_NONE;
 	s->span_kind = kind;
 	s->step = step;
-	s->measured = flags & 1;
+	s->measured = flags & CG_CF_SPAN_MEASURED;
 	d->p = p;
 	d->records++;
 	out->rec = &d->span_start;
@@ -726,13 +752,13 @@ static int device_memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	GET(used, "DEVICE_MEMORY");
 	GET(free_bytes, "DEVICE_MEMORY");
 	GET_U8(flags, "DEVICE_MEMORY");
-	if (flags & 0x7c)
+	if (flags & ~(CG_CF_EXT | CG_CF_DEVMEM_RESERVED | CG_CF_DEVMEM_OOM))
 		return fail(d, -EBADMSG, "DEVICE_MEMORY item: unknown flags 0x%02x", flags);
-	if (flags & 1)
+	if (flags & CG_CF_DEVMEM_RESERVED)
 		GET(reserved, "DEVICE_MEMORY");
-	if (flags & 2)
+	if (flags & CG_CF_DEVMEM_OOM)
 		GET(oom, "DEVICE_MEMORY");
-	if ((flags & 0x80) && skip_ext(d, &p, "DEVICE_MEMORY") < 0)
+	if ((flags & CG_CF_EXT) && skip_ext(d, &p, "DEVICE_MEMORY") < 0)
 		return d->state;
 	struct cg_rec_device_memory *m = &d->devmem.u.device_memory;
 	if (string_ref(d, device, &m->device) < 0)
@@ -741,9 +767,9 @@ static int device_memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	m->timestamp_ns = d->prev_ts;
 	m->used_bytes = used;
 	m->free_bytes = free_bytes;
-	m->has_reserved = flags & 1;
+	m->has_reserved = flags & CG_CF_DEVMEM_RESERVED;
 	m->reserved_bytes = reserved;
-	m->has_oom_request = (flags & 2) != 0;
+	m->has_oom_request = (flags & CG_CF_DEVMEM_OOM) != 0;
 	m->oom_request_bytes = oom;
 	d->p = p;
 	d->records++;
@@ -829,9 +855,9 @@ static int small_item(struct cg_cdec *d, uint8_t op)
 {
 	const uint8_t *p = d->p + 1, *end = d->end, *s;
 	size_t n;
-	if (op == OP_THREAD) {
+	if (op == CG_CF_OP_THREAD) {
 		GET(d->thread, "THREAD");
-	} else if (op >= OP_SKIP_FIRST) {
+	} else if (op >= CG_CF_OP_SKIP_FIRST) {
 		GET_BYTES(s, n, "reserved");
 		(void)s;
 		(void)n;
@@ -860,21 +886,21 @@ int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out)
 		}
 		uint8_t op = *d->p;
 		int r;
-		if (op >= OP_MEMORY)
+		if (op >= CG_CF_OP_MEMORY)
 			return memory_item(d, out);
 		switch (op) {
-		case OP_SPAN_START:
+		case CG_CF_OP_SPAN_START:
 			return span_start_item(d, out);
-		case OP_SPAN_END:
+		case CG_CF_OP_SPAN_END:
 			return span_end_item(d, out);
-		case OP_DEVICE_MEMORY:
+		case CG_CF_OP_DEVICE_MEMORY:
 			return device_memory_item(d, out);
-		case OP_TEXT:
+		case CG_CF_OP_TEXT:
 			return text_item(d, out);
-		case OP_STRING:
+		case CG_CF_OP_STRING:
 			r = string_item(d);
 			break;
-		case OP_CLASS:
+		case CG_CF_OP_CLASS:
 			r = class_item(d);
 			break;
 		default:

@@ -12,10 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compact_format.h"
 #include "record.h"
 
-#define CG_COMPACT_MAGIC "\x89" "CGTRACE"
-#define CG_COMPACT_MAGIC_LEN 8
+#define CG_COMPACT_MAGIC CG_CF_MAGIC
+#define CG_COMPACT_MAGIC_LEN CG_CF_MAGIC_LEN
 
 /* What cg_cdec_next yields. */
 enum { CG_CDEC_END = 0, CG_CDEC_REC = 1, CG_CDEC_TEXT = 2 };

@@ -64,15 +64,12 @@ static int sniff(struct cg_lines *l)
 	return 0;
 }
 
-int cg_lines_open_fd(struct cg_lines *l, int fd, const void *pre, size_t npre)
+int cg_lines_open_fd(struct cg_lines *l, int fd)
 {
 	int r = init(l);
 	if (r < 0)
 		return r;
 	l->fd = fd;
-	/* Bytes the caller read to tell the encoding: they come first. */
-	memcpy(l->buf, pre, npre);
-	l->len = npre;
 	return sniff(l);
 }
 
@@ -83,6 +80,18 @@ int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len)
 		return r;
 	l->mem = data;
 	l->mem_len = len;
+	return sniff(l);
+}
+
+int cg_lines_open_fd_pre(struct cg_lines *l, int fd, const void *pre, size_t npre)
+{
+	int r = init(l);
+	if (r < 0)
+		return r;
+	l->fd = fd;
+	/* The bytes the caller read to tell the encoding come first. */
+	memcpy(l->buf, pre, npre);
+	l->len = npre;
 	return sniff(l);
 }
 

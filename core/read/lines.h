@@ -25,9 +25,10 @@ struct cg_lines {
 	char err[200];
 };
 
-/* pre[0..npre), npre <= 16: the first bytes of fd, which the caller has read already. */
-int cg_lines_open_fd(struct cg_lines *l, int fd, const void *pre, size_t npre);
+int cg_lines_open_fd(struct cg_lines *l, int fd);
 int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len);
+/* Like cg_lines_open_fd, pre[0..npre) (npre <= 16) being fd's first bytes, read already. */
+int cg_lines_open_fd_pre(struct cg_lines *l, int fd, const void *pre, size_t npre);
 void cg_lines_close(struct cg_lines *l);
 /*
  * 1 with the next line (without its newline), 0 at the end, or a negative

@@ -3,51 +3,292 @@
  * A compact trace reads as its JSONL would: TEXT items go through the line
  * parsers (fast, else reference) and packed records straight to the same
  * rules, with "record N" where a JSONL trace names its line.
+ *
+ * The document reader decodes on a thread of its own, a batch of records
+ * ahead of the caller's thread, which applies them in order: decoding and
+ * applying cost about the same, so a 2-core machine reads about twice as
+ * fast (read_pipe.c does the same for lines). A batch holds copies of the
+ * records with their formatted ids and TEXT lines; the strings of the
+ * decoder's tables stay where they are, as they live as long as it does.
  */
 #include "read_compact.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "parse_fast.h"
+
+#define N_BATCH 3
+#define BATCH_RECS 2048
+#define BATCH_TEXT (1u << 20) /* a batch ends once its TEXT lines reach this */
+#define ID_MAX 24             /* the longest id a packed record formats, "vmm:0x" + 16 */
+
+/* Parses a TEXT item as the JSONL reader parses a line: fast, else reference. */
+static int parse_text(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line,
+		      size_t len, struct cg_rec *scratch, const struct cg_rec **rec)
+{
+	cg_arena_reset(&ref->arena);
+	const struct cg_rec *fast = NULL;
+	if (cg_parse_fast(ref, line, len, scratch) == 0)
+		fast = scratch;
+	int ret = cg_read_parse(ctx, ref, line, len, true, fast, scratch, rec);
+	return ret < 0 ? ret : 1;
+}
+
+/* The decoder's end: its error, or the warning of a cut file. */
+static int at_end(struct cg_read_ctx *ctx, struct cg_cdec *d, int ret)
+{
+	ctx->records = true;
+	ctx->line_no = cg_cdec_records(d);
+	if (ret < 0) {
+		/* A batch's own copy can fail too, with the decoder still fine. */
+		const char *msg = cg_cdec_error(d)[0] ? cg_cdec_error(d) : strerror(-ret);
+		snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->name, msg);
+		return ret;
+	}
+	if (cg_cdec_truncated(d))
+		cg_read_truncated_after(ctx, cg_cdec_records(d));
+	return 0;
+}
 
 int cg_read_compact_next(struct cg_read_ctx *ctx, struct cg_cdec *d, struct cg_parse *ref,
 			 struct cg_rec *scratch, const struct cg_rec **rec)
 {
 	struct cg_cdec_out out;
 	int ret = cg_cdec_next(d, &out);
+	if (ret <= 0)
+		return at_end(ctx, d, ret);
 	ctx->records = true;
 	ctx->line_no = cg_cdec_records(d);
-	if (ret < 0) {
-		snprintf(ctx->err, ctx->errlen, "%s: %s", ctx->name, cg_cdec_error(d));
-		return ret;
-	}
-	if (ret == CG_CDEC_END) {
-		if (cg_cdec_truncated(d))
-			cg_read_truncated_after(ctx, cg_cdec_records(d));
-		return 0;
-	}
 	if (ret == CG_CDEC_REC) {
 		*rec = out.rec;
 		return 1;
 	}
-	cg_arena_reset(&ref->arena);
-	const struct cg_rec *fast = NULL;
-	if (cg_parse_fast(ref, out.line, out.len, scratch) == 0)
-		fast = scratch;
-	ret = cg_read_parse(ctx, ref, out.line, out.len, true, fast, scratch, rec);
-	return ret < 0 ? ret : 1;
+	return parse_text(ctx, ref, out.line, out.len, scratch, rec);
+}
+
+/* ---- the document reader's pipeline ---- */
+
+struct entry {
+	uint32_t text_off, text_len; /* a TEXT item's line in the batch's text */
+	bool text;
+};
+
+struct batch {
+	struct cg_rec *recs;
+	struct entry *entries;
+	char *ids; /* ID_MAX * 2 bytes a record */
+	char *text;
+	size_t text_len, text_cap;
+	size_t n;
+	uint64_t first; /* the number of the batch's first record */
+	bool last;      /* nothing follows: ret is the decoder's end (0) or error */
+	int ret;
+};
+
+struct pipe {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch b[N_BATCH];
+	unsigned filled, head, tail;
+	bool stop;
+	struct cg_cdec *d;
+};
+
+/* A view of the decoder's scratch, copied into the batch. */
+static struct cg_sv keep(char *at, struct cg_sv v)
+{
+	if (!v.p)
+		return v;
+	memcpy(at, v.p, v.n);
+	return (struct cg_sv){at, v.n};
+}
+
+static int add_text(struct batch *b, const struct cg_cdec_out *out)
+{
+	if (out->len > UINT32_MAX || b->text_cap - b->text_len < out->len) {
+		size_t cap = b->text_len + out->len + BATCH_TEXT;
+		char *t = out->len <= UINT32_MAX ? realloc(b->text, cap) : NULL;
+		if (!t)
+			return -ENOMEM;
+		b->text = t;
+		b->text_cap = cap;
+	}
+	memcpy(b->text + b->text_len, out->line, out->len);
+	b->entries[b->n] = (struct entry){(uint32_t)b->text_len, (uint32_t)out->len, true};
+	b->text_len += out->len;
+	return 0;
+}
+
+static void add_rec(struct batch *b, const struct cg_rec *r)
+{
+	struct cg_rec *c = &b->recs[b->n];
+	char *ids = b->ids + b->n * 2 * ID_MAX;
+	*c = *r;
+	if (c->kind == CGTRACE_KIND_MEMORY) {
+		c->u.memory.tensor_id = keep(ids, c->u.memory.tensor_id);
+		c->u.memory.shape = &c->u.memory.bytes;
+	} else if (c->kind == CGTRACE_KIND_SPAN_START) {
+		c->u.span_start.id = keep(ids, c->u.span_start.id);
+		c->u.span_start.parent_id = keep(ids + ID_MAX, c->u.span_start.parent_id);
+	} else if (c->kind == CGTRACE_KIND_SPAN_END) {
+		c->u.span_end.id = keep(ids, c->u.span_end.id);
+	}
+	b->entries[b->n].text = false;
+}
+
+/* Decodes the next batch into the next free slot; false after the last one. */
+static bool producer_step(struct pipe *p)
+{
+	struct batch *b = &p->b[p->tail % N_BATCH];
+	b->n = 0;
+	b->text_len = 0;
+	b->first = cg_cdec_records(p->d) + 1;
+	b->last = false;
+	while (b->n < BATCH_RECS && b->text_len < BATCH_TEXT) {
+		struct cg_cdec_out out;
+		int r = cg_cdec_next(p->d, &out);
+		if (r == CG_CDEC_TEXT && add_text(b, &out) < 0)
+			r = -ENOMEM;
+		if (r <= 0) {
+			b->last = true;
+			b->ret = r;
+			break;
+		}
+		if (r == CG_CDEC_REC)
+			add_rec(b, out.rec);
+		b->n++;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->tail++;
+	p->filled++;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return !b->last;
+}
+
+static void *producer(void *arg)
+{
+	struct pipe *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->filled == N_BATCH && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		bool stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (stop || !producer_step(p))
+			break;
+	}
+	return NULL;
+}
+
+static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *ref,
+		   struct cg_rec *scratch)
+{
+	ctx->records = true;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct entry *e = &b->entries[i];
+		const struct cg_rec *rec = &b->recs[i];
+		ctx->line_no = b->first + i;
+		if (e->text) {
+			const char *line = b->text + e->text_off;
+			int r = parse_text(ctx, ref, line, e->text_len, scratch, &rec);
+			if (r < 0)
+				return r;
+		}
+		int r = cg_read_apply_rec(ctx, rec);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void pipe_free(struct pipe *p)
+{
+	for (int i = 0; i < N_BATCH; i++) {
+		free(p->b[i].recs);
+		free(p->b[i].entries);
+		free(p->b[i].ids);
+		free(p->b[i].text);
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+}
+
+static struct pipe *pipe_new(struct cg_cdec *d)
+{
+	struct pipe *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->d = d;
+	bool ok = true;
+	for (int i = 0; i < N_BATCH; i++) {
+		struct batch *b = &p->b[i];
+		b->recs = malloc(BATCH_RECS * sizeof(*b->recs));
+		b->entries = malloc(BATCH_RECS * sizeof(*b->entries));
+		b->ids = malloc(BATCH_RECS * 2 * ID_MAX);
+		ok = ok && b->recs && b->entries && b->ids;
+	}
+	if (!ok) {
+		pipe_free(p);
+		return NULL;
+	}
+	return p;
 }
 
 int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 {
+	struct pipe *p = pipe_new(d);
+	if (!p) {
+		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->name);
+		return -ENOMEM;
+	}
+	/* The producer must not take signals meant for the application. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t tid;
+	bool started = pthread_create(&tid, NULL, producer, p) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
 	struct cg_parse ref;
 	struct cg_rec scratch;
-	const struct cg_rec *rec;
 	cg_parse_init(&ref);
-	int ret;
-	while ((ret = cg_read_compact_next(ctx, d, &ref, &scratch, &rec)) == 1)
-		if ((ret = cg_read_apply_rec(ctx, rec)) < 0)
+	int ret = 0;
+	for (;;) {
+		/* Without a thread (none could be made) the producer's half runs inline. */
+		if (!started)
+			producer_step(p);
+		pthread_mutex_lock(&p->mu);
+		while (p->filled == 0)
+			pthread_cond_wait(&p->cv, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+		struct batch *b = &p->b[p->head % N_BATCH];
+		ret = consume(ctx, b, &ref, &scratch);
+		bool last = b->last;
+		/* The producer is done with the decoder once it handed over the last batch. */
+		if (ret == 0 && last)
+			ret = at_end(ctx, d, b->ret);
+		pthread_mutex_lock(&p->mu);
+		p->head++;
+		p->filled--;
+		if (ret != 0)
+			p->stop = true;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (last || ret != 0)
 			break;
+	}
+	if (started)
+		pthread_join(tid, NULL);
 	cg_parse_fini(&ref);
+	pipe_free(p);
 	return ret;
 }

@@ -33,7 +33,7 @@ int cg_src_open_fd(struct cg_src *s, int fd)
 	if (cg_cdec_sniff(pre, n))
 		ret = cg_cdec_open_fd(&s->cdec, fd, pre, n);
 	else
-		ret = cg_lines_open_fd(&s->lines, fd, pre, n);
+		ret = cg_lines_open_fd_pre(&s->lines, fd, pre, n);
 	return ret < 0 ? open_fail(s, ret, s->lines.err[0] ? s->lines.err : NULL) : 0;
 }
 

@@ -481,7 +481,7 @@ static int put_text(struct cg_cenc *e, const char *line, size_t n)
 	if (!w)
 		return -E2BIG;
 	w = put_thread(e, w);
-	*w++ = OP_TEXT;
+	*w++ = KEEP(e, opcode) ? OP_TEXT : OP_MEMORY;
 	STAT(e, opcode, 1);
 	uint8_t *w0 = w;
 	size_t kept = KEEP(e, text) ? n : 0;

@@ -12,9 +12,12 @@
  * double in place, so none of the calls below calls the allocator and the
  * probe's writer thread may use them. A table never grows past its cap;
  * past it cg_cenc_string and cg_cenc_class answer CG_CENC_NONE and the
- * caller sends the record as TEXT. The exceptions, for cgtrace export
- * only: cg_cenc_rec's own JSONL scratch and live table, and an item longer
- * than CG_CENC_HEADROOM (a record of over 200 KiB) growing the block buffer.
+ * caller sends the record as TEXT. Why caps rather than growth: the
+ * writer thread must not allocate, and with address space reserved up
+ * front a cap of a million strings costs only the pages used. The
+ * exceptions, for cgtrace export only: cg_cenc_rec's own JSONL scratch and
+ * live table, and an item longer than the block buffer's headroom (a
+ * record of over 190 KiB) growing the buffer.
  */
 #ifndef CG_COMPACT_ENC_H
 #define CG_COMPACT_ENC_H
@@ -70,7 +73,10 @@ struct cg_cenc_opts {
 	 */
 	int (*write)(void *user, const void *p, size_t n);
 	void *user;
-	/* cg_cenc_rec keeps a live table of its own to pack frees (the probe has its own). */
+	/*
+	 * cg_cenc_rec keeps a live table of its own to pack frees (the probe has
+	 * its own); without it cg_cenc_rec sends every free as TEXT.
+	 */
 	bool track_live;
 	/*
 	 * CG_CENC_F_x + 1: that field's stream is written as a constant (0), so
@@ -105,7 +111,9 @@ uint32_t cg_cenc_string(struct cg_cenc *e, const char *s, size_t n);
  * The id of a memory class (span, op: UINT32_MAX for none, device: string
  * ids; category: enum cgtrace_category); CG_CENC_NONE past the cap or for
  * a string id that is CG_CENC_NONE. The hot calls take only ids these
- * calls returned.
+ * calls returned: a memory record of any other class id is dropped, a
+ * span_start or device_memory naming an undefined string rides as TEXT
+ * with "" for it.
  */
 #define CG_CLASS_MANAGED 1u
 #define CG_CLASS_VMM 2u

@@ -119,6 +119,7 @@ files["full.cgt"] = full
 files["truncated.cgt"] = full[:-3]
 files["cut-header.cgt"] = full[:11]
 files["header-only.cgt"] = HEADER
+files["empty-blocks.cgt"] = HEADER + block(b"", "R") + block(b"", "Z") + block(FIRST, "R")
 files["bad-crc.cgt"] = full[:28] + bytes([full[28] ^ 1]) + full[29:]
 files["bad-version.cgt"] = HEADER[:8] + struct.pack("<II", 2, 0) + full[16:]
 files["bad-type.cgt"] = HEADER + b"Q" + full[17:]
