@@ -5,7 +5,7 @@
 # every figure is printed beside, the page cache between runs, a nanosecond
 # clock and the encoding of a file by its first bytes.
 #
-# Set before sourcing: bench_name (for messages). After bench_setup DIR:
+# Set before sourcing: bench_name (for messages). After bench_setup:
 # bench_drop ("dropped" or why not), and the helpers below.
 
 die() {
@@ -45,15 +45,15 @@ bench_clean_env() {
 	done
 }
 
-# bench_setup TRACE_DIR: decides whether caches can be dropped. Dropping
-# needs root and a writable /proc/sys/vm/drop_caches (not in most
+# bench_setup: decides whether caches can be dropped, by dropping them once.
+# Dropping needs root and a writable /proc/sys/vm/drop_caches (not in most
 # containers); DROP_CACHES=0 turns it off.
 bench_setup() {
 	if [ "${DROP_CACHES:-1}" = 0 ]; then
 		bench_drop="not dropped (DROP_CACHES=0): sync only"
 	elif [ "$(id -u)" != 0 ]; then
 		bench_drop="not dropped (not root): sync only"
-	elif ! (echo 1 >/proc/sys/vm/drop_caches) 2>/dev/null; then
+	elif ! [ -w /proc/sys/vm/drop_caches ] || ! (echo 1 >/proc/sys/vm/drop_caches) 2>/dev/null; then
 		bench_drop="not dropped (/proc/sys/vm/drop_caches not writable): sync only"
 	else
 		bench_drop="dropped (sync; echo 1 > /proc/sys/vm/drop_caches)"
@@ -69,16 +69,17 @@ bench_settle() {
 	esac
 }
 
-# bench_conditions TRACE_DIR BUILD_DIR: the machine, as a header.
+# bench_conditions DIR [BUILD_DIR]: the machine, as a header (DIR: where the
+# traces or the clone go).
 bench_conditions() {
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 	[ -n "$cpu" ] || cpu=$(uname -m)
 	fs=$(df -P -T "$1" 2>/dev/null | awk 'NR == 2 { print $2 ", " int($5 / 1048576) " GiB free on " $7 }')
 	[ -n "$fs" ] || fs=$(stat -f -c '%T' "$1")
 	gov=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null) || gov="n/a"
-	bt=$(grep -o '"name": "buildtype", "value": "[^"]*"' "$2/meson-info/intro-buildoptions.json" 2>/dev/null |
+	bt=$(grep -o '"name": "buildtype", "value": "[^"]*"' "${2:-/nonexistent}/meson-info/intro-buildoptions.json" 2>/dev/null |
 		sed 's/.*"value": "//; s/"$//')
-	san=$(grep -o '"name": "b_sanitize", "value": "[^"]*"' "$2/meson-info/intro-buildoptions.json" 2>/dev/null |
+	san=$(grep -o '"name": "b_sanitize", "value": "[^"]*"' "${2:-/nonexistent}/meson-info/intro-buildoptions.json" 2>/dev/null |
 		sed 's/.*"value": "//; s/"$//')
 	rev=$(git -C "$src_dir" rev-parse --short HEAD 2>/dev/null) || rev="n/a"
 	[ -z "$(git -C "$src_dir" status --porcelain --untracked-files=no 2>/dev/null)" ] || rev="$rev (with uncommitted changes)"
@@ -90,14 +91,18 @@ bench_conditions() {
 	echo "cpu          $cpu, $(nproc) online (governor $gov)"
 	echo "kernel       $(uname -sr)"
 	echo "load         $(cut -d ' ' -f 1-3 /proc/loadavg) (1, 5, 15 min)"
-	echo "trace dir    $1: $fs"
+	echo "work dir     $1: $fs"
 	echo "memory       $(meminfo MemTotal) MiB total, $(meminfo MemFree) MiB free, $(meminfo MemAvailable) MiB available"
 	echo "page cache   $(meminfo Cached) MiB cached, $(meminfo Dirty) MiB dirty, $(meminfo Writeback) MiB writeback;" \
 		"vm.dirty_ratio $(cat /proc/sys/vm/dirty_ratio), dirty_background_ratio $(cat /proc/sys/vm/dirty_background_ratio)," \
 		"dirty_bytes $(cat /proc/sys/vm/dirty_bytes)"
-	echo "between runs caches $bench_drop"
+	[ -z "${bench_drop:-}" ] || echo "between runs caches $bench_drop"
 	echo "tools        ${ht:-heaptrack absent}; ${zs:-zstd CLI absent}; libzstd $lz"
-	echo "cgprobe      $src_dir at $rev, build $2 (${bt:-?}, sanitize ${san:-?})"
+	if [ -n "${2:-}" ]; then
+		echo "cgprobe      $src_dir at $rev, build $2 (${bt:-?}, sanitize ${san:-?})"
+	else
+		echo "cgprobe      $src_dir at $rev"
+	fi
 }
 
 # bench_load: the load average now, for the end of a report.

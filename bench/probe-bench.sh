@@ -72,7 +72,7 @@ tmp=$(mktemp -d "$trace_dir/probe-bench.XXXXXX") || die "cannot create a directo
 trap 'rm -rf -- "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-bench_setup "$tmp"
+bench_setup
 
 # The largest configuration: the last of each list. Its compact trace gives
 # the per-field bytes.
