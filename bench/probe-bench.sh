@@ -221,6 +221,18 @@ stats_run() {
 			echo "    (no CGPROBE_STATS line on stderr)"
 		fi
 	} >>"$tmp/stats"
+	level=$(meta_tag "$cgtrace" "$r_trace" cgprobe_zstd_level)
+	# The line "cgprobe: stats: PATH: ENC, N events, ...; writer CPU T ms:
+	# encode E, compress C, write W ms; X ns/event", read by its words.
+	grep 'cgprobe: stats:' "$tmp/err" | tail -n 1 | awk -v k="$wl	$wl_ops	$wl_threads	$wl_depth" \
+		-v lv="$level" -v cpu="$(awk -v u="$r_user" -v s="$r_sys" 'BEGIN { print (u + s) * 1e3 }')" '
+	function after(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, i + length(w)); sub(/[^0-9.].*/, "", t); return t }
+	function before(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, 1, i - 1); sub(/.*[^0-9.]/, "", t); return t }
+	{
+		i = index($0, "; writer CPU"); head = substr($0, 1, i); tail = substr($0, i)
+		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k, before(head, " events,"), after(tail, "writer CPU "),
+			after(tail, "encode "), after(tail, "compress "), after(tail, ", write "), cpu, lv
+	}' >>"$tmp/statrows"
 	if [ "$wl" = alloc ] && [ "$wl_ops" = "$last_size" ] && [ "$wl_threads" = "$last_threads" ] &&
 		[ "$wl_depth" = "$last_depth" ]; then
 		{
@@ -333,7 +345,23 @@ END {
 echo
 echo "== the probe's writer (one compact run each, CGPROBE_STATS=1, outside the timing)"
 echo "   default trace name: $default_name"
-cat "$tmp/stats"
+echo "   (ns/event: the writer thread's CPU over the events it wrote; run CPU: user+sys of the whole run)"
+if [ -s "$tmp/statrows" ]; then
+	awk -F '\t' 'BEGIN {
+		printf "%-6s %9s %3s %5s %12s %10s %9s %8s %9s %7s %11s %9s %6s\n", "work", "ops/thr", "thr", "depth",
+			"events", "writer ms", "ns/event", "encode", "compress", "write", "run CPU ms", "writer %", "zstd"
+	}
+	function ns(ms) { return ms == "?" || $5 == "?" || $5 == 0 ? "?" : sprintf("%.1f", ms * 1e6 / $5) }
+	{
+		pct = ($6 == "?" || $10 == 0) ? "?" : sprintf("%.0f", 100 * $6 / $10)
+		printf "%-6s %9s %3s %5s %12s %10s %9s %8s %9s %7s %11.1f %9s %6s\n", $1, $2, $3, $4, $5, $6,
+			ns($6), ns($7), ns($8), ns($9), $10, pct, $11
+	}' "$tmp/statrows"
+else
+	echo "   (no run printed a CGPROBE_STATS line)"
+fi
+echo "   each run's own line:"
+sed 's/^/   /' "$tmp/stats"
 
 echo
 echo "== bytes per field"
