@@ -4,8 +4,17 @@
  * Two doors: cg_cenc_rec packs any parsed record it can and sends the
  * rest as TEXT (cgtrace export); the cg_cenc_* item calls below are the
  * probe's hot path, which already knows its records fit the packed forms.
- * Everything is reserved at init: no call after it allocates, so the
- * probe's writer thread may use it.
+ *
+ * Memory: cg_cenc_new mallocs the block, zstd (a static context, which
+ * never allocates) and output buffers, and reserves the string and class
+ * tables as address space (mmap, no swap reserved) sized for their caps:
+ * their pages are touched as the tables fill, and their hash indexes
+ * double in place, so none of the calls below calls the allocator and the
+ * probe's writer thread may use them. A table never grows past its cap;
+ * past it cg_cenc_string and cg_cenc_class answer CG_CENC_NONE and the
+ * caller sends the record as TEXT. The exceptions, for cgtrace export
+ * only: cg_cenc_rec's own JSONL scratch and live table, and an item longer
+ * than CG_CENC_HEADROOM (a record of over 200 KiB) growing the block buffer.
  */
 #ifndef CG_COMPACT_ENC_H
 #define CG_COMPACT_ENC_H
@@ -23,10 +32,36 @@
 /* The history of allocs a free may refer to (per block). */
 #define CG_COMPACT_HISTORY 4096
 
+/* The tables' caps (see above), and the answer past them. */
+#define CG_CENC_STRINGS_MAX (1u << 20)
+#define CG_CENC_STRING_BYTES (64u << 20)
+#define CG_CENC_STRING_LEN_MAX 4096u
+#define CG_CENC_CLASSES_MAX (1u << 20)
+#define CG_CENC_NONE UINT32_MAX
+
+/* Each field the stats count; a stream the opts can ablate. */
+#define CG_CENC_FIELDS(X)                                                                          \
+	X(opcode)    /* the opcode bytes of record items */                                        \
+	X(class_ref) /* a MEMORY class id past 30 */                                               \
+	X(timestamp)                                                                               \
+	X(address) /* an alloc's address delta, a free's ref */                                    \
+	X(size)    /* an alloc's bytes */                                                          \
+	X(text)    /* TEXT lengths and lines */                                                    \
+	X(tables)  /* STRING and CLASS items, whole */                                             \
+	X(thread)  /* THREAD items, whole */                                                       \
+	X(other)   /* the rest of span and device_memory items */
+
+enum cg_cenc_field {
+#define CG_CENC_FIELD_ENUM(f) CG_CENC_F_##f,
+	CG_CENC_FIELDS(CG_CENC_FIELD_ENUM)
+#undef CG_CENC_FIELD_ENUM
+	    CG_CENC_F_COUNT
+};
+
 struct cg_cenc;
 
 struct cg_cenc_opts {
-	int zstd_level;  /* 0: stored blocks (type R), else zstd at this level */
+	int zstd_level;   /* 0: stored blocks (type R), else zstd at this level */
 	size_t block_raw; /* 0: CG_COMPACT_BLOCK_RAW */
 	/*
 	 * Called with each finished block (header and payload, one buffer),
@@ -37,6 +72,12 @@ struct cg_cenc_opts {
 	void *user;
 	/* cg_cenc_rec keeps a live table of its own to pack frees (the probe has its own). */
 	bool track_live;
+	/*
+	 * CG_CENC_F_x + 1: that field's stream is written as a constant (0), so
+	 * that the compressed size with and without it tells what the field
+	 * costs after zstd (cgtrace export --stats). The output is no trace.
+	 */
+	int ablate;
 };
 
 /* Allocates everything; writes the file header through opts->write. */
@@ -55,13 +96,21 @@ int cg_cenc_text(struct cg_cenc *e, const char *line, size_t n);
 
 /* ---- the hot path: items the caller knows fit ---- */
 
-/* The id of string s, defining it in the stream the first time. */
+/*
+ * The id of string s, defining it in the stream the first time;
+ * CG_CENC_NONE past the caps or for a string over CG_CENC_STRING_LEN_MAX.
+ */
 uint32_t cg_cenc_string(struct cg_cenc *e, const char *s, size_t n);
-/* The id of a memory class (span, op: UINT32_MAX for none, device: string ids). */
+/*
+ * The id of a memory class (span, op: UINT32_MAX for none, device: string
+ * ids; category: enum cgtrace_category); CG_CENC_NONE past the cap or for
+ * a string id that is CG_CENC_NONE. The hot calls take only ids these
+ * calls returned.
+ */
 #define CG_CLASS_MANAGED 1u
 #define CG_CLASS_VMM 2u
 uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t device,
-		       uint8_t category, uint8_t flags);
+                       uint8_t category, uint8_t flags);
 /* The thread of the records that follow (a THREAD item only when it changes). */
 void cg_cenc_thread(struct cg_cenc *e, uint64_t tid);
 /*
@@ -71,22 +120,32 @@ void cg_cenc_thread(struct cg_cenc *e, uint64_t tid);
  * clocks may disagree by a few ns) makes the record TEXT, as any other
  * record that does not fit: the hot calls never fail a record.
  */
-uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
-		       uint64_t bytes);
-/* A packed free of a live allocation of the same bytes; ord: its alloc's ordinal or UINT64_MAX. */
+uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes);
+/*
+ * A packed free of a live allocation of the same bytes; ord: its alloc's
+ * ordinal or UINT64_MAX. A free carries no bytes (the reader's live table
+ * has them), so an out-of-order ts ends the block instead, whose fresh
+ * state takes any ts.
+ */
 void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord);
 /* A packed span_start of span "s<id>" under "s<parent>" (parent 0: no parent_id). */
-void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent,
-			uint32_t name, uint8_t span_kind, uint8_t step, bool measured);
+void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent, uint32_t name,
+                        uint8_t span_kind, uint8_t step, bool measured);
 void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns);
 /* A packed device_memory checkpoint; reserved/oom NULL when absent. */
 void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint64_t used,
-			   uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom);
+                           uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom);
 
-/* Raw bytes written per field since cg_cenc_new, for the benchmark's breakdown. */
+/*
+ * Raw bytes written per field since cg_cenc_new, for the benchmark's
+ * breakdown; the fields add up to raw_bytes. stored_bytes: all the encoder
+ * handed to opts->write, file and block headers included.
+ */
 struct cg_cenc_stats {
 	uint64_t records, blocks, raw_bytes, stored_bytes;
-	uint64_t opcode, class_ref, timestamp, address, size, text, tables, thread, other;
+#define CG_CENC_FIELD_MEMBER(f) uint64_t f;
+	CG_CENC_FIELDS(CG_CENC_FIELD_MEMBER)
+#undef CG_CENC_FIELD_MEMBER
 };
 void cg_cenc_stats(const struct cg_cenc *e, struct cg_cenc_stats *out);
 

@@ -1,0 +1,1042 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compact encoder (docs/compact-format.md). Items are written straight
+ * into the block buffer through a cursor; a block buffer has
+ * CG_CENC_HEADROOM bytes past block_raw, so a hot item needs one bound
+ * check (may the block take it?) and no capacity check.
+ */
+#include "compact_enc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#define ZSTD_STATIC_LINKING_ONLY /* the static context, which never allocates */
+#include <zstd.h>
+
+#include "buf.h"
+#include "crc32.h"
+#include "hash.h"
+#include "jsonl_format.h"
+#include "names.h"
+#include "varint.h"
+
+/* The most a hot item takes, a THREAD item before it included. */
+#define HOT_MAX 96
+#define BLOCK_RAW_LIMIT (64u << 20)
+#define HIST_MASK (CG_COMPACT_HISTORY - 1)
+#define INDEX_MIN 1024u
+
+#define OP_STRING 0x01
+#define OP_THREAD 0x02
+#define OP_TEXT 0x03
+#define OP_CLASS 0x05
+#define OP_SPAN_START 0x10
+#define OP_SPAN_END 0x11
+#define OP_DEVICE_MEMORY 0x12
+#define OP_MEMORY 0x80
+#define OP_FREE 0x40
+#define OP_CLASS_INLINE 31u
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+struct str_ent {
+	uint32_t off, len, hash;
+};
+
+struct cls_ent {
+	uint32_t span, op, device, hash;
+	uint8_t category, flags;
+};
+
+/* An open-addressing index of id + 1 (0: empty) over entries that keep their hash. */
+struct index {
+	uint32_t *slot;
+	uint32_t mask;
+};
+
+/* (device string id, vmm, address) -> bytes, for cg_cenc_rec's frees. */
+struct live_ent {
+	uint64_t addr;
+	uint64_t bytes;
+	uint64_t ord; /* its alloc's, for the history */
+	uint32_t dev; /* (string id << 1 | vmm) + 1; 0: empty */
+};
+
+struct live {
+	struct live_ent *e;
+	size_t mask, count;
+};
+
+struct cg_cenc {
+	struct cg_cenc_opts o;
+	int err;
+	/* The block: its header's room, then the raw items. */
+	uint8_t *blk, *raw, *w, *lim, *end;
+	size_t raw_cap;
+	uint8_t *zout;
+	size_t zcap;
+	ZSTD_CCtx *z;
+	void *zws;
+	/* Block state. */
+	uint64_t prev_ts, prev_addr, blk_tid;
+	uint64_t blk_first_ord;
+	/* The thread of what follows, written before the next record when it changed. */
+	uint64_t tid;
+	uint64_t next_ord;
+	uint64_t hist[CG_COMPACT_HISTORY];
+	/* Per field: ~0 keeps the values, 0 ablates them. */
+	uint64_t keep[CG_CENC_F_COUNT];
+	/* Tables. */
+	char *sbytes;
+	size_t sbytes_len;
+	struct str_ent *str;
+	uint32_t nstr;
+	struct index sidx;
+	struct cls_ent *cls;
+	uint32_t ncls;
+	struct index cidx;
+	/* The hot calls' TEXT: a buffer the formatter's bound always fits. */
+	struct cg_buf hot;
+	struct cg_buf text;
+	struct live live;
+	struct cg_cenc_stats st;
+};
+
+#define STAT(e, f, n) ((e)->st.f += (uint64_t)(n))
+#define KEEP(e, f) ((e)->keep[CG_CENC_F_##f])
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Address space only: pages come as the tables fill them. */
+static void *reserve(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	               -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unreserve(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
+}
+
+#define SBYTES_RESERVE ((size_t)CG_CENC_STRING_BYTES)
+#define STR_RESERVE ((size_t)CG_CENC_STRINGS_MAX * sizeof(struct str_ent))
+#define CLS_RESERVE ((size_t)CG_CENC_CLASSES_MAX * sizeof(struct cls_ent))
+/* Indexes stay at most half full. */
+#define SIDX_RESERVE ((size_t)CG_CENC_STRINGS_MAX * 2 * sizeof(uint32_t))
+#define CIDX_RESERVE ((size_t)CG_CENC_CLASSES_MAX * 2 * sizeof(uint32_t))
+
+/* The formatter's bound of a memory line whose strings are table strings. */
+#define HOT_TEXT_MAX (1024 + 8 * CG_JSON_STR_MAX(CG_CENC_STRING_LEN_MAX))
+#define CG_CENC_HEADROOM (HOT_TEXT_MAX + HOT_MAX + 2 * CG_VARINT_MAX)
+
+/* ------------------------------------------------------------------ */
+/* Blocks                                                              */
+/* ------------------------------------------------------------------ */
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static void block_header(uint8_t *h, uint8_t type, uint32_t payload, uint32_t raw, const uint8_t *p)
+{
+	h[0] = type;
+	h[1] = h[2] = h[3] = 0;
+	put_u32(h + 4, payload);
+	put_u32(h + 8, raw);
+	put_u32(h + 12, cg_crc32(0, p, payload));
+}
+
+static void emit(struct cg_cenc *e, const void *p, size_t n)
+{
+	if (!e->err)
+		e->err = e->o.write(e->o.user, p, n);
+	if (!e->err)
+		e->st.stored_bytes += n;
+}
+
+static void block_reset(struct cg_cenc *e)
+{
+	e->w = e->raw;
+	e->prev_ts = 0;
+	e->prev_addr = 0;
+	e->blk_tid = 0;
+	e->blk_first_ord = e->next_ord;
+}
+
+static void __attribute__((noinline)) end_block(struct cg_cenc *e)
+{
+	size_t raw = (size_t)(e->w - e->raw);
+	if (raw == 0)
+		return;
+	bool stored = true;
+	if (e->z) {
+		size_t zn = ZSTD_compress2(e->z, e->zout + CG_COMPACT_BLOCK_HEADER_LEN, e->zcap,
+		                           e->raw, raw);
+		if (!ZSTD_isError(zn) && zn < raw) {
+			uint8_t *p = e->zout + CG_COMPACT_BLOCK_HEADER_LEN;
+			block_header(e->zout, 'Z', (uint32_t)zn, (uint32_t)raw, p);
+			emit(e, e->zout, CG_COMPACT_BLOCK_HEADER_LEN + zn);
+			stored = false;
+		}
+	}
+	if (stored) {
+		block_header(e->blk, 'R', (uint32_t)raw, (uint32_t)raw, e->raw);
+		emit(e, e->blk, CG_COMPACT_BLOCK_HEADER_LEN + raw);
+	}
+	e->st.blocks++;
+	e->st.raw_bytes += raw;
+	block_reset(e);
+}
+
+/* Room for a hot item: the block ends first when it could pass block_raw. */
+static inline uint8_t *hot_room(struct cg_cenc *e)
+{
+	if (unlikely(e->w + HOT_MAX > e->lim) && e->w > e->raw)
+		end_block(e);
+	return e->w;
+}
+
+/*
+ * Room for an item of n bytes: the block ends first when it would pass
+ * block_raw; an item longer than the headroom grows the buffer (export
+ * only: the probe's items stay within it).
+ */
+static uint8_t *room(struct cg_cenc *e, size_t n)
+{
+	if (e->w + n > e->lim && e->w > e->raw)
+		end_block(e);
+	if (e->w + n <= e->end)
+		return e->w;
+	if (n > BLOCK_RAW_LIMIT)
+		return NULL;
+	size_t cap = e->o.block_raw + n + HOT_MAX;
+	size_t zcap = ZSTD_compressBound(cap);
+	uint8_t *blk = malloc(CG_COMPACT_BLOCK_HEADER_LEN + cap);
+	uint8_t *zout = e->z ? malloc(CG_COMPACT_BLOCK_HEADER_LEN + zcap) : NULL;
+	if (!blk || (e->z && !zout)) {
+		free(blk);
+		free(zout);
+		return NULL;
+	}
+	free(e->blk);
+	e->blk = blk;
+	e->raw = blk + CG_COMPACT_BLOCK_HEADER_LEN;
+	e->w = e->raw;
+	e->lim = e->raw + e->o.block_raw;
+	e->end = e->raw + cap;
+	e->raw_cap = cap;
+	if (e->z) {
+		free(e->zout);
+		e->zout = zout;
+		e->zcap = zcap;
+	}
+	return e->w;
+}
+
+/* The file's first record names its thread too, once a thread is set. */
+static inline uint8_t *put_thread(struct cg_cenc *e, uint8_t *w)
+{
+	if (likely(e->tid == e->blk_tid))
+		return w;
+	uint8_t *w0 = w;
+	*w++ = OP_THREAD;
+	w = cg_varint_put(w, e->tid & KEEP(e, thread));
+	STAT(e, thread, w - w0);
+	e->blk_tid = e->tid;
+	return w;
+}
+
+/* ------------------------------------------------------------------ */
+/* Life                                                                */
+/* ------------------------------------------------------------------ */
+
+static int write_file_header(struct cg_cenc *e)
+{
+	uint8_t h[CG_COMPACT_HEADER_LEN] = {0x89, 'C', 'G', 'T', 'R', 'A', 'C', 'E'};
+	put_u32(h + 8, 1);
+	put_u32(h + 12, 0);
+	emit(e, h, sizeof(h));
+	return e->err;
+}
+
+static int zstd_init(struct cg_cenc *e)
+{
+	ZSTD_compressionParameters cp = ZSTD_getCParams(e->o.zstd_level, e->raw_cap, 0);
+	size_t ws = ZSTD_estimateCCtxSize_usingCParams(cp);
+	e->zws = malloc(ws);
+	e->zcap = ZSTD_compressBound(e->raw_cap);
+	e->zout = malloc(CG_COMPACT_BLOCK_HEADER_LEN + e->zcap);
+	if (!e->zws || !e->zout)
+		return -ENOMEM;
+	e->z = ZSTD_initStaticCCtx(e->zws, ws);
+	if (!e->z)
+		return -ENOMEM;
+	size_t r = ZSTD_CCtx_setParameter(e->z, ZSTD_c_compressionLevel, e->o.zstd_level);
+	return ZSTD_isError(r) ? -EINVAL : 0;
+}
+
+int cg_cenc_new(struct cg_cenc **out, const struct cg_cenc_opts *opts)
+{
+	*out = NULL;
+	if (!opts->write)
+		return -EINVAL;
+	struct cg_cenc *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->o = *opts;
+	if (!e->o.block_raw)
+		e->o.block_raw = CG_COMPACT_BLOCK_RAW;
+	if (e->o.block_raw > BLOCK_RAW_LIMIT - CG_CENC_HEADROOM)
+		e->o.block_raw = BLOCK_RAW_LIMIT - CG_CENC_HEADROOM;
+	for (int f = 0; f < CG_CENC_F_COUNT; f++)
+		e->keep[f] = f + 1 == e->o.ablate ? 0 : ~0ull;
+	int ret = 0;
+	e->raw_cap = e->o.block_raw + CG_CENC_HEADROOM;
+	e->blk = malloc(CG_COMPACT_BLOCK_HEADER_LEN + e->raw_cap);
+	e->hot.p = malloc(HOT_TEXT_MAX);
+	e->hot.cap = HOT_TEXT_MAX;
+	e->sbytes = reserve(SBYTES_RESERVE);
+	e->str = reserve(STR_RESERVE);
+	e->sidx.slot = reserve(SIDX_RESERVE);
+	e->cls = reserve(CLS_RESERVE);
+	e->cidx.slot = reserve(CIDX_RESERVE);
+	e->sidx.mask = e->cidx.mask = INDEX_MIN - 1;
+	if (!e->blk || !e->hot.p || !e->sbytes || !e->str || !e->sidx.slot || !e->cls ||
+	    !e->cidx.slot)
+		ret = -ENOMEM;
+	e->raw = e->blk + CG_COMPACT_BLOCK_HEADER_LEN;
+	e->lim = e->raw + e->o.block_raw;
+	e->end = e->raw + e->raw_cap;
+	block_reset(e);
+	if (ret == 0 && e->o.zstd_level != 0)
+		ret = zstd_init(e);
+	if (ret == 0)
+		ret = write_file_header(e);
+	if (ret < 0) {
+		e->o.write = NULL;
+		cg_cenc_close(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+int cg_cenc_flush(struct cg_cenc *e)
+{
+	end_block(e);
+	return e->err;
+}
+
+int cg_cenc_close(struct cg_cenc *e)
+{
+	if (!e)
+		return 0;
+	int ret = e->o.write ? cg_cenc_flush(e) : 0;
+	free(e->blk);
+	free(e->zout);
+	free(e->zws);
+	free(e->hot.p);
+	cg_buf_fini(&e->text);
+	free(e->live.e);
+	unreserve(e->sbytes, SBYTES_RESERVE);
+	unreserve(e->str, STR_RESERVE);
+	unreserve(e->sidx.slot, SIDX_RESERVE);
+	unreserve(e->cls, CLS_RESERVE);
+	unreserve(e->cidx.slot, CIDX_RESERVE);
+	free(e);
+	return ret;
+}
+
+size_t cg_cenc_pending(const struct cg_cenc *e)
+{
+	return (size_t)(e->w - e->raw);
+}
+
+void cg_cenc_stats(const struct cg_cenc *e, struct cg_cenc_stats *out)
+{
+	*out = e->st;
+	out->raw_bytes += (uint64_t)(e->w - e->raw);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tables                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Doubles an index in place once half full: only the pages in use are touched. */
+static void index_grow(struct index *x, uint32_t n, const void *ents, size_t size, size_t hash_off)
+{
+	if ((n + 1) * 2 <= x->mask + 1)
+		return;
+	x->mask = x->mask * 2 + 1;
+	memset(x->slot, 0, ((size_t)x->mask + 1) * sizeof(uint32_t));
+	for (uint32_t id = 0; id < n; id++) {
+		uint32_t h;
+		memcpy(&h, (const char *)ents + id * size + hash_off, sizeof(h));
+		uint32_t i = h & x->mask;
+		while (x->slot[i])
+			i = (i + 1) & x->mask;
+		x->slot[i] = id + 1;
+	}
+}
+
+uint32_t cg_cenc_string(struct cg_cenc *e, const char *s, size_t n)
+{
+	if (n > CG_CENC_STRING_LEN_MAX)
+		return CG_CENC_NONE;
+	uint32_t h = cg_hash_bytes(s, n);
+	uint32_t i = h & e->sidx.mask;
+	for (uint32_t id; (id = e->sidx.slot[i]); i = (i + 1) & e->sidx.mask) {
+		const struct str_ent *x = &e->str[id - 1];
+		if (x->hash == h && x->len == n && memcmp(e->sbytes + x->off, s, n) == 0)
+			return id - 1;
+	}
+	if (e->nstr == CG_CENC_STRINGS_MAX || e->sbytes_len + n > SBYTES_RESERVE)
+		return CG_CENC_NONE;
+	uint8_t *w = room(e, 1 + CG_VARINT_MAX + n);
+	if (!w)
+		return CG_CENC_NONE;
+	uint32_t id = e->nstr++;
+	e->str[id] = (struct str_ent){(uint32_t)e->sbytes_len, (uint32_t)n, h};
+	memcpy(e->sbytes + e->sbytes_len, s, n);
+	e->sbytes_len += n;
+	e->sidx.slot[i] = id + 1;
+	index_grow(&e->sidx, e->nstr, e->str, sizeof(*e->str), offsetof(struct str_ent, hash));
+	uint8_t *w0 = w;
+	*w++ = OP_STRING;
+	size_t kept = KEEP(e, tables) ? n : 0;
+	w = cg_varint_put(w, kept);
+	memcpy(w, s, kept);
+	w += kept;
+	STAT(e, tables, w - w0);
+	e->w = w;
+	return id;
+}
+
+static uint32_t cls_hash(uint32_t span, uint32_t op, uint32_t device, uint8_t cat, uint8_t flags)
+{
+	uint64_t k = (uint64_t)span << 32 | op;
+	k ^= cg_hash_mix64((uint64_t)device << 16 | (uint64_t)cat << 8 | flags);
+	uint32_t h = (uint32_t)cg_hash_mix64(k);
+	return h ? h : 1;
+}
+
+uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t device,
+                       uint8_t category, uint8_t flags)
+{
+	if (span >= e->nstr || device >= e->nstr || (op != UINT32_MAX && op >= e->nstr) ||
+	    category >= CGTRACE_CAT_COUNT || (flags & ~(CG_CLASS_MANAGED | CG_CLASS_VMM)))
+		return CG_CENC_NONE;
+	uint32_t h = cls_hash(span, op, device, category, flags);
+	uint32_t i = h & e->cidx.mask;
+	for (uint32_t id; (id = e->cidx.slot[i]); i = (i + 1) & e->cidx.mask) {
+		const struct cls_ent *x = &e->cls[id - 1];
+		if (x->hash == h && x->span == span && x->op == op && x->device == device &&
+		    x->category == category && x->flags == flags)
+			return id - 1;
+	}
+	if (e->ncls == CG_CENC_CLASSES_MAX)
+		return CG_CENC_NONE;
+	uint8_t *w = hot_room(e);
+	uint32_t id = e->ncls++;
+	e->cls[id] = (struct cls_ent){span, op, device, h, category, flags};
+	e->cidx.slot[i] = id + 1;
+	index_grow(&e->cidx, e->ncls, e->cls, sizeof(*e->cls), offsetof(struct cls_ent, hash));
+	uint64_t k = KEEP(e, tables);
+	uint8_t *w0 = w;
+	*w++ = OP_CLASS;
+	w = cg_varint_put(w, span & k);
+	w = cg_varint_put(w, (op == UINT32_MAX ? 0 : (uint64_t)op + 1) & k);
+	w = cg_varint_put(w, device & k);
+	*w++ = (uint8_t)(category & k);
+	*w++ = (uint8_t)(flags & k);
+	STAT(e, tables, w - w0);
+	e->w = w;
+	return id;
+}
+
+void cg_cenc_thread(struct cg_cenc *e, uint64_t tid)
+{
+	e->tid = tid;
+}
+
+/* ------------------------------------------------------------------ */
+/* TEXT                                                                */
+/* ------------------------------------------------------------------ */
+
+/* One TEXT item; the newline a formatted line ends with is left out by the caller. */
+static int put_text(struct cg_cenc *e, const char *line, size_t n)
+{
+	uint8_t *w = room(e, HOT_MAX + CG_VARINT_MAX + n);
+	if (!w)
+		return -E2BIG;
+	w = put_thread(e, w);
+	*w++ = OP_TEXT;
+	STAT(e, opcode, 1);
+	uint8_t *w0 = w;
+	size_t kept = KEEP(e, text) ? n : 0;
+	w = cg_varint_put(w, kept);
+	memcpy(w, line, kept);
+	w += kept;
+	STAT(e, text, w - w0);
+	e->st.records++;
+	e->w = w;
+	return 0;
+}
+
+int cg_cenc_text(struct cg_cenc *e, const char *line, size_t n)
+{
+	if (n && line[n - 1] == '\n')
+		n--;
+	return put_text(e, line, n);
+}
+
+/* A record the formatter writes into the hot buffer, whose bound it never passes. */
+static void hot_text(struct cg_cenc *e, const struct cg_rec *r)
+{
+	e->hot.len = 0;
+	cg_jsonl_format(&e->hot, r);
+	if (e->hot.err || e->hot.p == NULL) {
+		e->hot.err = 0;
+		return;
+	}
+	put_text(e, e->hot.p, e->hot.len - 1);
+}
+
+static struct cg_sv str_sv(const struct cg_cenc *e, uint32_t id)
+{
+	const struct str_ent *x = &e->str[id];
+	return (struct cg_sv){e->sbytes + x->off, x->len};
+}
+
+/* "0x" and lowercase hex without leading zeros, after "vmm:" for VMM; returns the length. */
+static size_t fmt_tensor_id(char *out, uint64_t addr, bool vmm)
+{
+	static const char hex[16] = "0123456789abcdef";
+	char *w = out;
+	if (vmm) {
+		memcpy(w, "vmm:", 4);
+		w += 4;
+	}
+	*w++ = '0';
+	*w++ = 'x';
+	int shift = 60;
+	while (shift > 0 && !((addr >> shift) & 15))
+		shift -= 4;
+	for (; shift >= 0; shift -= 4)
+		*w++ = hex[(addr >> shift) & 15];
+	return (size_t)(w - out);
+}
+
+static size_t fmt_span_id(char *out, uint64_t id)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + id % 10);
+		id /= 10;
+	} while (id);
+	out[0] = 's';
+	for (size_t i = 0; i < n; i++)
+		out[1 + i] = tmp[n - 1 - i];
+	return n + 1;
+}
+
+static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes,
+                        bool is_free)
+{
+	const struct cls_ent *c = &e->cls[cls];
+	char id[32];
+	struct cg_rec r = {.kind = CGTRACE_KIND_MEMORY};
+	r.u.memory = (struct cg_rec_memory){
+	    .timestamp_ns = ts,
+	    .tensor_id = {id, (uint32_t)fmt_tensor_id(id, addr, c->flags & CG_CLASS_VMM)},
+	    .span_id = str_sv(e, c->span),
+	    .op_name = c->op == UINT32_MAX ? CG_SV_NONE : str_sv(e, c->op),
+	    .device = str_sv(e, c->device),
+	    .bytes = bytes,
+	    .action = is_free ? CGTRACE_FREE : CGTRACE_ALLOC,
+	    .shape = &bytes,
+	    .ndim = 1,
+	    .dtype = CG_SV_LIT("u8"),
+	    .category = c->category,
+	    .managed = !is_free && (c->flags & CG_CLASS_MANAGED),
+	};
+	hot_text(e, &r);
+}
+
+/* ------------------------------------------------------------------ */
+/* The hot path                                                        */
+/* ------------------------------------------------------------------ */
+
+static inline uint8_t *put_memory_head(struct cg_cenc *e, uint8_t *w, uint32_t cls, uint8_t op,
+                                       uint64_t ts)
+{
+	uint8_t *w0;
+	uint32_t c = cls & (uint32_t)KEEP(e, class_ref);
+	if (likely(c < OP_CLASS_INLINE)) {
+		*w++ = KEEP(e, opcode) ? (uint8_t)(op | c) : OP_MEMORY;
+		STAT(e, opcode, 1);
+	} else {
+		*w++ = KEEP(e, opcode) ? (uint8_t)(op | OP_CLASS_INLINE) : OP_MEMORY;
+		STAT(e, opcode, 1);
+		w0 = w;
+		w = cg_varint_put(w, c);
+		STAT(e, class_ref, w - w0);
+	}
+	w0 = w;
+	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
+	STAT(e, timestamp, w - w0);
+	e->prev_ts = ts;
+	return w;
+}
+
+uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes)
+{
+	if (unlikely(ts < e->prev_ts || cls >= e->ncls)) {
+		if (cls < e->ncls)
+			memory_text(e, cls, ts, addr, bytes, false);
+		return UINT64_MAX;
+	}
+	uint8_t *w = put_thread(e, hot_room(e));
+	w = put_memory_head(e, w, cls, OP_MEMORY, ts);
+	uint8_t *w0 = w;
+	w = cg_varint_put(w, cg_zigzag((int64_t)(addr - e->prev_addr)) & KEEP(e, address));
+	STAT(e, address, w - w0);
+	w0 = w;
+	w = cg_varint_put(w, bytes & KEEP(e, size));
+	STAT(e, size, w - w0);
+	e->w = w;
+	e->prev_addr = addr;
+	e->st.records++;
+	uint64_t ord = e->next_ord++;
+	e->hist[ord & HIST_MASK] = addr;
+	return ord;
+}
+
+void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord)
+{
+	if (unlikely(cls >= e->ncls))
+		return;
+	if (unlikely(ts < e->prev_ts))
+		end_block(e);
+	uint8_t *w = put_thread(e, hot_room(e));
+	w = put_memory_head(e, w, cls, OP_MEMORY | OP_FREE, ts);
+	/* The history's ref when it names the address, the delta when that is shorter. */
+	uint64_t ref = cg_zigzag((int64_t)(addr - e->prev_addr)) << 1 | 1;
+	uint64_t back = e->next_ord - 1 - ord;
+	if (ord >= e->blk_first_ord && ord < e->next_ord && back < CG_COMPACT_HISTORY &&
+	    e->hist[ord & HIST_MASK] == addr && back * 2 < ref)
+		ref = back * 2;
+	uint8_t *w0 = w;
+	w = cg_varint_put(w, ref & KEEP(e, address));
+	STAT(e, address, w - w0);
+	e->w = w;
+	e->prev_addr = addr;
+	e->st.records++;
+}
+
+/* parent: 0 for none, else the parent's number plus 1, as the item has it. */
+static void span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent, uint32_t name,
+                       uint8_t span_kind, uint8_t step, bool measured)
+{
+	if (unlikely(ts < e->prev_ts || name >= e->nstr || span_kind >= CG_SPAN_KIND_COUNT ||
+	             step >= CG_STEP_COUNT)) {
+		char sid[24], pid[24];
+		struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_START};
+		r.u.span_start = (struct cg_rec_span_start){
+		    .id = {sid, (uint32_t)fmt_span_id(sid, id)},
+		    .parent_id = parent
+		                     ? (struct cg_sv){pid, (uint32_t)fmt_span_id(pid, parent - 1)}
+		                     : CG_SV_NONE,
+		    .name = name < e->nstr ? str_sv(e, name) : CG_SV_LIT(""),
+		    .start_ns = ts,
+		    .span_kind = span_kind,
+		    .measured = measured,
+		    .step = step,
+		};
+		hot_text(e, &r);
+		return;
+	}
+	uint8_t *w = put_thread(e, hot_room(e));
+	*w++ = KEEP(e, opcode) ? OP_SPAN_START : OP_MEMORY;
+	STAT(e, opcode, 1);
+	uint8_t *w0 = w;
+	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
+	STAT(e, timestamp, w - w0);
+	e->prev_ts = ts;
+	uint64_t k = KEEP(e, other);
+	w0 = w;
+	w = cg_varint_put(w, id & k);
+	w = cg_varint_put(w, parent & k);
+	w = cg_varint_put(w, name & k);
+	*w++ = (uint8_t)(span_kind & k);
+	*w++ = (uint8_t)(step & k);
+	*w++ = (uint8_t)(measured & k);
+	STAT(e, other, w - w0);
+	e->w = w;
+	e->st.records++;
+}
+
+void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent, uint32_t name,
+                        uint8_t span_kind, uint8_t step, bool measured)
+{
+	span_start(e, ts, id, parent ? parent + 1 : 0, name, span_kind, step, measured);
+}
+
+void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns)
+{
+	uint8_t *w = put_thread(e, hot_room(e));
+	*w++ = KEEP(e, opcode) ? OP_SPAN_END : OP_MEMORY;
+	STAT(e, opcode, 1);
+	uint64_t k = KEEP(e, other);
+	uint8_t *w0 = w;
+	w = cg_varint_put(w, id & k);
+	w = cg_varint_put(w, duration_ns & k);
+	STAT(e, other, w - w0);
+	e->w = w;
+	e->st.records++;
+}
+
+void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint64_t used,
+                           uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom)
+{
+	if (unlikely(ts < e->prev_ts || device >= e->nstr)) {
+		struct cg_rec r = {.kind = CGTRACE_KIND_DEVICE_MEMORY};
+		r.u.device_memory = (struct cg_rec_device_memory){
+		    .timestamp_ns = ts,
+		    .device = device < e->nstr ? str_sv(e, device) : CG_SV_LIT(""),
+		    .used_bytes = used,
+		    .free_bytes = free_bytes,
+		    .has_reserved = reserved != NULL,
+		    .reserved_bytes = reserved ? *reserved : 0,
+		    .has_oom_request = oom != NULL,
+		    .oom_request_bytes = oom ? *oom : 0,
+		};
+		hot_text(e, &r);
+		return;
+	}
+	uint8_t *w = put_thread(e, hot_room(e));
+	*w++ = KEEP(e, opcode) ? OP_DEVICE_MEMORY : OP_MEMORY;
+	STAT(e, opcode, 1);
+	uint8_t *w0 = w;
+	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
+	STAT(e, timestamp, w - w0);
+	e->prev_ts = ts;
+	uint64_t k = KEEP(e, other);
+	w0 = w;
+	w = cg_varint_put(w, device & k);
+	w = cg_varint_put(w, used & k);
+	w = cg_varint_put(w, free_bytes & k);
+	*w++ = (uint8_t)(((reserved ? 1 : 0) | (oom ? 2 : 0)) & k);
+	if (reserved)
+		w = cg_varint_put(w, *reserved & k);
+	if (oom)
+		w = cg_varint_put(w, *oom & k);
+	STAT(e, other, w - w0);
+	e->w = w;
+	e->st.records++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsed records (cgtrace export)                                     */
+/* ------------------------------------------------------------------ */
+
+static size_t live_slot(const struct live *l, uint32_t dev, uint64_t addr)
+{
+	size_t i = (size_t)cg_hash_mix64(addr ^ (uint64_t)dev << 48 ^ dev) & l->mask;
+	while (l->e[i].dev && !(l->e[i].dev == dev && l->e[i].addr == addr))
+		i = (i + 1) & l->mask;
+	return i;
+}
+
+static struct live_ent *live_find(struct live *l, uint32_t dev, uint64_t addr)
+{
+	if (!l->e)
+		return NULL;
+	struct live_ent *x = &l->e[live_slot(l, dev, addr)];
+	return x->dev ? x : NULL;
+}
+
+static int live_grow(struct live *l)
+{
+	size_t n = l->e ? (l->mask + 1) * 2 : 1024;
+	struct live_ent *old = l->e;
+	size_t old_n = l->e ? l->mask + 1 : 0;
+	l->e = calloc(n, sizeof(*l->e));
+	if (!l->e) {
+		l->e = old;
+		return -ENOMEM;
+	}
+	l->mask = n - 1;
+	for (size_t i = 0; i < old_n; i++)
+		if (old[i].dev)
+			l->e[live_slot(l, old[i].dev, old[i].addr)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Sets the entry, as an alloc does (replacing one already there). */
+static int live_set(struct live *l, uint32_t dev, uint64_t addr, uint64_t bytes, uint64_t ord)
+{
+	if ((l->count + 1) * 2 > (l->e ? l->mask + 1 : 0)) {
+		int r = live_grow(l);
+		if (r < 0)
+			return r;
+	}
+	struct live_ent *x = &l->e[live_slot(l, dev, addr)];
+	if (!x->dev)
+		l->count++;
+	*x = (struct live_ent){addr, bytes, ord, dev};
+	return 0;
+}
+
+/* Removes the entry, shifting back the ones its slot made wait (no tombstones). */
+static void live_remove(struct live *l, uint32_t dev, uint64_t addr)
+{
+	struct live_ent *x = live_find(l, dev, addr);
+	if (!x)
+		return;
+	size_t i = (size_t)(x - l->e);
+	l->count--;
+	for (size_t j = (i + 1) & l->mask; l->e[j].dev; j = (j + 1) & l->mask) {
+		size_t home = (size_t)cg_hash_mix64(l->e[j].addr ^ (uint64_t)l->e[j].dev << 48 ^
+		                                    l->e[j].dev) &
+		              l->mask;
+		/* j's entry may move to i when its home is not in (i, j]. */
+		if (((j - home) & l->mask) >= ((j - i) & l->mask)) {
+			l->e[i] = l->e[j];
+			i = j;
+		}
+	}
+	l->e[i].dev = 0;
+}
+
+/* The record's formatted line as TEXT. */
+static int rec_text(struct cg_cenc *e, const struct cg_rec *r)
+{
+	e->text.len = 0;
+	cg_jsonl_format(&e->text, r);
+	if (e->text.err) {
+		int err = e->text.err;
+		e->text.err = 0;
+		return err;
+	}
+	return put_text(e, e->text.p, e->text.len - 1);
+}
+
+/* A tensor_id the packed form spells: "0x", lowercase hex without leading zeros. */
+static bool parse_tensor_id(struct cg_sv s, uint64_t *addr, bool *vmm)
+{
+	const char *p = s.p, *end = s.p + s.n;
+	if (!p)
+		return false;
+	*vmm = s.n > 4 && memcmp(p, "vmm:", 4) == 0;
+	if (*vmm)
+		p += 4;
+	if (end - p < 3 || end - p > 18 || p[0] != '0' || p[1] != 'x')
+		return false;
+	p += 2;
+	if (p[0] == '0' && end - p > 1)
+		return false;
+	uint64_t v = 0;
+	for (; p < end; p++) {
+		unsigned d;
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else
+			return false;
+		v = v << 4 | d;
+	}
+	*addr = v;
+	return true;
+}
+
+/* A span id the packed form spells: "s" and a decimal number without leading zeros. */
+static bool parse_span_id(struct cg_sv s, uint64_t *id)
+{
+	if (!s.p || s.n < 2 || s.n > 21 || s.p[0] != 's' || (s.p[1] == '0' && s.n > 2))
+		return false;
+	uint64_t v = 0;
+	for (uint32_t i = 1; i < s.n; i++) {
+		unsigned d = (unsigned)(s.p[i] - '0');
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*id = v;
+	return true;
+}
+
+static uint32_t sv_string(struct cg_cenc *e, struct cg_sv s)
+{
+	return s.p ? cg_cenc_string(e, s.p, s.n) : CG_CENC_NONE;
+}
+
+/*
+ * What a reader makes of the packed memory record: the record must equal
+ * it field for field (cg_rec_equal), which a field added to the kind
+ * later fails until the packed form learns it.
+ */
+static bool memory_fits(const struct cg_rec *r, uint64_t addr, bool vmm, bool managed)
+{
+	const struct cg_rec_memory *m = &r->u.memory;
+	char id[32];
+	struct cg_rec d = {.kind = CGTRACE_KIND_MEMORY};
+	d.u.memory = (struct cg_rec_memory){
+	    .timestamp_ns = m->timestamp_ns,
+	    .tensor_id = {id, (uint32_t)fmt_tensor_id(id, addr, vmm)},
+	    .span_id = m->span_id,
+	    .op_name = m->op_name,
+	    .device = m->device,
+	    .bytes = m->bytes,
+	    .action = m->action,
+	    .shape = &m->bytes,
+	    .ndim = 1,
+	    .dtype = CG_SV_LIT("u8"),
+	    .category = m->category,
+	    .managed = managed,
+	};
+	return cg_rec_equal(&d, r);
+}
+
+static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
+{
+	const struct cg_rec_memory *m = &r->u.memory;
+	uint64_t addr = 0;
+	bool vmm = false, is_free = m->action == CGTRACE_FREE;
+	bool canon = parse_tensor_id(m->tensor_id, &addr, &vmm);
+	uint32_t dev = canon ? sv_string(e, m->device) : CG_CENC_NONE;
+	uint32_t live_dev = dev == CG_CENC_NONE ? 0 : (dev << 1 | vmm) + 1;
+	bool pack = canon && dev != CG_CENC_NONE && m->action <= CGTRACE_FREE &&
+	            m->category < CGTRACE_CAT_COUNT &&
+	            memory_fits(r, addr, vmm, !is_free && m->managed);
+	struct live_ent *x = NULL;
+	if (pack && is_free) {
+		x = e->o.track_live ? live_find(&e->live, live_dev, addr) : NULL;
+		pack = x && x->bytes == m->bytes;
+	}
+	uint32_t cls = CG_CENC_NONE;
+	if (pack) {
+		uint32_t span = sv_string(e, m->span_id);
+		uint32_t op = m->op_name.p ? sv_string(e, m->op_name) : UINT32_MAX;
+		uint8_t flags =
+		    (uint8_t)((m->managed ? CG_CLASS_MANAGED : 0) | (vmm ? CG_CLASS_VMM : 0));
+		if (span != CG_CENC_NONE && (op != CG_CENC_NONE || !m->op_name.p))
+			cls = cg_cenc_class(e, span, op, dev, m->category, flags);
+	}
+	int ret = 0;
+	uint64_t ord = UINT64_MAX;
+	if (cls == CG_CENC_NONE)
+		ret = rec_text(e, r);
+	else if (is_free)
+		cg_cenc_free(e, cls, m->timestamp_ns, addr, x->ord);
+	else
+		ord = cg_cenc_alloc(e, cls, m->timestamp_ns, addr, m->bytes);
+	if (ret == 0 && e->o.track_live && live_dev) {
+		if (is_free)
+			live_remove(&e->live, live_dev, addr);
+		else
+			ret = live_set(&e->live, live_dev, addr, m->bytes, ord);
+	}
+	return ret;
+}
+
+static int rec_span_start(struct cg_cenc *e, const struct cg_rec *r)
+{
+	const struct cg_rec_span_start *s = &r->u.span_start;
+	uint64_t id, parent = 0;
+	if (!parse_span_id(s->id, &id) || !s->name.p || s->span_kind >= CG_SPAN_KIND_COUNT ||
+	    s->step >= CG_STEP_COUNT)
+		return rec_text(e, r);
+	if (s->parent_id.p) {
+		if (!parse_span_id(s->parent_id, &parent) || parent == UINT64_MAX)
+			return rec_text(e, r);
+		parent++;
+	}
+	char sid[24], pid[24];
+	struct cg_rec d = {.kind = CGTRACE_KIND_SPAN_START};
+	d.u.span_start = (struct cg_rec_span_start){
+	    .id = {sid, (uint32_t)fmt_span_id(sid, id)},
+	    .parent_id =
+	        parent ? (struct cg_sv){pid, (uint32_t)fmt_span_id(pid, parent - 1)} : CG_SV_NONE,
+	    .name = s->name,
+	    .start_ns = s->start_ns,
+	    .span_kind = s->span_kind,
+	    .measured = s->measured,
+	    .step = s->step,
+	};
+	if (!cg_rec_equal(&d, r))
+		return rec_text(e, r);
+	uint32_t name = sv_string(e, s->name);
+	if (name == CG_CENC_NONE)
+		return rec_text(e, r);
+	span_start(e, s->start_ns, id, parent, name, s->span_kind, s->step, s->measured);
+	return 0;
+}
+
+static int rec_span_end(struct cg_cenc *e, const struct cg_rec *r)
+{
+	uint64_t id;
+	if (!parse_span_id(r->u.span_end.id, &id))
+		return rec_text(e, r);
+	cg_cenc_span_end(e, id, r->u.span_end.duration_ns);
+	return 0;
+}
+
+static int rec_device_memory(struct cg_cenc *e, const struct cg_rec *r)
+{
+	const struct cg_rec_device_memory *m = &r->u.device_memory;
+	struct cg_rec d = {.kind = CGTRACE_KIND_DEVICE_MEMORY};
+	d.u.device_memory = (struct cg_rec_device_memory){
+	    .timestamp_ns = m->timestamp_ns,
+	    .device = m->device,
+	    .used_bytes = m->used_bytes,
+	    .free_bytes = m->free_bytes,
+	    .has_reserved = m->has_reserved,
+	    .reserved_bytes = m->reserved_bytes,
+	    .has_oom_request = m->has_oom_request,
+	    .oom_request_bytes = m->oom_request_bytes,
+	};
+	uint32_t dev = cg_rec_equal(&d, r) ? sv_string(e, m->device) : CG_CENC_NONE;
+	if (dev == CG_CENC_NONE)
+		return rec_text(e, r);
+	cg_cenc_device_memory(e, m->timestamp_ns, dev, m->used_bytes, m->free_bytes,
+	                      m->has_reserved ? &m->reserved_bytes : NULL,
+	                      m->has_oom_request ? &m->oom_request_bytes : NULL);
+	return 0;
+}
+
+int cg_cenc_rec(struct cg_cenc *e, const struct cg_rec *r)
+{
+	int ret;
+	switch (r->kind) {
+	case CGTRACE_KIND_MEMORY:
+		ret = rec_memory(e, r);
+		break;
+	case CGTRACE_KIND_SPAN_START:
+		ret = rec_span_start(e, r);
+		break;
+	case CGTRACE_KIND_SPAN_END:
+		ret = rec_span_end(e, r);
+		break;
+	case CGTRACE_KIND_DEVICE_MEMORY:
+		ret = rec_device_memory(e, r);
+		break;
+	default:
+		ret = rec_text(e, r);
+	}
+	return ret < 0 ? ret : e->err;
+}
