@@ -58,18 +58,21 @@ static int sniff(struct cg_lines *l)
 	l->in = malloc(l->in_cap);
 	if (!l->z || !l->in)
 		return -ENOMEM;
-	memcpy(l->in, l->buf, 4);
-	l->in_len = 4;
+	memcpy(l->in, l->buf, l->len);
+	l->in_len = l->len;
 	l->len = 0;
 	return 0;
 }
 
-int cg_lines_open_fd(struct cg_lines *l, int fd)
+int cg_lines_open_fd(struct cg_lines *l, int fd, const void *pre, size_t npre)
 {
 	int r = init(l);
 	if (r < 0)
 		return r;
 	l->fd = fd;
+	/* Bytes the caller read to tell the encoding: they come first. */
+	memcpy(l->buf, pre, npre);
+	l->len = npre;
 	return sniff(l);
 }
 

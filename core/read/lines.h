@@ -25,7 +25,8 @@ struct cg_lines {
 	char err[200];
 };
 
-int cg_lines_open_fd(struct cg_lines *l, int fd);
+/* pre[0..npre), npre <= 16: the first bytes of fd, which the caller has read already. */
+int cg_lines_open_fd(struct cg_lines *l, int fd, const void *pre, size_t npre);
 int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len);
 void cg_lines_close(struct cg_lines *l);
 /*

@@ -50,9 +50,18 @@ int cg_read_parse(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *lin
 
 int cg_read_fail(struct cg_read_ctx *ctx, int ret, const char *msg)
 {
-	snprintf(ctx->err, ctx->errlen, "%s:%llu: %s", ctx->name, (unsigned long long)ctx->line_no,
-		 msg);
+	snprintf(ctx->err, ctx->errlen, ctx->records ? "%s: record %llu: %s" : "%s:%llu: %s",
+		 ctx->name, (unsigned long long)ctx->line_no, msg);
 	return ret;
+}
+
+void cg_read_truncated_after(struct cg_read_ctx *ctx, uint64_t records)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s: trace truncated after %llu records", ctx->name,
+		 (unsigned long long)records);
+	warn(ctx, msg);
+	ctx->doc->truncated = true;
 }
 
 int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
@@ -61,10 +70,13 @@ int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *lin
 	struct cg_rec scratch;
 	const struct cg_rec *rec;
 	int ret = cg_read_parse(ctx, ref, line, len, terminated, fast, &scratch, &rec);
-	if (ret != 0)
-		return ret;
-	char msg[sizeof(ref->err)];
-	ret = cg_doc_add(ctx->doc, rec, msg, sizeof(msg));
+	return ret != 0 ? ret : cg_read_apply_rec(ctx, rec);
+}
+
+int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec)
+{
+	char msg[320];
+	int ret = cg_doc_add(ctx->doc, rec, msg, sizeof(msg));
 	return ret < 0 ? cg_read_fail(ctx, ret, msg) : 0;
 }
 

@@ -17,7 +17,8 @@ struct cg_read_ctx {
 	struct cgtrace_doc *doc;
 	char *err; /* the caller's: the error, or a warning when opts has no callback */
 	size_t errlen;
-	uint64_t line_no; /* of the line being applied */
+	uint64_t line_no; /* of the line being applied; of the record for compact input */
+	bool records;     /* compact input: messages name "record N", not line N */
 };
 
 /*
@@ -29,7 +30,10 @@ struct cg_read_ctx {
 int cg_read_parse(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
 		  bool terminated, const struct cg_rec *fast, struct cg_rec *scratch,
 		  const struct cg_rec **rec);
-/* Formats "NAME:LINE: msg" for the line being read into ctx->err and returns ret. */
+/*
+ * Formats "NAME:LINE: msg" (or "NAME: record N: msg") for the line being
+ * read into ctx->err and returns ret.
+ */
 int cg_read_fail(struct cg_read_ctx *ctx, int ret, const char *msg);
 /*
  * Applies one non-blank line: fast is the fast parser's record, or NULL to
@@ -38,6 +42,10 @@ int cg_read_fail(struct cg_read_ctx *ctx, int ret, const char *msg);
  */
 int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,
 		  bool terminated, const struct cg_rec *fast);
+/* Adds a parsed record to the document: 0, or a negative errno with ctx->err set. */
+int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec);
+/* Warns "NAME: trace truncated after N records" and marks the document truncated. */
+void cg_read_truncated_after(struct cg_read_ctx *ctx, uint64_t records);
 /* Formats a read error of the source into ctx->err and returns it. */
 int cg_read_io_error(struct cg_read_ctx *ctx, int err);
 #endif

@@ -20,14 +20,15 @@
 #include "doc_build.h"
 #include "doc_rules.h"
 #include "export.h"
-#include "lines.h"
 #include "parse.h"
 #include "parse_fast.h"
 #include "read_apply.h"
+#include "read_compact.h"
 #include "stream_read.h"
+#include "trace_src.h"
 
 struct cgtrace_reader {
-	struct cg_lines lines;
+	struct cg_src src;
 	int fd; /* closed with the reader unless it is stdin or -1 */
 	char *name;
 	struct cgtrace_read_options opts;
@@ -64,7 +65,7 @@ static int reader_new(struct cgtrace_reader **out, const char *name,
 	if (!r)
 		return -ENOMEM;
 	r->fd = -1;
-	r->lines.fd = -1;
+	r->src.lines.fd = -1;
 	r->name = strdup(name);
 	r->spans = cg_doc_new();
 	if (!r->name || !r->spans) {
@@ -88,7 +89,7 @@ CG_EXPORT void cgtrace_reader_close(struct cgtrace_reader *r)
 {
 	if (!r)
 		return;
-	cg_lines_close(&r->lines);
+	cg_src_close(&r->src);
 	if (r->fd > STDIN_FILENO)
 		close(r->fd);
 	cg_parse_fini(&r->parse);
@@ -114,7 +115,7 @@ CG_EXPORT int cgtrace_reader_open(struct cgtrace_reader **out, const char *path,
 		return ret;
 	}
 	r->fd = fd;
-	ret = cg_lines_open_fd(&r->lines, fd);
+	ret = cg_src_open_fd(&r->src, fd);
 	if (ret < 0) {
 		cgtrace_reader_close(r);
 		return ret;
@@ -132,7 +133,7 @@ CG_EXPORT int cgtrace_reader_open_mem(struct cgtrace_reader **out, const char *n
 	int ret = reader_new(&r, name, opts);
 	if (ret < 0)
 		return ret;
-	ret = cg_lines_open_mem(&r->lines, data, len);
+	ret = cg_src_open_mem(&r->src, data, len);
 	if (ret < 0) {
 		cgtrace_reader_close(r);
 		return ret;
@@ -187,15 +188,15 @@ static int next_line(struct cgtrace_reader *r, const struct cg_rec **rec)
 		const char *line;
 		size_t len;
 		bool terminated;
-		int ret = cg_lines_next(&r->lines, &line, &len, &terminated);
+		int ret = cg_lines_next(&r->src.lines, &line, &len, &terminated);
 		if (ret < 0) {
 			snprintf(r->msg, sizeof(r->msg), "%s: %s", r->name,
-				 r->lines.err[0] ? r->lines.err : strerror(-ret));
+				 r->src.lines.err[0] ? r->src.lines.err : strerror(-ret));
 			return ret;
 		}
 		if (ret == 0)
 			return finish(r);
-		r->ctx.line_no = r->lines.line_no;
+		r->ctx.line_no = r->src.lines.line_no;
 		if (cg_line_blank(line, len))
 			continue;
 		cg_arena_reset(&r->parse.arena);
@@ -212,11 +213,21 @@ static int next_line(struct cgtrace_reader *r, const struct cg_rec **rec)
 	}
 }
 
+static int next_compact(struct cgtrace_reader *r, const struct cg_rec **rec)
+{
+	int ret = cg_read_compact_next(&r->ctx, r->src.cdec, &r->parse, &r->scratch, rec);
+	if (ret == 0)
+		return finish(r);
+	if (ret == 1)
+		ret = check_rules(r, *rec);
+	return ret < 0 ? ret : 1;
+}
+
 int cg_reader_next_rec(struct cgtrace_reader *r, const struct cg_rec **rec)
 {
 	if (r->state <= 0)
 		return r->state;
-	int ret = next_line(r, rec);
+	int ret = r->src.cdec ? next_compact(r, rec) : next_line(r, rec);
 	if (ret <= 0)
 		r->state = ret;
 	return ret;
@@ -305,7 +316,7 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 
 	cg_arena_reset(&r->strs);
 	r->has_ident = false;
-	*out = (struct cgtrace_record){.kind = rec->kind, .line = r->lines.line_no};
+	*out = (struct cgtrace_record){.kind = rec->kind, .line = r->ctx.line_no};
 	switch (rec->kind) {
 	case CGTRACE_KIND_META:
 		view_meta(r, &rec->u.meta);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The reader: lines -> records -> document, stopping at the first broken
- * rule with "PATH:LINE: message" (read_apply.c handles each line).
+ * The reader: lines (or compact records) -> records -> document, stopping
+ * at the first broken rule with "PATH:LINE: message" (read_apply.c handles
+ * each line) or "PATH: record N: message" (read_compact.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +13,12 @@
 #include "cgtrace.h"
 #include "doc.h"
 #include "export.h"
-#include "lines.h"
 #include "read_apply.h"
+#include "read_compact.h"
 #include "read_pipe.h"
+#include "trace_src.h"
 
-static int read_source(struct cg_lines *l, const char *name,
+static int read_source(struct cg_src *src, const char *name,
 		       const struct cgtrace_read_options *opts, struct cgtrace_doc **out,
 		       char *err, size_t errlen)
 {
@@ -27,9 +29,9 @@ static int read_source(struct cg_lines *l, const char *name,
 	}
 	struct cg_read_ctx ctx = {
 		.name = name, .opts = opts, .doc = doc, .err = err, .errlen = errlen};
-	int ret = cg_read_pipe(&ctx, l);
-	if (ret < 0 && l->err[0])
-		snprintf(err, errlen, "%s: %s", name, l->err);
+	int ret = src->cdec ? cg_read_compact(&ctx, src->cdec) : cg_read_pipe(&ctx, &src->lines);
+	if (ret < 0 && !src->cdec && src->lines.err[0])
+		snprintf(err, errlen, "%s: %s", name, src->lines.err);
 	if (ret == 0) {
 		char msg[256];
 		ret = cg_doc_finish(doc, msg, sizeof(msg));
@@ -57,13 +59,13 @@ CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_optio
 		snprintf(err, errlen, "%s: %s", name, strerror(e));
 		return -e;
 	}
-	struct cg_lines l;
-	int ret = cg_lines_open_fd(&l, fd);
+	struct cg_src src;
+	int ret = cg_src_open_fd(&src, fd);
 	if (ret < 0)
-		snprintf(err, errlen, "%s: %s", name, l.err[0] ? l.err : strerror(-ret));
+		snprintf(err, errlen, "%s: %s", name, src.err);
 	else
-		ret = read_source(&l, name, opts, out, err, errlen);
-	cg_lines_close(&l);
+		ret = read_source(&src, name, opts, out, err, errlen);
+	cg_src_close(&src);
 	if (!is_stdin)
 		close(fd);
 	return ret;
@@ -73,14 +75,14 @@ CG_EXPORT int cgtrace_doc_read_mem(const char *name, const void *data, size_t le
 				   const struct cgtrace_read_options *opts,
 				   struct cgtrace_doc **out, char *err, size_t errlen)
 {
-	struct cg_lines l;
+	struct cg_src src;
 	if (errlen)
 		err[0] = '\0';
-	int ret = cg_lines_open_mem(&l, data, len);
+	int ret = cg_src_open_mem(&src, data, len);
 	if (ret < 0)
-		snprintf(err, errlen, "%s: %s", name, l.err[0] ? l.err : strerror(-ret));
+		snprintf(err, errlen, "%s: %s", name, src.err);
 	else
-		ret = read_source(&l, name, opts, out, err, errlen);
-	cg_lines_close(&l);
+		ret = read_source(&src, name, opts, out, err, errlen);
+	cg_src_close(&src);
 	return ret;
 }

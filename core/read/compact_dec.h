@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compact decoder (docs/compact-format.md): blocks in, one trace record
+ * at a time out. Memory is one block (its stored and raw bytes), the
+ * cumulative string and class tables and the live table, which holds the
+ * allocations live at once; nothing is allocated per record.
+ */
+#ifndef CG_COMPACT_DEC_H
+#define CG_COMPACT_DEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+#define CG_COMPACT_MAGIC "\x89" "CGTRACE"
+#define CG_COMPACT_MAGIC_LEN 8
+
+/* What cg_cdec_next yields. */
+enum { CG_CDEC_END = 0, CG_CDEC_REC = 1, CG_CDEC_TEXT = 2 };
+
+struct cg_cdec;
+
+struct cg_cdec_out {
+	const struct cg_rec *rec; /* CG_CDEC_REC: views into the decoder */
+	const char *line;         /* CG_CDEC_TEXT: the record's JSONL text, no newline */
+	size_t len;
+};
+
+/*
+ * A decoder over fd (not closed by it), the first npre bytes of which the
+ * caller has read already (a pipe cannot seek): they are pre[0..npre).
+ */
+int cg_cdec_open_fd(struct cg_cdec **out, int fd, const void *pre, size_t npre);
+/* A decoder over memory, which must outlive it. */
+int cg_cdec_open_mem(struct cg_cdec **out, const void *data, size_t len);
+void cg_cdec_close(struct cg_cdec *d);
+
+/*
+ * CG_CDEC_REC or CG_CDEC_TEXT with *out valid until the next call;
+ * CG_CDEC_END at the end (cg_cdec_truncated says whether the file was cut
+ * inside a block); a negative errno with cg_cdec_error set: -EBADMSG for
+ * input that breaks the format, else the read error. Errors are sticky.
+ */
+int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out);
+/* Trace records yielded so far: the last one's number, 1-based. */
+uint64_t cg_cdec_records(const struct cg_cdec *d);
+/* True once the end came inside a block header or payload. */
+bool cg_cdec_truncated(const struct cg_cdec *d);
+/*
+ * The error: "record N: message" (N, the record being decoded, is
+ * cg_cdec_records() + 1) for bad input, the read error's text otherwise.
+ */
+const char *cg_cdec_error(const struct cg_cdec *d);
+/* The thread of the records being yielded (0: unknown). */
+uint64_t cg_cdec_thread(const struct cg_cdec *d);
+
+/* True when the n bytes at p are all a compact trace could begin with (n >= 1). */
+bool cg_cdec_sniff(const void *p, size_t n);
+
+#endif

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target for the compact decoder. An input that begins with the
+ * compact magic is read as a file; any other is taken as items, which the
+ * target wraps into a file itself (header, and blocks with their right
+ * lengths and CRC-32, split at each "BLK!", stored or zstd by the first
+ * byte's low bit), so that mutations reach the items rather than dying at
+ * the checksum. For any input: no crash; an error is one line naming the
+ * input and the record; the streaming reader agrees with the document
+ * reader (verdict, message, counts); and a trace that reads exports in
+ * stream order to JSONL that reads back to the same summary and counts.
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "cgtrace.h"
+#include "compact_dec.h"
+#include "crc32.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SPLIT "BLK!"
+
+static void quiet(void *user, const char *line)
+{
+	(void)user;
+	(void)line;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The file the items make: *len bytes, malloc'd. */
+static uint8_t *wrap(const uint8_t *data, size_t size, size_t *len)
+{
+	bool zstd = size && (data[0] & 1);
+	const uint8_t *p = size ? data + 1 : data, *end = data + size;
+	/* Each block may hold a split's 4 bytes: a header and zstd's per-frame bound each. */
+	size_t cap = 16 + (size / 4 + 1) * (16 + 96) + 2 * size;
+	uint8_t *out = malloc(cap);
+	assert(out);
+	memcpy(out, CG_COMPACT_MAGIC, 8);
+	put32(out + 8, 1);
+	put32(out + 12, 0);
+	size_t n = 16;
+	for (;;) {
+		const uint8_t *s = memmem(p, (size_t)(end - p), SPLIT, 4);
+		const uint8_t *e = s ? s : end;
+		size_t raw = (size_t)(e - p);
+		uint8_t *h = out + n, *payload = h + 16;
+		size_t plen = raw;
+		if (zstd) {
+			plen = ZSTD_compress(payload, cap - n - 16, p, raw, 1);
+			assert(!ZSTD_isError(plen));
+		} else {
+			memcpy(payload, p, raw);
+		}
+		h[0] = zstd ? 'Z' : 'R';
+		h[1] = h[2] = h[3] = 0;
+		put32(h + 4, (uint32_t)plen);
+		put32(h + 8, (uint32_t)raw);
+		put32(h + 12, cg_crc32(0, payload, plen));
+		n += 16 + plen;
+		if (!s)
+			break;
+		p = s + 4;
+	}
+	*len = n;
+	return out;
+}
+
+static void check_round_trip(const uint8_t *data, size_t size, const struct cgtrace_doc *doc)
+{
+	struct cgtrace_summary s1, s2;
+	if (cgtrace_doc_summary(doc, &s1) < 0)
+		return;
+	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_reader *r;
+	assert(cgtrace_reader_open_mem(&r, "fuzz", data, size, &opts) == 0);
+	int fd = memfd_create("export", MFD_CLOEXEC);
+	assert(fd >= 0);
+	int ret = cgtrace_reader_export_jsonl(r, fd);
+	assert(ret == 0);
+	cgtrace_reader_close(r);
+	off_t len = lseek(fd, 0, SEEK_CUR);
+	char *buf = malloc((size_t)len + 1);
+	assert(buf && pread(fd, buf, (size_t)len, 0) == len);
+	close(fd);
+	struct cgtrace_doc *back = NULL;
+	char err[512];
+	ret = cgtrace_doc_read_mem("export", buf, (size_t)len, &opts, &back, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "the JSONL export does not read back: %s\n", err);
+		abort();
+	}
+	assert(cgtrace_doc_summary(back, &s2) == 0);
+	assert(memcmp(&s1, &s2, sizeof(s1)) == 0);
+	for (int k = 0; k < CGTRACE_KIND_COUNT; k++)
+		assert(cgtrace_doc_count(doc, (enum cgtrace_kind)k) ==
+		       cgtrace_doc_count(back, (enum cgtrace_kind)k));
+	cgtrace_doc_free(back);
+	free(buf);
+}
+
+static void check_stream(const uint8_t *data, size_t size, int doc_ret, const char *doc_err,
+			 const struct cgtrace_doc *doc)
+{
+	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_reader *r;
+	assert(cgtrace_reader_open_mem(&r, "fuzz", data, size, &opts) == 0);
+	size_t seen[CGTRACE_KIND_COUNT] = {0};
+	struct cgtrace_record rec;
+	int ret;
+	uint64_t n = 0;
+	while ((ret = cgtrace_reader_next(r, &rec)) == 1) {
+		seen[rec.kind]++;
+		assert(rec.line == ++n);
+	}
+	if (ret != doc_ret || strcmp(cgtrace_reader_message(r), doc_err) != 0) {
+		fprintf(stderr, "stream and document readers disagree: %d '%s' vs %d '%s'\n", ret,
+			cgtrace_reader_message(r), doc_ret, doc_err);
+		abort();
+	}
+	for (int k = CGTRACE_KIND_SPAN_START; doc && k < CGTRACE_KIND_DEVICE_INFO; k++)
+		if (k != CGTRACE_KIND_SPAN_END)
+			assert(seen[k] == cgtrace_doc_count(doc, (enum cgtrace_kind)k));
+	cgtrace_reader_close(r);
+}
+
+static void check_file(const uint8_t *data, size_t size)
+{
+	struct cgtrace_doc *doc = NULL;
+	char err[512];
+	struct cgtrace_read_options opts = {.warn = quiet};
+	int ret = cgtrace_doc_read_mem("fuzz", data, size, &opts, &doc, err, sizeof(err));
+	check_stream(data, size, ret, err, doc);
+	if (ret == 0) {
+		check_round_trip(data, size, doc);
+		cgtrace_doc_free(doc);
+	} else {
+		/* One line naming the input; the decoder's own errors name the record. */
+		assert(strncmp(err, "fuzz", 4) == 0 && !strchr(err, '\n'));
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size >= 8 && memcmp(data, CG_COMPACT_MAGIC, 8) == 0) {
+		check_file(data, size);
+		return 0;
+	}
+	size_t len;
+	uint8_t *file = wrap(data, size, &len);
+	check_file(file, len);
+	free(file);
+	return 0;
+}

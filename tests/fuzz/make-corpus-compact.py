@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus for the compact decoder's fuzz target (tests/fuzz/corpus-compact).
+
+Files named *.cgt are whole compact traces (docs/compact-format.md), built
+here item by item; *.items are items only, which the target wraps into a
+file itself (first byte: bit 0 selects zstd blocks; "BLK!" splits blocks).
+zstd blocks need the zstd program; without it they are stored instead.
+"""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus-compact")
+os.makedirs(out, exist_ok=True)
+HAVE_ZSTD = shutil.which("zstd") is not None
+
+META = ('{"kind":"meta","schema":"candle-graph/trace/6","run_id":"run-1",'
+        '"correlation_id":"demo/update-1","entrypoint":"demo","phase":"train",'
+        '"timestamp":"2026-08-04T18:00:00Z","capture_step":1,"warmup_steps":0,'
+        '"device":"cpu","timing_mode":"host","tags":{"pid":"42"}}')
+
+
+def var(v):
+    b = bytearray()
+    while v >= 0x80:
+        b.append((v & 0x7F) | 0x80)
+        v >>= 7
+    b.append(v)
+    return bytes(b)
+
+
+def zz(v):
+    return ((v << 1) ^ (v >> 63)) & (2**64 - 1)
+
+
+def string(s):
+    s = s.encode()
+    return b"\x01" + var(len(s)) + s
+
+
+def text(line):
+    line = line.encode()
+    return b"\x03" + var(len(line)) + line
+
+
+def klass(span, op, dev, cat, flags):
+    return b"\x05" + var(span) + var(op) + var(dev) + bytes([cat, flags])
+
+
+def alloc(cls, dts, daddr, size):
+    return bytes([0x80 | cls]) + var(dts) + var(zz(daddr)) + var(size)
+
+
+def free_hist(cls, dts, back):
+    return bytes([0xC0 | cls]) + var(dts) + var(back * 2)
+
+
+def free_delta(cls, dts, daddr):
+    return bytes([0xC0 | cls]) + var(dts) + var(zz(daddr) * 2 + 1)
+
+
+def span_start(dts, sid, parent, name, kind, step, flags):
+    return b"\x10" + var(dts) + var(sid) + var(parent) + var(name) + bytes([kind, step, flags])
+
+
+def span_end(sid, dur):
+    return b"\x11" + var(sid) + var(dur)
+
+
+def devmem(dts, dev, used, free, reserved=None, oom=None):
+    flags = (1 if reserved is not None else 0) | (2 if oom is not None else 0)
+    b = b"\x12" + var(dts) + var(dev) + var(used) + var(free) + bytes([flags])
+    if reserved is not None:
+        b += var(reserved)
+    if oom is not None:
+        b += var(oom)
+    return b
+
+
+def block(raw, kind="R"):
+    payload = raw
+    if kind == "Z" and HAVE_ZSTD:
+        payload = subprocess.run(["zstd", "-q", "-1", "-c"], input=raw, capture_output=True,
+                                 check=True).stdout
+    else:
+        kind = "R"
+    return struct.pack("<B3xIII", ord(kind), len(payload), len(raw), zlib.crc32(payload)) + payload
+
+
+HEADER = b"\x89CGTRACE" + struct.pack("<II", 1, 0)
+
+TABLES = (string("s1") + string("malloc") + string("cpu") + string("cuda:0") + string("root")
+          + klass(0, 2, 2, 4, 0) + klass(4, 0, 3, 1, 3))
+
+FIRST = (text(META) + TABLES + b"\x02" + var(4242)
+         + span_start(0, 1, 0, 4, 0, 0, 0)
+         + alloc(0, 100, 0x5583A6C012A0, 1024)
+         + alloc(0, 5, 0x40, 32)
+         + alloc(1, 1, -0x5583A6C012E0, 4096)
+         + free_hist(0, 2, 1)
+         + free_delta(0, 3, -0x40)
+         + b"\x47" + var(2) + b"ok"
+         + devmem(4, 3, 1000, 9000, 2000, 512) + devmem(1, 3, 1000, 9000)
+         + span_start(10, 2, 2, 4, 2, 1, 1) + span_end(2, 20))
+SECOND = (free_delta(1, 7, 0)
+          + bytes([0x9F]) + var(0) + var(1) + var(zz(0x10)) + var(16)
+          + text('{"kind":"memory","timestamp_ns":9,"tensor_id":"t7","span_id":"s1",'
+                 '"device":"cpu","bytes":4,"action":"alloc","shape":[2,2],"dtype":"u8",'
+                 '"category":"other"}')
+          + bytes([0xE0]) + var(1) + var(0) + var(2) + var(1) + var(5)
+          + span_end(1, 100))
+
+files = {}
+full = HEADER + block(FIRST, "R") + block(SECOND, "Z")
+files["full.cgt"] = full
+files["truncated.cgt"] = full[:-3]
+files["cut-header.cgt"] = full[:11]
+files["header-only.cgt"] = HEADER
+files["bad-crc.cgt"] = full[:28] + bytes([full[28] ^ 1]) + full[29:]
+files["bad-version.cgt"] = HEADER[:8] + struct.pack("<II", 2, 0) + full[16:]
+files["bad-type.cgt"] = HEADER + b"Q" + full[17:]
+files["huge-raw.cgt"] = HEADER + struct.pack("<B3xIII", ord("R"), 8, 1 << 30, 0)
+files["zstd-lies.cgt"] = HEADER + block(b"\x02\x01", "R").replace(b"R", b"Z", 1)
+
+items = {
+    "unknown-op": text(META) + b"\x04",
+    "free-not-live": text(META) + TABLES + free_delta(0, 1, 0x10),
+    "hist-range": text(META) + TABLES + alloc(0, 1, 16, 8) + free_hist(0, 1, 5),
+    "string-undefined": text(META) + klass(9, 0, 0, 0, 0),
+    "class-undefined": text(META) + TABLES + alloc(7, 1, 1, 1),
+    "bad-varint": text(META) + TABLES + b"\x80" + b"\xff" * 10 + b"\x01",
+    "huge-len": text(META) + b"\x01" + var(1 << 40),
+    "cut-item": text(META) + TABLES + alloc(0, 1, 16, 8)[:-1],
+    "bad-text": text('{"kind":"meta"'),
+    "ext-area": text(META) + TABLES + bytes([0xA0]) + var(1) + var(16) + var(8) + var(2) + var(1) + var(9),
+}
+for name, raw in items.items():
+    files[name + ".items"] = b"\x00" + raw
+files["blocks.items"] = b"\x01" + FIRST + b"BLK!" + SECOND
+files["blocks-stored.items"] = b"\x00" + FIRST + b"BLK!" + SECOND
+
+for name, data in files.items():
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(data)
+print(f"{len(files)} files in {out}")
