@@ -13,6 +13,7 @@
 struct entry {
 	uint64_t addr; /* 0 = empty */
 	uint64_t size;
+	uint64_t ord;
 };
 
 static struct {
@@ -22,7 +23,7 @@ static struct {
 } t;
 
 /*
- * Blocks of 64 slots (1 KiB of table, 16 cache lines) stand for 1 KiB
+ * Blocks of 64 slots (1.5 KiB of table, 24 cache lines) stand for 1 KiB
  * chunks of address space: the chunk number is Fibonacci-hashed to pick
  * the block, and the 16-byte offset in the chunk, turned by another part
  * of the same hash, picks the slot. Allocations made near each other in
@@ -82,6 +83,7 @@ bool cg_live_insert(uint64_t addr, const struct cg_live *v)
 	t.slots[i].addr = addr;
 	t.slots[i].size = (v->size & SIZE_MASK) | ((uint64_t)v->device << DEV_SHIFT) |
 			  ((uint64_t)(v->category & 15) << CAT_SHIFT);
+	t.slots[i].ord = v->ord;
 	return true;
 }
 
@@ -98,6 +100,7 @@ bool cg_live_remove(uint64_t addr, struct cg_live *v)
 	v->size = t.slots[i].size & SIZE_MASK;
 	v->device = (uint8_t)(t.slots[i].size >> DEV_SHIFT);
 	v->category = (uint8_t)(t.slots[i].size >> CAT_SHIFT);
+	v->ord = t.slots[i].ord;
 	/* Backward-shift deletion keeps probe chains intact without tombstones. */
 	for (uint64_t j = i;;) {
 		j = (j + 1) & t.mask;
@@ -120,7 +123,7 @@ void cg_live_prefetch(uint64_t addr)
 		__builtin_prefetch(&t.slots[slot_of(addr, t.mask)], 1);
 }
 
-/* 1 MiB of table: beyond what stays cached beside the output buffer. */
+/* 1.5 MiB of table: beyond what stays cached beside the output buffer. */
 bool cg_live_large(void)
 {
 	return t.mask >= (1u << 16);

@@ -4,8 +4,8 @@
  * category, so a free can carry the size of the allocation it ends. Only
  * the writer thread touches it (events reach it in time order), so there
  * is no lock anywhere a hook could find held. One open-addressing table of
- * 16-byte entries in mapped memory, 64 KiB at first, then between a quarter
- * and half full: 32 to 64 bytes per live recorded allocation, 96 while it
+ * 24-byte entries in mapped memory, 96 KiB at first, then between a quarter
+ * and half full: 48 to 96 bytes per live recorded allocation, 144 while it
  * doubles (old and new tables both mapped).
  */
 #ifndef CG_LIVE_H
@@ -18,6 +18,7 @@ struct cg_live {
 	uint64_t size;    /* requested bytes, below 2^52 */
 	uint8_t category; /* enum cgtrace_category */
 	uint8_t device;   /* a device source's index, or CG_PROBE_HOST (heap and pinned memory) */
+	uint64_t ord;     /* the compact encoder's ordinal of the alloc, for its free */
 };
 
 /* Returns false when no memory could be had for the table. */

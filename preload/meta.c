@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
+#include "compact_out.h"
 #include "jsonl_format.h"
 #include "options.h"
 #include "record.h"
@@ -200,6 +201,8 @@ void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, pid_t forked_from)
 	add_c(&t, "hostname", host);
 	add_c(&t, "cgprobe_version", CGTRACE_VERSION);
 	cg_options_each_tag(add_setting, &t);
+	if (cg_opt.trace_format == CG_FORMAT_COMPACT)
+		add_c(&t, "cgprobe_zstd_level", CG_PROBE_ZSTD_LEVEL_TEXT);
 	if (forked_from) {
 		snprintf(parent, sizeof(parent), "%d", (int)forked_from);
 		add_c(&t, "forked_from", parent);

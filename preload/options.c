@@ -11,15 +11,17 @@
 
 struct cg_options cg_opt;
 
-enum kind { OPT_STR, OPT_U64, OPT_POS_U64, OPT_BOOL, OPT_PHASE, OPT_SNAPSHOTS };
+enum kind { OPT_STR, OPT_U64, OPT_POS_U64, OPT_BOOL, OPT_PHASE, OPT_SNAPSHOTS, OPT_FORMAT };
 
 /*
  * tag: the meta tag that records the setting in every trace, for settings
  * that change what a trace holds (a reader must know a trace left out
  * small blocks). Settings that choose processes (ONLY, FOLLOW), where and
- * when output goes (OUTPUT, FLUSH_MS, MANIFEST, QUIET) or that are meta
- * fields of their own (ENTRYPOINT, PHASE, CAPTURE_STEP, CORRELATION_ID,
- * DEVICE) or tags themselves (TAGS) have none.
+ * when output goes (OUTPUT, FLUSH_MS, MANIFEST, QUIET, STATS,
+ * TEST_JSONL_COPY) or that are meta fields of their own (ENTRYPOINT,
+ * PHASE, CAPTURE_STEP, CORRELATION_ID, DEVICE) or tags themselves (TAGS)
+ * have none. FORMAT's tag is the trace's encoding, which its name may
+ * decide rather than the variable.
  */
 struct option_def {
 	const char *name;
@@ -31,7 +33,10 @@ struct option_def {
 
 static const struct option_def table[] = {
 	{"CGPROBE_QUIET", OPT_BOOL, &cg_opt.quiet, "0", NULL},
-	{"CGPROBE_OUTPUT", OPT_STR, &cg_opt.output, "cgprobe.%e.%p.jsonl", NULL},
+	/* No default here: the default name follows the encoding (cg_options_load). */
+	{"CGPROBE_OUTPUT", OPT_STR, &cg_opt.output, NULL, NULL},
+	/* The tag records the trace's encoding in effect, which the output's name may decide. */
+	{"CGPROBE_FORMAT", OPT_FORMAT, &cg_opt.format, "compact", "cgprobe_format"},
 	{"CGPROBE_MIN_BYTES", OPT_U64, &cg_opt.min_bytes, "0", "cgprobe_min_bytes"},
 	{"CGPROBE_ONLY", OPT_STR, &cg_opt.only, NULL, NULL},
 	{"CGPROBE_FOLLOW", OPT_BOOL, &cg_opt.follow, "1", NULL},
@@ -45,6 +50,8 @@ static const struct option_def table[] = {
 	{"CGPROBE_MANIFEST", OPT_STR, &cg_opt.manifest, NULL, NULL},
 	{"CGPROBE_DEVICE_SNAPSHOTS", OPT_SNAPSHOTS, &cg_opt.device_snapshots, "off",
 	 "cgprobe_device_snapshots"},
+	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
+	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
 };
 
 #define N_OPTIONS (sizeof(table) / sizeof(table[0]))
@@ -77,7 +84,8 @@ static bool parse_bool(const char *s, bool *out)
 	return false;
 }
 
-static bool apply(const struct option_def *o, const char *s)
+/* from_env: the value was set, not the default (CGPROBE_FORMAT=compact decides for FIFOs). */
+static bool apply(const struct option_def *o, const char *s, bool from_env)
 {
 	uint64_t v;
 	switch (o->kind) {
@@ -103,6 +111,12 @@ static bool apply(const struct option_def *o, const char *s)
 			return false;
 		*(bool *)o->value = strcmp(s, "alloc") == 0;
 		return true;
+	case OPT_FORMAT:
+		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
+			return false;
+		*(uint8_t *)o->value = strcmp(s, "compact") ? CG_FORMAT_JSONL : CG_FORMAT_COMPACT;
+		cg_opt.format_explicit = from_env;
+		return true;
 	}
 	return false;
 }
@@ -125,6 +139,8 @@ static const char *format_value(const struct option_def *o, char *out, size_t ca
 		return *(const uint8_t *)o->value ? "infer" : "train";
 	case OPT_SNAPSHOTS:
 		return *(const bool *)o->value ? "alloc" : "off";
+	case OPT_FORMAT:
+		return cg_opt.trace_format == CG_FORMAT_COMPACT ? "compact" : "jsonl";
 	}
 	return "";
 }
@@ -135,20 +151,26 @@ void cg_options_load(void)
 		const struct option_def *o = &table[i];
 		const char *s = getenv(o->name);
 		if (o->def)
-			apply(o, o->def);
+			apply(o, o->def, false);
 		if (!s || (o->kind != OPT_STR && !*s))
 			continue;
-		if (!apply(o, s)) {
-			static const char *const expect[] = {
-				[OPT_STR] = "", [OPT_U64] = "a non-negative integer",
-				[OPT_POS_U64] = "a positive integer", [OPT_BOOL] = "0 or 1",
-				[OPT_PHASE] = "train or infer", [OPT_SNAPSHOTS] = "off or alloc"};
+		if (!apply(o, s, true)) {
+			static const char *const expect[] = {[OPT_STR] = "",
+							     [OPT_U64] = "a non-negative integer",
+							     [OPT_POS_U64] = "a positive integer",
+							     [OPT_BOOL] = "0 or 1",
+							     [OPT_PHASE] = "train or infer",
+							     [OPT_SNAPSHOTS] = "off or alloc",
+							     [OPT_FORMAT] = "compact or jsonl"};
 			cg_warn(o->name, "=", s, " is not ", expect[o->kind], "; using ",
 				o->def ? o->def : "none", NULL);
 			if (o->def)
-				apply(o, o->def);
+				apply(o, o->def, false);
 		}
 	}
+	if (!cg_opt.output)
+		cg_opt.output =
+		    cg_opt.format == CG_FORMAT_JSONL ? "cgprobe.%e.%p.jsonl" : "cgprobe.%e.%p.cgt";
 }
 
 void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *value), void *ctx)
@@ -182,4 +204,19 @@ bool cg_options_selected(const char *exe_name, const char *argv0_name)
 		return true;
 	return (exe_name && match_list(cg_opt.only, exe_name)) ||
 	       (argv0_name && match_list(cg_opt.only, argv0_name));
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+enum cg_format cg_options_format(const char *path, bool stream)
+{
+	if (ends_with(path, ".jsonl") || ends_with(path, ".zst"))
+		return CG_FORMAT_JSONL;
+	if (stream && !cg_opt.format_explicit)
+		return CG_FORMAT_JSONL;
+	return (enum cg_format)cg_opt.format;
 }

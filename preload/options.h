@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A trace's encoding: compact (docs/compact-format.md) or JSONL text. */
+enum cg_format { CG_FORMAT_COMPACT, CG_FORMAT_JSONL };
+
 struct cg_options {
 	const char *output;         /* CGPROBE_OUTPUT template */
 	uint64_t min_bytes;         /* CGPROBE_MIN_BYTES */
@@ -24,6 +27,11 @@ struct cg_options {
 	const char *manifest;       /* CGPROBE_MANIFEST: the wrapper's list of traces */
 	bool quiet;                 /* CGPROBE_QUIET: no warnings */
 	bool device_snapshots;      /* CGPROBE_DEVICE_SNAPSHOTS=alloc */
+	uint8_t format;             /* CGPROBE_FORMAT: enum cg_format asked for */
+	bool format_explicit;       /* CGPROBE_FORMAT was set (to a valid value) */
+	uint8_t trace_format;       /* the encoding of the current trace (cg_options_format) */
+	bool stats;                 /* CGPROBE_STATS: the writer's costs on stderr at exit */
+	const char *test_jsonl_copy; /* CGPROBE_TEST_JSONL_COPY: tests only, see docs/probe.md */
 };
 
 extern struct cg_options cg_opt;
@@ -36,6 +44,13 @@ void cg_options_load(void);
  * them, defaults included.
  */
 void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *value), void *ctx);
+/*
+ * The encoding of a trace written to path (a character device or FIFO when
+ * stream): a name ending .jsonl or .zst is JSONL whatever CGPROBE_FORMAT
+ * says, a stream only compact when asked for by name, anything else as
+ * CGPROBE_FORMAT (compact by default).
+ */
+enum cg_format cg_options_format(const char *path, bool stream);
 /* Whether the executable (by exe or argv[0] base name) matches CGPROBE_ONLY. */
 bool cg_options_selected(const char *exe_name, const char *argv0_name);
 

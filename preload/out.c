@@ -6,6 +6,7 @@
 #include <linux/falloc.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -44,8 +45,16 @@ static int write_all(struct cg_out *o, const char *p, size_t n)
 {
 	if (o->err || n == 0)
 		return o->err;
+	struct timespec t0, t1;
+	if (o->timed)
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	reserve_ahead(o, n);
 	o->err = cg_write_all(o->fd, p, n);
+	if (o->timed) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		o->write_ns +=
+		    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec));
+	}
 	if (!o->err)
 		o->written += n;
 	return o->err;
@@ -58,6 +67,8 @@ int cg_out_open(struct cg_out *o, int fd, bool zstd)
 	o->zbuf = NULL;
 	o->err = 0;
 	o->written = o->reserved = 0;
+	o->timed = false;
+	o->write_ns = 0;
 	struct stat st;
 	o->reserve = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 	if (!zstd)

@@ -22,6 +22,8 @@ struct cg_out {
 	bool reserve;      /* a regular file that takes fallocate(KEEP_SIZE) */
 	uint64_t written;  /* bytes written to fd */
 	uint64_t reserved; /* end of the space reserved ahead of them */
+	bool timed;        /* CGPROBE_STATS: write_ns counts the writer CPU spent in write(2) */
+	uint64_t write_ns;
 };
 
 int cg_out_open(struct cg_out *o, int fd, bool zstd);

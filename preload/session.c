@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "compact_out.h"
 #include "device.h"
 #include "meta.h"
 #include "options.h"
@@ -25,6 +26,10 @@ atomic_int cg_state;
 
 static struct cg_out out;
 static char path[PATH_MAX];
+/* CGPROBE_TEST_JSONL_COPY: the JSONL of a compact trace's records, for tests. */
+static struct cg_out copy = {.fd = -1};
+static char copy_path[PATH_MAX];
+static bool compact;
 static pid_t owner;
 static pid_t forked_from_pid; /* the session's forked_from tag, 0 for none */
 static unsigned next_seq;
@@ -50,6 +55,12 @@ static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
 	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static bool is_stream(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
 }
 
 /*
@@ -87,19 +98,49 @@ static int move_high(int fd)
 	return high;
 }
 
-/* The meta record and s1 go out at once: even a process killed right away leaves them. */
+/*
+ * The meta record and s1 go out at once: even a process killed right away
+ * leaves them. In compact mode they are the first block after the header.
+ */
 static int write_head(pid_t forked_from)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	struct cg_buf b = {0};
-	cg_meta_format(&b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
-		       forked_from);
-	int r = b.err ? b.err : cg_out_write(&out, b.p, b.len);
-	if (r == 0)
-		r = cg_out_flush(&out);
+	cg_meta_format(&b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, forked_from);
+	int r = b.err;
+	if (r == 0 && compact) {
+		r = cg_cout_open(&out, cg_opt.stats);
+		if (r == 0)
+			cg_cout_text(b.p, b.len);
+		if (r == 0)
+			r = cg_cout_flush();
+	} else if (r == 0) {
+		r = cg_out_write(&out, b.p, b.len);
+		if (r == 0)
+			r = cg_out_flush(&out);
+	}
+	if (r == 0 && copy.fd >= 0)
+		cg_out_write(&copy, b.p, b.len);
 	cg_buf_fini(&b);
 	return r;
+}
+
+/* The test-only copy, named from its template as the trace is; trouble leaves it out. */
+static void open_copy(void)
+{
+	int fd;
+	copy.fd = -1;
+	copy_path[0] = '\0';
+	if (!compact || !cg_opt.test_jsonl_copy)
+		return;
+	if (cg_outpath_create(cg_opt.test_jsonl_copy, cg_process.exe_name, next_seq - 1, copy_path,
+			      sizeof(copy_path), &fd) < 0) {
+		cg_warn("cannot create ", cg_opt.test_jsonl_copy, NULL);
+		copy_path[0] = '\0';
+		return;
+	}
+	cg_out_open(&copy, move_high(fd), false);
 }
 
 void cg_session_start(pid_t parent)
@@ -125,15 +166,23 @@ void cg_session_start(pid_t parent)
 	own_file = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	own_dev = own_file ? st.st_dev : 0;
 	own_ino = own_file ? st.st_ino : 0;
-	r = cg_out_open(&out, fd, ends_with(path, ".zst"));
+	compact = cg_options_format(path, is_stream(fd)) == CG_FORMAT_COMPACT;
+	cg_opt.trace_format = compact ? CG_FORMAT_COMPACT : CG_FORMAT_JSONL;
+	r = cg_out_open(&out, fd, !compact && ends_with(path, ".zst"));
+	out.timed = cg_opt.stats;
+	open_copy();
 	if (r == 0)
 		r = write_head(parent);
+	struct cg_writer_opts wo = {cg_opt.flush_ms, compact, copy.fd >= 0 ? &copy : NULL,
+				    cg_opt.stats};
 	if (r == 0)
-		r = cg_writer_start(&out, cg_opt.flush_ms);
+		r = cg_writer_start(&out, &wo);
 	if (r < 0) {
 		cg_warn("cannot write trace ", path, ": ", strerror(-r),
 			"; not recording, the program goes on", NULL);
 		cg_out_close(&out);
+		if (copy.fd >= 0)
+			cg_out_close(&copy);
 		atomic_store(&cg_state, CG_OFF);
 		return;
 	}
@@ -164,6 +213,9 @@ static void unlink_own_file(void)
 	    st.st_ino != own_ino || unlink(path) < 0)
 		return;
 	append_manifest("-");
+	/* The copy of a removed trace goes with it (the writer closed it). */
+	if (copy_path[0])
+		unlink(copy_path);
 }
 
 /*
@@ -213,9 +265,13 @@ void cg_session_fork_child(void)
 	cg_rings_reset_after_fork(cg_self.ring);
 	/* The parent's file and writer thread are not ours: drop them unflushed. */
 	cg_writer_forget();
+	cg_cout_forget();
 	if (atomic_load(&cg_state) != CG_OFF && out.fd >= 0)
 		close(out.fd);
 	out.fd = -1;
+	if (copy.fd >= 0)
+		close(copy.fd);
+	copy.fd = -1;
 	cg_self.depth = 0;
 	cg_self.last_ts = 0;
 	atomic_store(&cg_state, CG_OFF);

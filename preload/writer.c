@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -15,6 +16,8 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "compact_enc.h"
+#include "compact_out.h"
 #include "format.h"
 #include "live.h"
 #include "real.h"
@@ -31,13 +34,18 @@ static struct {
 	pthread_t thread;
 	bool running;
 	struct cg_out *out;
-	struct cg_buf buf;
+	struct cg_out *copy; /* the JSONL copy of a compact trace (tests only), or NULL */
+	struct cg_buf buf;   /* JSONL lines for out, or in compact mode for copy */
 	uint64_t flush_ms;
+	bool compact; /* out gets the compact encoding (compact_out.c) */
+	bool text;    /* every record is formatted as JSONL too: JSONL mode, or a copy */
+	bool stats;
+	uint64_t events;    /* records past the head */
+	uint64_t output_ns; /* JSONL mode with stats: writer CPU in cg_out_write and flush */
 	atomic_int wake;
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
 	bool root_closed;
-	bool body;     /* a record past the head went out */
 	bool dropped;  /* CG_REQ_DROP_EMPTY found nothing to keep */
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
@@ -75,14 +83,39 @@ static void check_output(void)
 	cg_session_stop();
 }
 
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The JSONL lines go to the trace, or in compact mode to the copy (whose errors are its own). */
 static void emit_buffer(void)
 {
 	if (w.buf.len) {
-		cg_out_write(w.out, w.buf.p, w.buf.len);
+		uint64_t t = w.stats && !w.compact ? thread_ns() : 0;
+		cg_out_write(w.compact ? w.copy : w.out, w.buf.p, w.buf.len);
+		if (t)
+			w.output_ns += thread_ns() - t;
 		w.buf.len = 0;
-		w.body = true;
 	}
 	check_output();
+}
+
+/* Blocks end with every round, so that one reaches the file at least every flush period. */
+static void flush_output(void)
+{
+	if (w.compact) {
+		cg_cout_flush();
+		if (w.copy)
+			cg_out_flush(w.copy);
+		return;
+	}
+	uint64_t t = w.stats ? thread_ns() : 0;
+	cg_out_flush(w.out);
+	if (t)
+		w.output_ns += thread_ns() - t;
 }
 
 /* Threads alive at once that have allocated; BSS pages are touched only as needed. */
@@ -109,7 +142,7 @@ static uint64_t live_key(const struct cg_event *e)
  * Frees get the size, category and device of the allocation they end;
  * frees of anything never recorded are dropped.
  */
-static bool match_free(struct cg_event *ev, uint8_t *device)
+static bool match_free(struct cg_event *ev, uint8_t *device, uint64_t *ord)
 {
 	struct cg_live v;
 	if (!cg_live_remove(live_key(ev), &v))
@@ -117,6 +150,7 @@ static bool match_free(struct cg_event *ev, uint8_t *device)
 	ev->size = v.size;
 	ev->category = v.category;
 	*device = v.device;
+	*ord = v.ord;
 	return true;
 }
 
@@ -135,6 +169,29 @@ static void ident_drop(uint8_t device)
 	w.ident[device].strings = NULL;
 }
 
+/* A host heap record's class: its op, or malloc for one the table does not know. */
+static struct cg_cout_class host_class(const struct cg_event *e, uint8_t device)
+{
+	return (struct cg_cout_class){e->span, e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC, device,
+				      e->category, 0};
+}
+
+/* A device source's record; a free of pinned memory through free() is op free. */
+static struct cg_cout_class device_class(const struct cg_event *e, uint8_t device, bool host_op)
+{
+	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
+	uint8_t flags = (alloc && (e->kind & CG_PROBE_MANAGED) ? CG_CLASS_MANAGED : 0) |
+			(e->kind & CG_PROBE_VMM ? CG_CLASS_VMM : 0);
+	return (struct cg_cout_class){e->span,
+				      (uint16_t)(host_op ? CG_OP_FREE : CG_COUT_DEVICE_OP | e->op),
+				      device, e->category, flags};
+}
+
+/*
+ * Each event becomes a packed item (compact mode), JSONL (JSONL mode, and
+ * the copy of a compact trace), or both; a record the packed forms do not
+ * take (a device's identity, ...) is formatted as JSONL and rides as TEXT.
+ */
 static void process(struct cg_ring *r, const struct cg_event *e)
 {
 	struct cg_event ev = *e;
@@ -143,50 +200,107 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 		ns = r->last_ns + 1;
 	r->last_ns = ns;
 	uint8_t device = e->step;
+	size_t mark = w.buf.len;
+	bool packed = false, c = w.compact;
+	uint64_t ord = CG_COUT_NO_ORD;
 	switch (e->kind & CG_EV_KIND_MASK) {
 	case CG_EV_ALLOC:
-		cg_live_insert(e->addr, &(struct cg_live){e->size, e->category, CG_PROBE_HOST});
-		cg_format_event(&w.buf, &ev, ns, 0);
+		if (c)
+			packed =
+			    cg_cout_alloc(host_class(e, CG_PROBE_HOST), ns, e->addr, e->size, &ord);
+		cg_live_insert(e->addr,
+			       &(struct cg_live){e->size, e->category, CG_PROBE_HOST, ord});
+		if (w.text || !packed)
+			cg_format_event(&w.buf, &ev, ns, 0);
 		break;
 	case CG_EV_FREE:
-		if (!match_free(&ev, &device))
+		if (!match_free(&ev, &device, &ord))
 			return;
-		if (device == CG_PROBE_HOST)
-			cg_format_event(&w.buf, &ev, ns, 0);
-		else
-			cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE],
-					 ident_of(device));
+		if (device == CG_PROBE_HOST) {
+			if (c)
+				packed = cg_cout_free(host_class(&ev, device), ns, e->addr, ord);
+			if (w.text || !packed)
+				cg_format_event(&w.buf, &ev, ns, 0);
+		} else {
+			const struct cg_device_ident *id = ident_of(device);
+			if (c && !id)
+				packed =
+				    cg_cout_free(device_class(&ev, device, true), ns, e->addr, ord);
+			if (w.text || !packed)
+				cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE],
+						 id);
+		}
 		ident_drop(device);
 		break;
-	case CG_EV_DEV_ALLOC:
-		cg_live_insert(live_key(e), &(struct cg_live){e->size, e->category, e->step});
-		cg_format_device(&w.buf, &ev, ns, device, NULL, ident_of(device));
+	case CG_EV_DEV_ALLOC: {
+		const struct cg_device_ident *id = ident_of(device);
+		if (c && !id)
+			packed = cg_cout_alloc(device_class(e, device, false), ns, e->addr, e->size,
+					       &ord);
+		cg_live_insert(live_key(e), &(struct cg_live){e->size, e->category, e->step, ord});
+		if (w.text || !packed)
+			cg_format_device(&w.buf, &ev, ns, device, NULL, id);
 		ident_drop(device);
 		break;
-	case CG_EV_DEV_FREE:
-		if (!match_free(&ev, &device))
+	}
+	case CG_EV_DEV_FREE: {
+		if (!match_free(&ev, &device, &ord))
 			return;
-		cg_format_device(&w.buf, &ev, ns, device, NULL, ident_of(device));
+		const struct cg_device_ident *id = ident_of(device);
+		if (c && !id)
+			packed = cg_cout_free(device_class(&ev, device, false), ns, e->addr, ord);
+		if (w.text || !packed)
+			cg_format_device(&w.buf, &ev, ns, device, NULL, id);
 		ident_drop(device);
 		break;
+	}
 	case CG_EV_DEV_OOM:
 		r->pending_oom = e->addr;
 		r->has_pending_oom = true;
 		return;
-	case CG_EV_DEV_MEMINFO:
-		cg_format_meminfo(&w.buf, &ev, ns, r->has_pending_oom ? &r->pending_oom : NULL,
-				  ident_of(device));
+	case CG_EV_DEV_MEMINFO: {
+		const struct cg_device_ident *id = ident_of(device);
+		const uint64_t *oom = r->has_pending_oom ? &r->pending_oom : NULL;
+		if (c && !id)
+			packed = cg_cout_device_memory(ns, device, e->addr, e->size, oom);
+		if (w.text || !packed)
+			cg_format_meminfo(&w.buf, &ev, ns, oom, id);
 		r->has_pending_oom = false;
 		ident_drop(device);
 		break;
+	}
 	case CG_EV_DEV_INFO:
 		/* Announced once per device per trace, ahead of the device's first event. */
 		ident_drop(device);
 		w.ident[device] = (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
 		return;
-	default:
-		cg_format_event(&w.buf, &ev, ns,
-				e->kind == CG_EV_SPAN_END ? cg_clock_map_ns(&w.clock, e->size) : 0);
+	case CG_EV_SPAN_START: {
+		char *name = (char *)(uintptr_t)e->addr;
+		if (c)
+			packed =
+			    cg_cout_span_start(ns, e->span, e->size, name ? name : "?", e->step);
+		if (w.text || !packed)
+			cg_format_event(&w.buf, &ev, ns, 0); /* frees the name */
+		else
+			free(name);
+		break;
+	}
+	default: {
+		uint64_t start = cg_clock_map_ns(&w.clock, e->size);
+		if (c) {
+			cg_cout_span_end(e->span, ns > start ? ns - start : 0);
+			packed = true;
+		}
+		if (w.text)
+			cg_format_event(&w.buf, &ev, ns, start);
+	}
+	}
+	w.events++;
+	if (c) {
+		if (!packed)
+			cg_cout_text(w.buf.p + mark, w.buf.len - mark);
+		if (!w.copy)
+			w.buf.len = mark;
 	}
 	if (w.buf.len >= BUF_FLUSH)
 		emit_buffer();
@@ -204,9 +318,9 @@ static void drain(bool all)
 	uint64_t safe = all ? UINT64_MAX : cg_clock_ticks();
 	size_t n = 0;
 	for (struct cg_ring *r = cg_rings_first(); r && n < MAX_RINGS; r = r->next) {
-		cursors[n] = (struct cursor){
-			r, atomic_load_explicit(&r->tail, memory_order_relaxed),
-			atomic_load_explicit(&r->head, memory_order_acquire)};
+		cursors[n] =
+		    (struct cursor){r, atomic_load_explicit(&r->tail, memory_order_relaxed),
+				    atomic_load_explicit(&r->head, memory_order_acquire)};
 		n++;
 	}
 	cg_clock_map_anchor(&w.clock);
@@ -231,6 +345,8 @@ static void drain(bool all)
 		if (!best || best_ts >= safe)
 			break;
 		uint64_t limit = next_ts < safe ? next_ts : safe;
+		if (w.compact)
+			cg_cout_thread((uint64_t)best->r->tid);
 		do {
 			/*
 			 * With many allocations live, the table is far larger than
@@ -244,9 +360,15 @@ static void drain(bool all)
 			}
 			process(best->r, &best->r->ev[best->pos % CG_RING_EVENTS]);
 			best->pos++;
-			/* Room as it is made: a producer waiting on a full ring need not wait out the round. */
-			if (best->pos % 512 == 0)
+			/* Room as it is made: a producer waiting on a full ring need not wait out
+			 * the round. */
+			if (best->pos % 512 == 0) {
 				cg_ring_release(best->r, best->pos);
+				/* Far more than 512 events' items: blocks end only here and per
+				 * round. */
+				if (w.compact)
+					cg_cout_room(0);
+			}
 		} while (best->pos != best->end &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= limit &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts < safe);
@@ -259,8 +381,46 @@ static void close_root(void)
 {
 	if (w.root_closed)
 		return;
-	cg_format_root_end(&w.buf, cg_clock_now());
+	uint64_t duration = cg_clock_now();
+	if (w.compact)
+		cg_cout_span_end(1, duration);
+	if (w.text)
+		cg_format_root_end(&w.buf, duration);
 	w.root_closed = true;
+}
+
+/* CGPROBE_STATS=1: where the writer's time went, one line on stderr (even when quiet). */
+static void print_stats(void)
+{
+	uint64_t total = thread_ns(), records, compress = 0, wrote = 0, blocks = 0;
+	if (w.compact) {
+		struct cg_cout_stats s;
+		cg_cout_stats(&s);
+		records = s.records;
+		blocks = s.blocks;
+		compress = s.compress_ns;
+		wrote = s.write_ns;
+	} else {
+		/* The head's two records, the root's end. */
+		records = w.events + 2 + w.root_closed;
+		wrote = w.out->write_ns;
+		compress = w.output_ns > wrote ? w.output_ns - wrote : 0;
+	}
+	uint64_t rest = total > compress + wrote ? total - compress - wrote : 0;
+	char line[512];
+	int n = snprintf(line, sizeof(line),
+			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes, %llu "
+			 "blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
+			 "%.1f ns/event\n",
+			 cg_session_path(), w.compact ? "compact" : "jsonl",
+			 (unsigned long long)w.events, (unsigned long long)records,
+			 (unsigned long long)w.out->written, (unsigned long long)blocks,
+			 (double)total / 1e6, w.compact ? "encode" : "format", (double)rest / 1e6,
+			 (double)compress / 1e6, (double)wrote / 1e6,
+			 w.events ? (double)total / (double)w.events : 0.0);
+	if (n > 0)
+		(void)!write(STDERR_FILENO, line,
+			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
 }
 
 /* One round: drain, honour requests, flush. Returns false when finished. */
@@ -268,8 +428,8 @@ static bool round_trip(void)
 {
 	int req = atomic_exchange(&w.requests, 0);
 	drain(req != 0);
-	/* Before the root's end goes in: any line but the head's is a record of the program's. */
-	if ((req & CG_REQ_DROP_EMPTY) && !w.body && w.buf.len == 0) {
+	/* Before the root's end goes in: any record but the head's is one of the program's. */
+	if ((req & CG_REQ_DROP_EMPTY) && w.events == 0) {
 		/* Without a file nothing can be recorded: hooks must not wait on the rings. */
 		cg_session_stop();
 		w.dropped = true;
@@ -278,12 +438,19 @@ static bool round_trip(void)
 	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
 		close_root();
 	emit_buffer();
-	cg_out_flush(w.out);
+	flush_output();
 	check_output();
-	if (req & CG_REQ_FINISH)
+	if (req & CG_REQ_FINISH) {
+		/* The encoder stays allocated: freeing could meet a malloc lock a crash left held.
+		 */
 		cg_out_close(w.out);
-	else if (req & CG_REQ_CLOSE_ROOT)
+		if (w.copy)
+			cg_out_close(w.copy);
+		if (w.stats && !w.dropped)
+			print_stats();
+	} else if (req & CG_REQ_CLOSE_ROOT) {
 		cg_out_trim(w.out); /* before exec: the file may never be closed by us */
+	}
 	if (req) {
 		atomic_fetch_add(&w.done, 1);
 		futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -297,7 +464,8 @@ static void *writer_main(void *arg)
 	/* The writer's own allocations are not the program's: keep them out. */
 	cg_self.guard = 1;
 	for (;;) {
-		struct timespec ts = {(time_t)(w.flush_ms / 1000), (long)(w.flush_ms % 1000) * 1000000};
+		struct timespec ts = {(time_t)(w.flush_ms / 1000),
+				      (long)(w.flush_ms % 1000) * 1000000};
 		if (atomic_load(&w.wake) == 0 && atomic_load(&w.requests) == 0)
 			futex(&w.wake, FUTEX_WAIT_PRIVATE, 0, &ts);
 		atomic_store(&w.wake, 0);
@@ -308,16 +476,21 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-int cg_writer_start(struct cg_out *out, uint64_t flush_ms)
+int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 {
 	w.out = out;
-	w.flush_ms = flush_ms;
+	w.copy = o->compact ? o->copy : NULL;
+	w.flush_ms = o->flush_ms;
+	w.compact = o->compact;
+	w.text = !o->compact || w.copy;
+	w.stats = o->stats;
+	w.events = 0;
+	w.output_ns = 0;
 	/* A session before this one (an exec that failed) may have ended the thread. */
 	if (w.joinable)
 		pthread_join(w.thread, NULL);
 	w.joinable = false;
 	w.root_closed = false;
-	w.body = false;
 	w.dropped = false;
 	w.warned = false;
 	w.buf.len = 0;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The writer thread: drains every thread's ring at least every
- * CGPROBE_FLUSH_MS, formats JSONL and writes it out. It blocks all signals
- * and allocates nothing once running (its buffer is reserved up front), so a
- * crash inside malloc cannot stop the final flush.
+ * CGPROBE_FLUSH_MS, encodes the events (compact or JSONL) and writes them
+ * out. It blocks all signals and allocates nothing once running (its
+ * buffers and the encoder are made up front), so a crash inside malloc
+ * cannot stop the final flush.
  */
 #ifndef CG_WRITER_H
 #define CG_WRITER_H
@@ -20,8 +21,16 @@ enum cg_writer_req {
 	CG_REQ_DROP_EMPTY = 8, /* with CLOSE_ROOT: finish too if nothing but the head was written */
 };
 
+struct cg_writer_opts {
+	uint64_t flush_ms;
+	bool compact; /* out takes the compact encoding: cg_cout_open was called on it */
+	struct cg_out
+	    *copy;  /* compact mode: the JSONL of the same records goes here too, or NULL */
+	bool stats; /* CGPROBE_STATS: one line of the writer's costs at the end */
+};
+
 /* Starts the thread on an open output that already holds meta and s1. */
-int cg_writer_start(struct cg_out *out, uint64_t flush_ms);
+int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o);
 /* Makes the writer drain now (cheap; safe from hooks). */
 void cg_writer_wake(void);
 /*

@@ -112,14 +112,15 @@ START_TEST(reinsert_and_unknown)
 	struct cg_live got;
 	cg_live_clear();
 	ck_assert(!cg_live_remove(0x1000, &got));
-	ck_assert(cg_live_insert(0x1000, &(struct cg_live){10, 1, 0}));
+	ck_assert(cg_live_insert(0x1000, &(struct cg_live){10, 1, 0, 0}));
 	/* A free never seen: the second insert replaces the first. */
-	ck_assert(cg_live_insert(0x1000, &(struct cg_live){20, 2, 3}));
+	ck_assert(cg_live_insert(0x1000, &(struct cg_live){20, 2, 3, 77}));
 	ck_assert(cg_live_remove(0x1000, &got));
 	ck_assert_uint_eq(got.size, 20);
 	ck_assert_uint_eq(got.device, 3);
+	ck_assert_uint_eq(got.ord, 77);
 	ck_assert(!cg_live_remove(0x1000, &got));
-	ck_assert(cg_live_insert(0x2000, &(struct cg_live){5, 4, 255}));
+	ck_assert(cg_live_insert(0x2000, &(struct cg_live){5, 4, 255, 0}));
 	cg_live_clear();
 	ck_assert(!cg_live_remove(0x2000, &got));
 }
