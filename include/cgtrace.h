@@ -339,6 +339,47 @@ bool cgtrace_reader_device_identity(const struct cgtrace_reader *r,
  */
 int cgtrace_reader_export_jsonl(struct cgtrace_reader *r, int fd);
 
+/*
+ * The compact binary encoding of trace/6 (docs/compact-format.md): the
+ * records the JSONL exports write, in the same order, memory, span and
+ * device checkpoints packed into a few bytes each, the rest as their JSONL
+ * text, in blocks compressed with zstd at zstd_level (0: stored).
+ * Decoding it and exporting as JSONL gives the JSONL export's bytes.
+ * Errors as cgtrace_reader_export_jsonl's.
+ */
+int cgtrace_reader_export_compact(struct cgtrace_reader *r, int fd, int zstd_level);
+/* As above, in canonical order (cgtrace_doc_export_jsonl's). */
+int cgtrace_doc_export_compact(const struct cgtrace_doc *doc, int fd, int zstd_level);
+
+/* The fields the compact stats break the bytes down by (cgtrace_compact_field_name). */
+#define CGTRACE_COMPACT_FIELDS 9
+
+struct cgtrace_compact_options {
+	int zstd_level;
+	size_t block_raw; /* raw bytes a block ends at; 0: the probe's 4 MiB */
+	/* Fill ablated_bytes: one more encoding per field, so about ten times the work. */
+	bool stats;
+};
+
+struct cgtrace_compact_stats {
+	uint64_t records, blocks;
+	uint64_t raw_bytes;    /* items before zstd */
+	uint64_t stored_bytes; /* the output: file and block headers included */
+	uint64_t field_raw_bytes[CGTRACE_COMPACT_FIELDS];
+	/* The output's size with the field's values all written as 0 (options.stats). */
+	uint64_t ablated_bytes[CGTRACE_COMPACT_FIELDS];
+};
+
+/* "opcode", "timestamp", ...; NULL past the last. */
+const char *cgtrace_compact_field_name(unsigned field);
+/* The exports above with options; stats, when not NULL, is filled on success. */
+int cgtrace_reader_export_compact_opts(struct cgtrace_reader *r, int fd,
+				       const struct cgtrace_compact_options *opts,
+				       struct cgtrace_compact_stats *stats);
+int cgtrace_doc_export_compact_opts(const struct cgtrace_doc *doc, int fd,
+				    const struct cgtrace_compact_options *opts,
+				    struct cgtrace_compact_stats *stats);
+
 /* ------------------------------------------------------------------ */
 /* Analyses                                                           */
 /* ------------------------------------------------------------------ */

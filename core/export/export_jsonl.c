@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Re-emits a document in the format's stream order: meta, spans by id
- * (each start followed by its end when closed), then ops, tensors, memory,
+ * The document as records (cg_doc_records, which the JSONL and compact
+ * exports share), in the format's stream order: meta, spans by id (each
+ * start followed by its end when closed), then ops, tensors, memory,
  * device memory, gradients and edges, each in file order (the last three
  * in the order of CG_DOC_PLAIN_KINDS). Device identities are no records of
  * their own: they ride on the first record written that names the device.
@@ -12,6 +13,7 @@
 
 #include "buf.h"
 #include "doc.h"
+#include "doc_records.h"
 #include "doc_view.h"
 #include "export.h"
 #include "hash.h"
@@ -20,8 +22,9 @@
 #include "write_all.h"
 
 struct out {
-	struct cg_buf buf;
-	int fd;
+	/* Each record goes to fn; the first error it returns sticks and ends the walk. */
+	int (*fn)(void *user, const struct cg_rec *r);
+	void *user;
 	int err;
 	/* Identities not yet written: devinfo index by the hash of the device's name. */
 	const struct cgtrace_doc *doc;
@@ -30,24 +33,16 @@ struct out {
 	size_t ident_pending;
 };
 
-static int flush(struct out *o)
-{
-	if (!o->err)
-		o->err = cg_write_all(o->fd, o->buf.p, o->buf.len);
-	o->buf.len = 0;
-	return o->err;
-}
-
 static void identify(struct out *o, struct cg_rec *r);
 
 static void emit(struct out *o, struct cg_rec *r)
 {
+	if (o->err)
+		return;
 	if (o->ident_pending &&
 	    (r->kind == CGTRACE_KIND_MEMORY || r->kind == CGTRACE_KIND_DEVICE_MEMORY))
 		identify(o, r);
-	cg_jsonl_format(&o->buf, r);
-	if (o->buf.len >= (1u << 16))
-		flush(o);
+	o->err = o->fn(o->user, r);
 }
 
 static struct cg_sv sv(const struct cgtrace_doc *d, uint32_t id)
@@ -297,13 +292,14 @@ static void emit_unridden(struct out *o, const struct cgtrace_doc *d)
 		};
 		o->ident_written[i] = true;
 		o->ident_pending--;
-		cg_jsonl_format(&o->buf, &r);
+		emit(o, &r);
 	}
 }
 
-CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
+int cg_doc_records(const struct cgtrace_doc *d, int (*fn)(void *user, const struct cg_rec *r),
+		   void *user)
 {
-	struct out o = {.fd = fd};
+	struct out o = {.fn = fn, .user = user};
 	int ret = identities_init(&o, d);
 	if (ret == 0)
 		ret = emit_meta(&o, d);
@@ -317,12 +313,41 @@ CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
 #define CALL_EMIT(k, kind, type, vec, f) emit_##k(&o, d);
 		CG_DOC_PLAIN_KINDS(CALL_EMIT)
 		emit_unridden(&o, d);
-		ret = flush(&o);
+		ret = o.err;
 	}
-	if (ret == 0 && o.buf.err)
-		ret = o.buf.err;
-	cg_buf_fini(&o.buf);
 	cg_map_free(&o.ident_by_dev);
 	free(o.ident_written);
+	return ret;
+}
+
+/* The JSONL export: the records through the formatter, written 64 KiB at a time. */
+struct jsonl {
+	struct cg_buf buf;
+	int fd;
+};
+
+static int jsonl_flush(struct jsonl *j)
+{
+	int err = cg_write_all(j->fd, j->buf.p, j->buf.len);
+	j->buf.len = 0;
+	return err;
+}
+
+static int jsonl_rec(void *user, const struct cg_rec *r)
+{
+	struct jsonl *j = user;
+	cg_jsonl_format(&j->buf, r);
+	if (j->buf.err)
+		return j->buf.err;
+	return j->buf.len >= (1u << 16) ? jsonl_flush(j) : 0;
+}
+
+CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
+{
+	struct jsonl j = {.fd = fd};
+	int ret = cg_doc_records(d, jsonl_rec, &j);
+	if (ret == 0)
+		ret = jsonl_flush(&j);
+	cg_buf_fini(&j.buf);
 	return ret;
 }

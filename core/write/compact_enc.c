@@ -115,7 +115,7 @@ struct cg_cenc {
 static void *reserve(size_t n)
 {
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-	               -1, 0);
+		       -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -182,7 +182,7 @@ static void __attribute__((noinline)) end_block(struct cg_cenc *e)
 	bool stored = true;
 	if (e->z) {
 		size_t zn = ZSTD_compress2(e->z, e->zout + CG_COMPACT_BLOCK_HEADER_LEN, e->zcap,
-		                           e->raw, raw);
+					   e->raw, raw);
 		if (!ZSTD_isError(zn) && zn < raw) {
 			uint8_t *p = e->zout + CG_COMPACT_BLOCK_HEADER_LEN;
 			block_header(e->zout, 'Z', (uint32_t)zn, (uint32_t)raw, p);
@@ -432,7 +432,7 @@ static uint32_t cls_hash(uint32_t span, uint32_t op, uint32_t device, uint8_t ca
 }
 
 uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t device,
-                       uint8_t category, uint8_t flags)
+		       uint8_t category, uint8_t flags)
 {
 	if (span >= e->nstr || device >= e->nstr || (op != UINT32_MAX && op >= e->nstr) ||
 	    category >= CGTRACE_CAT_COUNT || (flags & ~(CG_CLASS_MANAGED | CG_CLASS_VMM)))
@@ -481,7 +481,7 @@ static int put_text(struct cg_cenc *e, const char *line, size_t n)
 	if (!w)
 		return -E2BIG;
 	w = put_thread(e, w);
-	*w++ = OP_TEXT;
+	*w++ = KEEP(e, opcode) ? OP_TEXT : OP_MEMORY;
 	STAT(e, opcode, 1);
 	uint8_t *w0 = w;
 	size_t kept = KEEP(e, text) ? n : 0;
@@ -553,7 +553,7 @@ static size_t fmt_span_id(char *out, uint64_t id)
 }
 
 static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes,
-                        bool is_free)
+			bool is_free)
 {
 	const struct cls_ent *c = &e->cls[cls];
 	char id[32];
@@ -580,7 +580,7 @@ static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t a
 /* ------------------------------------------------------------------ */
 
 static inline uint8_t *put_memory_head(struct cg_cenc *e, uint8_t *w, uint32_t cls, uint8_t op,
-                                       uint64_t ts)
+				       uint64_t ts)
 {
 	uint8_t *w0;
 	uint32_t c = cls & (uint32_t)KEEP(e, class_ref);
@@ -648,17 +648,17 @@ void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, u
 
 /* parent: 0 for none, else the parent's number plus 1, as the item has it. */
 static void span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent, uint32_t name,
-                       uint8_t span_kind, uint8_t step, bool measured)
+		       uint8_t span_kind, uint8_t step, bool measured)
 {
 	if (unlikely(ts < e->prev_ts || name >= e->nstr || span_kind >= CG_SPAN_KIND_COUNT ||
-	             step >= CG_STEP_COUNT)) {
+		     step >= CG_STEP_COUNT)) {
 		char sid[24], pid[24];
 		struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_START};
 		r.u.span_start = (struct cg_rec_span_start){
 		    .id = {sid, (uint32_t)fmt_span_id(sid, id)},
 		    .parent_id = parent
-		                     ? (struct cg_sv){pid, (uint32_t)fmt_span_id(pid, parent - 1)}
-		                     : CG_SV_NONE,
+				     ? (struct cg_sv){pid, (uint32_t)fmt_span_id(pid, parent - 1)}
+				     : CG_SV_NONE,
 		    .name = name < e->nstr ? str_sv(e, name) : CG_SV_LIT(""),
 		    .start_ns = ts,
 		    .span_kind = span_kind,
@@ -689,7 +689,7 @@ static void span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t par
 }
 
 void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent, uint32_t name,
-                        uint8_t span_kind, uint8_t step, bool measured)
+			uint8_t span_kind, uint8_t step, bool measured)
 {
 	span_start(e, ts, id, parent ? parent + 1 : 0, name, span_kind, step, measured);
 }
@@ -709,7 +709,7 @@ void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns)
 }
 
 void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint64_t used,
-                           uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom)
+			   uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom)
 {
 	if (unlikely(ts < e->prev_ts || device >= e->nstr)) {
 		struct cg_rec r = {.kind = CGTRACE_KIND_DEVICE_MEMORY};
@@ -811,8 +811,8 @@ static void live_remove(struct live *l, uint32_t dev, uint64_t addr)
 	l->count--;
 	for (size_t j = (i + 1) & l->mask; l->e[j].dev; j = (j + 1) & l->mask) {
 		size_t home = (size_t)cg_hash_mix64(l->e[j].addr ^ (uint64_t)l->e[j].dev << 48 ^
-		                                    l->e[j].dev) &
-		              l->mask;
+						    l->e[j].dev) &
+			      l->mask;
 		/* j's entry may move to i when its home is not in (i, j]. */
 		if (((j - home) & l->mask) >= ((j - i) & l->mask)) {
 			l->e[i] = l->e[j];
@@ -921,12 +921,13 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	uint32_t dev = canon ? sv_string(e, m->device) : CG_CENC_NONE;
 	uint32_t live_dev = dev == CG_CENC_NONE ? 0 : (dev << 1 | vmm) + 1;
 	bool pack = canon && dev != CG_CENC_NONE && m->action <= CGTRACE_FREE &&
-	            m->category < CGTRACE_CAT_COUNT &&
-	            memory_fits(r, addr, vmm, !is_free && m->managed);
+		    m->category < CGTRACE_CAT_COUNT &&
+		    memory_fits(r, addr, vmm, !is_free && m->managed);
 	struct live_ent *x = NULL;
 	if (pack && is_free) {
 		x = e->o.track_live ? live_find(&e->live, live_dev, addr) : NULL;
-		pack = x && x->bytes == m->bytes;
+		/* A late free is TEXT here: the hot call would end the block for it. */
+		pack = x && x->bytes == m->bytes && m->timestamp_ns >= e->prev_ts;
 	}
 	uint32_t cls = CG_CENC_NONE;
 	if (pack) {
@@ -971,7 +972,7 @@ static int rec_span_start(struct cg_cenc *e, const struct cg_rec *r)
 	d.u.span_start = (struct cg_rec_span_start){
 	    .id = {sid, (uint32_t)fmt_span_id(sid, id)},
 	    .parent_id =
-	        parent ? (struct cg_sv){pid, (uint32_t)fmt_span_id(pid, parent - 1)} : CG_SV_NONE,
+		parent ? (struct cg_sv){pid, (uint32_t)fmt_span_id(pid, parent - 1)} : CG_SV_NONE,
 	    .name = s->name,
 	    .start_ns = s->start_ns,
 	    .span_kind = s->span_kind,
@@ -1014,8 +1015,8 @@ static int rec_device_memory(struct cg_cenc *e, const struct cg_rec *r)
 	if (dev == CG_CENC_NONE)
 		return rec_text(e, r);
 	cg_cenc_device_memory(e, m->timestamp_ns, dev, m->used_bytes, m->free_bytes,
-	                      m->has_reserved ? &m->reserved_bytes : NULL,
-	                      m->has_oom_request ? &m->oom_request_bytes : NULL);
+			      m->has_reserved ? &m->reserved_bytes : NULL,
+			      m->has_oom_request ? &m->oom_request_bytes : NULL);
 	return 0;
 }
 

@@ -12,9 +12,12 @@
  * double in place, so none of the calls below calls the allocator and the
  * probe's writer thread may use them. A table never grows past its cap;
  * past it cg_cenc_string and cg_cenc_class answer CG_CENC_NONE and the
- * caller sends the record as TEXT. The exceptions, for cgtrace export
- * only: cg_cenc_rec's own JSONL scratch and live table, and an item longer
- * than CG_CENC_HEADROOM (a record of over 200 KiB) growing the block buffer.
+ * caller sends the record as TEXT. Why caps rather than growth: the
+ * writer thread must not allocate, and with address space reserved up
+ * front a cap of a million strings costs only the pages used. The
+ * exceptions, for cgtrace export only: cg_cenc_rec's own JSONL scratch and
+ * live table, and an item longer than the block buffer's headroom (a
+ * record of over 190 KiB) growing the buffer.
  */
 #ifndef CG_COMPACT_ENC_H
 #define CG_COMPACT_ENC_H
@@ -70,7 +73,10 @@ struct cg_cenc_opts {
 	 */
 	int (*write)(void *user, const void *p, size_t n);
 	void *user;
-	/* cg_cenc_rec keeps a live table of its own to pack frees (the probe has its own). */
+	/*
+	 * cg_cenc_rec keeps a live table of its own to pack frees (the probe has
+	 * its own); without it cg_cenc_rec sends every free as TEXT.
+	 */
 	bool track_live;
 	/*
 	 * CG_CENC_F_x + 1: that field's stream is written as a constant (0), so
@@ -105,12 +111,14 @@ uint32_t cg_cenc_string(struct cg_cenc *e, const char *s, size_t n);
  * The id of a memory class (span, op: UINT32_MAX for none, device: string
  * ids; category: enum cgtrace_category); CG_CENC_NONE past the cap or for
  * a string id that is CG_CENC_NONE. The hot calls take only ids these
- * calls returned.
+ * calls returned: a memory record of any other class id is dropped, a
+ * span_start or device_memory naming an undefined string rides as TEXT
+ * with "" for it.
  */
 #define CG_CLASS_MANAGED 1u
 #define CG_CLASS_VMM 2u
 uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t device,
-                       uint8_t category, uint8_t flags);
+		       uint8_t category, uint8_t flags);
 /* The thread of the records that follow (a THREAD item only when it changes). */
 void cg_cenc_thread(struct cg_cenc *e, uint64_t tid);
 /*
@@ -130,11 +138,11 @@ uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t ad
 void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord);
 /* A packed span_start of span "s<id>" under "s<parent>" (parent 0: no parent_id). */
 void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t parent, uint32_t name,
-                        uint8_t span_kind, uint8_t step, bool measured);
+			uint8_t span_kind, uint8_t step, bool measured);
 void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns);
 /* A packed device_memory checkpoint; reserved/oom NULL when absent. */
 void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint64_t used,
-                           uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom);
+			   uint64_t free_bytes, const uint64_t *reserved, const uint64_t *oom);
 
 /*
  * Raw bytes written per field since cg_cenc_new, for the benchmark's

@@ -146,8 +146,12 @@ static void check_file(const uint8_t *data, size_t size)
 		check_round_trip(data, size, doc);
 		cgtrace_doc_free(doc);
 	} else {
-		/* One line naming the input; the decoder's own errors name the record. */
-		assert(strncmp(err, "fuzz", 4) == 0 && !strchr(err, '\n'));
+		/*
+		 * One line naming the input. Known exception, JSONL's as well: the
+		 * schema rule quotes the value as it is, a newline in it included.
+		 */
+		assert(strncmp(err, "fuzz", 4) == 0);
+		assert(!strchr(err, '\n') || strstr(err, "unsupported trace schema"));
 	}
 }
 

@@ -1,0 +1,129 @@
+#!/bin/sh
+# The compact export read back: for every trace `cgtrace export` takes (the
+# golden traces and the fuzz corpus), exporting it compact and that back as
+# JSONL gives the JSONL export's bytes, in both orders, stored or zstd, in
+# one block or one block per item; and the command's own rules (--stats,
+# usage errors, no binary to a terminal).
+#   test-compact-roundtrip.sh CGTRACE TRACEDIR...
+set -u
+# shellcheck source=tests/lib/sh-check.sh
+. "$(dirname "$0")/lib/sh-check.sh"
+[ $# -ge 2 ] || { echo "usage: test-compact-roundtrip.sh CGTRACE TRACEDIR..." >&2; exit 2; }
+cgtrace=$(abs "$1")
+shift
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# roundtrip NAME TRACE ORDER OPTS...: compact in ORDER, back through stream order.
+roundtrip() {
+	name=$1 trace=$2 order=$3
+	shift 3
+	"$cgtrace" export --order "$order" "$trace" >"$tmp/want" 2>/dev/null
+	if "$cgtrace" export --format compact --order "$order" "$@" "$trace" >"$tmp/c" 2>"$tmp/err" &&
+		"$cgtrace" export --order stream - <"$tmp/c" >"$tmp/got" 2>"$tmp/err" &&
+		cmp -s "$tmp/want" "$tmp/got"; then
+		ok
+	else
+		ko "$name: $order $*"
+	fi
+}
+
+# A trace of many records besides: frees by history and delta, VMM and
+# managed allocations, class ids past 30, ids and dtypes that ride as TEXT,
+# late timestamps, frees of another size, device checkpoints.
+cat >"$tmp/gen.awk" <<'AWK'
+BEGIN {
+	srand(7)
+	print "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/6\",\"run_id\":\"r\",\"correlation_id\":\"c\",\"entrypoint\":\"e\",\"phase\":\"train\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"capture_step\":1,\"warmup_steps\":0,\"device\":\"cpu\",\"timing_mode\":\"host\",\"tags\":{}}"
+	split("cpu cuda:0 cuda:1", dev, " ")
+	split("malloc free cudaMalloc cudaFree", ops, " ")
+	split("parameter activation gradient optimizer other", cat, " ")
+	for (s = 1; s <= 45; s++)
+		printf "{\"kind\":\"span_start\",\"id\":\"s%d\",%s\"name\":\"n%d\",\"start_ns\":%d,\"span_kind\":\"function\",\"measured\":%s%s}\n", s, (s > 1 ? "\"parent_id\":\"s" int((s - 1) / 2 + 1) "\"," : ""), s % 7, s, (s % 2 ? "true" : "false"), (s % 3 ? "" : ",\"step\":\"forward\"")
+	ts = 100; n = 0
+	for (i = 0; i < 6000; i++) {
+		ts += int(rand() * 1000)
+		t = ts; if (rand() < 0.01) t = ts - 5000
+		d = dev[1 + int(rand() * 3)]
+		if (n > 0 && rand() < 0.45) {
+			k = 1 + int(rand() * n); a = addr[k]; b = bytes[k]; dd = adev[k]
+			if (rand() < 0.02) b = b + 1
+			addr[k] = addr[n]; bytes[k] = bytes[n]; adev[k] = adev[n]; n--
+			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\",\"op_name\":\"free\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"free\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, a, 1 + int(rand() * 45), dd, b, b, cat[1 + int(rand() * 5)]
+		} else {
+			b = int(rand() * 100000)
+			r = rand()
+			if (r < 0.05) a = "t" i; else if (r < 0.15) a = sprintf("vmm:0x%x", 4096 * i); else a = sprintf("0x%x", 65536 + 64 * int(rand() * 100000))
+			n++; addr[n] = a; bytes[n] = b; adev[n] = d
+			op = rand() < 0.1 ? "" : ",\"op_name\":\"" ops[1 + int(rand() * 4)] "\""
+			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : ""
+		}
+		if (rand() < 0.02)
+			printf "{\"kind\":\"device_memory\",\"timestamp_ns\":%d,\"device\":\"cuda:0\",\"used_bytes\":%d,\"free_bytes\":%d%s%s}\n", ts, i * 7, 1000000 - i, rand() < 0.5 ? ",\"reserved_bytes\":" i : "", rand() < 0.1 ? ",\"oom_request_bytes\":99" : ""
+	}
+	for (s = 45; s >= 1; s--)
+		printf "{\"kind\":\"span_end\",\"id\":\"s%d\",\"duration_ns\":%d}\n", s, ts
+}
+AWK
+mkdir "$tmp/gen" && awk -f "$tmp/gen.awk" >"$tmp/gen/many.jsonl" || exit 1
+"$cgtrace" export "$tmp/gen/many.jsonl" >/dev/null 2>"$tmp/err" && ok || ko "generated trace read"
+
+n=0
+for dir in "$@" "$tmp/gen"; do
+	for trace in "$dir"/*; do
+		[ -f "$trace" ] || continue
+		# Only what the JSONL export takes.
+		"$cgtrace" export "$trace" >/dev/null 2>&1 || continue
+		name=$(basename "$trace")
+		n=$((n + 1))
+		for order in stream canonical; do
+			roundtrip "$name" "$trace" "$order"
+			roundtrip "$name" "$trace" "$order" --level 0
+			roundtrip "$name" "$trace" "$order" --block-raw 1
+			roundtrip "$name" "$trace" "$order" --level 3 --block-raw 100
+			roundtrip "$name" "$trace" "$order" --level 19 --block-raw 5000
+		done
+	done
+done
+[ "$n" -gt 10 ] && ok || ko "only $n traces found in $*"
+
+trace=$1/train.jsonl
+[ -f "$trace" ] || trace=$(ls "$1"/*.jsonl | head -n 1)
+
+# -o FILE, read back by path rather than from a pipe.
+"$cgtrace" export "$trace" >"$tmp/want" 2>/dev/null
+rm -f "$tmp/file.cgt"
+if "$cgtrace" export --format compact -o "$tmp/file.cgt" "$trace" 2>"$tmp/err" &&
+	"$cgtrace" export "$tmp/file.cgt" >"$tmp/got" 2>"$tmp/err" && cmp -s "$tmp/want" "$tmp/got"
+then ok; else ko "-o FILE read back by path"; fi
+
+# A compact trace is smaller than its JSONL.
+[ "$(wc -c <"$tmp/file.cgt")" -lt "$(wc -c <"$tmp/want")" ] && ok || ko "compact not smaller"
+
+# --stats: a line per field on stderr, the output unchanged.
+if "$cgtrace" export --format compact --stats "$trace" >"$tmp/c" 2>"$tmp/stats" &&
+	cmp -s "$tmp/c" "$tmp/file.cgt" &&
+	grep -q "zstd level 1" "$tmp/stats" &&
+	grep -q '^timestamp ' "$tmp/stats" && grep -q '^address ' "$tmp/stats" &&
+	grep -q '^total ' "$tmp/stats"
+then ok; else cp "$tmp/stats" "$tmp/err"; ko "--stats"; fi
+
+# Usage errors exit 2.
+for args in "--stats" "--level 1" "--format compact --level 99" "--format compact --level x" \
+	"--format compact --block-raw 0" "--format csv"; do
+	# shellcheck disable=SC2086 # the arguments split on purpose
+	"$cgtrace" export $args "$trace" >/dev/null 2>"$tmp/err"
+	[ $? -eq 2 ] && ok || ko "usage error: $args"
+done
+
+# Never binary to a terminal (checked where script(1) can give one).
+if command -v script >/dev/null 2>&1; then
+	script -qec "'$cgtrace' export --format compact '$trace'; echo status=\$?" /dev/null \
+		>"$tmp/tty" 2>&1
+	grep -q "terminal" "$tmp/tty" && grep -q "status=2" "$tmp/tty" &&
+		! grep -q CGTRACE "$tmp/tty" && ok ||
+		{ cp "$tmp/tty" "$tmp/err"; ko "compact to a terminal"; }
+else
+	skip "compact to a terminal (no script(1))"
+fi
+finish
