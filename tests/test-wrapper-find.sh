@@ -34,7 +34,7 @@ base_path=$tmp/decoy:/usr/bin:/bin
 run() {
 	w=$1
 	shift
-	rm -f "$tmp"/work/*.jsonl
+	rm -f "$tmp"/work/*.cgt
 	PATH=$base_path "$w" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
 	st=$?
 }
@@ -46,7 +46,7 @@ expect_found() {
 		ko "$1: exit status $st"
 	elif [ "$(sed -n 1p "$tmp/out")" != "$2" ]; then
 		ko "$1: LD_PRELOAD '$(sed -n 1p "$tmp/out")', expected '$2'"
-	elif ! ls "$tmp"/work/*.jsonl >/dev/null 2>&1; then
+	elif ! ls "$tmp"/work/*.cgt >/dev/null 2>&1; then
 		ko "$1: no trace written"
 	elif grep -q 'DECOY-CGTRACE\|cgtrace not found\|unreadable' "$tmp/err"; then
 		ko "$1: summary not from the build's own cgtrace"

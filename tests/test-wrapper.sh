@@ -128,10 +128,10 @@ fi
 # The summary: each trace's path, which program it is (executable, pid),
 # its counts, state and size on disk, each device's peak and when, and the
 # command that looks further.
-run -o "$tmp/work/abs.%p.jsonl" sh -c 'exit 0'
-path=$(sed -n "s#^cgprobe: \\($tmp/work/abs\\.[0-9]*\\.jsonl\\)\$#\\1#p" "$tmp/err" | head -n 1)
+run -o "$tmp/work/abs.%p.cgt" sh -c 'exit 0'
+path=$(sed -n "s#^cgprobe: \\($tmp/work/abs\\.[0-9]*\\.cgt\\)\$#\\1#p" "$tmp/err" | head -n 1)
 pid=${path##*/abs.}
-pid=${pid%.jsonl}
+pid=${pid%.cgt}
 if [ "$st" -eq 0 ] && [ -n "$path" ] && [ -f "$path" ] && [ ! -s "$tmp/out" ] &&
 	grep -q "^cgprobe:   /.*sh, pid $pid: [0-9,]* allocs\{0,1\}, [0-9,]* frees\{0,1\}; complete; [0-9.]* [KMG]\{0,1\}i\{0,1\}B on disk\$" "$tmp/err" &&
 	grep -q '^cgprobe:   peak [0-9.]* [KMG]\{0,1\}i\{0,1\}B on cpu at [0-9.]* [mun]\{0,1\}s' "$tmp/err" &&
@@ -140,8 +140,8 @@ if [ "$st" -eq 0 ] && [ -n "$path" ] && [ -f "$path" ] && [ ! -s "$tmp/out" ] &&
 else
 	ko "summary: path, program and pid, counts, size, peak and time, more"
 fi
-run --bytes -o "$tmp/work/bytes.%p.jsonl" sh -c 'exit 0'
-path=$(sed -n "s#^cgprobe: \\($tmp/work/bytes\\.[0-9]*\\.jsonl\\)\$#\\1#p" "$tmp/err" | head -n 1)
+run --bytes -o "$tmp/work/bytes.%p.cgt" sh -c 'exit 0'
+path=$(sed -n "s#^cgprobe: \\($tmp/work/bytes\\.[0-9]*\\.cgt\\)\$#\\1#p" "$tmp/err" | head -n 1)
 size=$(wc -c <"$path" 2>/dev/null | tr -d ' ')
 if [ "$st" -eq 0 ] && [ -n "$size" ] && grep -q "; $size on disk\$" "$tmp/err" &&
 	grep -q '^cgprobe:   peak [0-9]* on cpu at ' "$tmp/err"; then
@@ -159,45 +159,53 @@ else
 fi
 run -o "$tmp/work/nomin.%p.jsonl" sh -c 'exit 0'
 if grep -q 'not recorded' "$tmp/err"; then ko "no --min-bytes, yet a note on what is left out"; else ok; fi
+# A name ending .jsonl is JSONL text, any other the compact encoding (its magic first).
+jsonl=$(sed -n "s#^cgprobe: \\($tmp/work/nomin\\.[0-9]*\\.jsonl\\)\$#\\1#p" "$tmp/err" | head -n 1)
+if [ -n "$jsonl" ] && [ "$(head -c 15 "$jsonl")" = '{"kind":"meta",' ] &&
+	[ "$(od -An -c -N 8 "$path" | tr -d ' ')" = '211CGTRACE' ]; then
+	ok
+else
+	ko "encodings: $jsonl JSONL, $path compact"
+fi
 
 # Past 20 traces the 20 largest are summarised: a launcher's many small
 # processes do not hide the one that matters, started last here.
 run sh -c 'i=0; while [ $i -lt 24 ]; do sh -c :; i=$((i + 1)); done; awk "BEGIN { for (i = 0; i < 20000; i++) a[i] = i }"'
-big=$(sed -n 's#^cgprobe: \(.*/cgprobe\.[a-z]*awk\.[0-9]*\.jsonl\)$#\1#p' "$tmp/err")
-if [ "$st" -eq 0 ] && [ -n "$big" ] && [ "$(grep -c '^cgprobe: /.*\.jsonl$' "$tmp/err")" -eq 20 ] &&
+big=$(sed -n 's#^cgprobe: \(.*/cgprobe\.[a-z]*awk\.[0-9]*\.cgt\)$#\1#p' "$tmp/err")
+if [ "$st" -eq 0 ] && [ -n "$big" ] && [ "$(grep -c '^cgprobe: /.*\.cgt$' "$tmp/err")" -eq 20 ] &&
 	grep -q '^cgprobe: \.\.\. and [0-9]* smaller traces not summarised' "$tmp/err" &&
 	grep -q "^cgprobe: more: .*cgtrace memory $big (or any trace above)\$" "$tmp/err"; then
 	ok
 else
 	ko "many traces: the largest summarised and named in the more: line"
 fi
-rm -f ./*.jsonl
+rm -f ./*.cgt
 
 # A trace with no allocation is counted, not shown as a result; a process
 # that forked and then exec'd leaves no trace of its own in between.
 printf 'int main(void) { return 0; }\n' >nop.c
 if gcc -o nop nop.c 2>/dev/null; then
-	rm -f ./*.jsonl
+	rm -f ./*.cgt
 	run ./nop
-	if [ "$st" -eq 0 ] && grep -q '^cgprobe: 1 trace recorded no allocation: .*/cgprobe\.nop\.[0-9]*\.jsonl$' "$tmp/err" &&
+	if [ "$st" -eq 0 ] && grep -q '^cgprobe: 1 trace recorded no allocation: .*/cgprobe\.nop\.[0-9]*\.cgt$' "$tmp/err" &&
 		! grep -q 'more:' "$tmp/err"; then
 		ok
 	else
 		ko "an empty trace reported as a result"
 	fi
-	rm -f ./*.jsonl
+	rm -f ./*.cgt
 	if command -v timeout >/dev/null 2>&1; then
 		run timeout 100 ./nop
-		n_traces=$(find . -maxdepth 1 -name "*.jsonl" | wc -l)
+		n_traces=$(find . -maxdepth 1 -name "*.cgt" | wc -l)
 		if [ "$st" -eq 0 ] && [ "$n_traces" -eq 2 ] && [ "$(grep -c 'more:' "$tmp/err")" -eq 1 ] &&
-			grep -q '^cgprobe: more: .*cgtrace memory .*/cgprobe\.timeout\.[0-9]*\.jsonl$' "$tmp/err" &&
-			grep -q '^cgprobe: 1 trace recorded no allocation: .*/cgprobe\.nop\.[0-9]*\.jsonl$' "$tmp/err" &&
+			grep -q '^cgprobe: more: .*cgtrace memory .*/cgprobe\.timeout\.[0-9]*\.cgt$' "$tmp/err" &&
+			grep -q '^cgprobe: 1 trace recorded no allocation: .*/cgprobe\.nop\.[0-9]*\.cgt$' "$tmp/err" &&
 			! grep -q 'not there' "$tmp/err"; then
 			ok
 		else
 			ko "fork then exec: $n_traces traces, expected timeout's and nop's"
 		fi
-		rm -f ./*.jsonl
+		rm -f ./*.cgt
 	else
 		skip "fork then exec (no timeout)"
 	fi
