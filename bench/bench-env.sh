@@ -1,0 +1,143 @@
+# shellcheck shell=sh disable=SC2154 # bench_name and src_dir are set by the script that sources this
+# SPDX-License-Identifier: MIT
+#
+# Shared by the benchmark scripts (sourced, not run): the machine conditions
+# every figure is printed beside, the page cache between runs, a nanosecond
+# clock and the encoding of a file by its first bytes.
+#
+# Set before sourcing: bench_name (for messages). After bench_setup:
+# bench_drop ("dropped" or why not), and the helpers below.
+
+die() {
+	echo "$bench_name: $*" >&2
+	exit 1
+}
+
+# Wall clock in nanoseconds (GNU date); GNU time's %e has 10 ms steps.
+now_ns() {
+	date +%s%N
+}
+
+# seconds_since T0: seconds from T0 (now_ns) to now, 3 decimals.
+seconds_since() {
+	awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
+}
+
+# meminfo FIELD: the field of /proc/meminfo in MiB.
+meminfo() {
+	awk -v f="$1:" '$1 == f { printf "%.0f", $2 / 1024 }' /proc/meminfo
+}
+
+# A build directory as an absolute path: relative to the current directory
+# when it exists there, else to the source tree.
+bench_build_dir() {
+	case "$1" in
+	/*) echo "$1" ;;
+	*) if [ -d "$1" ]; then (CDPATH='' cd -- "$1" && pwd); else echo "$src_dir/$1"; fi ;;
+	esac
+}
+
+# The probe reads its whole configuration from CGPROBE_*: start from none,
+# so that the caller's environment cannot change what is measured.
+bench_clean_env() {
+	for v in $(env | sed -n 's/^\(CGPROBE_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		unset "$v"
+	done
+}
+
+# bench_setup: decides whether caches can be dropped, by dropping them once.
+# Dropping needs root and a writable /proc/sys/vm/drop_caches (not in most
+# containers); DROP_CACHES=0 turns it off.
+bench_setup() {
+	if [ "${DROP_CACHES:-1}" = 0 ]; then
+		bench_drop="not dropped (DROP_CACHES=0): sync only"
+	elif [ "$(id -u)" != 0 ]; then
+		bench_drop="not dropped (not root): sync only"
+	elif ! [ -w /proc/sys/vm/drop_caches ] || ! (echo 1 >/proc/sys/vm/drop_caches) 2>/dev/null; then
+		bench_drop="not dropped (/proc/sys/vm/drop_caches not writable): sync only"
+	else
+		bench_drop="dropped (sync; echo 1 > /proc/sys/vm/drop_caches)"
+	fi
+}
+
+# Between runs: the previous run's dirty pages written back, and its clean
+# ones dropped when that is possible.
+bench_settle() {
+	sync
+	case "$bench_drop" in
+	dropped*) echo 1 >/proc/sys/vm/drop_caches ;;
+	esac
+}
+
+# bench_conditions DIR [BUILD_DIR]: the machine, as a header (DIR: where the
+# traces or the clone go).
+bench_conditions() {
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+	[ -n "$cpu" ] || cpu=$(uname -m)
+	fs=$(df -P -T "$1" 2>/dev/null | awk 'NR == 2 { print $2 ", " int($5 / 1048576) " GiB free on " $7 }')
+	[ -n "$fs" ] || fs=$(stat -f -c '%T' "$1")
+	gov=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null) || gov="n/a"
+	bt=$(grep -o '"name": "buildtype", "value": "[^"]*"' "${2:-/nonexistent}/meson-info/intro-buildoptions.json" 2>/dev/null |
+		sed 's/.*"value": "//; s/"$//')
+	san=$(grep -o '"name": "b_sanitize", "value": "[^"]*"' "${2:-/nonexistent}/meson-info/intro-buildoptions.json" 2>/dev/null |
+		sed 's/.*"value": "//; s/"$//')
+	rev=$(git -C "$src_dir" rev-parse --short HEAD 2>/dev/null) || rev="n/a"
+	[ -z "$(git -C "$src_dir" status --porcelain --untracked-files=no 2>/dev/null)" ] || rev="$rev (with uncommitted changes)"
+	ht=$(heaptrack --version 2>/dev/null | head -n 1) || ht=
+	zs=$(zstd --version 2>/dev/null | sed -n 's/.*\(v[0-9][0-9.]*\).*/zstd CLI \1/p')
+	lz=$(pkg-config --modversion libzstd 2>/dev/null) || lz="n/a"
+	echo "== conditions"
+	echo "date         $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "cpu          $cpu, $(nproc) online (governor $gov)"
+	echo "kernel       $(uname -sr)"
+	echo "load         $(cut -d ' ' -f 1-3 /proc/loadavg) (1, 5, 15 min)"
+	echo "work dir     $1: $fs"
+	echo "memory       $(meminfo MemTotal) MiB total, $(meminfo MemFree) MiB free, $(meminfo MemAvailable) MiB available"
+	echo "page cache   $(meminfo Cached) MiB cached, $(meminfo Dirty) MiB dirty, $(meminfo Writeback) MiB writeback;" \
+		"vm.dirty_ratio $(cat /proc/sys/vm/dirty_ratio), dirty_background_ratio $(cat /proc/sys/vm/dirty_background_ratio)," \
+		"dirty_bytes $(cat /proc/sys/vm/dirty_bytes)"
+	[ -z "${bench_drop:-}" ] || echo "between runs caches $bench_drop"
+	echo "tools        ${ht:-heaptrack absent}; ${zs:-zstd CLI absent}; libzstd $lz"
+	if [ -n "${2:-}" ]; then
+		echo "cgprobe      $src_dir at $rev, build $2 (${bt:-?}, sanitize ${san:-?})"
+	else
+		echo "cgprobe      $src_dir at $rev"
+	fi
+}
+
+# bench_load: the load average now, for the end of a report.
+bench_load() {
+	echo "load at end  $(cut -d ' ' -f 1-3 /proc/loadavg) (1, 5, 15 min)"
+}
+
+# encoding FILE: compact, zstd, jsonl or unknown, by the first bytes.
+encoding() {
+	magic=$(od -An -tx1 -N8 "$1" 2>/dev/null | tr -d ' \n')
+	case "$magic" in
+	8943475452414345) echo compact ;;
+	28b52ffd*) echo zstd ;;
+	7b*) echo jsonl ;;
+	*) echo unknown ;;
+	esac
+}
+
+# meta_tag CGTRACE TRACE KEY: the value of a meta tag (the meta record is
+# the first one), or n/a.
+meta_tag() {
+	case "$(encoding "$2")" in
+	jsonl) line=$(head -n 1 "$2") ;;
+	*) line=$("$1" export "$2" 2>/dev/null | head -n 1) ;;
+	esac
+	v=$(printf '%s\n' "$line" | sed -n "s/.*\"$3\":\"\([^\"]*\)\".*/\1/p")
+	echo "${v:-n/a}"
+}
+
+# memory_records CGTRACE TRACE: alloc_count + free_count of summary --json.
+memory_records() {
+	"$1" summary --json "$2" 2>/dev/null | awk '{
+		a = $0; f = $0
+		if (!sub(/.*"alloc_count":/, "", a) || !sub(/.*"free_count":/, "", f)) exit 1
+		sub(/[^0-9].*/, "", a); sub(/[^0-9].*/, "", f)
+		print a + f
+	}'
+}
