@@ -73,16 +73,16 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_validate, argc, argv, &status);
 	if (!path)
 		return status;
-	struct cgtrace_doc *doc = cli_load(path);
+	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
 	if (!doc)
 		return CLI_FAIL;
 	warnings(path, doc);
 	char n[32];
-	size_t records = 0;
+	uint64_t records = 0;
 	/* Identities ride on records now; the table counts devices, not lines. */
 	for (int k = CGTRACE_KIND_META; k < CGTRACE_KIND_COUNT; k++)
 		if (k != CGTRACE_KIND_DEVICE_INFO)
-			records += cgtrace_doc_count(doc, (enum cgtrace_kind)k);
+			records += cgtrace_doc_records(doc, (enum cgtrace_kind)k);
 	printf("%s: valid %s trace, %s records%s\n", path, CGTRACE_SCHEMA, cli_count(n, records),
 	       cgtrace_doc_truncated(doc) ? " (last line cut short and ignored)" : "");
 	cgtrace_doc_free(doc);

@@ -87,6 +87,24 @@ uint64_t cgtrace_storage_bytes(const uint64_t *shape, size_t ndim, const char *d
 
 struct cgtrace_doc;
 
+/*
+ * Read flag: stream the memory records. The document keeps every record but
+ * the memory records, which it applies to the memory analysis as they are
+ * read, and the device_memory checkpoints, of which it keeps each device's
+ * capacity and the checkpoints of an OOM (has_oom_request). Its memory is
+ * bounded by the allocations live at once and the distinct strings, not by
+ * the record count. cgtrace_memory_analyze, cgtrace_doc_summary and
+ * cgtrace_doc_summary_report give the same answers as on a full document;
+ * what needs the records themselves (cgtrace_doc_memory, whose count is 0,
+ * cgtrace_memory_timeline, cgtrace_doc_export_jsonl) returns -ENODATA or
+ * holds nothing. A trace whose memory records go back in time (another
+ * producer's) is read again in full, with the warning "PATH: memory records
+ * out of timestamp order; analysed in memory": a file is opened again,
+ * standard input or a pipe is spooled as it is read to an unlinked file in
+ * $TMPDIR (else /tmp), and memory is bounded by the record count then.
+ */
+#define CGTRACE_READ_STREAM_MEMORY (1u << 0)
+
 struct cgtrace_read_options {
 	/*
 	 * Called with each warning line ("PATH:LINE: message"). NULL: the
@@ -94,14 +112,15 @@ struct cgtrace_read_options {
 	 */
 	void (*warn)(void *user, const char *line);
 	void *user;
+	unsigned flags; /* CGTRACE_READ_*; 0 keeps every record */
 };
 
 /*
  * Reads a plain or zstd-compressed trace ("-" reads standard input).
  * On failure returns -ENOENT & co. for I/O errors or -EBADMSG for a trace
  * that breaks the format, with "PATH:LINE: message" in err. On success err
- * holds the warning line when there was one and opts has no warn callback
- * (a cut-off last line is the only warning), else "".
+ * holds the warning lines when there were any and opts has no warn callback
+ * (a cut-off last line, a streamed read's fallback), one per line, else "".
  */
 int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
 		     struct cgtrace_doc **out, char *err, size_t errlen);
@@ -113,6 +132,14 @@ void cgtrace_doc_free(struct cgtrace_doc *doc);
 
 /* Number of records of a kind held by the document (spans for SPAN_START). */
 size_t cgtrace_doc_count(const struct cgtrace_doc *doc, enum cgtrace_kind kind);
+/*
+ * Number of records of a kind the trace held, kept or not: as
+ * cgtrace_doc_count, but a streamed document's memory and device_memory
+ * records count too.
+ */
+uint64_t cgtrace_doc_records(const struct cgtrace_doc *doc, enum cgtrace_kind kind);
+/* True for a document read with CGTRACE_READ_STREAM_MEMORY (and not read again in full). */
+bool cgtrace_doc_streamed(const struct cgtrace_doc *doc);
 /* True when the last line was cut short and ignored. */
 bool cgtrace_doc_truncated(const struct cgtrace_doc *doc);
 
@@ -411,12 +438,15 @@ struct cgtrace_timeline_point {
 	size_t record;       /* index of the memory record, see cgtrace_doc_memory */
 };
 
-/* Calls fn once per memory record in analysis order; a non-zero return stops. */
+/*
+ * Calls fn once per memory record in analysis order; a non-zero return
+ * stops. -ENODATA for a streamed document, which keeps no records.
+ */
 int cgtrace_memory_timeline(const struct cgtrace_doc *doc,
 			    int (*fn)(void *user, const struct cgtrace_timeline_point *p),
 			    void *user);
 
-/* Re-emits the document as JSONL, records in the format's stream order. */
+/* Re-emits the document as JSONL, records in the format's stream order; -ENODATA when streamed. */
 int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
 
 /*

@@ -303,6 +303,9 @@ static void emit_unridden(struct out *o, const struct cgtrace_doc *d)
 
 CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
 {
+	/* A streamed document kept no memory records to export. */
+	if (cg_doc_streamed(d))
+		return -ENODATA;
 	struct out o = {.fd = fd};
 	int ret = identities_init(&o, d);
 	if (ret == 0)

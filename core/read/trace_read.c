@@ -2,11 +2,18 @@
 /*
  * The reader: lines -> records -> document, stopping at the first broken
  * rule with "PATH:LINE: message" (read_apply.c handles each line).
+ *
+ * A streamed read (CGTRACE_READ_STREAM_MEMORY) that meets a memory record
+ * going back in time starts again with a full document: a regular file is
+ * read again from where it began, anything else (stdin, a pipe) from the
+ * spool it was copied to as it was read.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgtrace.h"
@@ -15,12 +22,14 @@
 #include "lines.h"
 #include "read_apply.h"
 #include "read_pipe.h"
+#include "write_all.h"
 
 static int read_source(struct cg_lines *l, const char *name,
 		       const struct cgtrace_read_options *opts, struct cgtrace_doc **out,
 		       char *err, size_t errlen)
 {
-	struct cgtrace_doc *doc = cg_doc_new();
+	bool streamed = opts && (opts->flags & CGTRACE_READ_STREAM_MEMORY);
+	struct cgtrace_doc *doc = streamed ? cg_doc_new_streamed() : cg_doc_new();
 	if (!doc) {
 		snprintf(err, errlen, "%s: out of memory", name);
 		return -ENOMEM;
@@ -37,11 +46,131 @@ static int read_source(struct cg_lines *l, const char *name,
 			snprintf(err, errlen, "%s: %s", name, msg);
 	}
 	if (ret < 0) {
+		/* Only the stream's own stop is told apart: the caller reads again in full. */
+		if (cg_doc_out_of_order(doc))
+			ret = -ECANCELED;
 		cgtrace_doc_free(doc);
 		return ret;
 	}
 	*out = doc;
 	return 0;
+}
+
+/* The options of the second, full read: the same but for the flag. */
+static struct cgtrace_read_options full_opts(const struct cgtrace_read_options *opts)
+{
+	struct cgtrace_read_options o = *opts;
+	o.flags &= ~CGTRACE_READ_STREAM_MEMORY;
+	return o;
+}
+
+/* Says why the trace is read again; returns the note for err when there is no callback. */
+static void fallback_note(const char *name, const struct cgtrace_read_options *opts, char *note,
+			  size_t len)
+{
+	snprintf(note, len, "%s: memory records out of timestamp order; analysed in memory", name);
+	if (opts->warn) {
+		opts->warn(opts->user, note);
+		note[0] = '\0';
+	}
+}
+
+/* err after the full read: the note first, then that read's own warning, one per line. */
+static void join_note(const char *note, char *err, size_t errlen)
+{
+	if (!note[0] || !errlen)
+		return;
+	char tail[1024];
+	snprintf(tail, sizeof(tail), "%s", err);
+	snprintf(err, errlen, "%s%s%s", note, tail[0] ? "\n" : "", tail);
+}
+
+/* An unlinked file for what a stream without a second pass (stdin, a pipe) gave. */
+static int spool_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/cgtrace-spool-XXXXXX", dir);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/* Copies what the first read left unread into the spool, and rewinds it. */
+static int spool_rest(int fd, int spool, int tee_err)
+{
+	char buf[1 << 16];
+	int ret = tee_err;
+	while (ret == 0) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ret = n < 0 ? -errno : 0;
+			break;
+		}
+		ret = cg_write_all(spool, buf, (size_t)n);
+	}
+	if (ret == 0 && lseek(spool, 0, SEEK_SET) < 0)
+		ret = -errno;
+	return ret;
+}
+
+static int read_fd(int fd, int tee, const char *name, const struct cgtrace_read_options *opts,
+		   struct cgtrace_doc **out, char *err, size_t errlen, int *tee_err)
+{
+	struct cg_lines l;
+	int ret = cg_lines_open_fd_tee(&l, fd, tee);
+	if (ret < 0)
+		snprintf(err, errlen, "%s: %s", name, l.err[0] ? l.err : strerror(-ret));
+	else
+		ret = read_source(&l, name, opts, out, err, errlen);
+	if (tee_err)
+		*tee_err = l.tee_err;
+	cg_lines_close(&l);
+	return ret;
+}
+
+/*
+ * A streamed read of fd, read again in full from its start (a regular
+ * file) or from the spool (anything else) when its memory records go back
+ * in time. Without a spool (none could be made) the read is a full one.
+ */
+static int read_streamed(int fd, const char *name, const struct cgtrace_read_options *opts,
+			 struct cgtrace_doc **out, char *err, size_t errlen)
+{
+	struct cgtrace_read_options full = full_opts(opts);
+	struct stat st;
+	off_t start = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
+	int spool = start < 0 ? spool_open() : -1;
+	if (start < 0 && spool < 0)
+		return read_fd(fd, -1, name, &full, out, err, errlen, NULL);
+	int tee_err = 0;
+	int ret = read_fd(fd, spool, name, opts, out, err, errlen, &tee_err);
+	if (ret == -ECANCELED) {
+		char note[1024];
+		fallback_note(name, opts, note, sizeof(note));
+		err[0] = '\0';
+		int again = spool >= 0 ? spool_rest(fd, spool, tee_err)
+			    : lseek(fd, start, SEEK_SET) < 0 ? -errno : 0;
+		if (again < 0) {
+			snprintf(err, errlen, "%s: reading the trace again: %s", name, strerror(-again));
+			ret = again;
+		} else {
+			ret = read_fd(spool >= 0 ? spool : fd, -1, name, &full, out, err, errlen, NULL);
+			if (ret == 0)
+				join_note(note, err, errlen);
+		}
+	}
+	if (spool >= 0)
+		close(spool);
+	return ret;
 }
 
 CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
@@ -57,13 +186,9 @@ CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_optio
 		snprintf(err, errlen, "%s: %s", name, strerror(e));
 		return -e;
 	}
-	struct cg_lines l;
-	int ret = cg_lines_open_fd(&l, fd);
-	if (ret < 0)
-		snprintf(err, errlen, "%s: %s", name, l.err[0] ? l.err : strerror(-ret));
-	else
-		ret = read_source(&l, name, opts, out, err, errlen);
-	cg_lines_close(&l);
+	int ret = opts && (opts->flags & CGTRACE_READ_STREAM_MEMORY)
+			  ? read_streamed(fd, name, opts, out, err, errlen)
+			  : read_fd(fd, -1, name, opts, out, err, errlen, NULL);
 	if (!is_stdin)
 		close(fd);
 	return ret;
@@ -82,5 +207,15 @@ CG_EXPORT int cgtrace_doc_read_mem(const char *name, const void *data, size_t le
 	else
 		ret = read_source(&l, name, opts, out, err, errlen);
 	cg_lines_close(&l);
+	/* Memory is read again in place. */
+	if (ret == -ECANCELED) {
+		struct cgtrace_read_options full = full_opts(opts);
+		char note[1024];
+		fallback_note(name, opts, note, sizeof(note));
+		err[0] = '\0';
+		ret = cgtrace_doc_read_mem(name, data, len, &full, out, err, errlen);
+		if (ret == 0)
+			join_note(note, err, errlen);
+	}
 	return ret;
 }
