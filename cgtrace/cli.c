@@ -45,9 +45,8 @@ struct cgtrace_doc *cli_load(const char *path)
 struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags)
 {
 	struct cgtrace_doc *doc = NULL;
-	struct cgtrace_read_options opts = {.flags = flags};
 	char err[2048];
-	if (cgtrace_doc_read(path, &opts, &doc, err, sizeof(err)) < 0) {
+	if (cgtrace_doc_read_flags(path, NULL, flags, &doc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return NULL;
 	}

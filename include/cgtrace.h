@@ -87,24 +87,6 @@ uint64_t cgtrace_storage_bytes(const uint64_t *shape, size_t ndim, const char *d
 
 struct cgtrace_doc;
 
-/*
- * Read flag: stream the memory records. The document keeps every record but
- * the memory records, which it applies to the memory analysis as they are
- * read, and the device_memory checkpoints, of which it keeps each device's
- * capacity and the checkpoints of an OOM (has_oom_request). Its memory is
- * bounded by the allocations live at once and the distinct strings, not by
- * the record count. cgtrace_memory_analyze, cgtrace_doc_summary and
- * cgtrace_doc_summary_report give the same answers as on a full document;
- * what needs the records themselves (cgtrace_doc_memory, whose count is 0,
- * cgtrace_memory_timeline, cgtrace_doc_export_jsonl) returns -ENODATA or
- * holds nothing. A trace whose memory records go back in time (another
- * producer's) is read again in full, with the warning "PATH: memory records
- * out of timestamp order; analysed in memory": a file is opened again,
- * standard input or a pipe is spooled as it is read to an unlinked file in
- * $TMPDIR (else /tmp), and memory is bounded by the record count then.
- */
-#define CGTRACE_READ_STREAM_MEMORY (1u << 0)
-
 struct cgtrace_read_options {
 	/*
 	 * Called with each warning line ("PATH:LINE: message"). NULL: the
@@ -112,7 +94,6 @@ struct cgtrace_read_options {
 	 */
 	void (*warn)(void *user, const char *line);
 	void *user;
-	unsigned flags; /* CGTRACE_READ_*; 0 keeps every record */
 };
 
 /*
@@ -128,6 +109,32 @@ int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
 int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
 			 const struct cgtrace_read_options *opts, struct cgtrace_doc **out,
 			 char *err, size_t errlen);
+
+/*
+ * Read flag: stream the memory records. The document keeps every record but
+ * the memory records, which it applies to the memory analysis as they are
+ * read, and the device_memory checkpoints, of which it keeps each device's
+ * capacity and the checkpoints of an OOM (has_oom_request). Its memory is
+ * bounded by the allocations live at once and the distinct strings, not by
+ * the record count. cgtrace_memory_analyze, cgtrace_doc_summary and
+ * cgtrace_doc_summary_report give the same answers as on a full document;
+ * what needs the records themselves (cgtrace_doc_memory, whose count is 0,
+ * cgtrace_memory_timeline, cgtrace_doc_export_jsonl) holds nothing or
+ * returns -ENODATA. A trace whose memory records go back in time (another
+ * producer's) is read again in full, with the warning "PATH: memory records
+ * out of timestamp order; analysed in memory": a regular file from where it
+ * began, standard input or a pipe from the spool it was copied to as it was
+ * read (an unlinked file in $TMPDIR, else /tmp); memory is bounded by the
+ * record count then.
+ */
+#define CGTRACE_READ_STREAM_MEMORY (1u << 0)
+
+/* cgtrace_doc_read and cgtrace_doc_read_mem with CGTRACE_READ_* flags (0: the same). */
+int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,
+			   unsigned flags, struct cgtrace_doc **out, char *err, size_t errlen);
+int cgtrace_doc_read_mem_flags(const char *name, const void *data, size_t len,
+			       const struct cgtrace_read_options *opts, unsigned flags,
+			       struct cgtrace_doc **out, char *err, size_t errlen);
 void cgtrace_doc_free(struct cgtrace_doc *doc);
 
 /* Number of records of a kind held by the document (spans for SPAN_START). */

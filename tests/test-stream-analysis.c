@@ -143,8 +143,8 @@ static struct cgtrace_doc *read_text(const char *name, const char *text, size_t 
 				     int *ret)
 {
 	struct cgtrace_doc *doc = NULL;
-	struct cgtrace_read_options opts = {.warn = w ? test_warn : NULL, .user = w, .flags = flags};
-	*ret = cgtrace_doc_read_mem(name, text, len, &opts, &doc, err, errlen);
+	struct cgtrace_read_options opts = {.warn = w ? test_warn : NULL, .user = w};
+	*ret = cgtrace_doc_read_mem_flags(name, text, len, &opts, flags, &doc, err, errlen);
 	return doc;
 }
 
@@ -344,6 +344,33 @@ START_TEST(equal_timestamps_sorted_before_applied)
 }
 END_TEST
 
+#define MEM(ts, id, bytes, action)                                                           \
+	"{\"kind\":\"memory\",\"timestamp_ns\":" #ts ",\"tensor_id\":\"" id                  \
+	"\",\"span_id\":\"s1\",\"op_name\":null,\"device\":\"cpu\",\"bytes\":" #bytes        \
+	",\"action\":\"" action "\",\"shape\":[],\"dtype\":\"u8\",\"category\":\"other\"}\n"
+
+/* Coming back to the peak is no new peak: its time and live set stay the first's. */
+START_TEST(peak_tie_keeps_the_first)
+{
+	const char *text = META_LINE MEM(1, "0x10", 100, "alloc") MEM(2, "0x10", 100, "free")
+		MEM(3, "t1", 100, "alloc");
+	ck_assert(!check_text(text));
+	char err[256];
+	int r;
+	struct cgtrace_doc *d = read_text("t.jsonl", text, strlen(text),
+					  CGTRACE_READ_STREAM_MEMORY, NULL, err, sizeof(err), &r);
+	struct cgtrace_memory_report *rep;
+	ck_assert_int_eq(cgtrace_memory_analyze(d, &rep), 0);
+	ck_assert_uint_eq(rep->peak_timestamp_ns, 1);
+	ck_assert_uint_eq(rep->by_device[0].peak_timestamp_ns, 1);
+	ck_assert_uint_eq(rep->n_breakdown, 1);
+	ck_assert_str_eq(rep->peak_breakdown[0].tensor_id, "0x10");
+	ck_assert_uint_eq(rep->peak_breakdown[0].ndim, 0);
+	cgtrace_memory_report_free(rep);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
 START_TEST(streamed_doc_has_no_records_to_replay)
 {
 	struct gen g = {.seed = 9, .records = 50, .ids = 5};
@@ -367,10 +394,11 @@ END_TEST
 static struct cgtrace_doc *read_path(const char *path, struct warn_log *w)
 {
 	struct cgtrace_doc *doc = NULL;
-	struct cgtrace_read_options opts = {
-		.warn = test_warn, .user = w, .flags = CGTRACE_READ_STREAM_MEMORY};
+	struct cgtrace_read_options opts = {.warn = test_warn, .user = w};
 	char err[1024];
-	ck_assert_msg(cgtrace_doc_read(path, &opts, &doc, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(cgtrace_doc_read_flags(path, &opts, CGTRACE_READ_STREAM_MEMORY, &doc, err,
+					     sizeof(err)) == 0,
+		      "%s", err);
 	return doc;
 }
 
@@ -603,6 +631,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("stream-analysis");
 	TCase *tc = test_tcase(s, "stream:agree", 60);
 	test_add(tc, random_interleavings_agree, equal_timestamps_sorted_before_applied,
+		 peak_tie_keeps_the_first,
 		 streamed_doc_has_no_records_to_replay, test_traces_agree);
 	tc = test_tcase(s, "stream:fallback", 60);
 	test_add(tc, out_of_order_falls_back_with_one_warning, fallback_note_and_truncation_in_err,

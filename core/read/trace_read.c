@@ -24,26 +24,34 @@
 #include "read_pipe.h"
 #include "write_all.h"
 
-static int read_source(struct cg_lines *l, const char *name,
-		       const struct cgtrace_read_options *opts, struct cgtrace_doc **out,
-		       char *err, size_t errlen)
+/* One read: where its messages go, its options and flags, where the document goes. */
+struct req {
+	const char *name;
+	const struct cgtrace_read_options *opts; /* may be NULL */
+	unsigned flags;
+	struct cgtrace_doc **out;
+	char *err;
+	size_t errlen;
+};
+
+static int read_source(struct cg_lines *l, const struct req *q)
 {
-	bool streamed = opts && (opts->flags & CGTRACE_READ_STREAM_MEMORY);
+	bool streamed = q->flags & CGTRACE_READ_STREAM_MEMORY;
 	struct cgtrace_doc *doc = streamed ? cg_doc_new_streamed() : cg_doc_new();
 	if (!doc) {
-		snprintf(err, errlen, "%s: out of memory", name);
+		snprintf(q->err, q->errlen, "%s: out of memory", q->name);
 		return -ENOMEM;
 	}
 	struct cg_read_ctx ctx = {
-		.name = name, .opts = opts, .doc = doc, .err = err, .errlen = errlen};
+		.name = q->name, .opts = q->opts, .doc = doc, .err = q->err, .errlen = q->errlen};
 	int ret = cg_read_pipe(&ctx, l);
 	if (ret < 0 && l->err[0])
-		snprintf(err, errlen, "%s: %s", name, l->err);
+		snprintf(q->err, q->errlen, "%s: %s", q->name, l->err);
 	if (ret == 0) {
 		char msg[256];
 		ret = cg_doc_finish(doc, msg, sizeof(msg));
 		if (ret < 0)
-			snprintf(err, errlen, "%s: %s", name, msg);
+			snprintf(q->err, q->errlen, "%s: %s", q->name, msg);
 	}
 	if (ret < 0) {
 		/* Only the stream's own stop is told apart: the caller reads again in full. */
@@ -52,37 +60,31 @@ static int read_source(struct cg_lines *l, const char *name,
 		cgtrace_doc_free(doc);
 		return ret;
 	}
-	*out = doc;
+	*q->out = doc;
 	return 0;
 }
 
-/* The options of the second, full read: the same but for the flag. */
-static struct cgtrace_read_options full_opts(const struct cgtrace_read_options *opts)
+/* Says why the trace is read again: to the callback, else kept in note for err. */
+static void fallback_note(const struct req *q, char *note, size_t len)
 {
-	struct cgtrace_read_options o = *opts;
-	o.flags &= ~CGTRACE_READ_STREAM_MEMORY;
-	return o;
-}
-
-/* Says why the trace is read again; returns the note for err when there is no callback. */
-static void fallback_note(const char *name, const struct cgtrace_read_options *opts, char *note,
-			  size_t len)
-{
-	snprintf(note, len, "%s: memory records out of timestamp order; analysed in memory", name);
-	if (opts->warn) {
-		opts->warn(opts->user, note);
+	snprintf(note, len, "%s: memory records out of timestamp order; analysed in memory",
+		 q->name);
+	if (q->opts && q->opts->warn) {
+		q->opts->warn(q->opts->user, note);
 		note[0] = '\0';
 	}
+	if (q->errlen)
+		q->err[0] = '\0';
 }
 
 /* err after the full read: the note first, then that read's own warning, one per line. */
-static void join_note(const char *note, char *err, size_t errlen)
+static void join_note(const char *note, const struct req *q)
 {
-	if (!note[0] || !errlen)
+	if (!note[0] || !q->errlen)
 		return;
 	char tail[1024];
-	snprintf(tail, sizeof(tail), "%s", err);
-	snprintf(err, errlen, "%s%s%s", note, tail[0] ? "\n" : "", tail);
+	snprintf(tail, sizeof(tail), "%s", q->err);
+	snprintf(q->err, q->errlen, "%s%s%s", note, tail[0] ? "\n" : "", tail);
 }
 
 /* An unlinked file for what a stream without a second pass (stdin, a pipe) gave. */
@@ -122,15 +124,14 @@ static int spool_rest(int fd, int spool, int tee_err)
 	return ret;
 }
 
-static int read_fd(int fd, int tee, const char *name, const struct cgtrace_read_options *opts,
-		   struct cgtrace_doc **out, char *err, size_t errlen, int *tee_err)
+static int read_fd(int fd, int tee, const struct req *q, int *tee_err)
 {
 	struct cg_lines l;
 	int ret = cg_lines_open_fd_tee(&l, fd, tee);
 	if (ret < 0)
-		snprintf(err, errlen, "%s: %s", name, l.err[0] ? l.err : strerror(-ret));
+		snprintf(q->err, q->errlen, "%s: %s", q->name, l.err[0] ? l.err : strerror(-ret));
 	else
-		ret = read_source(&l, name, opts, out, err, errlen);
+		ret = read_source(&l, q);
 	if (tee_err)
 		*tee_err = l.tee_err;
 	cg_lines_close(&l);
@@ -142,30 +143,30 @@ static int read_fd(int fd, int tee, const char *name, const struct cgtrace_read_
  * file) or from the spool (anything else) when its memory records go back
  * in time. Without a spool (none could be made) the read is a full one.
  */
-static int read_streamed(int fd, const char *name, const struct cgtrace_read_options *opts,
-			 struct cgtrace_doc **out, char *err, size_t errlen)
+static int read_streamed(int fd, const struct req *q)
 {
-	struct cgtrace_read_options full = full_opts(opts);
+	struct req full = *q;
+	full.flags &= ~CGTRACE_READ_STREAM_MEMORY;
 	struct stat st;
 	off_t start = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
 	int spool = start < 0 ? spool_open() : -1;
 	if (start < 0 && spool < 0)
-		return read_fd(fd, -1, name, &full, out, err, errlen, NULL);
+		return read_fd(fd, -1, &full, NULL);
 	int tee_err = 0;
-	int ret = read_fd(fd, spool, name, opts, out, err, errlen, &tee_err);
+	int ret = read_fd(fd, spool, q, &tee_err);
 	if (ret == -ECANCELED) {
 		char note[1024];
-		fallback_note(name, opts, note, sizeof(note));
-		err[0] = '\0';
+		fallback_note(q, note, sizeof(note));
 		int again = spool >= 0 ? spool_rest(fd, spool, tee_err)
 			    : lseek(fd, start, SEEK_SET) < 0 ? -errno : 0;
 		if (again < 0) {
-			snprintf(err, errlen, "%s: reading the trace again: %s", name, strerror(-again));
+			snprintf(q->err, q->errlen, "%s: reading the trace again: %s", q->name,
+				 strerror(-again));
 			ret = again;
 		} else {
-			ret = read_fd(spool >= 0 ? spool : fd, -1, name, &full, out, err, errlen, NULL);
+			ret = read_fd(spool >= 0 ? spool : fd, -1, &full, NULL);
 			if (ret == 0)
-				join_note(note, err, errlen);
+				join_note(note, q);
 		}
 	}
 	if (spool >= 0)
@@ -173,24 +174,62 @@ static int read_streamed(int fd, const char *name, const struct cgtrace_read_opt
 	return ret;
 }
 
-CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
-			       struct cgtrace_doc **out, char *err, size_t errlen)
+CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,
+				     unsigned flags, struct cgtrace_doc **out, char *err,
+				     size_t errlen)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
 	if (errlen)
 		err[0] = '\0';
-	const char *name = is_stdin ? "<stdin>" : path;
+	struct req q = {is_stdin ? "<stdin>" : path, opts, flags, out, err, errlen};
 	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, errlen, "%s: %s", name, strerror(e));
+		snprintf(err, errlen, "%s: %s", q.name, strerror(e));
 		return -e;
 	}
-	int ret = opts && (opts->flags & CGTRACE_READ_STREAM_MEMORY)
-			  ? read_streamed(fd, name, opts, out, err, errlen)
-			  : read_fd(fd, -1, name, opts, out, err, errlen, NULL);
+	int ret = flags & CGTRACE_READ_STREAM_MEMORY ? read_streamed(fd, &q)
+						      : read_fd(fd, -1, &q, NULL);
 	if (!is_stdin)
 		close(fd);
+	return ret;
+}
+
+CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
+			       struct cgtrace_doc **out, char *err, size_t errlen)
+{
+	return cgtrace_doc_read_flags(path, opts, 0, out, err, errlen);
+}
+
+static int read_mem(const void *data, size_t len, const struct req *q)
+{
+	struct cg_lines l;
+	if (q->errlen)
+		q->err[0] = '\0';
+	int ret = cg_lines_open_mem(&l, data, len);
+	if (ret < 0)
+		snprintf(q->err, q->errlen, "%s: %s", q->name, l.err[0] ? l.err : strerror(-ret));
+	else
+		ret = read_source(&l, q);
+	cg_lines_close(&l);
+	return ret;
+}
+
+CG_EXPORT int cgtrace_doc_read_mem_flags(const char *name, const void *data, size_t len,
+					 const struct cgtrace_read_options *opts, unsigned flags,
+					 struct cgtrace_doc **out, char *err, size_t errlen)
+{
+	struct req q = {name, opts, flags, out, err, errlen};
+	int ret = read_mem(data, len, &q);
+	/* Memory is read again in place. */
+	if (ret == -ECANCELED) {
+		char note[1024];
+		fallback_note(&q, note, sizeof(note));
+		q.flags &= ~CGTRACE_READ_STREAM_MEMORY;
+		ret = read_mem(data, len, &q);
+		if (ret == 0)
+			join_note(note, &q);
+	}
 	return ret;
 }
 
@@ -198,24 +237,5 @@ CG_EXPORT int cgtrace_doc_read_mem(const char *name, const void *data, size_t le
 				   const struct cgtrace_read_options *opts,
 				   struct cgtrace_doc **out, char *err, size_t errlen)
 {
-	struct cg_lines l;
-	if (errlen)
-		err[0] = '\0';
-	int ret = cg_lines_open_mem(&l, data, len);
-	if (ret < 0)
-		snprintf(err, errlen, "%s: %s", name, l.err[0] ? l.err : strerror(-ret));
-	else
-		ret = read_source(&l, name, opts, out, err, errlen);
-	cg_lines_close(&l);
-	/* Memory is read again in place. */
-	if (ret == -ECANCELED) {
-		struct cgtrace_read_options full = full_opts(opts);
-		char note[1024];
-		fallback_note(name, opts, note, sizeof(note));
-		err[0] = '\0';
-		ret = cgtrace_doc_read_mem(name, data, len, &full, out, err, errlen);
-		if (ret == 0)
-			join_note(note, err, errlen);
-	}
-	return ret;
+	return cgtrace_doc_read_mem_flags(name, data, len, opts, 0, out, err, errlen);
 }
