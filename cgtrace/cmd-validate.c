@@ -15,7 +15,12 @@ const struct cli_cmd cli_validate = {
 		"stderr: spans never closed, an allocation of an id that is already live,\n"
 		"frees of ids never allocated, capture_step 0, a cut-off last line, a\n"
 		"cgprobe_min_bytes tag that is not a decimal number (readers ignore it), a\n"
-		"second, different identity for one device (the first is kept).\n",
+		"second, different identity for one device (the first is kept).\n\n"
+		"Like summary and memory, it reads the trace once, in memory bounded by the\n"
+		"allocations live at once, not by the trace's size. Memory records that go\n"
+		"back in time (another producer's trace) make it read the trace again in\n"
+		"full, with a note on stderr; standard input is spooled as it is read to an\n"
+		"unlinked file in $TMPDIR (else /tmp) for that second pass.\n",
 	.run = run,
 };
 
