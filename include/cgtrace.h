@@ -453,6 +453,23 @@ int cgtrace_memory_timeline(const struct cgtrace_doc *doc,
 			    int (*fn)(void *user, const struct cgtrace_timeline_point *p),
 			    void *user);
 
+/*
+ * The timeline of the trace at path ("-": standard input) without keeping
+ * its records: fn is called as cgtrace_memory_timeline calls it, once per
+ * memory record in analysis order (record: its index among the memory
+ * records in file order), with strings valid during the call. The trace is
+ * read twice, each time as a streamed read (CGTRACE_READ_STREAM_MEMORY),
+ * first for the devices' capacities, then for the points; standard input or
+ * a pipe is spooled for the second read as for a streamed read's fallback.
+ * A trace whose memory records go back in time is read into a full
+ * document after its first read, with that read's warning. Warnings go to
+ * opts->warn, else into err, once. Returns fn's non-zero return when it
+ * stopped, else as cgtrace_doc_read.
+ */
+int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
+				 int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+				 void *user, char *err, size_t errlen);
+
 /* Re-emits the document as JSONL, records in the format's stream order; -ENODATA when streamed. */
 int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
 

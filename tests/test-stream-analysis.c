@@ -391,6 +391,14 @@ END_TEST
 
 /* ---- files and pipes ---- */
 
+struct points {
+	struct text t;
+	int n, stop_after;
+};
+
+static int collect(void *user, const struct cgtrace_timeline_point *p);
+static char *full_timeline(const char *text);
+
 static struct cgtrace_doc *read_path(const char *path, struct warn_log *w)
 {
 	struct cgtrace_doc *doc = NULL;
@@ -436,7 +444,7 @@ START_TEST(file_is_read_again_from_its_start)
 END_TEST
 
 /* Standard input as a pipe: spooled as it is read, the second pass reads the spool. */
-static void stdin_pipe_case(bool out_of_order)
+static void stdin_pipe_case(bool out_of_order, bool timeline)
 {
 	struct gen g = {.seed = 6, .records = 20000, .ids = 50, .out_of_order = out_of_order};
 	char *text = generate(&g);
@@ -460,7 +468,20 @@ static void stdin_pipe_case(bool out_of_order)
 	dup2(p[0], 0);
 	close(p[0]);
 	struct warn_log w = {0};
-	struct cgtrace_doc *d = read_path("-", &w), *full = read_full(text);
+	struct cgtrace_doc *d = NULL, *full = read_full(text);
+	if (timeline) {
+		struct points s = {0};
+		struct cgtrace_read_options opts = {.warn = test_warn, .user = &w};
+		char err[1024], *want = full_timeline(text);
+		put(&s.t, "%s", "");
+		ck_assert_int_eq(cgtrace_memory_timeline_read("-", &opts, collect, &s, err, sizeof(err)),
+				 0);
+		ck_assert_str_eq(s.t.p, want);
+		free(s.t.p);
+		free(want);
+	} else {
+		d = read_path("-", &w);
+	}
 	dup2(saved, 0);
 	close(saved);
 	int status;
@@ -469,8 +490,10 @@ static void stdin_pipe_case(bool out_of_order)
 	ck_assert_str_eq(w.text, out_of_order ? "<stdin>: memory records out of timestamp order; "
 						"analysed in memory\n"
 					      : "");
-	ck_assert(cgtrace_doc_streamed(d) == !out_of_order);
-	agree(full, d);
+	if (d) {
+		ck_assert(cgtrace_doc_streamed(d) == !out_of_order);
+		agree(full, d);
+	}
 	cgtrace_doc_free(d);
 	cgtrace_doc_free(full);
 	free(text);
@@ -478,8 +501,85 @@ static void stdin_pipe_case(bool out_of_order)
 
 START_TEST(stdin_pipe_is_spooled)
 {
-	stdin_pipe_case(true);
-	stdin_pipe_case(false);
+	stdin_pipe_case(true, false);
+	stdin_pipe_case(false, false);
+	stdin_pipe_case(true, true);
+	stdin_pipe_case(false, true);
+}
+END_TEST
+
+/* ---- the streamed timeline ---- */
+
+static int collect(void *user, const struct cgtrace_timeline_point *p)
+{
+	struct points *s = user;
+	put(&s->t, "%llu %s %llu %d %llu %zu\n", (unsigned long long)p->timestamp_ns, p->device,
+	    (unsigned long long)p->live_bytes, p->has_free, (unsigned long long)p->free_bytes,
+	    p->record);
+	return ++s->n == s->stop_after ? 7 : 0;
+}
+
+/* The full document's timeline of text, as collect() writes it. */
+static char *full_timeline(const char *text)
+{
+	struct cgtrace_doc *d = read_full(text);
+	struct points s = {0};
+	put(&s.t, "%s", "");
+	ck_assert_int_eq(cgtrace_memory_timeline(d, collect, &s), 0);
+	cgtrace_doc_free(d);
+	return s.t.p;
+}
+
+static char *temp_trace(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/cgtrace-test-XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+START_TEST(timeline_read_agrees_with_the_full_timeline)
+{
+	for (unsigned seed = 1; seed <= 6; seed++) {
+		struct gen g = {.seed = seed, .records = 300 + seed * 50, .ids = 25,
+				.out_of_order = seed % 2 == 0};
+		char *text = generate(&g), *want = full_timeline(text), *path = temp_trace(text);
+		struct points s = {0};
+		struct warn_log w = {0};
+		struct cgtrace_read_options opts = {.warn = test_warn, .user = &w};
+		char err[1024];
+		put(&s.t, "%s", "");
+		int r = cgtrace_memory_timeline_read(path, &opts, collect, &s, err, sizeof(err));
+		unlink(path);
+		ck_assert_msg(r == 0, "%s", err);
+		ck_assert_str_eq(s.t.p, want);
+		ck_assert_int_eq(w.count, g.out_of_order ? 1 : 0);
+		free(s.t.p);
+		free(want);
+		free(text);
+	}
+}
+END_TEST
+
+START_TEST(timeline_read_stops_where_fn_says)
+{
+	struct gen g = {.seed = 2, .records = 200, .ids = 25};
+	char *text = generate(&g), *path = temp_trace(text);
+	struct points s = {.stop_after = 5};
+	char err[256];
+	put(&s.t, "%s", "");
+	ck_assert_int_eq(cgtrace_memory_timeline_read(path, NULL, collect, &s, err, sizeof(err)), 7);
+	ck_assert_int_eq(s.n, 5);
+	ck_assert_int_eq(cgtrace_memory_timeline_read("/nonexistent/t.jsonl", NULL, collect, &s, err,
+						      sizeof(err)),
+			 -ENOENT);
+	ck_assert_str_eq(err, "/nonexistent/t.jsonl: No such file or directory");
+	unlink(path);
+	free(s.t.p);
+	free(text);
 }
 END_TEST
 
@@ -636,6 +736,8 @@ static Suite *suite(void)
 	tc = test_tcase(s, "stream:fallback", 60);
 	test_add(tc, out_of_order_falls_back_with_one_warning, fallback_note_and_truncation_in_err,
 		 file_is_read_again_from_its_start, stdin_pipe_is_spooled);
+	tc = test_tcase(s, "stream:timeline", 60);
+	test_add(tc, timeline_read_agrees_with_the_full_timeline, timeline_read_stops_where_fn_says);
 	tc = test_tcase(s, "stream:bounds", 60);
 	test_add(tc, streamed_heap_stays_flat);
 	return s;

@@ -79,6 +79,19 @@ static struct cg_stream_dev *dev_at(struct cg_stream *s, uint16_t dev)
 	return CG_VEC_AT(&s->devs, struct cg_stream_dev, dev);
 }
 
+int cg_stream_preset_capacity(struct cg_stream *s, const struct cg_stream *from)
+{
+	for (size_t i = 0; i < from->devs.len; i++) {
+		const struct cg_stream_dev *f = CG_VEC_AT(&from->devs, struct cg_stream_dev, i);
+		struct cg_stream_dev *dv = dev_at(s, (uint16_t)i);
+		if (!dv)
+			return -ENOMEM;
+		dv->capacity = f->capacity;
+		dv->has_capacity = f->has_capacity;
+	}
+	return 0;
+}
+
 int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uint64_t free_b)
 {
 	struct cg_stream_dev *dv = dev_at(d->stream, dev);
@@ -343,6 +356,19 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	if (!s->seen_backward)
 		r = backward_check(d, g->cls, dv->by_cat[CGTRACE_CAT_ACTIVATION]);
 	s->pos++;
+	if (r == 0 && s->point) {
+		struct cgtrace_timeline_point p = {
+			.timestamp_ns = s->group_ts,
+			.device = cg_doc_str(d, cg_doc_device_str(d, c->device)),
+			.live_bytes = dv->live,
+			.has_free = dv->has_capacity,
+			.free_bytes = cg_sat_sub(dv->capacity, dv->live),
+			.record = (size_t)g->index,
+		};
+		s->point_ret = s->point(s->point_user, &p);
+		if (s->point_ret)
+			return -ECANCELED;
+	}
 	return r;
 }
 
@@ -406,6 +432,7 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 		.id_off = (uint32_t)at,
 		.id_len = m->tensor_id.n,
 		.seq = (uint32_t)(s->group.len - 1),
+		.index = s->memory_seen,
 	};
 	g->hex = canonical_hex(m->tensor_id, &g->key);
 	if (!g->hex)

@@ -54,6 +54,7 @@ struct cg_stream_rec {
 	uint32_t id_off, id_len; /* tensor_id bytes in group_ids */
 	uint32_t seq;            /* file order within the group */
 	bool hex;
+	uint64_t index;          /* the record's index among memory records, in file order */
 };
 
 /* A span id not yet started when its first memory record was applied. */
@@ -89,6 +90,11 @@ struct cg_stream {
 	uint64_t backward_pos, backward_activation;
 	struct cg_vec class_state; /* uint8_t per class: 0 unknown, 1 settled */
 	struct cg_vec candidates;  /* struct cg_stream_candidate */
+
+	/* A streamed timeline: called after each record is applied (cgtrace_memory_timeline_read). */
+	int (*point)(void *user, const struct cgtrace_timeline_point *p);
+	void *point_user;
+	int point_ret; /* the callback's non-zero return, which stopped the read */
 };
 
 int cg_stream_new(struct cg_stream **out);
@@ -100,6 +106,12 @@ void cg_stream_free(struct cg_stream *s);
  */
 int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t cls,
 		     uint32_t shape);
+/*
+ * Starts from another read's capacities of the same trace (device numbers
+ * follow first appearance, so they match): a timeline knows each device's
+ * capacity from its first point. -ENOMEM.
+ */
+int cg_stream_preset_capacity(struct cg_stream *s, const struct cg_stream *from);
 /* A device_memory checkpoint's capacity for device dev. */
 int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uint64_t free);
 /*
