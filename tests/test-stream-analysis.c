@@ -689,7 +689,7 @@ static size_t doc_bytes(const struct cgtrace_doc *d)
 	     VEC_BYTES(d->shapes, uint64_t) + VEC_BYTES(d->str_lists, uint32_t);
 	const struct cg_stream *s = d->stream;
 	if (s)
-		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * 4 + VEC_BYTES(s->born, uint32_t) +
+		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * 12 + VEC_BYTES(s->born, uint32_t) +
 		     VEC_BYTES(s->gone, uint32_t) + VEC_BYTES(s->group, struct cg_stream_rec) +
 		     s->group_ids.cap + VEC_BYTES(s->devs, struct cg_stream_dev) +
 		     s->class_state.cap + VEC_BYTES(s->candidates, struct cg_stream_candidate);

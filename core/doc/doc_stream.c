@@ -35,6 +35,7 @@ void cg_stream_free(struct cg_stream *s)
 		free(s->ent[i].str);
 	free(s->ent);
 	free(s->slots);
+	free(s->slot_keys);
 	cg_vec_free(&s->group, sizeof(struct cg_stream_rec));
 	cg_vec_free(&s->group_ids, 1);
 	cg_vec_free(&s->devs, sizeof(struct cg_stream_dev));
@@ -124,7 +125,8 @@ static bool entry_is(const struct cg_stream_entry *e, uint64_t key, const char *
 static uint32_t find_slot(const struct cg_stream *s, uint64_t key, const char *str, uint32_t n)
 {
 	uint32_t i = home(s, key);
-	while (s->slots[i] && !entry_is(&s->ent[s->slots[i] - 1], key, str, n))
+	while (s->slots[i] &&
+	       (s->slot_keys[i] != key || !entry_is(&s->ent[s->slots[i] - 1], key, str, n)))
 		i = (i + 1) & s->mask;
 	return i;
 }
@@ -133,21 +135,28 @@ static int table_grow(struct cg_stream *s)
 {
 	uint32_t cap = s->mask ? (s->mask + 1) * 2 : 1024;
 	uint32_t *old = s->slots, old_cap = s->mask ? s->mask + 1 : 0;
-	s->slots = calloc(cap, sizeof(*s->slots));
-	if (!s->slots) {
-		s->slots = old;
+	uint64_t *old_keys = s->slot_keys;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	uint64_t *keys = malloc(cap * sizeof(*keys));
+	if (!slots || !keys) {
+		free(slots);
+		free(keys);
 		return -ENOMEM;
 	}
+	s->slots = slots;
+	s->slot_keys = keys;
 	s->mask = cap - 1;
 	for (uint32_t i = 0; i < old_cap; i++) {
 		if (!old[i])
 			continue;
-		uint32_t j = home(s, s->ent[old[i] - 1].key);
+		uint32_t j = home(s, old_keys[i]);
 		while (s->slots[j])
 			j = (j + 1) & s->mask;
 		s->slots[j] = old[i];
+		s->slot_keys[j] = old_keys[i];
 	}
 	free(old);
+	free(old_keys);
 	return 0;
 }
 
@@ -156,10 +165,11 @@ static void table_remove(struct cg_stream *s, uint32_t i)
 	s->slots[i] = 0;
 	s->used--;
 	for (uint32_t j = (i + 1) & s->mask; s->slots[j]; j = (j + 1) & s->mask) {
-		uint32_t h = home(s, s->ent[s->slots[j] - 1].key);
+		uint32_t h = home(s, s->slot_keys[j]);
 		/* Move j back to the hole when its home is not in (i, j]. */
 		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
 			s->slots[i] = s->slots[j];
+			s->slot_keys[i] = s->slot_keys[j];
 			s->slots[j] = 0;
 			i = j;
 		}
@@ -316,6 +326,7 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 			e->str_len = g->id_len;
 		}
 		s->slots[slot] = i + 1;
+		s->slot_keys[slot] = g->key;
 		s->used++;
 		dv->live = cg_sat_add(dv->live, g->bytes);
 		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], g->bytes);

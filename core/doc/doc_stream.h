@@ -75,6 +75,7 @@ struct cg_stream {
 	struct cg_stream_entry *ent;
 	uint32_t n_ent, cap_ent, free_ent; /* free_ent: head of the free list + 1 */
 	uint32_t *slots; /* open addressing over entries: index + 1, 0 = empty */
+	uint64_t *slot_keys; /* each slot's entry key, so that probes stay in the table */
 	uint32_t mask, used;
 	struct cg_vec born, gone; /* uint32_t entry indices since the last peak */
 

@@ -315,7 +315,7 @@ CG_EXPORT int cgtrace_memory_timeline_read(const char *path, const struct cgtrac
 					   : cgtrace_memory_timeline(doc, fn, user);
 	cgtrace_doc_free(doc);
 	twice_close(&t);
-	if (fd != STDIN_FILENO)
+	if (strcmp(path, "-") != 0)
 		close(fd);
 	return ret;
 }
@@ -332,7 +332,7 @@ CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read
 		.name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
 	int ret = flags & CGTRACE_READ_STREAM_MEMORY ? read_streamed(fd, &q)
 						      : read_fd(fd, -1, &q, NULL);
-	if (fd != STDIN_FILENO)
+	if (strcmp(path, "-") != 0)
 		close(fd);
 	return ret;
 }
