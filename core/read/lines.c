@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "lines.h"
 
-#include "write_all.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +17,6 @@ static int init(struct cg_lines *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
-	l->tee_fd = -1;
 	l->cap = CHUNK;
 	l->buf = malloc(l->cap);
 	return l->buf ? 0 : -ENOMEM;
@@ -36,8 +33,6 @@ static ssize_t raw_read(struct cg_lines *l, char *dst, size_t n)
 	}
 	for (;;) {
 		ssize_t r = read(l->fd, dst, n);
-		if (r > 0 && l->tee_fd >= 0 && !l->tee_err)
-			l->tee_err = cg_write_all(l->tee_fd, dst, (size_t)r);
 		if (r >= 0 || errno != EINTR)
 			return r < 0 ? -errno : r;
 	}
@@ -71,16 +66,10 @@ static int sniff(struct cg_lines *l)
 
 int cg_lines_open_fd(struct cg_lines *l, int fd)
 {
-	return cg_lines_open_fd_tee(l, fd, -1);
-}
-
-int cg_lines_open_fd_tee(struct cg_lines *l, int fd, int tee_fd)
-{
 	int r = init(l);
 	if (r < 0)
 		return r;
 	l->fd = fd;
-	l->tee_fd = tee_fd;
 	return sniff(l);
 }
 

@@ -22,14 +22,10 @@ struct cg_lines {
 	size_t start, len, cap;
 	bool eof;
 	uint64_t line_no;    /* 1-based number of the line last returned */
-	int tee_fd;          /* every byte read from fd is copied here too; -1: none */
-	int tee_err;         /* the first error writing to tee_fd, as -errno */
 	char err[200];
 };
 
 int cg_lines_open_fd(struct cg_lines *l, int fd);
-/* The same, every byte read from fd copied to tee_fd as well (a spool of stdin). */
-int cg_lines_open_fd_tee(struct cg_lines *l, int fd, int tee_fd);
 int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len);
 void cg_lines_close(struct cg_lines *l);
 /*

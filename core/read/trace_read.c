@@ -6,13 +6,17 @@
  * A streamed read (CGTRACE_READ_STREAM_MEMORY) that meets a memory record
  * going back in time starts again with a full document: a regular file is
  * read again from where it began, anything else (stdin, a pipe) from the
- * spool it was copied to as it was read.
+ * spool a thread copied it to as the first read went on.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,55 +124,111 @@ static int spool_open(void)
 	return fd;
 }
 
-/* Copies what the first read left unread into the spool, and rewinds it. */
-static int spool_rest(int fd, int spool, int tee_err)
-{
-	char buf[1 << 16];
-	int ret = tee_err;
-	while (ret == 0) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : 0;
-			break;
-		}
-		ret = cg_write_all(spool, buf, (size_t)n);
-	}
-	if (ret == 0 && lseek(spool, 0, SEEK_SET) < 0)
-		ret = -errno;
-	return ret;
-}
-
-static int read_fd(int fd, int tee, const struct req *q, int *tee_err)
+static int read_fd(int fd, const struct req *q)
 {
 	struct cg_lines l;
-	int ret = cg_lines_open_fd_tee(&l, fd, tee);
+	int ret = cg_lines_open_fd(&l, fd);
 	if (ret < 0)
 		snprintf(q->err, q->errlen, "%s: %s", q->name, l.err[0] ? l.err : strerror(-ret));
 	else
 		ret = read_source(&l, q);
-	if (tee_err)
-		*tee_err = l.tee_err;
 	cg_lines_close(&l);
 	return ret;
 }
 
-/* A source read twice: a regular file from where it began, anything else through a spool. */
+/*
+ * A source read twice: a regular file from where it began; anything else
+ * (stdin, a pipe) through a thread that copies each block it reads to the
+ * spool and to a socket the reader reads, so the first read goes on while
+ * the bytes arrive, whatever decodes them.
+ */
 struct twice {
 	int fd;
-	off_t start; /* -1: not a regular file */
-	int spool;   /* -1: none */
-	int tee_err;
+	off_t start;   /* -1: not a regular file */
+	int spool;     /* -1: none */
+	int sock[2];   /* the reader's end, the thread's end */
+	pthread_t thread;
+	bool running;  /* the thread was started and not joined */
+	atomic_bool keep; /* once the reader is gone: copy the rest to the spool, else stop */
+	int err;       /* the thread's first error reading fd or writing the spool */
 };
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void *tee_main(void *arg)
+{
+	struct twice *t = arg;
+	static _Thread_local char buf[1 << 16];
+	bool reader = true;
+	for (;;) {
+		ssize_t n = read(t->fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0 && !t->err)
+				t->err = -errno;
+			break;
+		}
+		if (!t->err)
+			t->err = cg_write_all(t->spool, buf, (size_t)n);
+		if (reader && send_all(t->sock[1], buf, (size_t)n) < 0) {
+			reader = false;
+			if (!atomic_load(&t->keep))
+				break;
+		}
+	}
+	close(t->sock[1]);
+	t->sock[1] = -1;
+	return NULL;
+}
+
+/* The spool and its thread; false when either cannot be had (the source is then read once). */
+static bool tee_start(struct twice *t)
+{
+	t->spool = spool_open();
+	if (t->spool < 0)
+		return false;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, t->sock) < 0) {
+		close(t->spool);
+		t->spool = -1;
+		return false;
+	}
+	/* The thread must not take signals meant for the application. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	t->running = pthread_create(&t->thread, NULL, tee_main, t) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!t->running) {
+		close(t->sock[0]);
+		close(t->sock[1]);
+		close(t->spool);
+		t->spool = t->sock[0] = t->sock[1] = -1;
+	}
+	return t->running;
+}
 
 static void twice_open(struct twice *t, int fd)
 {
 	struct stat st;
+	memset(t, 0, sizeof(*t));
 	t->fd = fd;
+	t->spool = t->sock[0] = t->sock[1] = -1;
 	t->start = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
-	t->spool = t->start < 0 ? spool_open() : -1;
-	t->tee_err = 0;
+	if (t->start < 0)
+		tee_start(t);
 }
 
 /* Without a spool (none could be made) a stream is read only once. */
@@ -179,14 +239,40 @@ static bool twice_ok(const struct twice *t)
 
 static int twice_first(struct twice *t, const struct req *q)
 {
-	return read_fd(t->fd, t->spool, q, &t->tee_err);
+	return read_fd(t->spool >= 0 ? t->sock[0] : t->fd, q);
+}
+
+/* The reader is done with the socket: the thread copies the rest (keep) or stops. */
+static void tee_finish(struct twice *t, bool keep)
+{
+	if (!t->running)
+		return;
+	atomic_store(&t->keep, keep);
+	if (t->sock[0] >= 0)
+		close(t->sock[0]);
+	t->sock[0] = -1;
+	/* A pipe with no end in sight is not waited for when the rest is not wanted. */
+	if (!keep)
+		pthread_cancel(t->thread);
+	pthread_join(t->thread, NULL);
+	t->running = false;
+	if (t->sock[1] >= 0)
+		close(t->sock[1]);
+	t->sock[1] = -1;
 }
 
 /* Back to the start: the descriptor to read again, or -errno with the message in err. */
 static int twice_rewind(struct twice *t, const struct req *q)
 {
-	int r = t->spool >= 0 ? spool_rest(t->fd, t->spool, t->tee_err)
-		: lseek(t->fd, t->start, SEEK_SET) < 0 ? -errno : 0;
+	int r = 0;
+	if (t->spool >= 0) {
+		tee_finish(t, true);
+		r = t->err;
+		if (r == 0 && lseek(t->spool, 0, SEEK_SET) < 0)
+			r = -errno;
+	} else if (lseek(t->fd, t->start, SEEK_SET) < 0) {
+		r = -errno;
+	}
 	if (r < 0) {
 		snprintf(q->err, q->errlen, "%s: reading the trace again: %s", q->name, strerror(-r));
 		return r;
@@ -196,6 +282,7 @@ static int twice_rewind(struct twice *t, const struct req *q)
 
 static void twice_close(struct twice *t)
 {
+	tee_finish(t, false);
 	if (t->spool >= 0)
 		close(t->spool);
 }
@@ -210,7 +297,7 @@ static int read_again(struct twice *t, const struct req *q)
 	int fd = twice_rewind(t, q);
 	if (fd < 0)
 		return fd;
-	int ret = read_fd(fd, -1, &full, NULL);
+	int ret = read_fd(fd, &full);
 	if (ret == 0)
 		join_note(note, q);
 	return ret;
@@ -225,7 +312,7 @@ static int read_streamed(int fd, const struct req *q)
 	if (!twice_ok(&t)) {
 		struct req full = *q;
 		full.flags &= ~CGTRACE_READ_STREAM_MEMORY;
-		ret = read_fd(fd, -1, &full, NULL);
+		ret = read_fd(fd, &full);
 	} else {
 		ret = twice_first(&t, q);
 		if (ret == -ECANCELED)
@@ -277,7 +364,7 @@ static int timeline_points(struct twice *t, const struct req *first,
 	q.preset = (*first->out)->stream;
 	q.stopped = &stopped;
 	int fd = twice_rewind(t, &q);
-	int ret = fd < 0 ? fd : read_fd(fd, -1, &q, NULL);
+	int ret = fd < 0 ? fd : read_fd(fd, &q);
 	cgtrace_doc_free(doc);
 	if (stopped)
 		return stopped;
@@ -303,7 +390,7 @@ CG_EXPORT int cgtrace_memory_timeline_read(const char *path, const struct cgtrac
 	int ret;
 	if (!twice_ok(&t)) {
 		q.flags = 0;
-		ret = read_fd(fd, -1, &q, NULL);
+		ret = read_fd(fd, &q);
 	} else {
 		ret = twice_first(&t, &q);
 		if (ret == -ECANCELED)
@@ -331,7 +418,7 @@ CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read
 	struct req q = {
 		.name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
 	int ret = flags & CGTRACE_READ_STREAM_MEMORY ? read_streamed(fd, &q)
-						      : read_fd(fd, -1, &q, NULL);
+						      : read_fd(fd, &q);
 	if (strcmp(path, "-") != 0)
 		close(fd);
 	return ret;
