@@ -219,7 +219,8 @@ static int chart(const char *path, off_t start, const char *device, size_t rows,
 		if (strcmp(s.spans[i].device, s.device) == 0)
 			sp = &s.spans[i];
 	if (ret == 0 && !sp) {
-		printf("no memory records%s%s\n", device ? " for device " : "", device ? device : "");
+		printf("no memory records%s%s\n", device ? " for device " : "",
+		       device ? device : "");
 	} else if (ret == 0) {
 		s.t0 = sp->t0;
 		s.t1 = sp->t1;
@@ -266,7 +267,8 @@ static off_t rewindable_stdin(void)
 	}
 	char buf[1 << 16];
 	ssize_t n = 0;
-	while (fd >= 0 && ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+	while (fd >= 0 &&
+	       ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
 		if (n > 0 && write(fd, buf, (size_t)n) != n)
 			n = -1;
 	if (fd < 0 || n < 0 || dup2(fd, STDIN_FILENO) < 0) {

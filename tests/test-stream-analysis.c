@@ -90,8 +90,9 @@ static char *generate(const struct gen *g)
 	put(&t, "{\"kind\":\"span_start\",\"id\":\"s1\",\"parent_id\":null,\"name\":\"root\","
 		"\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"forward\"}\n");
 	if (!g->late_backward)
-		put(&t, "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"b\","
-			"\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"backward\"}\n");
+		put(&t,
+		    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"b\","
+		    "\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"backward\"}\n");
 	uint64_t ts = 1, last = 1;
 	size_t back_at = g->out_of_order ? g->records / 2 : SIZE_MAX;
 	for (size_t i = 0; i < g->records; i++) {
@@ -101,10 +102,12 @@ static char *generate(const struct gen *g)
 				"\"step\":\"backward\"}\n");
 		if (rnd(50) == 0) {
 			const char *dev = devices[rnd(3)];
-			put(&t, "{\"kind\":\"device_memory\",\"timestamp_ns\":%llu,\"device\":\"%s\","
-				"\"used_bytes\":%llu,\"free_bytes\":%llu%s}\n",
+			put(&t,
+			    "{\"kind\":\"device_memory\",\"timestamp_ns\":%llu,\"device\":\"%s\","
+			    "\"used_bytes\":%llu,\"free_bytes\":%llu%s}\n",
 			    (unsigned long long)ts, dev, (unsigned long long)rnd(1000),
-			    (unsigned long long)rnd(100000), rnd(4) ? "" : ",\"oom_request_bytes\":7");
+			    (unsigned long long)rnd(100000),
+			    rnd(4) ? "" : ",\"oom_request_bytes\":7");
 		}
 		/* Equal timestamps often, so groups are sorted before they are applied. */
 		if (rnd(3) == 0)
@@ -129,8 +132,9 @@ static char *generate(const struct gen *g)
 		    shape, cats[rnd(5)]);
 	}
 	if (g->late_backward && g->records < 3)
-		put(&t, "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"b\","
-			"\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"backward\"}\n");
+		put(&t,
+		    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"b\","
+		    "\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"backward\"}\n");
 	put(&t, "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":%llu}\n",
 	    (unsigned long long)ts);
 	return t.p;
@@ -183,7 +187,8 @@ static void same_report(const struct cgtrace_memory_report *a,
 	}
 	ck_assert_uint_eq(a->n_breakdown, b->n_breakdown);
 	for (size_t i = 0; i < a->n_breakdown; i++) {
-		const struct cgtrace_live_alloc *x = &a->peak_breakdown[i], *y = &b->peak_breakdown[i];
+		const struct cgtrace_live_alloc *x = &a->peak_breakdown[i],
+		                                *y = &b->peak_breakdown[i];
 		ck_assert_str_eq(x->tensor_id, y->tensor_id);
 		same_str(x->span_id, y->span_id);
 		same_str(x->op_name, y->op_name);
@@ -311,18 +316,18 @@ START_TEST(equal_timestamps_sorted_before_applied)
 {
 	/* All at one instant, in file order free before alloc and ids descending. */
 	const char *text = META_LINE
-		"{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xb\",\"span_id\":\"s1\","
-		"\"op_name\":null,\"device\":\"cpu\",\"bytes\":7,\"action\":\"free\",\"shape\":[7],"
-		"\"dtype\":\"u8\",\"category\":\"other\"}\n"
-		"{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xb\",\"span_id\":\"s1\","
-		"\"op_name\":null,\"device\":\"cpu\",\"bytes\":7,\"action\":\"alloc\",\"shape\":[7],"
-		"\"dtype\":\"u8\",\"category\":\"other\"}\n"
-		"{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xa\",\"span_id\":\"s1\","
-		"\"op_name\":null,\"device\":\"cpu\",\"bytes\":9,\"action\":\"alloc\",\"shape\":[9],"
-		"\"dtype\":\"u8\",\"category\":\"other\"}\n"
-		"{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xa\",\"span_id\":\"s1\","
-		"\"op_name\":null,\"device\":\"cpu\",\"bytes\":9,\"action\":\"alloc\",\"shape\":[9],"
-		"\"dtype\":\"u8\",\"category\":\"other\"}\n";
+	    "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xb\",\"span_id\":\"s1\","
+	    "\"op_name\":null,\"device\":\"cpu\",\"bytes\":7,\"action\":\"free\",\"shape\":[7],"
+	    "\"dtype\":\"u8\",\"category\":\"other\"}\n"
+	    "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xb\",\"span_id\":\"s1\","
+	    "\"op_name\":null,\"device\":\"cpu\",\"bytes\":7,\"action\":\"alloc\",\"shape\":[7],"
+	    "\"dtype\":\"u8\",\"category\":\"other\"}\n"
+	    "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xa\",\"span_id\":\"s1\","
+	    "\"op_name\":null,\"device\":\"cpu\",\"bytes\":9,\"action\":\"alloc\",\"shape\":[9],"
+	    "\"dtype\":\"u8\",\"category\":\"other\"}\n"
+	    "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xa\",\"span_id\":\"s1\","
+	    "\"op_name\":null,\"device\":\"cpu\",\"bytes\":9,\"action\":\"alloc\",\"shape\":[9],"
+	    "\"dtype\":\"u8\",\"category\":\"other\"}\n";
 	ck_assert(!check_text(text));
 	char err[256];
 	int r;
@@ -474,8 +479,8 @@ static void stdin_pipe_case(bool out_of_order, bool timeline)
 		struct cgtrace_read_options opts = {.warn = test_warn, .user = &w};
 		char err[1024], *want = full_timeline(text);
 		put(&s.t, "%s", "");
-		ck_assert_int_eq(cgtrace_memory_timeline_read("-", &opts, collect, &s, err, sizeof(err)),
-				 0);
+		ck_assert_int_eq(
+		    cgtrace_memory_timeline_read("-", &opts, collect, &s, err, sizeof(err)), 0);
 		ck_assert_str_eq(s.t.p, want);
 		free(s.t.p);
 		free(want);
@@ -571,11 +576,12 @@ START_TEST(timeline_read_stops_where_fn_says)
 	struct points s = {.stop_after = 5};
 	char err[256];
 	put(&s.t, "%s", "");
-	ck_assert_int_eq(cgtrace_memory_timeline_read(path, NULL, collect, &s, err, sizeof(err)), 7);
+	ck_assert_int_eq(cgtrace_memory_timeline_read(path, NULL, collect, &s, err, sizeof(err)),
+	                 7);
 	ck_assert_int_eq(s.n, 5);
-	ck_assert_int_eq(cgtrace_memory_timeline_read("/nonexistent/t.jsonl", NULL, collect, &s, err,
-						      sizeof(err)),
-			 -ENOENT);
+	ck_assert_int_eq(cgtrace_memory_timeline_read("/nonexistent/t.jsonl", NULL, collect, &s,
+	                                              err, sizeof(err)),
+	                 -ENOENT);
 	ck_assert_str_eq(err, "/nonexistent/t.jsonl: No such file or directory");
 	unlink(path);
 	free(s.t.p);
@@ -612,8 +618,8 @@ static void check_file(const char *path)
 	/* The error or warning is the same, after the fallback's note when there was one. */
 	const char *rest = e2;
 	char note[1200];
-	snprintf(note, sizeof(note), "%s: memory records out of timestamp order; analysed in memory",
-		 path);
+	snprintf(note, sizeof(note),
+	         "%s: memory records out of timestamp order; analysed in memory", path);
 	if (r2 == 0 && st && !cgtrace_doc_streamed(st)) {
 		ck_assert_msg(strncmp(e2, note, strlen(note)) == 0, "%s: %s", path, e2);
 		rest = e2 + strlen(note) + (e2[strlen(note)] == '\n');
@@ -678,7 +684,8 @@ static char *steady(size_t records)
 
 #define VEC_BYTES(v, type) ((v).cap * sizeof(type))
 
-/* Bytes the document's tables hold (big ones are mappings of their own, which malloc does not count). */
+/* Bytes the document's tables hold (big ones are mappings of their own, which malloc does not
+ * count). */
 static size_t doc_bytes(const struct cgtrace_doc *d)
 {
 	size_t n = d->pool.data_cap + d->pool.offsets_cap * 4 + (d->pool.mask + 1) * 8;
@@ -689,10 +696,11 @@ static size_t doc_bytes(const struct cgtrace_doc *d)
 	     VEC_BYTES(d->shapes, uint64_t) + VEC_BYTES(d->str_lists, uint32_t);
 	const struct cg_stream *s = d->stream;
 	if (s)
-		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * 12 + VEC_BYTES(s->born, uint32_t) +
-		     VEC_BYTES(s->gone, uint32_t) + VEC_BYTES(s->group, struct cg_stream_rec) +
-		     s->group_ids.cap + VEC_BYTES(s->devs, struct cg_stream_dev) +
-		     s->class_state.cap + VEC_BYTES(s->candidates, struct cg_stream_candidate);
+		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * 12 +
+		     VEC_BYTES(s->born, uint32_t) + VEC_BYTES(s->gone, uint32_t) +
+		     VEC_BYTES(s->group, struct cg_stream_rec) + s->group_ids.cap +
+		     VEC_BYTES(s->devs, struct cg_stream_dev) + s->class_state.cap +
+		     VEC_BYTES(s->candidates, struct cg_stream_candidate);
 	return n;
 }
 
@@ -737,7 +745,8 @@ static Suite *suite(void)
 	test_add(tc, out_of_order_falls_back_with_one_warning, fallback_note_and_truncation_in_err,
 		 file_is_read_again_from_its_start, stdin_pipe_is_spooled);
 	tc = test_tcase(s, "stream:timeline", 60);
-	test_add(tc, timeline_read_agrees_with_the_full_timeline, timeline_read_stops_where_fn_says);
+	test_add(tc, timeline_read_agrees_with_the_full_timeline,
+	         timeline_read_stops_where_fn_says);
 	tc = test_tcase(s, "stream:bounds", 60);
 	test_add(tc, streamed_heap_stays_flat);
 	return s;

@@ -391,7 +391,8 @@ static int rec_cmp(const void *a, const void *b, void *arg)
 	if (xa != ya)
 		return xa < ya ? -1 : 1;
 	const char *ids = d->stream->group_ids.p;
-	int c = memcmp(ids + x->id_off, ids + y->id_off, x->id_len < y->id_len ? x->id_len : y->id_len);
+	int c =
+	    memcmp(ids + x->id_off, ids + y->id_off, x->id_len < y->id_len ? x->id_len : y->id_len);
 	if (c)
 		return c;
 	if (x->id_len != y->id_len)

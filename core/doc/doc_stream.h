@@ -23,7 +23,7 @@
 
 struct cgtrace_doc;
 
-/* Entry states: a live entry born since the last peak, a live member of the snapshot, or one gone. */
+/* Entry states: born since the last peak and live, live in the snapshot, gone from it. */
 enum { CG_ENT_FREE, CG_ENT_NEW, CG_ENT_SNAP, CG_ENT_DEAD };
 
 struct cg_stream_entry {
@@ -92,7 +92,7 @@ struct cg_stream {
 	struct cg_vec class_state; /* uint8_t per class: 0 unknown, 1 settled */
 	struct cg_vec candidates;  /* struct cg_stream_candidate */
 
-	/* A streamed timeline: called after each record is applied (cgtrace_memory_timeline_read). */
+	/* A streamed timeline: called after each record applied (cgtrace_memory_timeline_read). */
 	int (*point)(void *user, const struct cgtrace_timeline_point *p);
 	void *point_user;
 	int point_ret; /* the callback's non-zero return, which stopped the read */

@@ -274,7 +274,8 @@ static int twice_rewind(struct twice *t, const struct req *q)
 		r = -errno;
 	}
 	if (r < 0) {
-		snprintf(q->err, q->errlen, "%s: reading the trace again: %s", q->name, strerror(-r));
+		snprintf(q->err, q->errlen, "%s: reading the trace again: %s", q->name,
+		         strerror(-r));
 		return r;
 	}
 	return t->spool >= 0 ? t->spool : t->fd;
@@ -373,10 +374,10 @@ static int timeline_points(struct twice *t, const struct req *first,
 	return ret;
 }
 
-CG_EXPORT int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
-					   int (*fn)(void *user,
-						     const struct cgtrace_timeline_point *p),
-					   void *user, char *err, size_t errlen)
+CG_EXPORT int
+cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
+                             int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+                             void *user, char *err, size_t errlen)
 {
 	const char *name;
 	int fd = open_trace(path, &name, err, errlen);
@@ -416,7 +417,7 @@ CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read
 	if (fd < 0)
 		return fd;
 	struct req q = {
-		.name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
+	    .name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
 	int ret = flags & CGTRACE_READ_STREAM_MEMORY ? read_streamed(fd, &q)
 						      : read_fd(fd, &q);
 	if (strcmp(path, "-") != 0)
@@ -449,7 +450,7 @@ CG_EXPORT int cgtrace_doc_read_mem_flags(const char *name, const void *data, siz
 					 struct cgtrace_doc **out, char *err, size_t errlen)
 {
 	struct req q = {
-		.name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
+	    .name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
 	int ret = read_mem(data, len, &q);
 	/* Memory is read again in place. */
 	if (ret == -ECANCELED) {
