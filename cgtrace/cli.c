@@ -39,13 +39,18 @@ const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int 
 
 struct cgtrace_doc *cli_load(const char *path)
 {
+	return cli_load_flags(path, 0);
+}
+
+struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags)
+{
 	struct cgtrace_doc *doc = NULL;
-	char err[1024];
-	if (cgtrace_doc_read(path, NULL, &doc, err, sizeof(err)) < 0) {
+	char err[2048];
+	if (cgtrace_doc_read_flags(path, NULL, flags, &doc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return NULL;
 	}
-	/* A warning (the last line cut short) comes back in err. */
+	/* Warnings (the last line cut short, a streamed read's fallback) come back in err. */
 	if (err[0])
 		fprintf(stderr, "%s\n", err);
 	return doc;

@@ -28,6 +28,8 @@ const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int 
 
 /* Reads a trace; prints the error on stderr and returns NULL on failure. */
 struct cgtrace_doc *cli_load(const char *path);
+/* The same with CGTRACE_READ_* flags (summary, memory, validate stream the memory records). */
+struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags);
 
 /* "1.5 MiB" (binary units), or exact bytes when exact is set. */
 const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);

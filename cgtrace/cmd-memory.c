@@ -278,7 +278,7 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_memory, argc, argv, &status);
 	if (!path)
 		return status;
-	struct cgtrace_doc *doc = cli_load(path);
+	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
 	if (!doc)
 		return CLI_FAIL;
 	struct cgtrace_memory_report *rep;

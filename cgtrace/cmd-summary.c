@@ -255,7 +255,7 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 	printf("%s", program && *program ? program : m.entrypoint);
 	if (pid && *pid)
 		printf(", pid %s", pid);
-	if (cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY))
+	if (cgtrace_doc_records(doc, CGTRACE_KIND_MEMORY))
 		printf(": %s, %s", counted(a, rep->alloc_count, "alloc"),
 		       counted(b, rep->free_count, "free"));
 	else
@@ -318,7 +318,7 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_summary, argc, argv, &status);
 	if (!path)
 		return status;
-	struct cgtrace_doc *doc = cli_load(path);
+	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
 	if (!doc)
 		return CLI_FAIL;
 	struct cgtrace_summary s;

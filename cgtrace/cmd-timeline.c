@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace timeline: live bytes after every memory record, as CSV or a chart. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -20,7 +24,13 @@ const struct cli_cmd cli_timeline = {
 		"  --rows N    chart rows (default 24), one per time slice: the slice's start\n"
 		"              and end, the highest live bytes in it, the live bytes at its\n"
 		"              end, and a bar of the highest\n"
-		"  --bytes     exact byte counts in the chart\n",
+		"  --bytes     exact byte counts in the chart\n\n"
+		"The records are not kept: the trace is read twice for --csv (the devices'\n"
+		"capacities, then the rows) and four times for the chart (its device and\n"
+		"time span, then the rows), in memory bounded by the allocations live at\n"
+		"once. Standard input or a pipe is spooled as it is read to an unlinked file\n"
+		"in $TMPDIR (else /tmp). Memory records that go back in time make it read\n"
+		"the trace into memory instead, with a note on stderr.\n",
 	.run = run,
 };
 
@@ -62,20 +72,31 @@ static int csv_row(void *user, const struct cgtrace_timeline_point *p)
 	if (p->has_free)
 		cli_json_u64(&s->out, p->free_bytes);
 	cli_buf_putc(&s->out, '\n');
+	/* Positive: a read error is negative. */
 	if (s->out.len > (1u << 16) && flush_out(&s->out))
-		return -1;
+		return 1;
 	return 0;
 }
 
+/* A device's time span in the trace: its first and last point. */
+struct span_of {
+	char *device;
+	uint64_t t0, t1;
+};
+
 struct chart_state {
 	const char *device;
-	uint64_t best; /* without --device: the device with the highest live bytes */
+	char *best_device; /* without --device: the device with the highest live bytes */
+	uint64_t best;
+	struct span_of *spans;
+	size_t n_spans;
 	uint64_t t0, t1;
 	size_t rows;
 	uint64_t *max, *end; /* per slice: highest live bytes, live bytes after its last record */
 	bool *seen;
 	uint64_t top;
 	int pass;
+	bool oom;
 };
 
 /* The slice of a timestamp: slices split [t0, t1] evenly, t1 falls in the last. */
@@ -93,26 +114,41 @@ static uint64_t slice_start(const struct chart_state *s, size_t row)
 	return s->t0 + (uint64_t)((double)(s->t1 - s->t0) * (double)row / (double)s->rows);
 }
 
+/* The first read: the device with the highest live bytes, every device's time span. */
+static int chart_scan(struct chart_state *s, const struct cgtrace_timeline_point *p)
+{
+	if (!s->best_device || p->live_bytes > s->best) {
+		free(s->best_device);
+		s->best_device = strdup(p->device);
+		s->best = p->live_bytes;
+	}
+	size_t i = 0;
+	while (i < s->n_spans && strcmp(s->spans[i].device, p->device) != 0)
+		i++;
+	if (i == s->n_spans) {
+		struct span_of *n = realloc(s->spans, (i + 1) * sizeof(*n));
+		char *dev = strdup(p->device);
+		if (n)
+			s->spans = n;
+		if (!n || !dev || !s->best_device) {
+			free(dev);
+			s->oom = true;
+			return 1;
+		}
+		s->spans[s->n_spans++] = (struct span_of){dev, p->timestamp_ns, p->timestamp_ns};
+	}
+	/* Analysis order is time order. */
+	s->spans[i].t1 = p->timestamp_ns;
+	return 0;
+}
+
 static int chart_point(void *user, const struct cgtrace_timeline_point *p)
 {
 	struct chart_state *s = user;
-	if (s->pass < 0) {
-		if (!s->device || p->live_bytes > s->best) {
-			s->device = p->device;
-			s->best = p->live_bytes;
-		}
-		return 0;
-	}
+	if (s->pass == 0)
+		return chart_scan(s, p);
 	if (strcmp(s->device, p->device) != 0)
 		return 0;
-	if (s->pass == 0) {
-		if (!s->seen[0] || p->timestamp_ns < s->t0)
-			s->t0 = p->timestamp_ns;
-		if (!s->seen[0] || p->timestamp_ns > s->t1)
-			s->t1 = p->timestamp_ns;
-		s->seen[0] = true;
-		return 0;
-	}
 	size_t row = slice_of(s, p->timestamp_ns);
 	if (!s->seen[row] || p->live_bytes > s->max[row])
 		s->max[row] = p->live_bytes;
@@ -150,36 +186,99 @@ static void chart_rows(const struct chart_state *s, bool exact)
 	}
 }
 
-static int chart(const struct cgtrace_doc *doc, const char *device, size_t rows, bool exact)
+/* A read of the trace: fn's positive return, or a read error printed (-1); warnings printed. */
+static int timeline_pass(const char *path, off_t start,
+			 int (*fn)(void *user, const struct cgtrace_timeline_point *p), void *user,
+			 bool warn)
+{
+	char err[2048];
+	/* Standard input made a regular file (start >= 0): each read starts where it began. */
+	if (start >= 0 && strcmp(path, "-") == 0 && lseek(STDIN_FILENO, start, SEEK_SET) < 0) {
+		fprintf(stderr, "<stdin>: %s\n", strerror(errno));
+		return -1;
+	}
+	int ret = cgtrace_memory_timeline_read(path, NULL, fn, user, err, sizeof(err));
+	if (ret < 0 || (warn && err[0]))
+		fprintf(stderr, "%s\n", err);
+	return ret < 0 ? -1 : ret;
+}
+
+static int chart(const char *path, off_t start, const char *device, size_t rows, bool exact)
 {
 	struct chart_state s = {.device = device, .rows = rows};
 	s.max = calloc(rows, sizeof(*s.max));
 	s.end = calloc(rows, sizeof(*s.end));
 	s.seen = calloc(rows, sizeof(*s.seen));
-	int ret = !s.max || !s.end || !s.seen ? -1 : 0;
-	if (ret == 0 && !device) {
-		s.pass = -1;
-		ret = cgtrace_memory_timeline(doc, chart_point, &s);
-		s.pass = 0;
-	}
-	if (ret == 0 && s.device)
-		ret = cgtrace_memory_timeline(doc, chart_point, &s);
-	if (ret == 0 && !s.seen[0]) {
-		printf("no memory records%s%s\n", device ? " for device " : "", device ? device : "");
+	int ret = !s.max || !s.end || !s.seen ? 1 : 0;
+	if (ret == 0)
+		ret = timeline_pass(path, start, chart_point, &s, true);
+	if (ret == 0 && !s.device)
+		s.device = s.best_device;
+	const struct span_of *sp = NULL;
+	for (size_t i = 0; ret == 0 && s.device && i < s.n_spans; i++)
+		if (strcmp(s.spans[i].device, s.device) == 0)
+			sp = &s.spans[i];
+	if (ret == 0 && !sp) {
+		printf("no memory records%s%s\n", device ? " for device " : "",
+		       device ? device : "");
 	} else if (ret == 0) {
+		s.t0 = sp->t0;
+		s.t1 = sp->t1;
 		/* All records at one instant make one slice, not rows of zero width. */
 		if (s.t1 == s.t0)
 			s.rows = 1;
-		memset(s.seen, 0, rows * sizeof(*s.seen));
 		s.pass = 1;
-		ret = cgtrace_memory_timeline(doc, chart_point, &s);
+		ret = timeline_pass(path, start, chart_point, &s, false);
 		if (ret == 0)
 			chart_rows(&s, exact);
 	}
+	if (s.oom)
+		ret = 1;
+	for (size_t i = 0; i < s.n_spans; i++)
+		free(s.spans[i].device);
+	free(s.spans);
+	free(s.best_device);
 	free(s.max);
 	free(s.end);
 	free(s.seen);
 	return ret;
+}
+
+/*
+ * The chart reads the trace twice over: standard input that is not a
+ * regular file is copied first to an unlinked file, which becomes stdin.
+ * Returns where stdin's trace begins, or -1 with the message printed.
+ */
+static off_t rewindable_stdin(void)
+{
+	struct stat st;
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+		return lseek(STDIN_FILENO, 0, SEEK_CUR);
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/cgtrace-spool-XXXXXX", dir);
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+	}
+	char buf[1 << 16];
+	ssize_t n = 0;
+	while (fd >= 0 &&
+	       ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0 && write(fd, buf, (size_t)n) != n)
+			n = -1;
+	if (fd < 0 || n < 0 || dup2(fd, STDIN_FILENO) < 0) {
+		fprintf(stderr, "<stdin>: cannot spool to %s: %s\n", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 static int run(int argc, char **argv)
@@ -224,21 +323,21 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_timeline, argc, argv, &status);
 	if (!path)
 		return status;
-	struct cgtrace_doc *doc = cli_load(path);
-	if (!doc)
-		return CLI_FAIL;
 	int ret;
 	if (csv) {
 		struct csv_state s = {.device = device};
 		cli_buf_lit(&s.out, "timestamp_ns,device,live_bytes,free_bytes\n");
-		ret = cgtrace_memory_timeline(doc, csv_row, &s);
+		ret = timeline_pass(path, -1, csv_row, &s, true);
 		if (ret == 0)
-			ret = flush_out(&s.out);
+			ret = flush_out(&s.out) ? 1 : 0;
 		cli_buf_fini(&s.out);
 	} else {
-		ret = chart(doc, device, rows, exact);
+		off_t start = strcmp(path, "-") == 0 ? rewindable_stdin() : 0;
+		ret = start < 0 ? -1 : chart(path, start, device, rows, exact);
 	}
-	cgtrace_doc_free(doc);
+	/* A read error was printed already. */
+	if (ret < 0)
+		return CLI_FAIL;
 	if (ret != 0 || fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "cgtrace timeline: %s: output failed\n", path);
 		return CLI_FAIL;

@@ -15,7 +15,12 @@ const struct cli_cmd cli_validate = {
 		"stderr: spans never closed, an allocation of an id that is already live,\n"
 		"frees of ids never allocated, capture_step 0, a cut-off last line, a\n"
 		"cgprobe_min_bytes tag that is not a decimal number (readers ignore it), a\n"
-		"second, different identity for one device (the first is kept).\n",
+		"second, different identity for one device (the first is kept).\n\n"
+		"Like summary and memory, it reads the trace once, in memory bounded by the\n"
+		"allocations live at once, not by the trace's size. Memory records that go\n"
+		"back in time (another producer's trace) make it read the trace again in\n"
+		"full, with a note on stderr; standard input is spooled as it is read to an\n"
+		"unlinked file in $TMPDIR (else /tmp) for that second pass.\n",
 	.run = run,
 };
 
@@ -73,16 +78,16 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_validate, argc, argv, &status);
 	if (!path)
 		return status;
-	struct cgtrace_doc *doc = cli_load(path);
+	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
 	if (!doc)
 		return CLI_FAIL;
 	warnings(path, doc);
 	char n[32];
-	size_t records = 0;
+	uint64_t records = 0;
 	/* Identities ride on records now; the table counts devices, not lines. */
 	for (int k = CGTRACE_KIND_META; k < CGTRACE_KIND_COUNT; k++)
 		if (k != CGTRACE_KIND_DEVICE_INFO)
-			records += cgtrace_doc_count(doc, (enum cgtrace_kind)k);
+			records += cgtrace_doc_records(doc, (enum cgtrace_kind)k);
 	printf("%s: valid %s trace, %s records%s\n", path, CGTRACE_SCHEMA, cli_count(n, records),
 	       cgtrace_doc_truncated(doc) ? " (last line cut short and ignored)" : "");
 	cgtrace_doc_free(doc);

@@ -104,9 +104,9 @@ struct cgtrace_read_options {
  * -ENOENT & co. for I/O errors or -EBADMSG for a trace that breaks the
  * format, with "PATH:LINE: message" in err ("PATH: record N: message" for
  * a compact trace, N counting its records from 1). On success err holds
- * the warning line when there was one and opts has no warn callback (a
- * cut-off last line, or a compact trace cut inside a block, is the only
- * warning), else "".
+ * the warning lines when there were any and opts has no warn callback (a
+ * cut-off last line or a compact trace cut inside a block, a streamed
+ * read's fallback), one per line, else "".
  */
 int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
 		     struct cgtrace_doc **out, char *err, size_t errlen);
@@ -114,10 +114,44 @@ int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
 int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
 			 const struct cgtrace_read_options *opts, struct cgtrace_doc **out,
 			 char *err, size_t errlen);
+
+/*
+ * Read flag: stream the memory records. The document keeps every record but
+ * the memory records, which it applies to the memory analysis as they are
+ * read, and the device_memory checkpoints, of which it keeps each device's
+ * capacity and the checkpoints of an OOM (has_oom_request). Its memory is
+ * bounded by the allocations live at once and the distinct strings, not by
+ * the record count. cgtrace_memory_analyze, cgtrace_doc_summary and
+ * cgtrace_doc_summary_report give the same answers as on a full document;
+ * what needs the records themselves (cgtrace_doc_memory, whose count is 0,
+ * cgtrace_memory_timeline, cgtrace_doc_export_jsonl) holds nothing or
+ * returns -ENODATA. A trace whose memory records go back in time (another
+ * producer's) is read again in full, with the warning "PATH: memory records
+ * out of timestamp order; analysed in memory": a regular file from where it
+ * began, standard input or a pipe from the spool it was copied to as it was
+ * read (an unlinked file in $TMPDIR, else /tmp); memory is bounded by the
+ * record count then.
+ */
+#define CGTRACE_READ_STREAM_MEMORY (1u << 0)
+
+/* cgtrace_doc_read and cgtrace_doc_read_mem with CGTRACE_READ_* flags (0: the same). */
+int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,
+			   unsigned flags, struct cgtrace_doc **out, char *err, size_t errlen);
+int cgtrace_doc_read_mem_flags(const char *name, const void *data, size_t len,
+			       const struct cgtrace_read_options *opts, unsigned flags,
+			       struct cgtrace_doc **out, char *err, size_t errlen);
 void cgtrace_doc_free(struct cgtrace_doc *doc);
 
 /* Number of records of a kind held by the document (spans for SPAN_START). */
 size_t cgtrace_doc_count(const struct cgtrace_doc *doc, enum cgtrace_kind kind);
+/*
+ * Number of records of a kind the trace held, kept or not: as
+ * cgtrace_doc_count, but a streamed document's memory and device_memory
+ * records count too.
+ */
+uint64_t cgtrace_doc_records(const struct cgtrace_doc *doc, enum cgtrace_kind kind);
+/* True for a document read with CGTRACE_READ_STREAM_MEMORY (and not read again in full). */
+bool cgtrace_doc_streamed(const struct cgtrace_doc *doc);
 /* True when the last line was cut short and ignored (a compact trace: cut inside a block). */
 bool cgtrace_doc_truncated(const struct cgtrace_doc *doc);
 
@@ -460,12 +494,32 @@ struct cgtrace_timeline_point {
 	size_t record;       /* index of the memory record, see cgtrace_doc_memory */
 };
 
-/* Calls fn once per memory record in analysis order; a non-zero return stops. */
+/*
+ * Calls fn once per memory record in analysis order; a non-zero return
+ * stops. -ENODATA for a streamed document, which keeps no records.
+ */
 int cgtrace_memory_timeline(const struct cgtrace_doc *doc,
 			    int (*fn)(void *user, const struct cgtrace_timeline_point *p),
 			    void *user);
 
-/* Re-emits the document as JSONL, records in the format's stream order. */
+/*
+ * The timeline of the trace at path ("-": standard input) without keeping
+ * its records: fn is called as cgtrace_memory_timeline calls it, once per
+ * memory record in analysis order (record: its index among the memory
+ * records in file order), with strings valid during the call. The trace is
+ * read twice, each time as a streamed read (CGTRACE_READ_STREAM_MEMORY),
+ * first for the devices' capacities, then for the points; standard input or
+ * a pipe is spooled for the second read as for a streamed read's fallback.
+ * A trace whose memory records go back in time is read into a full
+ * document after its first read, with that read's warning. Warnings go to
+ * opts->warn, else into err, once. Returns fn's non-zero return when it
+ * stopped, else as cgtrace_doc_read.
+ */
+int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
+				 int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+				 void *user, char *err, size_t errlen);
+
+/* Re-emits the document as JSONL, records in the format's stream order; -ENODATA when streamed. */
 int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
 
 /*

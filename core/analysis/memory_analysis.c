@@ -16,6 +16,7 @@
 #include "doc_view.h"
 #include "export.h"
 #include "memory_replay.h"
+#include "memory_stream.h"
 #include "sat.h"
 
 /* Whether the record's own span has step `backward`, cached per class. */
@@ -107,6 +108,8 @@ static int fill_devices(struct cg_replay *r, struct cgtrace_memory_report *rep)
 int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
 		      bool breakdown)
 {
+	if (cg_doc_streamed(d))
+		return cg_memory_stream_report(d, out, breakdown);
 	struct cg_replay r;
 	struct cgtrace_memory_report *rep = calloc(1, sizeof(*rep));
 	int8_t *backward = malloc(d->classes.len ? d->classes.len : 1);

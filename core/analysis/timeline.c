@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The memory timeline: live bytes of a record's device after each record, in analysis order. */
+#include <errno.h>
 #include <stdint.h>
 
 #include "cgtrace.h"
@@ -13,6 +14,8 @@ CG_EXPORT int cgtrace_memory_timeline(const struct cgtrace_doc *d,
 				      void *user)
 {
 	struct cg_replay r;
+	if (cg_doc_streamed(d))
+		return -ENODATA;
 	int ret = cg_replay_init(&r, d);
 	if (ret < 0)
 		return ret;

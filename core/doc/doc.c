@@ -8,6 +8,7 @@
 
 #include "doc_build.h"
 #include "doc_rules.h"
+#include "doc_stream.h"
 #include "export.h"
 
 struct cgtrace_doc *cg_doc_new(void)
@@ -34,10 +35,31 @@ struct cgtrace_doc *cg_doc_new(void)
 	return d;
 }
 
+struct cgtrace_doc *cg_doc_new_streamed(void)
+{
+	struct cgtrace_doc *d = cg_doc_new();
+	if (d && cg_stream_new(&d->stream) < 0) {
+		cgtrace_doc_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+bool cg_doc_out_of_order(const struct cgtrace_doc *d)
+{
+	return d->stream && d->stream->out_of_order;
+}
+
+CG_EXPORT bool cgtrace_doc_streamed(const struct cgtrace_doc *d)
+{
+	return cg_doc_streamed(d);
+}
+
 CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
 {
 	if (!d)
 		return;
+	cg_stream_free(d->stream);
 	cg_build_free(d->build);
 	cg_strpool_fini(&d->pool);
 	free(d->meta.tags);
@@ -73,6 +95,12 @@ static int span_cmp(const void *a, const void *b, void *doc)
 
 int cg_doc_finish(struct cgtrace_doc *d, char *err, size_t errlen)
 {
+	/* The last timestamp group, and the spans started after their memory records. */
+	if (d->stream) {
+		int r = cg_stream_finish(d);
+		if (r < 0)
+			return cg_rule_errno(r, err, errlen);
+	}
 	cg_build_free(d->build);
 	d->build = NULL;
 	int r = cg_rule_finish(d, err, errlen);

@@ -41,6 +41,8 @@ struct cg_mem {
 	uint32_t cls;
 };
 
+struct cg_stream;
+
 struct cg_span {
 	uint32_t id;
 	uint32_t parent_id;
@@ -173,6 +175,12 @@ struct cgtrace_doc {
 	const char **str_ptrs;  /* str_lists as pointers, made by cg_doc_finish */
 	/* Build-time lookup tables, freed when the document is complete. */
 	struct cg_build *build;
+	/*
+	 * A streamed document (CGTRACE_READ_STREAM_MEMORY): memory records are
+	 * applied to this analysis instead of kept in `memory`, and `devmem`
+	 * keeps only the checkpoints of an OOM (doc_stream.h). NULL otherwise.
+	 */
+	struct cg_stream *stream;
 };
 
 static inline const char *cg_doc_str(const struct cgtrace_doc *d, uint32_t id)
@@ -192,6 +200,16 @@ static inline uint32_t cg_doc_device_str(const struct cgtrace_doc *d, uint16_t d
 
 /* An empty document, ready for doc_build.c; NULL when out of memory. */
 struct cgtrace_doc *cg_doc_new(void);
+/* The same for a streamed document. */
+struct cgtrace_doc *cg_doc_new_streamed(void);
+
+static inline bool cg_doc_streamed(const struct cgtrace_doc *d)
+{
+	return d->stream != NULL;
+}
+
+/* After a failed streamed read: whether it stopped at a memory record that went back in time. */
+bool cg_doc_out_of_order(const struct cgtrace_doc *d);
 /*
  * After the last record: checks for meta, sorts spans and tags, hands out
  * op inputs as pointers. 0, or a negative errno with the message in err.

@@ -13,6 +13,7 @@
 #include "cgtrace.h"
 #include "doc.h"
 #include "doc_rules.h"
+#include "doc_stream.h"
 #include "hash.h"
 #include "u64map.h"
 
@@ -297,9 +298,23 @@ static int add_device_info(struct cgtrace_doc *d, const struct cg_rec_device_inf
 			    &(struct identity){x->uuid, x->name, x->has_total, x->total_bytes});
 }
 
+/* A streamed document applies the record instead of keeping it (doc_stream.h). */
+static int stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint8_t shape_kind)
+{
+	uint32_t cls, shape = shape_kind;
+	int r = mem_class(d, m, shape_kind, &cls);
+	if (r == 0 && shape_kind == CG_SHAPE_OTHER)
+		r = shape_id(d, m->shape, m->ndim, NULL, &shape);
+	if (r == 0 && m->cgprobe_device_uuid.p)
+		r = add_identity(d, cg_doc_class(d, cls)->device, &IDENTITY_OF(m));
+	return r < 0 ? r : cg_stream_memory(d, m, cls, shape);
+}
+
 static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 {
 	uint8_t shape_kind = mem_shape_kind(m);
+	if (d->stream)
+		return stream_memory(d, m, shape_kind);
 	struct cg_mem rec = {
 		.timestamp_ns = m->timestamp_ns,
 		.bytes = m->bytes,
@@ -504,16 +519,34 @@ CG_DOC_PLAIN_KINDS(ADD_PLAIN)
 static int add_checkpoint(struct cgtrace_doc *d, const struct cg_rec_device_memory *x)
 {
 	int r = add_device_memory(d, x);
-	if (r < 0 || !x->cgprobe_device_uuid.p)
+	if (r < 0)
 		return r;
 	const struct cg_devmem *c = CG_VEC_AT(&d->devmem, struct cg_devmem, d->devmem.len - 1);
-	return add_identity(d, c->device, &IDENTITY_OF(x));
+	uint16_t dev = c->device;
+	/* A streamed document keeps a device's capacity, and the checkpoints of an OOM. */
+	if (d->stream) {
+		r = cg_stream_checkpoint(d, dev, x->used_bytes, x->free_bytes);
+		if (r < 0)
+			return r;
+		if (!x->has_oom_request)
+			d->devmem.len--;
+	}
+	return x->cgprobe_device_uuid.p ? add_identity(d, dev, &IDENTITY_OF(x)) : 0;
+}
+
+int cg_build_span_step(const struct cgtrace_doc *d, uint32_t span_id)
+{
+	uint32_t pos = UINT32_MAX, val;
+	if (span_id == CG_STR_NONE || !cg_map_next(&d->build->span_by_id, span_id, &pos, &val))
+		return -1;
+	return CG_VEC_AT(&d->spans, struct cg_span, val)->step;
 }
 
 static size_t record_count(const struct cgtrace_doc *d)
 {
 	return d->spans.len + d->ops.len + d->tensors.len + d->memory.len + d->devmem.len +
-	       d->grads.len + d->edges.len + d->devinfo.len;
+	       d->grads.len + d->edges.len + d->devinfo.len +
+	       (d->stream ? d->stream->memory_seen + d->stream->devmem_seen : 0);
 }
 
 int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t errlen)

@@ -4,6 +4,7 @@
 #define CG_DOC_BUILD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "record.h"
 
@@ -19,5 +20,11 @@ void cg_build_free(struct cg_build *b);
  * position) in err: -EBADMSG for a broken rule, -ENOMEM & co. otherwise.
  */
 int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t errlen);
+
+/*
+ * The step of the span with this string id while the document is built
+ * (enum cgtrace_step), or -1 when no span_start named it yet.
+ */
+int cg_build_span_step(const struct cgtrace_doc *d, uint32_t span_id);
 
 #endif

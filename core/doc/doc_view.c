@@ -3,6 +3,7 @@
 #include "doc_view.h"
 
 #include "doc.h"
+#include "doc_stream.h"
 #include "export.h"
 
 CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kind kind)
@@ -32,6 +33,15 @@ CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kin
 	default:
 		return 0;
 	}
+}
+
+CG_EXPORT uint64_t cgtrace_doc_records(const struct cgtrace_doc *d, enum cgtrace_kind kind)
+{
+	if (d->stream && kind == CGTRACE_KIND_MEMORY)
+		return d->stream->memory_seen;
+	if (d->stream && kind == CGTRACE_KIND_DEVICE_MEMORY)
+		return d->stream->devmem_seen;
+	return cgtrace_doc_count(d, kind);
 }
 
 CG_EXPORT bool cgtrace_doc_truncated(const struct cgtrace_doc *d)

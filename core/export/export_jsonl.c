@@ -299,6 +299,9 @@ static void emit_unridden(struct out *o, const struct cgtrace_doc *d)
 int cg_doc_records(const struct cgtrace_doc *d, int (*fn)(void *user, const struct cg_rec *r),
 		   void *user)
 {
+	/* A streamed document kept no memory records to export. */
+	if (cg_doc_streamed(d))
+		return -ENODATA;
 	struct out o = {.fn = fn, .user = user};
 	int ret = identities_init(&o, d);
 	if (ret == 0)

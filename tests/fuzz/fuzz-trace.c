@@ -5,7 +5,9 @@
  * reference parser accepts with the same record; a trace that reads
  * exports to JSONL that reads back to the same summary and counts; and the
  * streaming reader accepts exactly the traces the document reader accepts,
- * with the same records per kind or the same error line.
+ * with the same records per kind or the same error line; a streamed
+ * document (CGTRACE_READ_STREAM_MEMORY) gives the same verdict and the same
+ * memory report.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -124,6 +126,51 @@ static void check_stream(const uint8_t *data, size_t size, int doc_ret, const ch
 	cgtrace_reader_close(r);
 }
 
+/* A streamed read: the same error, or the same summary and memory report as the full one. */
+static void check_streamed(const uint8_t *data, size_t size, int doc_ret, const char *doc_err,
+			   const struct cgtrace_doc *doc)
+{
+	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_doc *st = NULL;
+	char err[512];
+	int ret = cgtrace_doc_read_mem_flags("fuzz", data, size, &opts, CGTRACE_READ_STREAM_MEMORY,
+					     &st, err, sizeof(err));
+	if (ret != doc_ret || (ret < 0 && strcmp(err, doc_err) != 0)) {
+		fprintf(stderr, "streamed and full reads disagree: %d '%s' vs %d '%s'\n", ret, err,
+			doc_ret, doc_err);
+		abort();
+	}
+	if (ret < 0)
+		return;
+	struct cgtrace_summary s1, s2;
+	struct cgtrace_memory_report *a, *b;
+	if (cgtrace_doc_summary(doc, &s1) == 0 && cgtrace_doc_summary(st, &s2) == 0)
+		assert(memcmp(&s1, &s2, sizeof(s1)) == 0);
+	if (cgtrace_memory_analyze(doc, &a) == 0 && cgtrace_memory_analyze(st, &b) == 0) {
+		assert(a->alloc_count == b->alloc_count && a->free_count == b->free_count);
+		assert(a->peak_bytes == b->peak_bytes && a->peak_timestamp_ns == b->peak_timestamp_ns);
+		assert(strcmp(a->peak_device, b->peak_device) == 0);
+		assert(memcmp(a->peak_by_category, b->peak_by_category,
+			      sizeof(a->peak_by_category)) == 0);
+		assert(a->autograd_retained_bytes == b->autograd_retained_bytes);
+		assert(a->realloc_live_count == b->realloc_live_count);
+		assert(a->unknown_free_count == b->unknown_free_count);
+		assert(a->n_devices == b->n_devices && a->n_breakdown == b->n_breakdown);
+		for (size_t i = 0; i < a->n_devices; i++)
+			assert(a->by_device[i].capacity_bytes == b->by_device[i].capacity_bytes &&
+			       a->by_device[i].peak_bytes == b->by_device[i].peak_bytes &&
+			       a->by_device[i].final_bytes == b->by_device[i].final_bytes);
+		for (size_t i = 0; i < a->n_breakdown; i++)
+			assert(strcmp(a->peak_breakdown[i].tensor_id, b->peak_breakdown[i].tensor_id) ==
+				       0 &&
+			       a->peak_breakdown[i].bytes == b->peak_breakdown[i].bytes &&
+			       a->peak_breakdown[i].ndim == b->peak_breakdown[i].ndim);
+		cgtrace_memory_report_free(a);
+		cgtrace_memory_report_free(b);
+	}
+	cgtrace_doc_free(st);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cgtrace_doc *doc = NULL;
@@ -132,6 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_lines((const char *)data, size);
 	int ret = cgtrace_doc_read_mem("fuzz", data, size, &opts, &doc, err, sizeof(err));
 	check_stream(data, size, ret, err, doc);
+	check_streamed(data, size, ret, err, doc);
 	if (ret == 0) {
 		struct cgtrace_memory_report *rep;
 		if (cgtrace_memory_analyze(doc, &rep) == 0)

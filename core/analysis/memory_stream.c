@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The memory report of a streamed document: the counts and peaks as
+ * doc_stream.c applied them, the devices sorted, and the snapshot it kept
+ * of the live set at the global peak, sorted as the full analysis sorts it.
+ */
+#include "memory_stream.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc.h"
+#include "doc_stream.h"
+#include "doc_view.h"
+
+static const char *dev_str(const struct cgtrace_doc *d, uint16_t dev)
+{
+	return cg_doc_str(d, cg_doc_device_str(d, dev));
+}
+
+static int dev_cmp(const void *a, const void *b)
+{
+	const struct cgtrace_device_peak *x = a, *y = b;
+	return strcmp(x->device, y->device);
+}
+
+static int live_cmp(const void *a, const void *b)
+{
+	const struct cgtrace_live_alloc *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return strcmp(x->tensor_id, y->tensor_id);
+}
+
+static int fill_devices(const struct cgtrace_doc *d, struct cgtrace_memory_report *rep)
+{
+	const struct cg_stream *s = d->stream;
+	rep->by_device = calloc(s->devs.len ? s->devs.len : 1, sizeof(*rep->by_device));
+	if (!rep->by_device)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->devs.len; i++) {
+		const struct cg_stream_dev *dv = CG_VEC_AT(&s->devs, struct cg_stream_dev, i);
+		if (!dv->listed)
+			continue;
+		rep->by_device[rep->n_devices++] = (struct cgtrace_device_peak){
+			.device = dev_str(d, (uint16_t)i),
+			.capacity_bytes = dv->capacity,
+			.peak_bytes = dv->peak,
+			.peak_timestamp_ns = dv->peak_ts,
+			.alloc_count = dv->allocs,
+			.free_count = dv->frees,
+			.final_bytes = dv->live,
+		};
+	}
+	qsort(rep->by_device, rep->n_devices, sizeof(*rep->by_device), dev_cmp);
+	return 0;
+}
+
+/* One block: the entries, then their tensor ids (freed with peak_breakdown). */
+static int fill_breakdown(const struct cgtrace_doc *d, struct cgtrace_memory_report *rep)
+{
+	const struct cg_stream *s = d->stream;
+	size_t n = 0, chars = 0;
+	for (uint32_t i = 0; i < s->n_ent; i++) {
+		const struct cg_stream_entry *e = &s->ent[i];
+		if (!cg_stream_entry_at_peak(e))
+			continue;
+		n++;
+		chars += (e->str ? e->str_len : 18) + 1;
+	}
+	char *block = calloc(1, (n ? n : 1) * sizeof(*rep->peak_breakdown) + chars);
+	if (!block)
+		return -ENOMEM;
+	rep->peak_breakdown = (struct cgtrace_live_alloc *)block;
+	char *w = block + (n ? n : 1) * sizeof(*rep->peak_breakdown);
+	for (uint32_t i = 0; i < s->n_ent; i++) {
+		const struct cg_stream_entry *e = &s->ent[i];
+		if (!cg_stream_entry_at_peak(e))
+			continue;
+		const struct cg_mem_class *c = cg_doc_class(d, e->cls);
+		struct cgtrace_live_alloc *a = &rep->peak_breakdown[rep->n_breakdown++];
+		*a = (struct cgtrace_live_alloc){
+			.tensor_id = w,
+			.span_id = cg_doc_str(d, c->span_id),
+			.op_name = cg_doc_str(d, c->op_name),
+			.bytes = e->bytes,
+			.dtype = cg_doc_str(d, c->dtype),
+			.device = dev_str(d, c->device),
+			.category = (enum cgtrace_category)c->category,
+			.timestamp_ns = e->timestamp_ns,
+		};
+		/* [bytes] is marked by ndim 1 without dims until the entries stop moving. */
+		if (e->shape == CG_SHAPE_BYTES)
+			a->ndim = 1;
+		else
+			a->shape = cg_doc_shape(d, e->shape, NULL, &a->ndim);
+		if (e->str)
+			memcpy(w, e->str, e->str_len + 1);
+		else
+			snprintf(w, 19, "0x%" PRIx64, e->key);
+		w += strlen(w) + 1;
+	}
+	qsort(rep->peak_breakdown, rep->n_breakdown, sizeof(*rep->peak_breakdown), live_cmp);
+	for (size_t i = 0; i < rep->n_breakdown; i++) {
+		struct cgtrace_live_alloc *a = &rep->peak_breakdown[i];
+		if (a->ndim == 1 && !a->shape)
+			a->shape = &a->bytes;
+	}
+	return 0;
+}
+
+int cg_memory_stream_report(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
+			    bool breakdown)
+{
+	const struct cg_stream *s = d->stream;
+	struct cgtrace_memory_report *rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return -ENOMEM;
+	*rep = (struct cgtrace_memory_report){
+		.alloc_count = s->alloc_count,
+		.free_count = s->free_count,
+		.total_alloc_bytes = s->total_alloc_bytes,
+		.peak_bytes = s->peak_bytes,
+		.peak_timestamp_ns = s->peak_ts,
+		.peak_device = s->peak_device >= 0 ? dev_str(d, (uint16_t)s->peak_device) : "",
+		.autograd_retained_bytes = s->seen_backward ? s->backward_activation : 0,
+		.realloc_live_count = s->realloc_live,
+		.unknown_free_count = s->unknown_free,
+	};
+	memcpy(rep->peak_by_category, s->peak_by_category, sizeof(rep->peak_by_category));
+	int ret = fill_devices(d, rep);
+	if (ret == 0 && breakdown && rep->peak_bytes > 0)
+		ret = fill_breakdown(d, rep);
+	if (ret < 0) {
+		cgtrace_memory_report_free(rep);
+		return ret;
+	}
+	*out = rep;
+	return 0;
+}

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The streamed document's memory analysis (doc_stream.h). It applies
+ * records exactly as the full analysis replays them (memory_replay.c): a
+ * free undoes its tensor id's alloc on the free's own device, an alloc of a
+ * live id replaces it without freeing its bytes; analysis order is
+ * timestamp, alloc before free, tensor_id bytewise, then file order.
+ */
+#include "doc_stream.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doc.h"
+#include "doc_build.h"
+#include "hash.h"
+#include "sat.h"
+
+int cg_stream_new(struct cg_stream **out)
+{
+	struct cg_stream *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->peak_device = -1;
+	*out = s;
+	return 0;
+}
+
+void cg_stream_free(struct cg_stream *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->n_ent; i++)
+		free(s->ent[i].str);
+	free(s->ent);
+	free(s->slots);
+	free(s->slot_keys);
+	cg_vec_free(&s->group, sizeof(struct cg_stream_rec));
+	cg_vec_free(&s->group_ids, 1);
+	cg_vec_free(&s->devs, sizeof(struct cg_stream_dev));
+	cg_vec_free(&s->born, sizeof(uint32_t));
+	cg_vec_free(&s->gone, sizeof(uint32_t));
+	cg_vec_free(&s->class_state, 1);
+	cg_vec_free(&s->candidates, sizeof(struct cg_stream_candidate));
+	free(s);
+}
+
+/* Most ids are heap addresses as the probe writes them: their value is the key, no string kept. */
+static bool canonical_hex(struct cg_sv s, uint64_t *out)
+{
+	if (s.n < 3 || s.n > 18 || s.p[0] != '0' || s.p[1] != 'x' || (s.p[2] == '0' && s.n != 3))
+		return false;
+	uint64_t v = 0;
+	for (uint32_t i = 2; i < s.n; i++) {
+		char c = s.p[i];
+		unsigned dgt;
+		if (c >= '0' && c <= '9')
+			dgt = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			dgt = (unsigned)(c - 'a' + 10);
+		else
+			return false;
+		v = v << 4 | dgt;
+	}
+	*out = v;
+	return true;
+}
+
+static struct cg_stream_dev *dev_at(struct cg_stream *s, uint16_t dev)
+{
+	if (dev >= s->devs.len) {
+		size_t old = s->devs.len;
+		if (cg_vec_grow(&s->devs, sizeof(struct cg_stream_dev), (size_t)dev + 1) < 0)
+			return NULL;
+		memset(CG_VEC_AT(&s->devs, struct cg_stream_dev, old), 0,
+		       ((size_t)dev + 1 - old) * sizeof(struct cg_stream_dev));
+		s->devs.len = (size_t)dev + 1;
+	}
+	return CG_VEC_AT(&s->devs, struct cg_stream_dev, dev);
+}
+
+int cg_stream_preset_capacity(struct cg_stream *s, const struct cg_stream *from)
+{
+	for (size_t i = 0; i < from->devs.len; i++) {
+		const struct cg_stream_dev *f = CG_VEC_AT(&from->devs, struct cg_stream_dev, i);
+		struct cg_stream_dev *dv = dev_at(s, (uint16_t)i);
+		if (!dv)
+			return -ENOMEM;
+		dv->capacity = f->capacity;
+		dv->has_capacity = f->has_capacity;
+	}
+	return 0;
+}
+
+int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uint64_t free_b)
+{
+	struct cg_stream_dev *dv = dev_at(d->stream, dev);
+	if (!dv)
+		return -ENOMEM;
+	uint64_t cap = cg_sat_add(used, free_b);
+	if (cap > dv->capacity)
+		dv->capacity = cap;
+	dv->has_capacity = true;
+	dv->listed = true;
+	d->stream->devmem_seen++;
+	return 0;
+}
+
+/* ---- the live table: entries by id, linear probing, backward-shift deletion ---- */
+
+static uint32_t home(const struct cg_stream *s, uint64_t key)
+{
+	return (uint32_t)cg_hash_mix64(key) & s->mask;
+}
+
+static bool entry_is(const struct cg_stream_entry *e, uint64_t key, const char *str, uint32_t n)
+{
+	if (e->key != key || (e->str == NULL) != (str == NULL))
+		return false;
+	return !str || (e->str_len == n && memcmp(e->str, str, n) == 0);
+}
+
+/* The slot holding the id, or the empty slot where it would go. */
+static uint32_t find_slot(const struct cg_stream *s, uint64_t key, const char *str, uint32_t n)
+{
+	uint32_t i = home(s, key);
+	while (s->slots[i] &&
+	       (s->slot_keys[i] != key || !entry_is(&s->ent[s->slots[i] - 1], key, str, n)))
+		i = (i + 1) & s->mask;
+	return i;
+}
+
+static int table_grow(struct cg_stream *s)
+{
+	uint32_t cap = s->mask ? (s->mask + 1) * 2 : 1024;
+	uint32_t *old = s->slots, old_cap = s->mask ? s->mask + 1 : 0;
+	uint64_t *old_keys = s->slot_keys;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	uint64_t *keys = malloc(cap * sizeof(*keys));
+	if (!slots || !keys) {
+		free(slots);
+		free(keys);
+		return -ENOMEM;
+	}
+	s->slots = slots;
+	s->slot_keys = keys;
+	s->mask = cap - 1;
+	for (uint32_t i = 0; i < old_cap; i++) {
+		if (!old[i])
+			continue;
+		uint32_t j = home(s, old_keys[i]);
+		while (s->slots[j])
+			j = (j + 1) & s->mask;
+		s->slots[j] = old[i];
+		s->slot_keys[j] = old_keys[i];
+	}
+	free(old);
+	free(old_keys);
+	return 0;
+}
+
+static void table_remove(struct cg_stream *s, uint32_t i)
+{
+	s->slots[i] = 0;
+	s->used--;
+	for (uint32_t j = (i + 1) & s->mask; s->slots[j]; j = (j + 1) & s->mask) {
+		uint32_t h = home(s, s->slot_keys[j]);
+		/* Move j back to the hole when its home is not in (i, j]. */
+		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
+			s->slots[i] = s->slots[j];
+			s->slot_keys[i] = s->slot_keys[j];
+			s->slots[j] = 0;
+			i = j;
+		}
+	}
+}
+
+/* ---- entries and the snapshot at the peak ---- */
+
+static int entry_new(struct cg_stream *s, uint32_t *out)
+{
+	if (s->free_ent) {
+		*out = s->free_ent - 1;
+		s->free_ent = s->ent[*out].link;
+		return 0;
+	}
+	if (s->n_ent == s->cap_ent) {
+		if (s->cap_ent >= UINT32_MAX / 2)
+			return -E2BIG;
+		uint32_t cap = s->cap_ent ? s->cap_ent * 2 : 1024;
+		struct cg_stream_entry *e = realloc(s->ent, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		s->ent = e;
+		s->cap_ent = cap;
+	}
+	*out = s->n_ent++;
+	return 0;
+}
+
+static void entry_release(struct cg_stream *s, uint32_t i)
+{
+	struct cg_stream_entry *e = &s->ent[i];
+	free(e->str);
+	e->str = NULL;
+	e->state = CG_ENT_FREE;
+	e->link = s->free_ent;
+	s->free_ent = i + 1;
+}
+
+/* An entry leaves the live set: forgotten if born since the peak, kept if the snapshot holds it. */
+static int entry_leave(struct cg_stream *s, uint32_t i)
+{
+	struct cg_stream_entry *e = &s->ent[i];
+	if (e->state == CG_ENT_NEW) {
+		uint32_t *born = s->born.p, last = born[--s->born.len];
+		born[e->link] = last;
+		s->ent[last].link = e->link;
+		entry_release(s, i);
+		return 0;
+	}
+	e->state = CG_ENT_DEAD;
+	uint32_t *slot = CG_VEC_PUSH(&s->gone, uint32_t);
+	if (!slot)
+		return -ENOMEM;
+	*slot = i;
+	return 0;
+}
+
+/* A new global peak: the snapshot becomes the live set. */
+static void snapshot_commit(struct cg_stream *s)
+{
+	const uint32_t *gone = s->gone.p, *born = s->born.p;
+	for (size_t k = 0; k < s->gone.len; k++)
+		entry_release(s, gone[k]);
+	for (size_t k = 0; k < s->born.len; k++)
+		s->ent[born[k]].state = CG_ENT_SNAP;
+	s->gone.len = s->born.len = 0;
+}
+
+/* ---- autograd_retained_bytes ---- */
+
+/*
+ * The full analysis looks up each record's span once all are read; here a
+ * span may start after its first memory record. Such a span id becomes a
+ * candidate with the activation bytes of that moment, settled at the end.
+ */
+static int backward_check(struct cgtrace_doc *d, uint32_t cls, uint64_t activation)
+{
+	struct cg_stream *s = d->stream;
+	if (cls >= s->class_state.len) {
+		size_t old = s->class_state.len;
+		if (cg_vec_grow(&s->class_state, 1, (size_t)cls + 1) < 0)
+			return -ENOMEM;
+		memset((uint8_t *)s->class_state.p + old, 0, cls + 1 - old);
+		s->class_state.len = (size_t)cls + 1;
+	}
+	uint8_t *st = (uint8_t *)s->class_state.p + cls;
+	if (*st)
+		return 0;
+	*st = 1;
+	uint32_t span = cg_doc_class(d, cls)->span_id;
+	int step = cg_build_span_step(d, span);
+	if (step == CGTRACE_STEP_BACKWARD) {
+		s->seen_backward = true;
+		s->backward_pos = s->pos;
+		s->backward_activation = activation;
+		return 0;
+	}
+	if (step >= 0)
+		return 0;
+	const struct cg_stream_candidate *c = s->candidates.p;
+	for (size_t k = 0; k < s->candidates.len; k++)
+		if (c[k].span_id == span)
+			return 0;
+	struct cg_stream_candidate *n = CG_VEC_PUSH(&s->candidates, struct cg_stream_candidate);
+	if (!n)
+		return -ENOMEM;
+	*n = (struct cg_stream_candidate){span, s->pos, activation};
+	return 0;
+}
+
+/* ---- applying one record ---- */
+
+static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const char *id)
+{
+	struct cg_stream *s = d->stream;
+	const struct cg_mem_class *c = cg_doc_class(d, g->cls);
+	struct cg_stream_dev *dv = dev_at(s, c->device);
+	if (!dv)
+		return -ENOMEM;
+	if (s->used * 2 >= s->mask && table_grow(s) < 0)
+		return -ENOMEM;
+	const char *str = g->hex ? NULL : id;
+	uint32_t slot = find_slot(s, g->key, str, g->id_len);
+	int r = 0;
+	if (c->action == CGTRACE_ALLOC) {
+		if (s->slots[slot]) {
+			s->realloc_live++;
+			r = entry_leave(s, s->slots[slot] - 1);
+			table_remove(s, slot);
+			slot = find_slot(s, g->key, str, g->id_len);
+		}
+		uint32_t i;
+		uint32_t *b = CG_VEC_PUSH(&s->born, uint32_t);
+		if (r < 0 || !b || (r = entry_new(s, &i)) < 0)
+			return r < 0 ? r : -ENOMEM;
+		struct cg_stream_entry *e = &s->ent[i];
+		*e = (struct cg_stream_entry){
+			.key = g->key,
+			.bytes = g->bytes,
+			.timestamp_ns = s->group_ts,
+			.cls = g->cls,
+			.shape = g->shape,
+			.link = (uint32_t)(s->born.len - 1),
+			.state = CG_ENT_NEW,
+		};
+		*b = i;
+		if (str) {
+			e->str = malloc(g->id_len + 1);
+			if (!e->str)
+				return -ENOMEM;
+			memcpy(e->str, str, g->id_len);
+			e->str[g->id_len] = '\0';
+			e->str_len = g->id_len;
+		}
+		s->slots[slot] = i + 1;
+		s->slot_keys[slot] = g->key;
+		s->used++;
+		dv->live = cg_sat_add(dv->live, g->bytes);
+		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], g->bytes);
+		dv->allocs++;
+		s->alloc_count++;
+		s->total_alloc_bytes = cg_sat_add(s->total_alloc_bytes, g->bytes);
+	} else {
+		uint64_t bytes = g->bytes;
+		uint8_t cat = c->category;
+		if (s->slots[slot]) {
+			const struct cg_stream_entry *e = &s->ent[s->slots[slot] - 1];
+			bytes = e->bytes;
+			cat = cg_doc_class(d, e->cls)->category;
+			r = entry_leave(s, s->slots[slot] - 1);
+			table_remove(s, slot);
+			if (r < 0)
+				return r;
+		} else {
+			s->unknown_free++;
+		}
+		dv->live = cg_sat_sub(dv->live, bytes);
+		dv->by_cat[cat] = cg_sat_sub(dv->by_cat[cat], bytes);
+		dv->frees++;
+		s->free_count++;
+	}
+	dv->listed = true;
+	if (dv->live > dv->peak) {
+		dv->peak = dv->live;
+		dv->peak_ts = s->group_ts;
+	}
+	if (dv->live > s->peak_bytes) {
+		s->peak_bytes = dv->live;
+		s->peak_ts = s->group_ts;
+		s->peak_device = c->device;
+		memcpy(s->peak_by_category, dv->by_cat, sizeof(dv->by_cat));
+		snapshot_commit(s);
+	}
+	if (!s->seen_backward)
+		r = backward_check(d, g->cls, dv->by_cat[CGTRACE_CAT_ACTIVATION]);
+	s->pos++;
+	if (r == 0 && s->point) {
+		struct cgtrace_timeline_point p = {
+			.timestamp_ns = s->group_ts,
+			.device = cg_doc_str(d, cg_doc_device_str(d, c->device)),
+			.live_bytes = dv->live,
+			.has_free = dv->has_capacity,
+			.free_bytes = cg_sat_sub(dv->capacity, dv->live),
+			.record = (size_t)g->index,
+		};
+		s->point_ret = s->point(s->point_user, &p);
+		if (s->point_ret)
+			return -ECANCELED;
+	}
+	return r;
+}
+
+static int rec_cmp(const void *a, const void *b, void *arg)
+{
+	const struct cgtrace_doc *d = arg;
+	const struct cg_stream_rec *x = a, *y = b;
+	uint8_t xa = cg_doc_class(d, x->cls)->action, ya = cg_doc_class(d, y->cls)->action;
+	if (xa != ya)
+		return xa < ya ? -1 : 1;
+	const char *ids = d->stream->group_ids.p;
+	int c =
+	    memcmp(ids + x->id_off, ids + y->id_off, x->id_len < y->id_len ? x->id_len : y->id_len);
+	if (c)
+		return c;
+	if (x->id_len != y->id_len)
+		return x->id_len < y->id_len ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Applies the records of one timestamp in analysis order. */
+static int flush_group(struct cgtrace_doc *d)
+{
+	struct cg_stream *s = d->stream;
+	struct cg_stream_rec *g = s->group.p;
+	if (s->group.len > 1)
+		qsort_r(g, s->group.len, sizeof(*g), rec_cmp, d);
+	int r = 0;
+	for (size_t k = 0; r == 0 && k < s->group.len; k++)
+		r = apply(d, &g[k], (const char *)s->group_ids.p + g[k].id_off);
+	s->group.len = 0;
+	s->group_ids.len = 0;
+	return r;
+}
+
+int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t cls,
+		     uint32_t shape)
+{
+	struct cg_stream *s = d->stream;
+	if (s->group.len && m->timestamp_ns != s->group_ts) {
+		if (m->timestamp_ns < s->group_ts) {
+			s->out_of_order = true;
+			return -ECANCELED;
+		}
+		int r = flush_group(d);
+		if (r < 0)
+			return r;
+	}
+	s->group_ts = m->timestamp_ns;
+	size_t at = s->group_ids.len;
+	if (at + m->tensor_id.n > UINT32_MAX || s->group.len >= UINT32_MAX)
+		return -E2BIG;
+	struct cg_stream_rec *g = CG_VEC_PUSH(&s->group, struct cg_stream_rec);
+	if (!g || cg_vec_grow(&s->group_ids, 1, at + m->tensor_id.n) < 0)
+		return -ENOMEM;
+	memcpy((char *)s->group_ids.p + at, m->tensor_id.p, m->tensor_id.n);
+	s->group_ids.len = at + m->tensor_id.n;
+	*g = (struct cg_stream_rec){
+		.bytes = m->bytes,
+		.cls = cls,
+		.shape = shape,
+		.id_off = (uint32_t)at,
+		.id_len = m->tensor_id.n,
+		.seq = (uint32_t)(s->group.len - 1),
+		.index = s->memory_seen,
+	};
+	g->hex = canonical_hex(m->tensor_id, &g->key);
+	if (!g->hex)
+		g->key = cg_hash_bytes(m->tensor_id.p, m->tensor_id.n);
+	s->memory_seen++;
+	return 0;
+}
+
+int cg_stream_finish(struct cgtrace_doc *d)
+{
+	struct cg_stream *s = d->stream;
+	int r = flush_group(d);
+	if (r < 0)
+		return r;
+	/* Candidates came before any record of a span known to be backward, in order. */
+	const struct cg_stream_candidate *c = s->candidates.p;
+	for (size_t k = 0; k < s->candidates.len; k++) {
+		if (s->seen_backward && c[k].pos > s->backward_pos)
+			break;
+		if (cg_build_span_step(d, c[k].span_id) == CGTRACE_STEP_BACKWARD) {
+			s->seen_backward = true;
+			s->backward_pos = c[k].pos;
+			s->backward_activation = c[k].activation;
+			break;
+		}
+	}
+	return 0;
+}

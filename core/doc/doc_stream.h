@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A streamed document's memory: instead of keeping memory records, the
+ * document applies them as they are read, in analysis order, to live bytes
+ * per device and category, peaks, counts and the live set at the global
+ * peak. Memory is bounded by the allocations live at once (and the distinct
+ * strings and shapes the document interns), never by the record count.
+ *
+ * The live set at the peak is not copied at each new peak (quadratic on a
+ * growing trace): the entries live at the last peak stay marked as the
+ * snapshot, and two lists since then (born and still live; snapshot members
+ * gone) are applied at the next new peak, O(1) amortized per record.
+ */
+#ifndef CG_DOC_STREAM_H
+#define CG_DOC_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cgtrace.h"
+#include "record.h"
+#include "vec.h"
+
+struct cgtrace_doc;
+
+/* Entry states: born since the last peak and live, live in the snapshot, gone from it. */
+enum { CG_ENT_FREE, CG_ENT_NEW, CG_ENT_SNAP, CG_ENT_DEAD };
+
+struct cg_stream_entry {
+	uint64_t key;   /* the id's value ("0x<hex>"), or a hash of str */
+	uint64_t bytes;
+	uint64_t timestamp_ns;
+	char *str;      /* an id not in canonical hex, owned; NULL for a parsed one */
+	uint32_t str_len;
+	uint32_t cls;   /* memory class of the alloc */
+	uint32_t shape; /* shape id */
+	uint32_t link;  /* position in born while NEW; next free entry while FREE */
+	uint8_t state;
+};
+
+struct cg_stream_dev {
+	uint64_t live;
+	uint64_t by_cat[CGTRACE_CAT_COUNT];
+	uint64_t peak, peak_ts, allocs, frees;
+	uint64_t capacity; /* largest used + free of the device's checkpoints */
+	bool has_capacity;
+	bool listed;       /* has memory or device_memory records */
+};
+
+/* A memory record waiting for the rest of its timestamp group. */
+struct cg_stream_rec {
+	uint64_t bytes, key;
+	uint32_t cls, shape;
+	uint32_t id_off, id_len; /* tensor_id bytes in group_ids */
+	uint32_t seq;            /* file order within the group */
+	bool hex;
+	uint64_t index;          /* the record's index among memory records, in file order */
+};
+
+/* A span id not yet started when its first memory record was applied. */
+struct cg_stream_candidate {
+	uint32_t span_id;
+	uint64_t pos, activation;
+};
+
+struct cg_stream {
+	/* Records of one timestamp, sorted and applied when a later one comes. */
+	struct cg_vec group; /* struct cg_stream_rec */
+	struct cg_vec group_ids; /* char */
+	uint64_t group_ts;
+	bool out_of_order; /* a memory record went back in time: read again in full */
+	uint64_t memory_seen, devmem_seen;
+
+	struct cg_vec devs; /* struct cg_stream_dev, by device number */
+	struct cg_stream_entry *ent;
+	uint32_t n_ent, cap_ent, free_ent; /* free_ent: head of the free list + 1 */
+	uint32_t *slots; /* open addressing over entries: index + 1, 0 = empty */
+	uint64_t *slot_keys; /* each slot's entry key, so that probes stay in the table */
+	uint32_t mask, used;
+	struct cg_vec born, gone; /* uint32_t entry indices since the last peak */
+
+	uint64_t alloc_count, free_count, total_alloc_bytes;
+	uint64_t peak_bytes, peak_ts;
+	long peak_device; /* -1 before the first peak */
+	uint64_t peak_by_category[CGTRACE_CAT_COUNT];
+	uint64_t realloc_live, unknown_free;
+
+	/* autograd_retained_bytes: the first record whose span is backward. */
+	uint64_t pos; /* records applied */
+	bool seen_backward;
+	uint64_t backward_pos, backward_activation;
+	struct cg_vec class_state; /* uint8_t per class: 0 unknown, 1 settled */
+	struct cg_vec candidates;  /* struct cg_stream_candidate */
+
+	/* A streamed timeline: called after each record applied (cgtrace_memory_timeline_read). */
+	int (*point)(void *user, const struct cgtrace_timeline_point *p);
+	void *point_user;
+	int point_ret; /* the callback's non-zero return, which stopped the read */
+};
+
+int cg_stream_new(struct cg_stream **out);
+void cg_stream_free(struct cg_stream *s);
+
+/*
+ * A memory record of class cls (interned by the builder) and shape id.
+ * 0, -ECANCELED when it goes back in time (s->out_of_order set), -ENOMEM.
+ */
+int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t cls,
+		     uint32_t shape);
+/*
+ * Starts from another read's capacities of the same trace (device numbers
+ * follow first appearance, so they match): a timeline knows each device's
+ * capacity from its first point. -ENOMEM.
+ */
+int cg_stream_preset_capacity(struct cg_stream *s, const struct cg_stream *from);
+/* A device_memory checkpoint's capacity for device dev. */
+int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uint64_t free);
+/*
+ * After the last record, while the builder's span table still stands:
+ * applies the last group and settles autograd_retained_bytes.
+ */
+int cg_stream_finish(struct cgtrace_doc *d);
+
+static inline bool cg_stream_entry_at_peak(const struct cg_stream_entry *e)
+{
+	return e->state == CG_ENT_SNAP || e->state == CG_ENT_DEAD;
+}
+
+#endif
