@@ -34,8 +34,8 @@ ninja -C build
 # The demo: a small MLP trained in plain C, profiled by the probe, then read.
 demo=build/demo-traces
 mkdir -p "$demo"
-rm -f "$demo"/mlp.*.jsonl
-scripts/cgprobe -o "$demo/mlp.%p.jsonl" build/demo/cgprobe-demo-mlp --steps 20
-for trace in "$demo"/mlp.*.jsonl; do break; done
+rm -f "$demo"/mlp.*.jsonl "$demo"/mlp.*.cgt
+scripts/cgprobe -o "$demo/mlp.%p.cgt" build/demo/cgprobe-demo-mlp --steps 20
+for trace in "$demo"/mlp.*.cgt; do break; done
 build/cgtrace/cgtrace summary "$trace"
 build/cgtrace/cgtrace memory --top 5 "$trace"
