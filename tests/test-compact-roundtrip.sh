@@ -28,7 +28,8 @@ roundtrip() {
 	fi
 }
 
-# A trace of many records besides: frees by history and delta, VMM and
+# A trace of many records besides: frees, and allocs of an address freed
+# a moment ago, by history and by delta, VMM and
 # managed allocations, class ids past 30, ids and dtypes that ride as TEXT,
 # late timestamps, frees of another size, device checkpoints.
 cat >"$tmp/gen.awk" <<'AWK'
@@ -49,11 +50,13 @@ BEGIN {
 			k = 1 + int(rand() * n); a = addr[k]; b = bytes[k]; dd = adev[k]
 			if (rand() < 0.02) b = b + 1
 			addr[k] = addr[n]; bytes[k] = bytes[n]; adev[k] = adev[n]; n--
+			nf++; freed[nf] = a
 			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\",\"op_name\":\"free\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"free\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, a, 1 + int(rand() * 45), dd, b, b, cat[1 + int(rand() * 5)]
 		} else {
 			b = int(rand() * 100000)
 			r = rand()
 			if (r < 0.05) a = "t" i; else if (r < 0.15) a = sprintf("vmm:0x%x", 4096 * i); else a = sprintf("0x%x", 65536 + 64 * int(rand() * 100000))
+			if (r >= 0.15 && nf > 0 && rand() < 0.4) { k = nf - int(rand() * (nf < 8 ? nf : 8)); a = freed[k] }
 			n++; addr[n] = a; bytes[n] = b; adev[n] = d
 			op = rand() < 0.1 ? "" : ",\"op_name\":\"" ops[1 + int(rand() * 4)] "\""
 			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : ""
