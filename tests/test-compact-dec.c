@@ -644,7 +644,19 @@ START_TEST(test_truncated)
 		ck_assert_msg(doc, "%s", err);
 		ck_assert_str_eq(warned.text, "t.cgt: trace truncated after 2 records\n");
 		ck_assert(cgtrace_doc_truncated(doc));
+		uint64_t decoded = 0;
+		ck_assert(cgtrace_doc_cut_in_block(doc, &decoded));
+		ck_assert_uint_eq(decoded, 2);
 		ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY), 1);
+		cgtrace_doc_free(doc);
+	}
+	/* Whole: not cut. */
+	{
+		char err[512];
+		struct cgtrace_doc *doc = read_bytes(&f, err, sizeof(err));
+		ck_assert_msg(doc, "%s", err);
+		ck_assert(!cgtrace_doc_truncated(doc));
+		ck_assert(!cgtrace_doc_cut_in_block(doc, NULL));
 		cgtrace_doc_free(doc);
 	}
 	/* The streaming reader: the same warning in its message, at the end. */

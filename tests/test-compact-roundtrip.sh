@@ -100,6 +100,26 @@ if "$cgtrace" export --format compact -o "$tmp/file.cgt" "$trace" 2>"$tmp/err" &
 	"$cgtrace" export "$tmp/file.cgt" >"$tmp/got" 2>"$tmp/err" && cmp -s "$tmp/want" "$tmp/got"
 then ok; else ko "-o FILE read back by path"; fi
 
+# validate words a cut for the encoding: a compact trace has no lines, it is
+# cut inside a block, after the records of its whole blocks (the warning's N).
+"$cgtrace" export --format compact --block-raw 200 "$trace" >"$tmp/blocks.cgt" 2>"$tmp/err"
+size=$(wc -c <"$tmp/blocks.cgt")
+head -c $((size - 5)) "$tmp/blocks.cgt" >"$tmp/cut.cgt"
+if "$cgtrace" validate "$tmp/cut.cgt" >"$tmp/out" 2>"$tmp/err"; then
+	n=$(sed -n 's/.*trace truncated after \([0-9]*\) records$/\1/p' "$tmp/err")
+	[ -n "$n" ] && [ "$n" -gt 0 ] &&
+		grep -q "records (cut inside a block after $n records; the rest ignored)\$" "$tmp/out" &&
+		! grep -q "last line" "$tmp/out" && ok ||
+		{ cat "$tmp/out" >>"$tmp/err"; ko "validate of a cut compact trace"; }
+else
+	ko "validate of a cut compact trace"
+fi
+"$cgtrace" export "$trace" >"$tmp/whole.jsonl" 2>/dev/null
+size=$(wc -c <"$tmp/whole.jsonl")
+head -c $((size - 5)) "$tmp/whole.jsonl" >"$tmp/cut.jsonl"
+"$cgtrace" validate "$tmp/cut.jsonl" 2>"$tmp/err" | grep -q "(last line cut short and ignored)\$" &&
+	ok || ko "validate of a cut JSONL trace"
+
 # A compact trace is smaller than its JSONL.
 [ "$(wc -c <"$tmp/file.cgt")" -lt "$(wc -c <"$tmp/want")" ] && ok || ko "compact not smaller"
 
