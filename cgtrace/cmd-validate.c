@@ -88,8 +88,16 @@ static int run(int argc, char **argv)
 	for (int k = CGTRACE_KIND_META; k < CGTRACE_KIND_COUNT; k++)
 		if (k != CGTRACE_KIND_DEVICE_INFO)
 			records += cgtrace_doc_records(doc, (enum cgtrace_kind)k);
+	/* A compact trace has no lines: it is cut inside a block, after its last whole record. */
+	char cut[96] = "";
+	uint64_t decoded;
+	if (cgtrace_doc_cut_in_block(doc, &decoded))
+		snprintf(cut, sizeof(cut), " (cut inside a block after %llu records; the rest ignored)",
+			 (unsigned long long)decoded);
+	else if (cgtrace_doc_truncated(doc))
+		snprintf(cut, sizeof(cut), " (last line cut short and ignored)");
 	printf("%s: valid %s trace, %s records%s\n", path, CGTRACE_SCHEMA, cli_count(n, records),
-	       cgtrace_doc_truncated(doc) ? " (last line cut short and ignored)" : "");
+	       cut);
 	cgtrace_doc_free(doc);
 	return CLI_OK;
 }

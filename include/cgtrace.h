@@ -154,6 +154,12 @@ uint64_t cgtrace_doc_records(const struct cgtrace_doc *doc, enum cgtrace_kind ki
 bool cgtrace_doc_streamed(const struct cgtrace_doc *doc);
 /* True when the last line was cut short and ignored (a compact trace: cut inside a block). */
 bool cgtrace_doc_truncated(const struct cgtrace_doc *doc);
+/*
+ * True when the document is a compact trace cut inside a block, with the
+ * records decoded before the cut in *records (NULL: not wanted); false
+ * otherwise (a JSONL trace's cut-off last line included).
+ */
+bool cgtrace_doc_cut_in_block(const struct cgtrace_doc *doc, uint64_t *records);
 
 struct cgtrace_tag {
 	const char *key;

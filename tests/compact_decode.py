@@ -166,9 +166,6 @@ class Items:
                 return v
         raise AssertionError("unreachable")
 
-    def zigzag(self):
-        return unzigzag(self.varint())
-
     def take(self, n):
         if n > len(self.raw) - self.pos:
             raise DecodeError("item cut by the end of its block")
@@ -321,18 +318,16 @@ class Decoder:
         span, op_name, device, category, managed, vmm = self.classes[cid]
         free = bool(op & 0x40)
         ts = self.timestamp(it)
-        if not free:
-            addr = (self.prev_addr + it.zigzag()) & U64_MAX
-            nbytes = it.varint()
+        ref = it.varint()
+        if ref & 1:
+            addr = (self.prev_addr + unzigzag(ref >> 1)) & U64_MAX
         else:
-            ref = it.varint()
-            if ref & 1:
-                addr = (self.prev_addr + unzigzag(ref >> 1)) & U64_MAX
-            else:
-                back = ref >> 1
-                if back >= HISTORY or back >= len(self.history):
-                    raise DecodeError("history ref %d out of range" % back)
-                addr = self.history[len(self.history) - 1 - back]
+            back = ref >> 1
+            if back >= HISTORY or back >= len(self.history):
+                raise DecodeError("history ref %d out of range" % back)
+            addr = self.history[len(self.history) - 1 - back]
+        if not free:
+            nbytes = it.varint()
         if op & 0x20:
             skip_ext(it)
         tid = ("vmm:" if vmm else "") + "0x%x" % addr
@@ -348,10 +343,9 @@ class Decoder:
         if managed and not free:
             rec["managed"] = True
         self.prev_addr = addr
-        if not free:
-            self.history.append(addr)
-            if len(self.history) > 2 * HISTORY:
-                del self.history[:HISTORY]
+        self.history.append(addr)
+        if len(self.history) > 2 * HISTORY:
+            del self.history[:HISTORY]
         self.track(device, tid, rec["action"], nbytes)
         return rec
 

@@ -105,15 +105,25 @@ static void klass(struct bytes *b, uint64_t span, uint64_t op, uint64_t dev, uin
 	u8(b, flags);
 }
 
+/* An alloc by delta: odd ref. */
 static void alloc(struct bytes *b, unsigned cls, uint64_t dts, int64_t daddr, uint64_t bytes)
 {
 	u8(b, (uint8_t)(0x80 | cls));
 	var(b, dts);
-	var(b, cg_zigzag(daddr));
+	var(b, cg_zigzag(daddr) * 2 + 1);
 	var(b, bytes);
 }
 
-/* A free by history: back = 0 is the block's most recent alloc. */
+/* An alloc by history: back = 0 is the block's most recent memory record, alloc or free. */
+static void alloc_hist(struct bytes *b, unsigned cls, uint64_t dts, uint64_t back, uint64_t bytes)
+{
+	u8(b, (uint8_t)(0x80 | cls));
+	var(b, dts);
+	var(b, back * 2);
+	var(b, bytes);
+}
+
+/* A free by history, back as for alloc_hist. */
 static void free_hist(struct bytes *b, unsigned cls, uint64_t dts, uint64_t back)
 {
 	u8(b, (uint8_t)(0xc0 | cls));
@@ -238,9 +248,11 @@ START_TEST(test_packed_fields)
 	alloc(&b, 0, 100, 0x1000, 64);
 	alloc(&b, 0, 5, 0x100, 32);
 	alloc(&b, 1, 1, -0x1100, 4096);
-	free_hist(&b, 0, 2, 1);       /* the second alloc back: 0x1100 */
+	free_hist(&b, 0, 2, 1);       /* one back: 0x1100 */
 	free_delta(&b, 0, 0, -0x100); /* from 0x1100 */
-	free_hist(&b, 1, 0, 0);       /* the latest alloc: vmm:0x0, on cuda:0 */
+	free_hist(&b, 1, 0, 2);       /* frees count too: vmm:0x0, on cuda:0 */
+	alloc_hist(&b, 0, 1, 2, 16);  /* 0x1100 again, two back (its free) */
+	alloc_hist(&b, 0, 0, 0, 16);  /* the same again, 0 back */
 	block(&f, &b, 'R');
 
 	struct cg_cdec *d;
@@ -276,8 +288,10 @@ START_TEST(test_packed_fields)
 	mem_is(m, 108, "vmm:0x0", 4096, CGTRACE_FREE);
 	sv_is(m->device, "cuda:0");
 	ck_assert(!m->managed);
+	mem_is(next_mem(d), 109, "0x1100", 16, CGTRACE_ALLOC);
+	mem_is(next_mem(d), 109, "0x1100", 16, CGTRACE_ALLOC);
 	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	ck_assert_uint_eq(cg_cdec_records(d), 7);
+	ck_assert_uint_eq(cg_cdec_records(d), 9);
 	cg_cdec_close(d);
 }
 END_TEST
@@ -387,7 +401,7 @@ START_TEST(test_blocks)
 	u8(&b, 0x9f); /* class 31 would follow as a varint: class 0 */
 	var(&b, 0);
 	var(&b, 1);
-	var(&b, 0x10);
+	var(&b, 0x21); /* delta +8: zigzag 0x10, odd ref */
 	var(&b, 16);
 	block(&f, &b, 'Z');
 	struct cg_cdec *d;
@@ -506,7 +520,30 @@ START_TEST(test_bad_items)
 	b.n = 0;
 	alloc(&b, 0, 1, 0x10, 8);
 	free_hist(&b, 0, 1, 1);
-	items_fail(&b, "t.cgt: record 3: free refers to alloc 2 back, the block has 1");
+	items_fail(&b, "t.cgt: record 3: ref to the address 2 back, the history holds 1");
+	b.n = 0;
+	alloc_hist(&b, 0, 1, 0, 8);
+	items_fail(&b, "t.cgt: record 2: ref to the address 1 back, the history holds 0");
+
+	/* Timestamps do not wrap: prev_ts + ts past 2^64 - 1, for each kind that has one. */
+	b.n = 0;
+	alloc(&b, 0, UINT64_MAX, 0x10, 8);
+	alloc(&b, 0, 1, 0x10, 8);
+	items_fail(&b, "t.cgt: record 3: timestamp past 2^64 - 1 (1 after 18446744073709551615)");
+	b.n = 0;
+	alloc(&b, 0, UINT64_MAX - 1, 0x10, 8);
+	put(&b, "\x10\x02\x01\x00\x04\x00\x00\x00", 8); /* SPAN_START at + 2 */
+	items_fail(&b, "t.cgt: record 3: timestamp past 2^64 - 1 (2 after 18446744073709551614)");
+	b.n = 0;
+	alloc(&b, 0, UINT64_MAX, 0x10, 8);
+	put(&b, "\x12\x01\x02\x01\x01\x00", 6); /* DEVICE_MEMORY at + 1 */
+	items_fail(&b, "t.cgt: record 3: timestamp past 2^64 - 1 (1 after 18446744073709551615)");
+	/* Up to 2^64 - 1 itself is a timestamp. */
+	b.n = 0;
+	alloc(&b, 0, UINT64_MAX - 1, 0x10, 8);
+	put(&b, "\x12\x01\x02\x01\x01\x00", 6);
+	u8(&b, 0x04);
+	items_fail(&b, "t.cgt: record 4: unknown opcode 0x04");
 
 	b.n = 0;
 	u8(&b, 0x10);
@@ -607,7 +644,19 @@ START_TEST(test_truncated)
 		ck_assert_msg(doc, "%s", err);
 		ck_assert_str_eq(warned.text, "t.cgt: trace truncated after 2 records\n");
 		ck_assert(cgtrace_doc_truncated(doc));
+		uint64_t decoded = 0;
+		ck_assert(cgtrace_doc_cut_in_block(doc, &decoded));
+		ck_assert_uint_eq(decoded, 2);
 		ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY), 1);
+		cgtrace_doc_free(doc);
+	}
+	/* Whole: not cut. */
+	{
+		char err[512];
+		struct cgtrace_doc *doc = read_bytes(&f, err, sizeof(err));
+		ck_assert_msg(doc, "%s", err);
+		ck_assert(!cgtrace_doc_truncated(doc));
+		ck_assert(!cgtrace_doc_cut_in_block(doc, NULL));
 		cgtrace_doc_free(doc);
 	}
 	/* The streaming reader: the same warning in its message, at the end. */

@@ -28,7 +28,8 @@ roundtrip() {
 	fi
 }
 
-# A trace of many records besides: frees by history and delta, VMM and
+# A trace of many records besides: frees, and allocs of an address freed
+# a moment ago, by history and by delta, VMM and
 # managed allocations, class ids past 30, ids and dtypes that ride as TEXT,
 # late timestamps, frees of another size, device checkpoints.
 cat >"$tmp/gen.awk" <<'AWK'
@@ -49,11 +50,13 @@ BEGIN {
 			k = 1 + int(rand() * n); a = addr[k]; b = bytes[k]; dd = adev[k]
 			if (rand() < 0.02) b = b + 1
 			addr[k] = addr[n]; bytes[k] = bytes[n]; adev[k] = adev[n]; n--
+			nf++; freed[nf] = a
 			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\",\"op_name\":\"free\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"free\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, a, 1 + int(rand() * 45), dd, b, b, cat[1 + int(rand() * 5)]
 		} else {
 			b = int(rand() * 100000)
 			r = rand()
 			if (r < 0.05) a = "t" i; else if (r < 0.15) a = sprintf("vmm:0x%x", 4096 * i); else a = sprintf("0x%x", 65536 + 64 * int(rand() * 100000))
+			if (r >= 0.15 && nf > 0 && rand() < 0.4) { k = nf - int(rand() * (nf < 8 ? nf : 8)); a = freed[k] }
 			n++; addr[n] = a; bytes[n] = b; adev[n] = d
 			op = rand() < 0.1 ? "" : ",\"op_name\":\"" ops[1 + int(rand() * 4)] "\""
 			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : ""
@@ -96,6 +99,26 @@ rm -f "$tmp/file.cgt"
 if "$cgtrace" export --format compact -o "$tmp/file.cgt" "$trace" 2>"$tmp/err" &&
 	"$cgtrace" export "$tmp/file.cgt" >"$tmp/got" 2>"$tmp/err" && cmp -s "$tmp/want" "$tmp/got"
 then ok; else ko "-o FILE read back by path"; fi
+
+# validate words a cut for the encoding: a compact trace has no lines, it is
+# cut inside a block, after the records of its whole blocks (the warning's N).
+"$cgtrace" export --format compact --block-raw 200 "$trace" >"$tmp/blocks.cgt" 2>"$tmp/err"
+size=$(wc -c <"$tmp/blocks.cgt")
+head -c $((size - 5)) "$tmp/blocks.cgt" >"$tmp/cut.cgt"
+if "$cgtrace" validate "$tmp/cut.cgt" >"$tmp/out" 2>"$tmp/err"; then
+	n=$(sed -n 's/.*trace truncated after \([0-9]*\) records$/\1/p' "$tmp/err")
+	[ -n "$n" ] && [ "$n" -gt 0 ] &&
+		grep -q "records (cut inside a block after $n records; the rest ignored)\$" "$tmp/out" &&
+		! grep -q "last line" "$tmp/out" && ok ||
+		{ cat "$tmp/out" >>"$tmp/err"; ko "validate of a cut compact trace"; }
+else
+	ko "validate of a cut compact trace"
+fi
+"$cgtrace" export "$trace" >"$tmp/whole.jsonl" 2>/dev/null
+size=$(wc -c <"$tmp/whole.jsonl")
+head -c $((size - 5)) "$tmp/whole.jsonl" >"$tmp/cut.jsonl"
+"$cgtrace" validate "$tmp/cut.jsonl" 2>"$tmp/err" | grep -q "(last line cut short and ignored)\$" &&
+	ok || ko "validate of a cut JSONL trace"
 
 # A compact trace is smaller than its JSONL.
 [ "$(wc -c <"$tmp/file.cgt")" -lt "$(wc -c <"$tmp/want")" ] && ok || ko "compact not smaller"

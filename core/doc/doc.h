@@ -157,6 +157,8 @@ struct cgtrace_doc {
 	struct cg_strpool pool;
 	bool has_meta;
 	bool truncated;
+	bool cut_in_block;      /* truncated: a compact trace cut inside a block */
+	uint64_t cut_records;   /* then the records decoded before the cut */
 	struct cg_meta meta;
 	struct cg_vec spans;    /* struct cg_span, sorted by id once built */
 	struct cg_vec ops;      /* struct cg_op */

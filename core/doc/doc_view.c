@@ -49,6 +49,13 @@ CG_EXPORT bool cgtrace_doc_truncated(const struct cgtrace_doc *d)
 	return d->truncated;
 }
 
+CG_EXPORT bool cgtrace_doc_cut_in_block(const struct cgtrace_doc *d, uint64_t *records)
+{
+	if (records)
+		*records = d->cut_in_block ? d->cut_records : 0;
+	return d->cut_in_block;
+}
+
 static const char *dev_str(const struct cgtrace_doc *d, uint16_t dev)
 {
 	return cg_doc_str(d, cg_doc_device_str(d, dev));

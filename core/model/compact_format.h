@@ -15,7 +15,7 @@
 #define CG_CF_BLOCK_STORED 0x52   /* 'R': the raw bytes as they are */
 #define CG_CF_RAW_MAX (64u << 20)
 #define CG_CF_PAYLOAD_SLACK 65536u /* payload_len <= raw_len + this */
-#define CG_CF_HISTORY 4096u        /* the allocs of a block a free may refer to */
+#define CG_CF_HISTORY 4096u        /* the memory records of a block a ref may name */
 
 enum cg_cf_op {
 	CG_CF_OP_STRING = 0x01,

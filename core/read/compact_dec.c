@@ -620,6 +620,17 @@ static inline struct cg_sv put_tensor_id(char *ids, bool vmm, uint64_t addr)
 	return (struct cg_sv){s, (uint32_t)(digits + 16 - s)};
 }
 
+/* *ts, a packed record's delta, becomes its timestamp: prev_ts + ts, which never wraps. */
+static inline int add_ts(struct cg_cdec *d, uint64_t *ts)
+{
+	uint64_t t;
+	if (__builtin_add_overflow(d->prev_ts, *ts, &t))
+		return fail(d, -EBADMSG, "timestamp past 2^64 - 1 (%llu after %llu)",
+			    (unsigned long long)*ts, (unsigned long long)d->prev_ts);
+	*ts = t;
+	return 0;
+}
+
 static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 {
 	const uint8_t *p = d->p + 1, *end = d->end;
@@ -631,39 +642,35 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		return fail(d, -EBADMSG, "class %llu not defined", (unsigned long long)cid);
 	const struct cls *c = &d->classes[cid];
 	GET(ts, "MEMORY");
-	ts += d->prev_ts;
+	if (add_ts(d, &ts) < 0)
+		return d->state;
 	bool is_free = op & CG_CF_MEM_FREE;
-	if (!is_free) {
-		uint64_t z;
-		GET(z, "MEMORY");
-		addr = d->prev_addr + (uint64_t)cg_unzigzag(z);
-		GET(bytes, "MEMORY");
+	uint64_t ref;
+	GET(ref, "MEMORY");
+	if (ref & 1) {
+		addr = d->prev_addr + (uint64_t)cg_unzigzag(ref >> 1);
 	} else {
-		uint64_t ref;
-		GET(ref, "MEMORY");
-		if (ref & 1) {
-			addr = d->prev_addr + (uint64_t)cg_unzigzag(ref >> 1);
-		} else {
-			uint64_t k = ref >> 1;
-			uint64_t n = d->hist_n < CG_CF_HISTORY ? d->hist_n : CG_CF_HISTORY;
-			if (k >= n)
-				return fail(d, -EBADMSG,
-					    "free refers to alloc %llu back, the block has %llu",
-					    (unsigned long long)k + 1, (unsigned long long)n);
-			addr = d->hist[(d->hist_n - 1 - k) % CG_CF_HISTORY];
-		}
+		uint64_t k = ref >> 1;
+		uint64_t n = d->hist_n < CG_CF_HISTORY ? d->hist_n : CG_CF_HISTORY;
+		if (k >= n)
+			return fail(d, -EBADMSG,
+				    "ref to the address %llu back, the history holds %llu",
+				    (unsigned long long)k + 1, (unsigned long long)n);
+		addr = d->hist[(d->hist_n - 1 - k) % CG_CF_HISTORY];
 	}
+	if (!is_free)
+		GET(bytes, "MEMORY");
 	if ((op & CG_CF_MEM_EXT) && skip_ext(d, &p, "MEMORY") < 0)
 		return d->state;
 	struct cg_sv id = put_tensor_id(d->dst_ids, c->vmm, addr);
 	if (!is_free) {
 		if (cg_clive_set(&d->live, c->space, addr, bytes) < 0)
 			return fail(d, -ENOMEM, "out of memory");
-		d->hist[d->hist_n++ % CG_CF_HISTORY] = addr;
 	} else if (!cg_clive_take(&d->live, c->space, addr, &bytes)) {
 		return fail(d, -EBADMSG, "free of %.*s on %.*s, which is not live", (int)id.n,
 			    id.p, (int)(c->device.n < 64 ? c->device.n : 64), c->device.p);
 	}
+	d->hist[d->hist_n++ % CG_CF_HISTORY] = addr;
 	d->prev_ts = ts;
 	d->prev_addr = addr;
 	/*
@@ -728,7 +735,9 @@ static int span_start_item(struct cg_cdec *d, struct cg_cdec_out *out)
 			    kind, step, flags);
 	if ((flags & CG_CF_EXT) && skip_ext(d, &p, "SPAN_START") < 0)
 		return d->state;
-	d->prev_ts += ts;
+	if (add_ts(d, &ts) < 0)
+		return d->state;
+	d->prev_ts = ts;
 	struct cg_rec *r = d->dst;
 	r->kind = CGTRACE_KIND_SPAN_START;
 	r->u.span_start = (struct cg_rec_span_start){
@@ -784,7 +793,9 @@ static int device_memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	struct cg_sv dev;
 	if (string_ref(d, device, &dev) < 0)
 		return d->state;
-	d->prev_ts += ts;
+	if (add_ts(d, &ts) < 0)
+		return d->state;
+	d->prev_ts = ts;
 	struct cg_rec *r = d->dst;
 	r->kind = CGTRACE_KIND_DEVICE_MEMORY;
 	r->u.device_memory = (struct cg_rec_device_memory){

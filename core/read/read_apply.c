@@ -62,6 +62,8 @@ void cg_read_truncated_after(struct cg_read_ctx *ctx, uint64_t records)
 		 (unsigned long long)records);
 	warn(ctx, msg);
 	ctx->doc->truncated = true;
+	ctx->doc->cut_in_block = true;
+	ctx->doc->cut_records = records;
 }
 
 int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line, size_t len,

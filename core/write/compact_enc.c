@@ -25,6 +25,8 @@
 #define HOT_MAX 96
 #define BLOCK_RAW_LIMIT (64u << 20)
 #define HIST_MASK (CG_COMPACT_HISTORY - 1)
+/* The address -> history position table: direct-mapped, four slots per history entry. */
+#define SEEN_BITS 14
 #define INDEX_MIN 1024u
 
 #define OP_STRING 0x01
@@ -85,7 +87,15 @@ struct cg_cenc {
 	/* The thread of what follows, written before the next record when it changed. */
 	uint64_t tid;
 	uint64_t next_ord;
+	/* The addresses of the packed memory records, by ordinal: the block's history. */
 	uint64_t hist[CG_COMPACT_HISTORY];
+	/*
+	 * An address's last ordinal (its low 32 bits), by a hash of the
+	 * address; an entry counts only when hist confirms it, so stale ones
+	 * (an earlier block's, overwritten, wrapped) cost a miss, never a
+	 * wrong ref, and the table needs no reset.
+	 */
+	uint32_t seen[1u << SEEN_BITS];
 	/* Per field: ~0 keeps the values, 0 ablates them. */
 	uint64_t keep[CG_CENC_F_COUNT];
 	/* Tables. */
@@ -601,6 +611,48 @@ static inline uint8_t *put_memory_head(struct cg_cenc *e, uint8_t *w, uint32_t c
 	return w;
 }
 
+static inline uint32_t seen_slot(uint64_t addr)
+{
+	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> (64 - SEEN_BITS));
+}
+
+/* The ref of a history entry ord when it holds addr and is in reach; UINT64_MAX otherwise. */
+static inline uint64_t hist_ref(const struct cg_cenc *e, uint64_t ord, uint64_t addr)
+{
+	uint64_t back = e->next_ord - 1 - ord;
+	if (ord >= e->blk_first_ord && ord < e->next_ord && back < CG_COMPACT_HISTORY &&
+	    e->hist[ord & HIST_MASK] == addr)
+		return back * 2;
+	return UINT64_MAX;
+}
+
+/* The most recent history entry of addr the table knows, as a ref; UINT64_MAX for none. */
+static inline uint64_t seen_ref(const struct cg_cenc *e, uint64_t addr)
+{
+	uint32_t back = (uint32_t)e->next_ord - 1 - e->seen[seen_slot(addr)];
+	return hist_ref(e, e->next_ord - 1 - back, addr);
+}
+
+/*
+ * The address field: the history's ref when it names the address and is
+ * no longer than the delta, else the delta; then the address joins the
+ * history. Returns its ordinal.
+ */
+static inline uint64_t put_addr(struct cg_cenc *e, uint8_t **wp, uint64_t addr, uint64_t ref)
+{
+	uint64_t delta = cg_zigzag((int64_t)(addr - e->prev_addr)) << 1 | 1;
+	if (ref > delta)
+		ref = delta;
+	uint8_t *w0 = *wp;
+	*wp = cg_varint_put(*wp, ref & KEEP(e, address));
+	STAT(e, address, *wp - w0);
+	e->prev_addr = addr;
+	uint64_t ord = e->next_ord++;
+	e->hist[ord & HIST_MASK] = addr;
+	e->seen[seen_slot(addr)] = (uint32_t)ord;
+	return ord;
+}
+
 uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes)
 {
 	if (unlikely(ts < e->prev_ts || cls >= e->ncls)) {
@@ -610,17 +662,13 @@ uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t ad
 	}
 	uint8_t *w = put_thread(e, hot_room(e));
 	w = put_memory_head(e, w, cls, OP_MEMORY, ts);
+	/* malloc hands out again what was freed a moment ago: the history often names it. */
+	uint64_t ord = put_addr(e, &w, addr, seen_ref(e, addr));
 	uint8_t *w0 = w;
-	w = cg_varint_put(w, cg_zigzag((int64_t)(addr - e->prev_addr)) & KEEP(e, address));
-	STAT(e, address, w - w0);
-	w0 = w;
 	w = cg_varint_put(w, bytes & KEEP(e, size));
 	STAT(e, size, w - w0);
 	e->w = w;
-	e->prev_addr = addr;
 	e->st.records++;
-	uint64_t ord = e->next_ord++;
-	e->hist[ord & HIST_MASK] = addr;
 	return ord;
 }
 
@@ -632,17 +680,12 @@ void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, u
 		end_block(e);
 	uint8_t *w = put_thread(e, hot_room(e));
 	w = put_memory_head(e, w, cls, OP_MEMORY | OP_FREE, ts);
-	/* The history's ref when it names the address, the delta when that is shorter. */
-	uint64_t ref = cg_zigzag((int64_t)(addr - e->prev_addr)) << 1 | 1;
-	uint64_t back = e->next_ord - 1 - ord;
-	if (ord >= e->blk_first_ord && ord < e->next_ord && back < CG_COMPACT_HISTORY &&
-	    e->hist[ord & HIST_MASK] == addr && back * 2 < ref)
-		ref = back * 2;
-	uint8_t *w0 = w;
-	w = cg_varint_put(w, ref & KEEP(e, address));
-	STAT(e, address, w - w0);
+	/* Its alloc by the ordinal the caller kept; the table when it kept none. */
+	uint64_t ref = hist_ref(e, ord, addr);
+	if (ref == UINT64_MAX)
+		ref = seen_ref(e, addr);
+	put_addr(e, &w, addr, ref);
 	e->w = w;
-	e->prev_addr = addr;
 	e->st.records++;
 }
 

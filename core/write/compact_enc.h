@@ -32,7 +32,7 @@
 #define CG_COMPACT_BLOCK_HEADER_LEN 16
 /* Raw bytes after which a block is ended by the encoder itself. */
 #define CG_COMPACT_BLOCK_RAW (4u << 20)
-/* The history of allocs a free may refer to (per block). */
+/* The history of memory records (allocs and frees) a ref may name, per block. */
 #define CG_COMPACT_HISTORY 4096
 
 /* The tables' caps (see above), and the answer past them. */
@@ -47,7 +47,7 @@
 	X(opcode)    /* the opcode bytes of record items */                                        \
 	X(class_ref) /* a MEMORY class id past 30 */                                               \
 	X(timestamp)                                                                               \
-	X(address) /* an alloc's address delta, a free's ref */                                    \
+	X(address) /* the address refs of allocs and frees */                                      \
 	X(size)    /* an alloc's bytes */                                                          \
 	X(text)    /* TEXT lengths and lines */                                                    \
 	X(tables)  /* STRING and CLASS items, whole */                                             \
@@ -122,18 +122,21 @@ uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t d
 /* The thread of the records that follow (a THREAD item only when it changes). */
 void cg_cenc_thread(struct cg_cenc *e, uint64_t tid);
 /*
- * A packed alloc; returns its ordinal, which a later cg_cenc_free of the
- * same allocation passes back so the free can name it by its place in the
- * block's history. A ts below the block's last packed timestamp (threads'
- * clocks may disagree by a few ns) makes the record TEXT, as any other
- * record that does not fit: the hot calls never fail a record.
+ * A packed alloc; returns its ordinal (packed allocs and frees are
+ * numbered together, as the block's history holds both), which a later
+ * cg_cenc_free of the same allocation passes back so the free can name it
+ * by its place in the history; the alloc itself names an address freed a
+ * moment ago the same way, found by a table of its own. A ts below the
+ * block's last packed timestamp (threads' clocks may disagree by a few
+ * ns) makes the record TEXT, as any other record that does not fit: the
+ * hot calls never fail a record.
  */
 uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes);
 /*
  * A packed free of a live allocation of the same bytes; ord: its alloc's
- * ordinal or UINT64_MAX. A free carries no bytes (the reader's live table
- * has them), so an out-of-order ts ends the block instead, whose fresh
- * state takes any ts.
+ * ordinal, or UINT64_MAX (the table then finds the alloc if it can). A
+ * free carries no bytes (the reader's live table has them), so an
+ * out-of-order ts ends the block instead, whose fresh state takes any ts.
  */
 void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord);
 /* A packed span_start of span "s<id>" under "s<parent>" (parent 0: no parent_id). */

@@ -51,7 +51,12 @@ def klass(span, op, dev, cat, flags):
 
 
 def alloc(cls, dts, daddr, size):
-    return bytes([0x80 | cls]) + var(dts) + var(zz(daddr)) + var(size)
+    return bytes([0x80 | cls]) + var(dts) + var(zz(daddr) * 2 + 1) + var(size)
+
+
+def alloc_hist(cls, dts, back, size):
+    """back: 0 is the block's most recent memory record, alloc or free."""
+    return bytes([0x80 | cls]) + var(dts) + var(back * 2) + var(size)
 
 
 def free_hist(cls, dts, back):
@@ -102,11 +107,13 @@ FIRST = (text(META) + TABLES + b"\x02" + var(4242)
          + alloc(1, 1, -0x5583A6C012E0, 4096)
          + free_hist(0, 2, 1)
          + free_delta(0, 3, -0x40)
+         + alloc_hist(0, 1, 0, 512)
+         + alloc_hist(0, 1, 2, 64)
          + b"\x47" + var(2) + b"ok"
          + devmem(4, 3, 1000, 9000, 2000, 512) + devmem(1, 3, 1000, 9000)
          + span_start(10, 2, 2, 4, 2, 1, 1) + span_end(2, 20))
 SECOND = (free_delta(1, 7, 0)
-          + bytes([0x9F]) + var(0) + var(1) + var(zz(0x10)) + var(16)
+          + bytes([0x9F]) + var(0) + var(1) + var(zz(0x10) * 2 + 1) + var(16)
           + text('{"kind":"memory","timestamp_ns":9,"tensor_id":"t7","span_id":"s1",'
                  '"device":"cpu","bytes":4,"action":"alloc","shape":[2,2],"dtype":"u8",'
                  '"category":"other"}')
@@ -130,13 +137,16 @@ items = {
     "unknown-op": text(META) + b"\x04",
     "free-not-live": text(META) + TABLES + free_delta(0, 1, 0x10),
     "hist-range": text(META) + TABLES + alloc(0, 1, 16, 8) + free_hist(0, 1, 5),
+    "alloc-hist-range": text(META) + TABLES + alloc_hist(0, 1, 0, 8),
+    "ts-wrap": text(META) + TABLES + alloc(0, 2**64 - 1, 16, 8) + alloc(0, 1, 16, 8),
     "string-undefined": text(META) + klass(9, 0, 0, 0, 0),
     "class-undefined": text(META) + TABLES + alloc(7, 1, 1, 1),
     "bad-varint": text(META) + TABLES + b"\x80" + b"\xff" * 10 + b"\x01",
     "huge-len": text(META) + b"\x01" + var(1 << 40),
     "cut-item": text(META) + TABLES + alloc(0, 1, 16, 8)[:-1],
     "bad-text": text('{"kind":"meta"'),
-    "ext-area": text(META) + TABLES + bytes([0xA0]) + var(1) + var(16) + var(8) + var(2) + var(1) + var(9),
+    "ext-area": (text(META) + TABLES + bytes([0xA0]) + var(1) + var(zz(8) * 2 + 1) + var(8)
+                 + var(2) + var(1) + var(9)),
 }
 for name, raw in items.items():
     files[name + ".items"] = b"\x00" + raw
