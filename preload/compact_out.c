@@ -43,7 +43,6 @@ static uint64_t thread_ns(void)
 static int write_block(void *user, const void *p, size_t n)
 {
 	(void)user;
-	cg_cout_hot.prev_ts = 0;
 	if (!c.out)
 		return -EBADF;
 	if (!c.stats)
@@ -169,8 +168,6 @@ bool cg_cout_span_start(uint64_t ts, uint64_t id, uint64_t parent, const char *n
 	if (s == CG_CENC_NONE)
 		return false;
 	cg_cenc_span_start(ENC, ts, id, parent, s, (uint8_t)CGTRACE_SPAN_FUNCTION, step, false);
-	if (ts >= cg_cout_hot.prev_ts)
-		cg_cout_hot.prev_ts = ts;
 	return true;
 }
 
@@ -186,8 +183,6 @@ bool cg_cout_device_memory(uint64_t ts, uint8_t device, uint64_t used, uint64_t 
 	if (d == CG_CENC_NONE)
 		return false;
 	cg_cenc_device_memory(ENC, ts, d, used, free_bytes, NULL, oom);
-	if (ts >= cg_cout_hot.prev_ts)
-		cg_cout_hot.prev_ts = ts;
 	return true;
 }
 

@@ -52,6 +52,7 @@ static struct {
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
 	struct cg_clock_map clock;
+	uint64_t last_ns; /* the latest record's time */
 	/* Identities announced but not yet on a record, by device index. */
 	struct cg_device_ident ident[256];
 } w;
@@ -207,10 +208,18 @@ static uint64_t device_class(const struct cg_event *e, uint8_t device, bool host
 static void process(struct cg_ring *r, const struct cg_event *e)
 {
 	struct cg_event ev = *e;
+	/*
+	 * Threads' stamps can disagree by a few ns: the trace's times never go
+	 * back (a packed record carries a delta from the one before it), and a
+	 * thread's own stay strictly increasing.
+	 */
 	uint64_t ns = cg_clock_map_ns(&w.clock, e->ts);
+	if (ns < w.last_ns)
+		ns = w.last_ns;
 	if (ns <= r->last_ns)
 		ns = r->last_ns + 1;
 	r->last_ns = ns;
+	w.last_ns = ns;
 	uint8_t device = e->step;
 	size_t mark = w.buf.len;
 	bool packed = false, c = w.compact;
@@ -521,6 +530,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
 		ident_drop((uint8_t)i);
+	w.last_ns = 0;
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
 		r->last_ns = 0;
 	if (!cg_buf_reserve(&w.buf, BUF_RESERVE))
