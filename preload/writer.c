@@ -365,7 +365,8 @@ static void drain(bool all)
 		}
 		if (!best || best_ts >= safe)
 			break;
-		uint64_t limit = next_ts < safe ? next_ts : safe;
+		/* The run's last stamp: up to the next head of line, before safe (one compare an event). */
+		uint64_t last = next_ts < safe ? next_ts : safe - 1;
 		if (w.compact)
 			cg_cout_thread((uint64_t)best->r->tid);
 		do {
@@ -391,8 +392,7 @@ static void drain(bool all)
 					cg_cout_room(0);
 			}
 		} while (best->pos != best->end &&
-			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= limit &&
-			 best->r->ev[best->pos % CG_RING_EVENTS].ts < safe);
+			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= last);
 	}
 	for (size_t i = 0; i < n; i++)
 		cg_ring_release(cursors[i].r, cursors[i].pos);
