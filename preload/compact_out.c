@@ -18,7 +18,7 @@
  * in cg_cout_flush, where CGPROBE_STATS can time their compression, rather
  * than inside a hot call.
  */
-#define ROOM_MARGIN (256u << 10)
+#define ROOM_MARGIN (64u << 10)
 
 struct cg_cout_hot cg_cout_hot;
 #define ENC cg_cout_hot.e
@@ -43,7 +43,6 @@ static uint64_t thread_ns(void)
 static int write_block(void *user, const void *p, size_t n)
 {
 	(void)user;
-	cg_cout_hot.prev_ts = 0;
 	if (!c.out)
 		return -EBADF;
 	if (!c.stats)
@@ -72,7 +71,7 @@ int cg_cout_open(struct cg_out *out, bool stats)
 	c.stats = stats;
 	struct cg_cenc_opts o = {
 	    .zstd_level = CG_PROBE_ZSTD_LEVEL,
-	    .block_raw = CG_COMPACT_BLOCK_RAW,
+	    .block_raw = CG_PROBE_BLOCK_RAW,
 	    .write = write_block,
 	};
 	int r = cg_cenc_new(&ENC, &o);
@@ -102,7 +101,7 @@ int cg_cout_flush(void)
 
 void cg_cout_room(size_t more)
 {
-	if (ENC && cg_cenc_pending(ENC) + more + ROOM_MARGIN > CG_COMPACT_BLOCK_RAW)
+	if (ENC && cg_cenc_pending(ENC) + more + ROOM_MARGIN > CG_PROBE_BLOCK_RAW)
 		cg_cout_flush();
 }
 
@@ -169,8 +168,6 @@ bool cg_cout_span_start(uint64_t ts, uint64_t id, uint64_t parent, const char *n
 	if (s == CG_CENC_NONE)
 		return false;
 	cg_cenc_span_start(ENC, ts, id, parent, s, (uint8_t)CGTRACE_SPAN_FUNCTION, step, false);
-	if (ts >= cg_cout_hot.prev_ts)
-		cg_cout_hot.prev_ts = ts;
 	return true;
 }
 
@@ -186,8 +183,6 @@ bool cg_cout_device_memory(uint64_t ts, uint8_t device, uint64_t used, uint64_t 
 	if (d == CG_CENC_NONE)
 		return false;
 	cg_cenc_device_memory(ENC, ts, d, used, free_bytes, NULL, oom);
-	if (ts >= cg_cout_hot.prev_ts)
-		cg_cout_hot.prev_ts = ts;
 	return true;
 }
 

@@ -21,12 +21,106 @@ struct cg_live {
 	uint64_t ord;     /* the compact encoder's ordinal of the alloc, for its free */
 };
 
+/* size: 52 bits of bytes, 8 of device, 4 of category. */
+#define CG_LIVE_DEV_SHIFT 52
+#define CG_LIVE_CAT_SHIFT 60
+#define CG_LIVE_SIZE_MASK ((1ull << CG_LIVE_DEV_SHIFT) - 1)
+
+struct cg_live_entry {
+	uint64_t addr; /* 0 = empty */
+	uint64_t size;
+	uint64_t ord;
+};
+
+/* Inline below: the writer looks up every event, and a call cost as much as the lookup. */
+struct cg_live_table {
+	struct cg_live_entry *slots;
+	uint64_t mask; /* capacity - 1, 0 when no table yet */
+	uint64_t count;
+};
+extern struct cg_live_table cg_live_t;
+
+/*
+ * Blocks of 64 slots (1.5 KiB of table, 24 cache lines) stand for 1 KiB
+ * chunks of address space: the chunk number is Fibonacci-hashed to pick
+ * the block, and the 16-byte offset in the chunk, turned by another part
+ * of the same hash, picks the slot. Allocations made near each other in
+ * memory, and so usually near each other in time, then share the table's
+ * cache lines; with hundreds of thousands live, a scattering hash made
+ * every insert and remove a trip to DRAM. Larger blocks kept more
+ * locality but let busy chunks crowd each other in small tables. The
+ * turn keeps addresses at the same offset in many chunks (page-aligned
+ * blocks, large mmap()ed ones at +16) from piling up in one place.
+ */
+static inline uint64_t cg_live_slot(uint64_t addr, uint64_t mask)
+{
+	uint64_t h = (addr >> 10) * 0x9e3779b97f4a7c15ull;
+	uint64_t offset = ((addr >> 4) + (h >> 56)) & 63;
+	return (((h >> 24) << 6) | offset) & mask;
+}
+
+/* Doubles the table (the first one: 4096 slots); false when no memory could be had. */
+bool cg_live_grow(void);
+
 /* Returns false when no memory could be had for the table. */
-bool cg_live_insert(uint64_t key, const struct cg_live *v);
+static inline bool cg_live_insert(uint64_t key, const struct cg_live *v)
+{
+	struct cg_live_table *t = &cg_live_t;
+	if (__builtin_expect(!t->mask || (t->count + 1) * 2 > t->mask + 1, 0) && !cg_live_grow())
+		return false;
+	uint64_t i = cg_live_slot(key, t->mask);
+	/* An address is live once; an entry still there means a free we never saw. */
+	while (t->slots[i].addr && t->slots[i].addr != key)
+		i = (i + 1) & t->mask;
+	if (!t->slots[i].addr)
+		t->count++;
+	t->slots[i].addr = key;
+	t->slots[i].size = (v->size & CG_LIVE_SIZE_MASK) |
+	                   ((uint64_t)v->device << CG_LIVE_DEV_SHIFT) |
+	                   ((uint64_t)(v->category & 15) << CG_LIVE_CAT_SHIFT);
+	t->slots[i].ord = v->ord;
+	return true;
+}
+
 /* Removes key; true with what was recorded for it. */
-bool cg_live_remove(uint64_t key, struct cg_live *v);
+static inline bool cg_live_remove(uint64_t key, struct cg_live *v)
+{
+	struct cg_live_table *t = &cg_live_t;
+	if (!t->mask)
+		return false;
+	uint64_t i = cg_live_slot(key, t->mask);
+	while (t->slots[i].addr != key) {
+		if (!t->slots[i].addr)
+			return false;
+		i = (i + 1) & t->mask;
+	}
+	uint64_t size = t->slots[i].size;
+	v->size = size & CG_LIVE_SIZE_MASK;
+	v->device = (uint8_t)(size >> CG_LIVE_DEV_SHIFT);
+	v->category = (uint8_t)(size >> CG_LIVE_CAT_SHIFT);
+	v->ord = t->slots[i].ord;
+	/* Backward-shift deletion keeps probe chains intact without tombstones. */
+	for (uint64_t j = i;;) {
+		j = (j + 1) & t->mask;
+		if (!t->slots[j].addr)
+			break;
+		uint64_t home = cg_live_slot(t->slots[j].addr, t->mask);
+		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
+			t->slots[i] = t->slots[j];
+			i = j;
+		}
+	}
+	t->slots[i].addr = 0;
+	t->count--;
+	return true;
+}
+
 /* Starts loading key's slot into the cache, ahead of an insert or remove. */
-void cg_live_prefetch(uint64_t key);
+static inline void cg_live_prefetch(uint64_t key)
+{
+	if (cg_live_t.mask)
+		__builtin_prefetch(&cg_live_t.slots[cg_live_slot(key, cg_live_t.mask)], 1);
+}
 /* Whether the table has outgrown the caches, so that prefetching pays. */
 bool cg_live_large(void);
 /* A new session (fork child) starts with nothing live. */

@@ -52,6 +52,7 @@ static struct {
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
 	struct cg_clock_map clock;
+	uint64_t last_ns; /* the latest record's time */
 	/* Identities announced but not yet on a record, by device index. */
 	struct cg_device_ident ident[256];
 } w;
@@ -206,28 +207,40 @@ static uint64_t device_class(const struct cg_event *e, uint8_t device, bool host
  */
 static void process(struct cg_ring *r, const struct cg_event *e)
 {
-	struct cg_event ev = *e;
+	/*
+	 * Threads' stamps can disagree by a few ns: the trace's times never go
+	 * back (a packed record carries a delta from the one before it), and a
+	 * thread's own stay strictly increasing.
+	 */
 	uint64_t ns = cg_clock_map_ns(&w.clock, e->ts);
+	if (ns < w.last_ns)
+		ns = w.last_ns;
 	if (ns <= r->last_ns)
 		ns = r->last_ns + 1;
 	r->last_ns = ns;
+	w.last_ns = ns;
 	uint8_t device = e->step;
 	size_t mark = w.buf.len;
 	bool packed = false, c = w.compact;
 	uint64_t ord = CG_COUT_NO_ORD;
-	switch (e->kind & CG_EV_KIND_MASK) {
-	case CG_EV_ALLOC:
+	unsigned kind = e->kind & CG_EV_KIND_MASK;
+	/* A free's copy gets the size and category of the allocation it ends. */
+	struct cg_event ev;
+	if (kind == CG_EV_FREE || kind == CG_EV_DEV_FREE) {
+		ev = *e;
+		if (!match_free(&ev, &device, &ord))
+			return;
+	}
+	/* Host heap records first: the bulk of any trace, tested before the jump table. */
+	if (kind == CG_EV_ALLOC) {
 		if (c)
 			packed =
 			    cg_cout_alloc(host_class(e, CG_PROBE_HOST), ns, e->addr, e->size, &ord);
 		cg_live_insert(e->addr,
 			       &(struct cg_live){e->size, e->category, CG_PROBE_HOST, ord});
 		if (w.text || !packed)
-			cg_format_event(&w.buf, &ev, ns, 0);
-		break;
-	case CG_EV_FREE:
-		if (!match_free(&ev, &device, &ord))
-			return;
+			cg_format_event(&w.buf, e, ns, 0);
+	} else if (kind == CG_EV_FREE) {
 		if (device == CG_PROBE_HOST) {
 			if (c)
 				packed = cg_cout_free(host_class(&ev, device), ns, e->addr, ord);
@@ -243,69 +256,72 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 						 id);
 		}
 		ident_drop(device);
-		break;
-	case CG_EV_DEV_ALLOC: {
-		const struct cg_device_ident *id = ident_of(device);
-		if (c && !id)
-			packed = cg_cout_alloc(device_class(e, device, false), ns, e->addr, e->size,
-					       &ord);
-		cg_live_insert(live_key(e), &(struct cg_live){e->size, e->category, e->step, ord});
-		if (w.text || !packed)
-			cg_format_device(&w.buf, &ev, ns, device, NULL, id);
-		ident_drop(device);
-		break;
-	}
-	case CG_EV_DEV_FREE: {
-		if (!match_free(&ev, &device, &ord))
-			return;
-		const struct cg_device_ident *id = ident_of(device);
-		if (c && !id)
-			packed = cg_cout_free(device_class(&ev, device, false), ns, e->addr, ord);
-		if (w.text || !packed)
-			cg_format_device(&w.buf, &ev, ns, device, NULL, id);
-		ident_drop(device);
-		break;
-	}
-	case CG_EV_DEV_OOM:
-		r->pending_oom = e->addr;
-		r->has_pending_oom = true;
-		return;
-	case CG_EV_DEV_MEMINFO: {
-		const struct cg_device_ident *id = ident_of(device);
-		const uint64_t *oom = r->has_pending_oom ? &r->pending_oom : NULL;
-		if (c && !id)
-			packed = cg_cout_device_memory(ns, device, e->addr, e->size, oom);
-		if (w.text || !packed)
-			cg_format_meminfo(&w.buf, &ev, ns, oom, id);
-		r->has_pending_oom = false;
-		ident_drop(device);
-		break;
-	}
-	case CG_EV_DEV_INFO:
-		/* Announced once per device per trace, ahead of the device's first event. */
-		ident_drop(device);
-		w.ident[device] = (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
-		return;
-	case CG_EV_SPAN_START: {
-		char *name = (char *)(uintptr_t)e->addr;
-		if (c)
-			packed =
-			    cg_cout_span_start(ns, e->span, e->size, name ? name : "?", e->step);
-		if (w.text || !packed)
-			cg_format_event(&w.buf, &ev, ns, 0); /* frees the name */
-		else
-			free(name);
-		break;
-	}
-	default: {
-		uint64_t start = cg_clock_map_ns(&w.clock, e->size);
-		if (c) {
-			cg_cout_span_end(e->span, ns > start ? ns - start : 0);
-			packed = true;
+	} else {
+		switch (kind) {
+		case CG_EV_DEV_ALLOC: {
+			const struct cg_device_ident *id = ident_of(device);
+			if (c && !id)
+				packed = cg_cout_alloc(device_class(e, device, false), ns, e->addr,
+						       e->size, &ord);
+			cg_live_insert(live_key(e),
+				       &(struct cg_live){e->size, e->category, e->step, ord});
+			if (w.text || !packed)
+				cg_format_device(&w.buf, e, ns, device, NULL, id);
+			ident_drop(device);
+			break;
 		}
-		if (w.text)
-			cg_format_event(&w.buf, &ev, ns, start);
-	}
+		case CG_EV_DEV_FREE: {
+			const struct cg_device_ident *id = ident_of(device);
+			if (c && !id)
+				packed = cg_cout_free(device_class(&ev, device, false), ns, e->addr,
+						      ord);
+			if (w.text || !packed)
+				cg_format_device(&w.buf, &ev, ns, device, NULL, id);
+			ident_drop(device);
+			break;
+		}
+		case CG_EV_DEV_OOM:
+			r->pending_oom = e->addr;
+			r->has_pending_oom = true;
+			return;
+		case CG_EV_DEV_MEMINFO: {
+			const struct cg_device_ident *id = ident_of(device);
+			const uint64_t *oom = r->has_pending_oom ? &r->pending_oom : NULL;
+			if (c && !id)
+				packed = cg_cout_device_memory(ns, device, e->addr, e->size, oom);
+			if (w.text || !packed)
+				cg_format_meminfo(&w.buf, e, ns, oom, id);
+			r->has_pending_oom = false;
+			ident_drop(device);
+			break;
+		}
+		case CG_EV_DEV_INFO:
+			/* Announced once per device per trace, ahead of its first event. */
+			ident_drop(device);
+			w.ident[device] =
+			    (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
+			return;
+		case CG_EV_SPAN_START: {
+			char *name = (char *)(uintptr_t)e->addr;
+			if (c)
+				packed = cg_cout_span_start(ns, e->span, e->size, name ? name : "?",
+							    e->step);
+			if (w.text || !packed)
+				cg_format_event(&w.buf, e, ns, 0); /* frees the name */
+			else
+				free(name);
+			break;
+		}
+		default: {
+			uint64_t start = cg_clock_map_ns(&w.clock, e->size);
+			if (c) {
+				cg_cout_span_end(e->span, ns > start ? ns - start : 0);
+				packed = true;
+			}
+			if (w.text)
+				cg_format_event(&w.buf, e, ns, start);
+		}
+		}
 	}
 	w.events++;
 	if (c) {
@@ -356,7 +372,8 @@ static void drain(bool all)
 		}
 		if (!best || best_ts >= safe)
 			break;
-		uint64_t limit = next_ts < safe ? next_ts : safe;
+		/* The run's last stamp: up to the next head of line, before safe (one compare an event). */
+		uint64_t last = next_ts < safe ? next_ts : safe - 1;
 		if (w.compact)
 			cg_cout_thread((uint64_t)best->r->tid);
 		do {
@@ -382,8 +399,7 @@ static void drain(bool all)
 					cg_cout_room(0);
 			}
 		} while (best->pos != best->end &&
-			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= limit &&
-			 best->r->ev[best->pos % CG_RING_EVENTS].ts < safe);
+			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= last);
 	}
 	for (size_t i = 0; i < n; i++)
 		cg_ring_release(cursors[i].r, cursors[i].pos);
@@ -521,6 +537,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
 		ident_drop((uint8_t)i);
+	w.last_ns = 0;
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
 		r->last_ns = 0;
 	if (!cg_buf_reserve(&w.buf, BUF_RESERVE))

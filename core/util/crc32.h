@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* CRC-32 (ISO-HDLC, the polynomial of zlib and Python's zlib.crc32), slicing by 8. */
+/*
+ * CRC-32 (ISO-HDLC, the polynomial of zlib and Python's zlib.crc32): by
+ * carry-less multiplication where the CPU has it, else slicing by 8.
+ */
 #ifndef CG_CRC32_H
 #define CG_CRC32_H
 
