@@ -5,6 +5,13 @@
  * free undoes its tensor id's alloc on the free's own device, an alloc of a
  * live id replaces it without freeing its bytes; analysis order is
  * timestamp, alloc before free, tensor_id bytewise, then file order.
+ *
+ * Records wait in a window of sorted runs before they are applied: a
+ * record extends a run whose last record it follows, or starts one, and
+ * once the window is full the least run head is applied. A record that
+ * sorts before one already applied cannot be placed: the trace is read
+ * again in full (out_of_order). A record whose timestamp is the latest
+ * seen always waits, so that equal timestamps sort whatever the window.
  */
 #include "doc_stream.h"
 
@@ -14,8 +21,11 @@
 
 #include "doc.h"
 #include "doc_build.h"
+#include "fmt_int.h"
 #include "hash.h"
 #include "sat.h"
+
+uint32_t cg_stream_window = CG_STREAM_WINDOW;
 
 int cg_stream_new(struct cg_stream **out)
 {
@@ -23,6 +33,7 @@ int cg_stream_new(struct cg_stream **out)
 	if (!s)
 		return -ENOMEM;
 	s->peak_device = -1;
+	s->window = cg_stream_window;
 	*out = s;
 	return 0;
 }
@@ -36,8 +47,13 @@ void cg_stream_free(struct cg_stream *s)
 	free(s->ent);
 	free(s->slots);
 	free(s->slot_keys);
-	cg_vec_free(&s->group, sizeof(struct cg_stream_rec));
-	cg_vec_free(&s->group_ids, 1);
+	for (uint32_t k = 0; k < s->n_runs; k++) {
+		struct cg_stream_run *run = &s->runs[k];
+		for (uint32_t j = 0; j < run->len; j++)
+			free(run->r[(run->head + j) & (run->cap - 1)].str);
+		free(run->r);
+	}
+	cg_vec_free(&s->last_id, 1);
 	cg_vec_free(&s->devs, sizeof(struct cg_stream_dev));
 	cg_vec_free(&s->born, sizeof(uint32_t));
 	cg_vec_free(&s->gone, sizeof(uint32_t));
@@ -283,7 +299,7 @@ static int backward_check(struct cgtrace_doc *d, uint32_t cls, uint64_t activati
 
 /* ---- applying one record ---- */
 
-static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const char *id)
+static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 {
 	struct cg_stream *s = d->stream;
 	const struct cg_mem_class *c = cg_doc_class(d, g->cls);
@@ -292,39 +308,35 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 		return -ENOMEM;
 	if (s->used * 2 >= s->mask && table_grow(s) < 0)
 		return -ENOMEM;
-	const char *str = g->hex ? NULL : id;
-	uint32_t slot = find_slot(s, g->key, str, g->id_len);
+	const char *str = g->str;
+	uint32_t slot = find_slot(s, g->key, str, g->str_len);
 	int r = 0;
 	if (c->action == CGTRACE_ALLOC) {
 		if (s->slots[slot]) {
 			s->realloc_live++;
 			r = entry_leave(s, s->slots[slot] - 1);
 			table_remove(s, slot);
-			slot = find_slot(s, g->key, str, g->id_len);
+			slot = find_slot(s, g->key, str, g->str_len);
 		}
 		uint32_t i;
 		uint32_t *b = CG_VEC_PUSH(&s->born, uint32_t);
 		if (r < 0 || !b || (r = entry_new(s, &i)) < 0)
 			return r < 0 ? r : -ENOMEM;
 		struct cg_stream_entry *e = &s->ent[i];
+		/* The entry takes the record's id string. */
 		*e = (struct cg_stream_entry){
 			.key = g->key,
 			.bytes = g->bytes,
-			.timestamp_ns = s->group_ts,
+			.timestamp_ns = g->ts,
+			.str = g->str,
+			.str_len = g->str_len,
 			.cls = g->cls,
 			.shape = g->shape,
 			.link = (uint32_t)(s->born.len - 1),
 			.state = CG_ENT_NEW,
 		};
+		g->str = NULL;
 		*b = i;
-		if (str) {
-			e->str = malloc(g->id_len + 1);
-			if (!e->str)
-				return -ENOMEM;
-			memcpy(e->str, str, g->id_len);
-			e->str[g->id_len] = '\0';
-			e->str_len = g->id_len;
-		}
 		s->slots[slot] = i + 1;
 		s->slot_keys[slot] = g->key;
 		s->used++;
@@ -355,11 +367,11 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	dv->listed = true;
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
-		dv->peak_ts = s->group_ts;
+		dv->peak_ts = g->ts;
 	}
 	if (dv->live > s->peak_bytes) {
 		s->peak_bytes = dv->live;
-		s->peak_ts = s->group_ts;
+		s->peak_ts = g->ts;
 		s->peak_device = c->device;
 		memcpy(s->peak_by_category, dv->by_cat, sizeof(dv->by_cat));
 		snapshot_commit(s);
@@ -369,7 +381,7 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	s->pos++;
 	if (r == 0 && s->point) {
 		struct cgtrace_timeline_point p = {
-			.timestamp_ns = s->group_ts,
+			.timestamp_ns = g->ts,
 			.device = cg_doc_str(d, cg_doc_device_str(d, c->device)),
 			.live_bytes = dv->live,
 			.has_free = dv->has_capacity,
@@ -383,35 +395,158 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	return r;
 }
 
-static int rec_cmp(const void *a, const void *b, void *arg)
+/* ---- the reorder window ---- */
+
+/* A record's tensor_id bytes: its string, or its key formatted as the canonical hex it was. */
+static struct cg_sv rec_id(const struct cg_stream_rec *g, char *buf)
 {
-	const struct cgtrace_doc *d = arg;
-	const struct cg_stream_rec *x = a, *y = b;
-	uint8_t xa = cg_doc_class(d, x->cls)->action, ya = cg_doc_class(d, y->cls)->action;
-	if (xa != ya)
-		return xa < ya ? -1 : 1;
-	const char *ids = d->stream->group_ids.p;
-	int c =
-	    memcmp(ids + x->id_off, ids + y->id_off, x->id_len < y->id_len ? x->id_len : y->id_len);
-	if (c)
-		return c;
-	if (x->id_len != y->id_len)
-		return x->id_len < y->id_len ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (g->str)
+		return (struct cg_sv){g->str, g->str_len};
+	unsigned n = cg_hex_len(g->key);
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (unsigned i = 0; i < n; i++)
+		buf[2 + i] = "0123456789abcdef"[(g->key >> 4 * (n - 1 - i)) & 15];
+	return (struct cg_sv){buf, 2 + n};
 }
 
-/* Applies the records of one timestamp in analysis order. */
-static int flush_group(struct cgtrace_doc *d)
+/* Analysis order but for file order: timestamp, alloc before free, tensor_id bytewise. */
+static int rec_cmp(const struct cg_stream_rec *x, const struct cg_stream_rec *y)
+{
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->action != y->action)
+		return x->action < y->action ? -1 : 1;
+	if (!x->str && !y->str && x->key == y->key)
+		return 0;
+	char bx[20], by[20];
+	struct cg_sv a = rec_id(x, bx), b = rec_id(y, by);
+	int c = memcmp(a.p, b.p, a.n < b.n ? a.n : b.n);
+	if (c)
+		return c;
+	return a.n < b.n ? -1 : a.n > b.n;
+}
+
+/* The full analysis order: ties keep file order. */
+static bool rec_before(const struct cg_stream_rec *x, const struct cg_stream_rec *y)
+{
+	int c = rec_cmp(x, y);
+	return c ? c < 0 : x->index < y->index;
+}
+
+static struct cg_stream_rec *run_at(const struct cg_stream_run *run, uint32_t k)
+{
+	return &run->r[(run->head + k) & (run->cap - 1)];
+}
+
+static int run_push(struct cg_stream_run *run, const struct cg_stream_rec *g)
+{
+	if (run->len == run->cap) {
+		uint32_t cap = run->cap ? run->cap * 2 : 256;
+		struct cg_stream_rec *r = malloc(cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < run->len; k++)
+			r[k] = *run_at(run, k);
+		free(run->r);
+		run->r = r;
+		run->cap = cap;
+		run->head = 0;
+	}
+	*run_at(run, run->len++) = *g;
+	return 0;
+}
+
+/* The run whose last record g follows most closely; UINT32_MAX when none. */
+static uint32_t run_for(const struct cg_stream *s, const struct cg_stream_rec *g)
+{
+	const struct cg_stream_run *lr = &s->runs[s->last_run];
+	/* The common case: the latest run goes on, later in time. */
+	if (s->last_run < s->n_runs && lr->len && g->ts > run_at(lr, lr->len - 1)->ts)
+		return s->last_run;
+	uint32_t best = UINT32_MAX;
+	for (uint32_t k = 0; k < s->n_runs; k++) {
+		const struct cg_stream_run *run = &s->runs[k];
+		const struct cg_stream_rec *tail = run->len ? run_at(run, run->len - 1) : NULL;
+		if (!tail || !rec_before(g, tail)) {
+			const struct cg_stream_run *b = best == UINT32_MAX ? NULL : &s->runs[best];
+			if (!b || !b->len || (tail && rec_before(run_at(b, b->len - 1), tail)))
+				best = k;
+		}
+	}
+	return best;
+}
+
+/* Applies the least record waiting; its run goes once empty. */
+static int apply_least(struct cgtrace_doc *d)
 {
 	struct cg_stream *s = d->stream;
-	struct cg_stream_rec *g = s->group.p;
-	if (s->group.len > 1)
-		qsort_r(g, s->group.len, sizeof(*g), rec_cmp, d);
-	int r = 0;
-	for (size_t k = 0; r == 0 && k < s->group.len; k++)
-		r = apply(d, &g[k], (const char *)s->group_ids.p + g[k].id_off);
-	s->group.len = 0;
-	s->group_ids.len = 0;
+	uint32_t best = 0;
+	for (uint32_t k = 1; k < s->n_runs; k++)
+		if (rec_before(run_at(&s->runs[k], 0), run_at(&s->runs[best], 0)))
+			best = k;
+	struct cg_stream_run *run = &s->runs[best];
+	struct cg_stream_rec g = *run_at(run, 0);
+	run->head = (run->head + 1) & (run->cap - 1);
+	run->len--;
+	s->pending--;
+	if (!run->len) {
+		free(run->r);
+		s->runs[best] = s->runs[--s->n_runs];
+		s->runs[s->n_runs] = (struct cg_stream_run){0};
+		if (s->last_run == s->n_runs)
+			s->last_run = best;
+	}
+	/* What later records must not sort before: its order key, its id kept aside. */
+	s->last = g;
+	s->applied_any = true;
+	if (g.str) {
+		if (cg_vec_grow(&s->last_id, 1, g.str_len ? g.str_len : 1) < 0) {
+			free(g.str);
+			return -ENOMEM;
+		}
+		memcpy(s->last_id.p, g.str, g.str_len);
+		s->last.str = s->last_id.p;
+	}
+	int r = apply(d, &g);
+	free(g.str);
+	return r;
+}
+
+/* The least waiting record's timestamp is below the latest one seen. */
+static bool least_is_older(const struct cg_stream *s)
+{
+	for (uint32_t k = 0; k < s->n_runs; k++)
+		if (run_at(&s->runs[k], 0)->ts < s->max_ts)
+			return true;
+	return false;
+}
+
+static int window_add(struct cgtrace_doc *d, struct cg_stream_rec *g)
+{
+	struct cg_stream *s = d->stream;
+	if (s->applied_any && rec_cmp(g, &s->last) < 0) {
+		s->out_of_order = true;
+		return -ECANCELED;
+	}
+	uint32_t k = run_for(s, g);
+	if (k == UINT32_MAX) {
+		if (s->n_runs == CG_STREAM_RUNS) {
+			s->out_of_order = true;
+			return -ECANCELED;
+		}
+		k = s->n_runs++;
+	}
+	int r = run_push(&s->runs[k], g);
+	if (r < 0)
+		return r;
+	g->str = NULL;
+	s->last_run = k;
+	s->pending++;
+	if (g->ts > s->max_ts)
+		s->max_ts = g->ts;
+	while (r == 0 && s->pending > s->window && least_is_older(s))
+		r = apply_least(d);
 	return r;
 }
 
@@ -419,44 +554,35 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 		     uint32_t shape)
 {
 	struct cg_stream *s = d->stream;
-	if (s->group.len && m->timestamp_ns != s->group_ts) {
-		if (m->timestamp_ns < s->group_ts) {
-			s->out_of_order = true;
-			return -ECANCELED;
-		}
-		int r = flush_group(d);
-		if (r < 0)
-			return r;
-	}
-	s->group_ts = m->timestamp_ns;
-	size_t at = s->group_ids.len;
-	if (at + m->tensor_id.n > UINT32_MAX || s->group.len >= UINT32_MAX)
-		return -E2BIG;
-	struct cg_stream_rec *g = CG_VEC_PUSH(&s->group, struct cg_stream_rec);
-	if (!g || cg_vec_grow(&s->group_ids, 1, at + m->tensor_id.n) < 0)
-		return -ENOMEM;
-	memcpy((char *)s->group_ids.p + at, m->tensor_id.p, m->tensor_id.n);
-	s->group_ids.len = at + m->tensor_id.n;
-	*g = (struct cg_stream_rec){
+	struct cg_stream_rec g = {
+		.ts = m->timestamp_ns,
 		.bytes = m->bytes,
+		.index = s->memory_seen,
 		.cls = cls,
 		.shape = shape,
-		.id_off = (uint32_t)at,
-		.id_len = m->tensor_id.n,
-		.seq = (uint32_t)(s->group.len - 1),
-		.index = s->memory_seen,
+		.action = cg_doc_class(d, cls)->action,
 	};
-	g->hex = canonical_hex(m->tensor_id, &g->key);
-	if (!g->hex)
-		g->key = cg_hash_bytes(m->tensor_id.p, m->tensor_id.n);
+	if (!canonical_hex(m->tensor_id, &g.key)) {
+		g.key = cg_hash_bytes(m->tensor_id.p, m->tensor_id.n);
+		g.str = malloc(m->tensor_id.n + 1);
+		if (!g.str)
+			return -ENOMEM;
+		memcpy(g.str, m->tensor_id.p, m->tensor_id.n);
+		g.str[m->tensor_id.n] = '\0';
+		g.str_len = m->tensor_id.n;
+	}
 	s->memory_seen++;
-	return 0;
+	int r = window_add(d, &g);
+	free(g.str);
+	return r;
 }
 
 int cg_stream_finish(struct cgtrace_doc *d)
 {
 	struct cg_stream *s = d->stream;
-	int r = flush_group(d);
+	int r = 0;
+	while (r == 0 && s->pending)
+		r = apply_least(d);
 	if (r < 0)
 		return r;
 	/* Candidates came before any record of a span known to be backward, in order. */

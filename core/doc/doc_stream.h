@@ -47,15 +47,31 @@ struct cg_stream_dev {
 	bool listed;       /* has memory or device_memory records */
 };
 
-/* A memory record waiting for the rest of its timestamp group. */
+/* A memory record waiting in the reorder window. */
 struct cg_stream_rec {
-	uint64_t bytes, key;
-	uint32_t cls, shape;
-	uint32_t id_off, id_len; /* tensor_id bytes in group_ids */
-	uint32_t seq;            /* file order within the group */
-	bool hex;
-	uint64_t index;          /* the record's index among memory records, in file order */
+	uint64_t ts, bytes, key;
+	uint64_t index; /* the record's index among memory records, in file order */
+	char *str;      /* the tensor_id when not canonical hex, owned; NULL for a parsed one */
+	uint32_t str_len, cls, shape;
+	uint8_t action;
 };
+
+/* Records in analysis order, oldest first: a ring. */
+struct cg_stream_run {
+	struct cg_stream_rec *r;
+	uint32_t head, len, cap; /* cap: a power of two */
+};
+
+/*
+ * Records a streamed document holds back before applying them, so that
+ * traces merged from several threads, each in time order but interleaved
+ * by block, apply in analysis order without a second read.
+ */
+#define CG_STREAM_WINDOW (1u << 17)
+/* Sorted runs the window may hold at once (about one per writing thread). */
+#define CG_STREAM_RUNS 16
+/* The window new streams get (tests shrink it to 0: records held only while their timestamp is the latest). */
+extern uint32_t cg_stream_window;
 
 /* A span id not yet started when its first memory record was applied. */
 struct cg_stream_candidate {
@@ -64,11 +80,15 @@ struct cg_stream_candidate {
 };
 
 struct cg_stream {
-	/* Records of one timestamp, sorted and applied when a later one comes. */
-	struct cg_vec group; /* struct cg_stream_rec */
-	struct cg_vec group_ids; /* char */
-	uint64_t group_ts;
-	bool out_of_order; /* a memory record went back in time: read again in full */
+	/* The reorder window: sorted runs, the last record applied, the latest timestamp seen. */
+	struct cg_stream_run runs[CG_STREAM_RUNS];
+	uint32_t n_runs, last_run, window;
+	size_t pending;
+	uint64_t max_ts;
+	bool applied_any;
+	struct cg_stream_rec last; /* str points into last_id */
+	struct cg_vec last_id;     /* char */
+	bool out_of_order; /* a memory record went back in time past the window: read again in full */
 	uint64_t memory_seen, devmem_seen;
 
 	struct cg_vec devs; /* struct cg_stream_dev, by device number */
