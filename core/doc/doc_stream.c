@@ -59,6 +59,7 @@ void cg_stream_free(struct cg_stream *s)
 	cg_vec_free(&s->gone, sizeof(uint32_t));
 	cg_vec_free(&s->class_state, 1);
 	cg_vec_free(&s->candidates, sizeof(struct cg_stream_candidate));
+	cg_vec_free(&s->packed_cls, sizeof(uint32_t));
 	free(s);
 }
 
@@ -575,6 +576,52 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 	int r = window_add(d, &g);
 	free(g.str);
 	return r;
+}
+
+/* The document class of a decoder class and action, made once. */
+static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t dec_cls,
+			uint32_t *out)
+{
+	struct cg_stream *s = d->stream;
+	size_t at = (size_t)dec_cls * 2 + (m->action == CGTRACE_FREE);
+	if (at < s->packed_cls.len && ((uint32_t *)s->packed_cls.p)[at]) {
+		*out = ((uint32_t *)s->packed_cls.p)[at] - 1;
+		return 0;
+	}
+	int r = cg_build_mem_class(d, m, out);
+	if (r < 0)
+		return r;
+	if (at >= s->packed_cls.len) {
+		size_t old = s->packed_cls.len, want = at + 64;
+		if (cg_vec_grow(&s->packed_cls, sizeof(uint32_t), want) < 0)
+			return -ENOMEM;
+		memset((uint32_t *)s->packed_cls.p + old, 0, (want - old) * sizeof(uint32_t));
+		s->packed_cls.len = want;
+	}
+	((uint32_t *)s->packed_cls.p)[at] = *out + 1;
+	return 0;
+}
+
+int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t dec_cls,
+		     bool vmm, uint64_t addr)
+{
+	uint32_t cls;
+	int r = packed_class(d, m, dec_cls, &cls);
+	if (r < 0)
+		return r;
+	if (vmm)
+		return cg_stream_memory(d, m, cls, CG_SHAPE_BYTES);
+	struct cg_stream *s = d->stream;
+	struct cg_stream_rec g = {
+		.ts = m->timestamp_ns,
+		.bytes = m->bytes,
+		.key = addr,
+		.index = s->memory_seen++,
+		.cls = cls,
+		.shape = CG_SHAPE_BYTES,
+		.action = m->action,
+	};
+	return window_add(d, &g);
 }
 
 int cg_stream_finish(struct cgtrace_doc *d)

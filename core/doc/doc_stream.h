@@ -111,6 +111,8 @@ struct cg_stream {
 	uint64_t backward_pos, backward_activation;
 	struct cg_vec class_state; /* uint8_t per class: 0 unknown, 1 settled */
 	struct cg_vec candidates;  /* struct cg_stream_candidate */
+	/* Document class + 1 of each decoder class * 2 + action (0: not seen yet). */
+	struct cg_vec packed_cls; /* uint32_t */
 
 	/* A streamed timeline: called after each record applied (cgtrace_memory_timeline_read). */
 	int (*point)(void *user, const struct cgtrace_timeline_point *p);
@@ -127,6 +129,13 @@ void cg_stream_free(struct cg_stream *s);
  */
 int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t cls,
 		     uint32_t shape);
+/*
+ * A packed memory record of the compact decoder (ndim 1, shape [bytes], no
+ * device identity): its decoder class maps to the document's class by an
+ * array, its address is the key. As cg_stream_memory otherwise.
+ */
+int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t dec_cls,
+		     bool vmm, uint64_t addr);
 /*
  * Starts from another read's capacities of the same trace (device numbers
  * follow first appearance, so they match): a timeline knows each device's

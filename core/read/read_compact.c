@@ -76,6 +76,8 @@ int cg_read_compact_next(struct cg_read_ctx *ctx, struct cg_cdec *d, struct cg_p
 struct entry {
 	uint32_t text_off, text_len; /* a TEXT item's line in the batch's text */
 	bool text;
+	bool packed_memory; /* mem holds its decoder class and address */
+	struct cg_cdec_mem mem;
 };
 
 struct batch {
@@ -110,7 +112,7 @@ static int add_text(struct batch *b, const struct cg_cdec_out *out)
 		b->text_cap = cap;
 	}
 	memcpy(b->text + b->text_len, out->line, out->len);
-	b->entries[b->n] = (struct entry){(uint32_t)b->text_len, (uint32_t)out->len, true};
+	b->entries[b->n] = (struct entry){.text_off = (uint32_t)b->text_len, .text_len = (uint32_t)out->len, .text = true};
 	b->text_len += out->len;
 	return 0;
 }
@@ -134,7 +136,11 @@ static bool producer_step(struct pipe *p)
 			b->ret = r;
 			break;
 		}
-		b->entries[b->n].text = r == CG_CDEC_TEXT;
+		struct entry *e = &b->entries[b->n];
+		e->text = r == CG_CDEC_TEXT;
+		e->packed_memory = !e->text && b->recs[b->n].kind == CGTRACE_KIND_MEMORY;
+		if (e->packed_memory)
+			cg_cdec_last_memory(p->d, &e->mem);
 		b->n++;
 	}
 	pthread_mutex_lock(&p->mu);
@@ -174,7 +180,9 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 			if (r < 0)
 				return r;
 		}
-		int r = cg_read_apply_rec(ctx, rec);
+		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, e->mem.cls, e->mem.vmm,
+								e->mem.addr)
+					 : cg_read_apply_rec(ctx, rec);
 		if (r < 0)
 			return r;
 	}
