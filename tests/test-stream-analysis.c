@@ -756,7 +756,7 @@ static size_t doc_bytes(const struct cgtrace_doc *d)
 	     VEC_BYTES(d->shapes, uint64_t) + VEC_BYTES(d->str_lists, uint32_t);
 	const struct cg_stream *s = d->stream;
 	if (s)
-		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * 12 +
+		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * sizeof(*s->slots) +
 		     VEC_BYTES(s->born, uint32_t) + VEC_BYTES(s->gone, uint32_t) +
 		     s->last_id.cap +
 		     VEC_BYTES(s->devs, struct cg_stream_dev) + s->class_state.cap +

@@ -46,7 +46,6 @@ void cg_stream_free(struct cg_stream *s)
 		free(s->ent[i].str);
 	free(s->ent);
 	free(s->slots);
-	free(s->slot_keys);
 	for (uint32_t k = 0; k < s->n_runs; k++) {
 		struct cg_stream_run *run = &s->runs[k];
 		for (uint32_t j = 0; j < run->len; j++)
@@ -126,68 +125,68 @@ int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uin
 
 /* ---- the live table: entries by id, linear probing, backward-shift deletion ---- */
 
+/* Multiply-shift: addresses differ in their middle bits, which the product carries up. */
 static uint32_t home(const struct cg_stream *s, uint64_t key)
 {
-	return (uint32_t)cg_hash_mix64(key) & s->mask;
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> s->shift);
 }
 
-static bool entry_is(const struct cg_stream_entry *e, uint64_t key, const char *str, uint32_t n)
+static uint32_t slot_entry(const struct cg_stream_slot *sl)
 {
-	if (e->key != key || (e->str == NULL) != (str == NULL))
-		return false;
-	return !str || (e->str_len == n && memcmp(e->str, str, n) == 0);
+	return (sl->val & ~CG_SLOT_STR) - 1;
 }
 
 /* The slot holding the id, or the empty slot where it would go. */
 static uint32_t find_slot(const struct cg_stream *s, uint64_t key, const char *str, uint32_t n)
 {
+	uint32_t want = str ? CG_SLOT_STR : 0;
 	uint32_t i = home(s, key);
-	while (s->slots[i] &&
-	       (s->slot_keys[i] != key || !entry_is(&s->ent[s->slots[i] - 1], key, str, n)))
-		i = (i + 1) & s->mask;
+	for (; s->slots[i].val; i = (i + 1) & s->mask) {
+		const struct cg_stream_slot *sl = &s->slots[i];
+		if (sl->key != key || (sl->val & CG_SLOT_STR) != want)
+			continue;
+		if (!str)
+			return i;
+		const struct cg_stream_entry *e = &s->ent[slot_entry(sl)];
+		if (e->str_len == n && memcmp(e->str, str, n) == 0)
+			return i;
+	}
 	return i;
 }
 
 static int table_grow(struct cg_stream *s)
 {
 	uint32_t cap = s->mask ? (s->mask + 1) * 2 : 1024;
-	uint32_t *old = s->slots, old_cap = s->mask ? s->mask + 1 : 0;
-	uint64_t *old_keys = s->slot_keys;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-	uint64_t *keys = malloc(cap * sizeof(*keys));
-	if (!slots || !keys) {
-		free(slots);
-		free(keys);
+	struct cg_stream_slot *old = s->slots;
+	uint32_t old_cap = s->mask ? s->mask + 1 : 0;
+	struct cg_stream_slot *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
 		return -ENOMEM;
-	}
 	s->slots = slots;
-	s->slot_keys = keys;
 	s->mask = cap - 1;
+	s->shift = 64 - (uint32_t)__builtin_ctz(cap);
 	for (uint32_t i = 0; i < old_cap; i++) {
-		if (!old[i])
+		if (!old[i].val)
 			continue;
-		uint32_t j = home(s, old_keys[i]);
-		while (s->slots[j])
+		uint32_t j = home(s, old[i].key);
+		while (s->slots[j].val)
 			j = (j + 1) & s->mask;
 		s->slots[j] = old[i];
-		s->slot_keys[j] = old_keys[i];
 	}
 	free(old);
-	free(old_keys);
 	return 0;
 }
 
 static void table_remove(struct cg_stream *s, uint32_t i)
 {
-	s->slots[i] = 0;
+	s->slots[i].val = 0;
 	s->used--;
-	for (uint32_t j = (i + 1) & s->mask; s->slots[j]; j = (j + 1) & s->mask) {
-		uint32_t h = home(s, s->slot_keys[j]);
+	for (uint32_t j = (i + 1) & s->mask; s->slots[j].val; j = (j + 1) & s->mask) {
+		uint32_t h = home(s, s->slots[j].key);
 		/* Move j back to the hole when its home is not in (i, j]. */
 		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
 			s->slots[i] = s->slots[j];
-			s->slot_keys[i] = s->slot_keys[j];
-			s->slots[j] = 0;
+			s->slots[j].val = 0;
 			i = j;
 		}
 	}
@@ -313,9 +312,9 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	uint32_t slot = find_slot(s, g->key, str, g->str_len);
 	int r = 0;
 	if (c->action == CGTRACE_ALLOC) {
-		if (s->slots[slot]) {
+		if (s->slots[slot].val) {
 			s->realloc_live++;
-			r = entry_leave(s, s->slots[slot] - 1);
+			r = entry_leave(s, slot_entry(&s->slots[slot]));
 			table_remove(s, slot);
 			slot = find_slot(s, g->key, str, g->str_len);
 		}
@@ -338,8 +337,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		};
 		g->str = NULL;
 		*b = i;
-		s->slots[slot] = i + 1;
-		s->slot_keys[slot] = g->key;
+		s->slots[slot] = (struct cg_stream_slot){g->key, (i + 1) | (str ? CG_SLOT_STR : 0)};
 		s->used++;
 		dv->live = cg_sat_add(dv->live, g->bytes);
 		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], g->bytes);
@@ -349,11 +347,11 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	} else {
 		uint64_t bytes = g->bytes;
 		uint8_t cat = c->category;
-		if (s->slots[slot]) {
-			const struct cg_stream_entry *e = &s->ent[s->slots[slot] - 1];
+		if (s->slots[slot].val) {
+			const struct cg_stream_entry *e = &s->ent[slot_entry(&s->slots[slot])];
 			bytes = e->bytes;
 			cat = cg_doc_class(d, e->cls)->category;
-			r = entry_leave(s, s->slots[slot] - 1);
+			r = entry_leave(s, slot_entry(&s->slots[slot]));
 			table_remove(s, slot);
 			if (r < 0)
 				return r;

@@ -38,6 +38,13 @@ struct cg_stream_entry {
 	uint8_t state;
 };
 
+/* A live-table slot: the entry's key beside it, so that probes stay in the table. */
+struct cg_stream_slot {
+	uint64_t key;
+	uint32_t val; /* entry index + 1 (0: empty), CG_SLOT_STR set when the entry has a string */
+};
+#define CG_SLOT_STR (1u << 31)
+
 struct cg_stream_dev {
 	uint64_t live;
 	uint64_t by_cat[CGTRACE_CAT_COUNT];
@@ -94,9 +101,8 @@ struct cg_stream {
 	struct cg_vec devs; /* struct cg_stream_dev, by device number */
 	struct cg_stream_entry *ent;
 	uint32_t n_ent, cap_ent, free_ent; /* free_ent: head of the free list + 1 */
-	uint32_t *slots; /* open addressing over entries: index + 1, 0 = empty */
-	uint64_t *slot_keys; /* each slot's entry key, so that probes stay in the table */
-	uint32_t mask, used;
+	struct cg_stream_slot *slots; /* open addressing over entries */
+	uint32_t mask, used, shift;   /* shift: 64 - log2(slots) */
 	struct cg_vec born, gone; /* uint32_t entry indices since the last peak */
 
 	uint64_t alloc_count, free_count, total_alloc_bytes;

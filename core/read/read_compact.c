@@ -17,14 +17,22 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "parse_fast.h"
 
-#define N_BATCH 3
-#define BATCH_RECS 2048
+/*
+ * A wakeup per batch makes the scheduler put the woken thread on the
+ * waker's core, and the two then take turns on one core. So the producer,
+ * once all batches are full, sleeps until half are free, and the consumer
+ * polls a while (about a batch's decoding) before it sleeps on an empty one.
+ */
+#define N_BATCH 8
+#define BATCH_RECS 4096
+#define SPIN 2000
 #define BATCH_TEXT (1u << 20) /* a batch ends once its TEXT lines reach this */
 
 /* Parses a TEXT item as the JSONL reader parses a line: fast, else reference. */
@@ -96,7 +104,9 @@ struct pipe {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct batch b[N_BATCH];
-	unsigned filled, head, tail;
+	atomic_uint filled; /* changed under mu, polled without it */
+	unsigned head, tail;
+	unsigned sleepers; /* threads waiting on cv, under mu */
 	bool stop;
 	struct cg_cdec *d;
 };
@@ -145,10 +155,25 @@ static bool producer_step(struct pipe *p)
 	}
 	pthread_mutex_lock(&p->mu);
 	p->tail++;
-	p->filled++;
-	pthread_cond_broadcast(&p->cv);
+	atomic_fetch_add(&p->filled, 1);
+	if (p->sleepers)
+		pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	return !b->last;
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* The consumer polls a while for the next batch, which is usually about done, before it sleeps. */
+static void spin(struct pipe *p)
+{
+	for (int k = 0; k < SPIN && atomic_load_explicit(&p->filled, memory_order_acquire) == 0; k++)
+		relax();
 }
 
 static void *producer(void *arg)
@@ -156,8 +181,14 @@ static void *producer(void *arg)
 	struct pipe *p = arg;
 	for (;;) {
 		pthread_mutex_lock(&p->mu);
-		while (p->filled == N_BATCH && !p->stop)
-			pthread_cond_wait(&p->cv, &p->mu);
+		/* Once full, wait for half the batches: a wakeup a batch keeps both on one core. */
+		if (p->filled == N_BATCH) {
+			while (p->filled > N_BATCH / 2 && !p->stop) {
+				p->sleepers++;
+				pthread_cond_wait(&p->cv, &p->mu);
+				p->sleepers--;
+			}
+		}
 		bool stop = p->stop;
 		pthread_mutex_unlock(&p->mu);
 		if (stop || !producer_step(p))
@@ -248,9 +279,14 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 		/* Without a thread (none could be made) the producer's half runs inline. */
 		if (!started)
 			producer_step(p);
+		else
+			spin(p);
 		pthread_mutex_lock(&p->mu);
-		while (p->filled == 0)
+		while (p->filled == 0) {
+			p->sleepers++;
 			pthread_cond_wait(&p->cv, &p->mu);
+			p->sleepers--;
+		}
 		pthread_mutex_unlock(&p->mu);
 		struct batch *b = &p->b[p->head % N_BATCH];
 		ret = consume(ctx, b, &ref, &scratch);
@@ -260,10 +296,11 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 			ret = at_end(ctx, d, b->ret);
 		pthread_mutex_lock(&p->mu);
 		p->head++;
-		p->filled--;
+		atomic_fetch_sub(&p->filled, 1);
 		if (ret != 0)
 			p->stop = true;
-		pthread_cond_broadcast(&p->cv);
+		if (p->sleepers && (p->filled <= N_BATCH / 2 || p->stop))
+			pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		if (last || ret != 0)
 			break;
