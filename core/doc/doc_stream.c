@@ -476,14 +476,20 @@ static uint32_t run_for(const struct cg_stream *s, const struct cg_stream_rec *g
 	return best;
 }
 
-/* Applies the least record waiting; its run goes once empty. */
-static int apply_least(struct cgtrace_doc *d)
+/* The run whose head is the least record waiting (there is one). */
+static uint32_t least_run(const struct cg_stream *s)
 {
-	struct cg_stream *s = d->stream;
 	uint32_t best = 0;
 	for (uint32_t k = 1; k < s->n_runs; k++)
 		if (rec_before(run_at(&s->runs[k], 0), run_at(&s->runs[best], 0)))
 			best = k;
+	return best;
+}
+
+/* Applies the head of run best; the run goes once empty. */
+static int apply_head(struct cgtrace_doc *d, uint32_t best)
+{
+	struct cg_stream *s = d->stream;
 	struct cg_stream_run *run = &s->runs[best];
 	struct cg_stream_rec g = *run_at(run, 0);
 	run->head = (run->head + 1) & (run->cap - 1);
@@ -512,15 +518,6 @@ static int apply_least(struct cgtrace_doc *d)
 	return r;
 }
 
-/* The least waiting record's timestamp is below the latest one seen. */
-static bool least_is_older(const struct cg_stream *s)
-{
-	for (uint32_t k = 0; k < s->n_runs; k++)
-		if (run_at(&s->runs[k], 0)->ts < s->max_ts)
-			return true;
-	return false;
-}
-
 static int window_add(struct cgtrace_doc *d, struct cg_stream_rec *g)
 {
 	struct cg_stream *s = d->stream;
@@ -544,8 +541,13 @@ static int window_add(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	s->pending++;
 	if (g->ts > s->max_ts)
 		s->max_ts = g->ts;
-	while (r == 0 && s->pending > s->window && least_is_older(s))
-		r = apply_least(d);
+	/* A record of the latest timestamp waits: one of that timestamp may sort before it. */
+	while (r == 0 && s->pending > s->window) {
+		uint32_t least = least_run(s);
+		if (run_at(&s->runs[least], 0)->ts >= s->max_ts)
+			break;
+		r = apply_head(d, least);
+	}
 	return r;
 }
 
@@ -627,7 +629,7 @@ int cg_stream_finish(struct cgtrace_doc *d)
 	struct cg_stream *s = d->stream;
 	int r = 0;
 	while (r == 0 && s->pending)
-		r = apply_least(d);
+		r = apply_head(d, least_run(s));
 	if (r < 0)
 		return r;
 	/* Candidates came before any record of a span known to be backward, in order. */
