@@ -579,11 +579,11 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 }
 
 /* The document class of a decoder class and action, made once. */
-static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t dec_cls,
-			uint32_t *out)
+static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+			const struct cg_stream_packed *pk, uint32_t *out)
 {
 	struct cg_stream *s = d->stream;
-	size_t at = (size_t)dec_cls * 2 + (m->action == CGTRACE_FREE);
+	size_t at = (size_t)pk->dec_cls * 2 + (pk->action == CGTRACE_FREE);
 	if (at < s->packed_cls.len && ((uint32_t *)s->packed_cls.p)[at]) {
 		*out = ((uint32_t *)s->packed_cls.p)[at] - 1;
 		return 0;
@@ -602,24 +602,24 @@ static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, ui
 	return 0;
 }
 
-int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t dec_cls,
-		     bool vmm, uint64_t addr)
+int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+		     const struct cg_stream_packed *pk)
 {
 	uint32_t cls;
-	int r = packed_class(d, m, dec_cls, &cls);
+	int r = packed_class(d, m, pk, &cls);
 	if (r < 0)
 		return r;
-	if (vmm)
+	if (pk->vmm)
 		return cg_stream_memory(d, m, cls, CG_SHAPE_BYTES);
 	struct cg_stream *s = d->stream;
 	struct cg_stream_rec g = {
-		.ts = m->timestamp_ns,
-		.bytes = m->bytes,
-		.key = addr,
+		.ts = pk->ts,
+		.bytes = pk->bytes,
+		.key = pk->addr,
 		.index = s->memory_seen++,
 		.cls = cls,
 		.shape = CG_SHAPE_BYTES,
-		.action = m->action,
+		.action = pk->action,
 	};
 	return window_add(d, &g);
 }

@@ -135,13 +135,22 @@ void cg_stream_free(struct cg_stream *s);
  */
 int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t cls,
 		     uint32_t shape);
+/* What the analysis needs of a packed memory record of the compact decoder. */
+struct cg_stream_packed {
+	uint64_t ts, bytes, addr;
+	uint32_t dec_cls; /* the decoder's class number */
+	uint8_t action;
+	bool vmm; /* the tensor_id is "vmm:" and the address */
+};
+
 /*
- * A packed memory record of the compact decoder (ndim 1, shape [bytes], no
- * device identity): its decoder class maps to the document's class by an
- * array, its address is the key. As cg_stream_memory otherwise.
+ * A packed memory record (ndim 1, shape [bytes], no device identity): its
+ * decoder class maps to the document's class by an array, its address is
+ * the key; m, the record itself, is read only for a class not seen yet or
+ * a vmm: id. As cg_stream_memory otherwise.
  */
-int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t dec_cls,
-		     bool vmm, uint64_t addr);
+int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+		     const struct cg_stream_packed *pk);
 /*
  * Starts from another read's capacities of the same trace (device numbers
  * follow first appearance, so they match): a timeline knows each device's

@@ -82,12 +82,12 @@ int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec)
 	return ret < 0 ? cg_read_fail(ctx, ret, msg) : 0;
 }
 
-int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec, uint32_t dec_cls,
-			 bool vmm, uint64_t addr)
+int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
+			 const struct cg_stream_packed *pk)
 {
 	if (!ctx->doc->stream)
 		return cg_read_apply_rec(ctx, rec);
-	int ret = cg_stream_packed(ctx->doc, &rec->u.memory, dec_cls, vmm, addr);
+	int ret = cg_stream_packed(ctx->doc, &rec->u.memory, pk);
 	if (ret == 0)
 		return 0;
 	char msg[320];

@@ -9,6 +9,7 @@
 
 #include "cgtrace.h"
 #include "parse.h"
+#include "doc_stream.h"
 #include "record.h"
 
 struct cg_read_ctx {
@@ -45,12 +46,12 @@ int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *lin
 /* Adds a parsed record to the document: 0, or a negative errno with ctx->err set. */
 int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec);
 /*
- * Adds a packed memory record of the compact decoder, of decoder class
- * dec_cls at addr: to a streamed document without interning its strings,
+ * Adds a packed memory record of the compact decoder, of which pk holds
+ * what a streamed document needs (rec is read for a class not seen yet),
  * else as cg_read_apply_rec. 0, or a negative errno with ctx->err set.
  */
-int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec, uint32_t dec_cls,
-			 bool vmm, uint64_t addr);
+int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
+			 const struct cg_stream_packed *pk);
 /* Warns "NAME: trace truncated after N records" and marks the document truncated. */
 void cg_read_truncated_after(struct cg_read_ctx *ctx, uint64_t records);
 /* Formats a read error of the source into ctx->err and returns it. */

@@ -84,8 +84,8 @@ int cg_read_compact_next(struct cg_read_ctx *ctx, struct cg_cdec *d, struct cg_p
 struct entry {
 	uint32_t text_off, text_len; /* a TEXT item's line in the batch's text */
 	bool text;
-	bool packed_memory; /* mem holds its decoder class and address */
-	struct cg_cdec_mem mem;
+	bool packed_memory; /* pk holds what the analysis needs, so it leaves rec alone */
+	struct cg_stream_packed pk;
 };
 
 struct batch {
@@ -149,8 +149,13 @@ static bool producer_step(struct pipe *p)
 		struct entry *e = &b->entries[b->n];
 		e->text = r == CG_CDEC_TEXT;
 		e->packed_memory = !e->text && b->recs[b->n].kind == CGTRACE_KIND_MEMORY;
-		if (e->packed_memory)
-			cg_cdec_last_memory(p->d, &e->mem);
+		if (e->packed_memory) {
+			struct cg_cdec_mem mem;
+			const struct cg_rec_memory *m = &b->recs[b->n].u.memory;
+			cg_cdec_last_memory(p->d, &mem);
+			e->pk = (struct cg_stream_packed){m->timestamp_ns, m->bytes, mem.addr,
+							  mem.cls, m->action, mem.vmm};
+		}
 		b->n++;
 	}
 	pthread_mutex_lock(&p->mu);
@@ -211,8 +216,7 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 			if (r < 0)
 				return r;
 		}
-		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, e->mem.cls, e->mem.vmm,
-								e->mem.addr)
+		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, &e->pk)
 					 : cg_read_apply_rec(ctx, rec);
 		if (r < 0)
 			return r;
