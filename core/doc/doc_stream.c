@@ -52,6 +52,7 @@ void cg_stream_free(struct cg_stream *s)
 			free(run->r[(run->head + j) & (run->cap - 1)].str);
 		free(run->r);
 	}
+	free(s->spare.r);
 	cg_vec_free(&s->last_id, 1);
 	cg_vec_free(&s->devs, sizeof(struct cg_stream_dev));
 	cg_vec_free(&s->born, sizeof(uint32_t));
@@ -496,7 +497,12 @@ static int apply_head(struct cgtrace_doc *d, uint32_t best)
 	run->len--;
 	s->pending--;
 	if (!run->len) {
-		free(run->r);
+		if (run->cap > s->spare.cap) {
+			free(s->spare.r);
+			s->spare = (struct cg_stream_run){.r = run->r, .cap = run->cap};
+		} else {
+			free(run->r);
+		}
 		s->runs[best] = s->runs[--s->n_runs];
 		s->runs[s->n_runs] = (struct cg_stream_run){0};
 		if (s->last_run == s->n_runs)
@@ -532,6 +538,8 @@ static int window_add(struct cgtrace_doc *d, struct cg_stream_rec *g)
 			return -ECANCELED;
 		}
 		k = s->n_runs++;
+		s->runs[k] = s->spare;
+		s->spare = (struct cg_stream_run){0};
 	}
 	int r = run_push(&s->runs[k], g);
 	if (r < 0)

@@ -90,6 +90,7 @@ struct cg_stream {
 	/* The reorder window: sorted runs, the last record applied, the latest timestamp seen. */
 	struct cg_stream_run runs[CG_STREAM_RUNS];
 	uint32_t n_runs, last_run, window;
+	struct cg_stream_run spare; /* the ring of the last run that emptied, for the next new one */
 	size_t pending;
 	uint64_t max_ts;
 	bool applied_any;
