@@ -125,8 +125,10 @@ int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
  * cgtrace_doc_summary_report give the same answers as on a full document;
  * what needs the records themselves (cgtrace_doc_memory, whose count is 0,
  * cgtrace_memory_timeline, cgtrace_doc_export_jsonl) holds nothing or
- * returns -ENODATA. A trace whose memory records go back in time (another
- * producer's) is read again in full, with the warning "PATH: memory records
+ * returns -ENODATA. Memory records wait in a window (128 K records) so that
+ * the interleaved blocks of a writer's threads apply in analysis order; a
+ * trace whose memory records go back in time further (another producer's)
+ * is read again in full, with the warning "PATH: memory records
  * out of timestamp order; analysed in memory": a regular file from where it
  * began, standard input or a pipe from the spool it was copied to as it was
  * read (an unlinked file in $TMPDIR, else /tmp); memory is bounded by the
@@ -516,8 +518,8 @@ int cgtrace_memory_timeline(const struct cgtrace_doc *doc,
  * read twice, each time as a streamed read (CGTRACE_READ_STREAM_MEMORY),
  * first for the devices' capacities, then for the points; standard input or
  * a pipe is spooled for the second read as for a streamed read's fallback.
- * A trace whose memory records go back in time is read into a full
- * document after its first read, with that read's warning. Warnings go to
+ * A trace whose memory records go back in time past the streamed read's
+ * window is read into a full document after its first read, with that read's warning. Warnings go to
  * opts->warn, else into err, once. Returns fn's non-zero return when it
  * stopped, else as cgtrace_doc_read.
  */

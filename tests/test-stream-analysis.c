@@ -58,7 +58,7 @@ struct gen {
 	unsigned seed;
 	size_t records;
 	unsigned ids;       /* distinct tensor ids */
-	bool out_of_order;  /* one memory record goes back in time */
+	bool out_of_order;  /* one memory record goes back in time, to 0 */
 	bool late_backward; /* the backward span starts after its first memory records */
 };
 
@@ -93,7 +93,7 @@ static char *generate(const struct gen *g)
 		put(&t,
 		    "{\"kind\":\"span_start\",\"id\":\"s2\",\"parent_id\":\"s1\",\"name\":\"b\","
 		    "\"start_ns\":0,\"span_kind\":\"function\",\"step\":\"backward\"}\n");
-	uint64_t ts = 1, last = 1;
+	uint64_t ts = 1;
 	size_t back_at = g->out_of_order ? g->records / 2 : SIZE_MAX;
 	for (size_t i = 0; i < g->records; i++) {
 		if (g->late_backward && i == g->records / 3)
@@ -112,8 +112,7 @@ static char *generate(const struct gen *g)
 		/* Equal timestamps often, so groups are sorted before they are applied. */
 		if (rnd(3) == 0)
 			ts += 1 + rnd(5);
-		uint64_t when = i == back_at ? last - 1 : ts;
-		last = when;
+		uint64_t when = i == back_at ? 0 : ts;
 		char id[32];
 		tensor_id(id, sizeof(id), (unsigned)rnd(g->ids));
 		uint64_t bytes = 1 + rnd(4096);
@@ -282,6 +281,7 @@ END_TEST
 
 START_TEST(out_of_order_falls_back_with_one_warning)
 {
+	cg_stream_window = 0; /* records wait only for their timestamp group */
 	for (unsigned seed = 1; seed <= 10; seed++) {
 		struct gen g = {.seed = seed, .records = 400, .ids = 30, .out_of_order = true};
 		char *text = generate(&g);
@@ -291,9 +291,66 @@ START_TEST(out_of_order_falls_back_with_one_warning)
 }
 END_TEST
 
+/* Back in time within the window: the records wait and apply in order, no second read. */
+START_TEST(out_of_order_within_the_window_streams)
+{
+	for (unsigned seed = 1; seed <= 10; seed++) {
+		struct gen g = {.seed = seed, .records = 400, .ids = 30, .out_of_order = true};
+		char *text = generate(&g);
+		ck_assert_msg(!check_text(text), "seed %u fell back", seed);
+		free(text);
+	}
+}
+END_TEST
+
+/*
+ * Threads' records in blocks, as a writer with a buffer per thread leaves
+ * them: each thread in time order, blocks interleaved, clocks overlapping.
+ */
+static char *interleaved(unsigned threads, unsigned per_block, unsigned blocks, unsigned seed)
+{
+	struct text t = {0};
+	rnd_state = seed;
+	put(&t, "%s", META_LINE);
+	uint64_t clock[8] = {0}, live[8] = {0};
+	for (unsigned b = 0; b < blocks; b++) {
+		unsigned th = b % threads;
+		for (unsigned k = 0; k < per_block; k++) {
+			clock[th] += rnd(3); /* equal timestamps too, within and across threads */
+			bool is_free = live[th] && rnd(2);
+			uint64_t id = 0x1000u * (th + 1) + (is_free ? live[th] - 1 : live[th]) % 97;
+			live[th] = is_free ? live[th] - 1 : live[th] + 1;
+			put(&t,
+			    "{\"kind\":\"memory\",\"timestamp_ns\":%llu,\"tensor_id\":\"0x%llx\","
+			    "\"span_id\":\"s1\",\"op_name\":\"malloc\",\"device\":\"cpu\","
+			    "\"bytes\":%u,\"action\":\"%s\",\"shape\":[%u],\"dtype\":\"u8\","
+			    "\"category\":\"other\"}\n",
+			    (unsigned long long)clock[th], (unsigned long long)id, 16 + th,
+			    is_free ? "free" : "alloc", 16 + th);
+		}
+	}
+	return t.p;
+}
+
+START_TEST(threads_in_blocks_stream_and_agree)
+{
+	for (unsigned seed = 1; seed <= 6; seed++) {
+		char *text = interleaved(1 + seed % 4, 20 + seed * 30, 40, seed);
+		ck_assert_msg(!check_text(text), "seed %u fell back", seed);
+		free(text);
+	}
+	/* Without a window the same trace is read again in full, with the same answers. */
+	cg_stream_window = 0;
+	char *text = interleaved(2, 100, 10, 9);
+	ck_assert(check_text(text));
+	free(text);
+}
+END_TEST
+
 /* Without a callback the note comes first in err, then the full read's own warning. */
 START_TEST(fallback_note_and_truncation_in_err)
 {
+	cg_stream_window = 0; /* records wait only for their timestamp group */
 	struct gen g = {.seed = 3, .records = 100, .ids = 10, .out_of_order = true};
 	char *text = generate(&g);
 	size_t len = strlen(text) - 5; /* the last line cut short */
@@ -427,6 +484,7 @@ static struct cgtrace_doc *read_full(const char *text)
 
 START_TEST(file_is_read_again_from_its_start)
 {
+	cg_stream_window = 0; /* records wait only for their timestamp group */
 	struct gen g = {.seed = 5, .records = 300, .ids = 20, .out_of_order = true};
 	char *text = generate(&g);
 	char path[] = "/tmp/cgtrace-test-XXXXXX";
@@ -451,6 +509,7 @@ END_TEST
 /* Standard input as a pipe: spooled as it is read, the second pass reads the spool. */
 static void stdin_pipe_case(bool out_of_order, bool timeline)
 {
+	cg_stream_window = 0; /* records wait only for their timestamp group */
 	struct gen g = {.seed = 6, .records = 20000, .ids = 50, .out_of_order = out_of_order};
 	char *text = generate(&g);
 	int p[2];
@@ -548,6 +607,7 @@ static char *temp_trace(const char *text)
 
 START_TEST(timeline_read_agrees_with_the_full_timeline)
 {
+	cg_stream_window = 0; /* records wait only for their timestamp group */
 	for (unsigned seed = 1; seed <= 6; seed++) {
 		struct gen g = {.seed = seed, .records = 300 + seed * 50, .ids = 25,
 				.out_of_order = seed % 2 == 0};
@@ -696,9 +756,9 @@ static size_t doc_bytes(const struct cgtrace_doc *d)
 	     VEC_BYTES(d->shapes, uint64_t) + VEC_BYTES(d->str_lists, uint32_t);
 	const struct cg_stream *s = d->stream;
 	if (s)
-		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * 12 +
+		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * sizeof(*s->slots) +
 		     VEC_BYTES(s->born, uint32_t) + VEC_BYTES(s->gone, uint32_t) +
-		     VEC_BYTES(s->group, struct cg_stream_rec) + s->group_ids.cap +
+		     s->last_id.cap +
 		     VEC_BYTES(s->devs, struct cg_stream_dev) + s->class_state.cap +
 		     VEC_BYTES(s->candidates, struct cg_stream_candidate);
 	return n;
@@ -740,7 +800,8 @@ static Suite *suite(void)
 	TCase *tc = test_tcase(s, "stream:agree", 60);
 	test_add(tc, random_interleavings_agree, equal_timestamps_sorted_before_applied,
 		 peak_tie_keeps_the_first,
-		 streamed_doc_has_no_records_to_replay, test_traces_agree);
+		 streamed_doc_has_no_records_to_replay, test_traces_agree,
+		 out_of_order_within_the_window_streams, threads_in_blocks_stream_and_agree);
 	tc = test_tcase(s, "stream:fallback", 60);
 	test_add(tc, out_of_order_falls_back_with_one_warning, fallback_note_and_truncation_in_err,
 		 file_is_read_again_from_its_start, stdin_pipe_is_spooled);

@@ -219,6 +219,11 @@ static int mem_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint8
 	return r;
 }
 
+int cg_build_mem_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t *cls)
+{
+	return mem_class(d, m, mem_shape_kind(m), cls);
+}
+
 /* Non-trivial shapes get a side array, created the first time one shows up. */
 static int mem_shape(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 {

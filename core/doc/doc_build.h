@@ -22,6 +22,12 @@ void cg_build_free(struct cg_build *b);
 int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t errlen);
 
 /*
+ * The memory class of m (interned on first sight), for a caller that knows
+ * which of its records share one: 0 or a negative errno.
+ */
+int cg_build_mem_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t *cls);
+
+/*
  * The step of the span with this string id while the document is built
  * (enum cgtrace_step), or -1 when no span_start named it yet.
  */

@@ -5,6 +5,13 @@
  * free undoes its tensor id's alloc on the free's own device, an alloc of a
  * live id replaces it without freeing its bytes; analysis order is
  * timestamp, alloc before free, tensor_id bytewise, then file order.
+ *
+ * Records wait in a window of sorted runs before they are applied: a
+ * record extends a run whose last record it follows, or starts one, and
+ * once the window is full the least run head is applied. A record that
+ * sorts before one already applied cannot be placed: the trace is read
+ * again in full (out_of_order). A record whose timestamp is the latest
+ * seen always waits, so that equal timestamps sort whatever the window.
  */
 #include "doc_stream.h"
 
@@ -14,8 +21,11 @@
 
 #include "doc.h"
 #include "doc_build.h"
+#include "fmt_int.h"
 #include "hash.h"
 #include "sat.h"
+
+uint32_t cg_stream_window = CG_STREAM_WINDOW;
 
 int cg_stream_new(struct cg_stream **out)
 {
@@ -23,6 +33,7 @@ int cg_stream_new(struct cg_stream **out)
 	if (!s)
 		return -ENOMEM;
 	s->peak_device = -1;
+	s->window = cg_stream_window;
 	*out = s;
 	return 0;
 }
@@ -35,14 +46,20 @@ void cg_stream_free(struct cg_stream *s)
 		free(s->ent[i].str);
 	free(s->ent);
 	free(s->slots);
-	free(s->slot_keys);
-	cg_vec_free(&s->group, sizeof(struct cg_stream_rec));
-	cg_vec_free(&s->group_ids, 1);
+	for (uint32_t k = 0; k < s->n_runs; k++) {
+		struct cg_stream_run *run = &s->runs[k];
+		for (uint32_t j = 0; j < run->len; j++)
+			free(run->r[(run->head + j) & (run->cap - 1)].str);
+		free(run->r);
+	}
+	free(s->spare.r);
+	cg_vec_free(&s->last_id, 1);
 	cg_vec_free(&s->devs, sizeof(struct cg_stream_dev));
 	cg_vec_free(&s->born, sizeof(uint32_t));
 	cg_vec_free(&s->gone, sizeof(uint32_t));
 	cg_vec_free(&s->class_state, 1);
 	cg_vec_free(&s->candidates, sizeof(struct cg_stream_candidate));
+	cg_vec_free(&s->packed_cls, sizeof(uint32_t));
 	free(s);
 }
 
@@ -109,68 +126,68 @@ int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uin
 
 /* ---- the live table: entries by id, linear probing, backward-shift deletion ---- */
 
+/* Multiply-shift: addresses differ in their middle bits, which the product carries up. */
 static uint32_t home(const struct cg_stream *s, uint64_t key)
 {
-	return (uint32_t)cg_hash_mix64(key) & s->mask;
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> s->shift);
 }
 
-static bool entry_is(const struct cg_stream_entry *e, uint64_t key, const char *str, uint32_t n)
+static uint32_t slot_entry(const struct cg_stream_slot *sl)
 {
-	if (e->key != key || (e->str == NULL) != (str == NULL))
-		return false;
-	return !str || (e->str_len == n && memcmp(e->str, str, n) == 0);
+	return (sl->val & ~CG_SLOT_STR) - 1;
 }
 
 /* The slot holding the id, or the empty slot where it would go. */
 static uint32_t find_slot(const struct cg_stream *s, uint64_t key, const char *str, uint32_t n)
 {
+	uint32_t want = str ? CG_SLOT_STR : 0;
 	uint32_t i = home(s, key);
-	while (s->slots[i] &&
-	       (s->slot_keys[i] != key || !entry_is(&s->ent[s->slots[i] - 1], key, str, n)))
-		i = (i + 1) & s->mask;
+	for (; s->slots[i].val; i = (i + 1) & s->mask) {
+		const struct cg_stream_slot *sl = &s->slots[i];
+		if (sl->key != key || (sl->val & CG_SLOT_STR) != want)
+			continue;
+		if (!str)
+			return i;
+		const struct cg_stream_entry *e = &s->ent[slot_entry(sl)];
+		if (e->str_len == n && memcmp(e->str, str, n) == 0)
+			return i;
+	}
 	return i;
 }
 
 static int table_grow(struct cg_stream *s)
 {
 	uint32_t cap = s->mask ? (s->mask + 1) * 2 : 1024;
-	uint32_t *old = s->slots, old_cap = s->mask ? s->mask + 1 : 0;
-	uint64_t *old_keys = s->slot_keys;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-	uint64_t *keys = malloc(cap * sizeof(*keys));
-	if (!slots || !keys) {
-		free(slots);
-		free(keys);
+	struct cg_stream_slot *old = s->slots;
+	uint32_t old_cap = s->mask ? s->mask + 1 : 0;
+	struct cg_stream_slot *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
 		return -ENOMEM;
-	}
 	s->slots = slots;
-	s->slot_keys = keys;
 	s->mask = cap - 1;
+	s->shift = 64 - (uint32_t)__builtin_ctz(cap);
 	for (uint32_t i = 0; i < old_cap; i++) {
-		if (!old[i])
+		if (!old[i].val)
 			continue;
-		uint32_t j = home(s, old_keys[i]);
-		while (s->slots[j])
+		uint32_t j = home(s, old[i].key);
+		while (s->slots[j].val)
 			j = (j + 1) & s->mask;
 		s->slots[j] = old[i];
-		s->slot_keys[j] = old_keys[i];
 	}
 	free(old);
-	free(old_keys);
 	return 0;
 }
 
 static void table_remove(struct cg_stream *s, uint32_t i)
 {
-	s->slots[i] = 0;
+	s->slots[i].val = 0;
 	s->used--;
-	for (uint32_t j = (i + 1) & s->mask; s->slots[j]; j = (j + 1) & s->mask) {
-		uint32_t h = home(s, s->slot_keys[j]);
+	for (uint32_t j = (i + 1) & s->mask; s->slots[j].val; j = (j + 1) & s->mask) {
+		uint32_t h = home(s, s->slots[j].key);
 		/* Move j back to the hole when its home is not in (i, j]. */
 		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
 			s->slots[i] = s->slots[j];
-			s->slot_keys[i] = s->slot_keys[j];
-			s->slots[j] = 0;
+			s->slots[j].val = 0;
 			i = j;
 		}
 	}
@@ -283,7 +300,7 @@ static int backward_check(struct cgtrace_doc *d, uint32_t cls, uint64_t activati
 
 /* ---- applying one record ---- */
 
-static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const char *id)
+static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 {
 	struct cg_stream *s = d->stream;
 	const struct cg_mem_class *c = cg_doc_class(d, g->cls);
@@ -292,41 +309,36 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 		return -ENOMEM;
 	if (s->used * 2 >= s->mask && table_grow(s) < 0)
 		return -ENOMEM;
-	const char *str = g->hex ? NULL : id;
-	uint32_t slot = find_slot(s, g->key, str, g->id_len);
+	const char *str = g->str;
+	uint32_t slot = find_slot(s, g->key, str, g->str_len);
 	int r = 0;
 	if (c->action == CGTRACE_ALLOC) {
-		if (s->slots[slot]) {
+		if (s->slots[slot].val) {
 			s->realloc_live++;
-			r = entry_leave(s, s->slots[slot] - 1);
+			r = entry_leave(s, slot_entry(&s->slots[slot]));
 			table_remove(s, slot);
-			slot = find_slot(s, g->key, str, g->id_len);
+			slot = find_slot(s, g->key, str, g->str_len);
 		}
 		uint32_t i;
 		uint32_t *b = CG_VEC_PUSH(&s->born, uint32_t);
 		if (r < 0 || !b || (r = entry_new(s, &i)) < 0)
 			return r < 0 ? r : -ENOMEM;
 		struct cg_stream_entry *e = &s->ent[i];
+		/* The entry takes the record's id string. */
 		*e = (struct cg_stream_entry){
 			.key = g->key,
 			.bytes = g->bytes,
-			.timestamp_ns = s->group_ts,
+			.timestamp_ns = g->ts,
+			.str = g->str,
+			.str_len = g->str_len,
 			.cls = g->cls,
 			.shape = g->shape,
 			.link = (uint32_t)(s->born.len - 1),
 			.state = CG_ENT_NEW,
 		};
+		g->str = NULL;
 		*b = i;
-		if (str) {
-			e->str = malloc(g->id_len + 1);
-			if (!e->str)
-				return -ENOMEM;
-			memcpy(e->str, str, g->id_len);
-			e->str[g->id_len] = '\0';
-			e->str_len = g->id_len;
-		}
-		s->slots[slot] = i + 1;
-		s->slot_keys[slot] = g->key;
+		s->slots[slot] = (struct cg_stream_slot){g->key, (i + 1) | (str ? CG_SLOT_STR : 0)};
 		s->used++;
 		dv->live = cg_sat_add(dv->live, g->bytes);
 		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], g->bytes);
@@ -336,11 +348,11 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	} else {
 		uint64_t bytes = g->bytes;
 		uint8_t cat = c->category;
-		if (s->slots[slot]) {
-			const struct cg_stream_entry *e = &s->ent[s->slots[slot] - 1];
+		if (s->slots[slot].val) {
+			const struct cg_stream_entry *e = &s->ent[slot_entry(&s->slots[slot])];
 			bytes = e->bytes;
 			cat = cg_doc_class(d, e->cls)->category;
-			r = entry_leave(s, s->slots[slot] - 1);
+			r = entry_leave(s, slot_entry(&s->slots[slot]));
 			table_remove(s, slot);
 			if (r < 0)
 				return r;
@@ -355,11 +367,11 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	dv->listed = true;
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
-		dv->peak_ts = s->group_ts;
+		dv->peak_ts = g->ts;
 	}
 	if (dv->live > s->peak_bytes) {
 		s->peak_bytes = dv->live;
-		s->peak_ts = s->group_ts;
+		s->peak_ts = g->ts;
 		s->peak_device = c->device;
 		memcpy(s->peak_by_category, dv->by_cat, sizeof(dv->by_cat));
 		snapshot_commit(s);
@@ -369,7 +381,7 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	s->pos++;
 	if (r == 0 && s->point) {
 		struct cgtrace_timeline_point p = {
-			.timestamp_ns = s->group_ts,
+			.timestamp_ns = g->ts,
 			.device = cg_doc_str(d, cg_doc_device_str(d, c->device)),
 			.live_bytes = dv->live,
 			.has_free = dv->has_capacity,
@@ -383,35 +395,167 @@ static int apply(struct cgtrace_doc *d, const struct cg_stream_rec *g, const cha
 	return r;
 }
 
-static int rec_cmp(const void *a, const void *b, void *arg)
+/* ---- the reorder window ---- */
+
+/* A record's tensor_id bytes: its string, or its key formatted as the canonical hex it was. */
+static struct cg_sv rec_id(const struct cg_stream_rec *g, char *buf)
 {
-	const struct cgtrace_doc *d = arg;
-	const struct cg_stream_rec *x = a, *y = b;
-	uint8_t xa = cg_doc_class(d, x->cls)->action, ya = cg_doc_class(d, y->cls)->action;
-	if (xa != ya)
-		return xa < ya ? -1 : 1;
-	const char *ids = d->stream->group_ids.p;
-	int c =
-	    memcmp(ids + x->id_off, ids + y->id_off, x->id_len < y->id_len ? x->id_len : y->id_len);
-	if (c)
-		return c;
-	if (x->id_len != y->id_len)
-		return x->id_len < y->id_len ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (g->str)
+		return (struct cg_sv){g->str, g->str_len};
+	unsigned n = cg_hex_len(g->key);
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (unsigned i = 0; i < n; i++)
+		buf[2 + i] = "0123456789abcdef"[(g->key >> 4 * (n - 1 - i)) & 15];
+	return (struct cg_sv){buf, 2 + n};
 }
 
-/* Applies the records of one timestamp in analysis order. */
-static int flush_group(struct cgtrace_doc *d)
+/* Analysis order but for file order: timestamp, alloc before free, tensor_id bytewise. */
+static int rec_cmp(const struct cg_stream_rec *x, const struct cg_stream_rec *y)
+{
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->action != y->action)
+		return x->action < y->action ? -1 : 1;
+	if (!x->str && !y->str && x->key == y->key)
+		return 0;
+	char bx[20], by[20];
+	struct cg_sv a = rec_id(x, bx), b = rec_id(y, by);
+	int c = memcmp(a.p, b.p, a.n < b.n ? a.n : b.n);
+	if (c)
+		return c;
+	return a.n < b.n ? -1 : a.n > b.n;
+}
+
+/* The full analysis order: ties keep file order. */
+static bool rec_before(const struct cg_stream_rec *x, const struct cg_stream_rec *y)
+{
+	int c = rec_cmp(x, y);
+	return c ? c < 0 : x->index < y->index;
+}
+
+static struct cg_stream_rec *run_at(const struct cg_stream_run *run, uint32_t k)
+{
+	return &run->r[(run->head + k) & (run->cap - 1)];
+}
+
+static int run_push(struct cg_stream_run *run, const struct cg_stream_rec *g)
+{
+	if (run->len == run->cap) {
+		uint32_t cap = run->cap ? run->cap * 2 : 256;
+		struct cg_stream_rec *r = malloc(cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		for (uint32_t k = 0; k < run->len; k++)
+			r[k] = *run_at(run, k);
+		free(run->r);
+		run->r = r;
+		run->cap = cap;
+		run->head = 0;
+	}
+	*run_at(run, run->len++) = *g;
+	return 0;
+}
+
+/* The run whose last record g follows most closely; UINT32_MAX when none. */
+static uint32_t run_for(const struct cg_stream *s, const struct cg_stream_rec *g)
+{
+	const struct cg_stream_run *lr = &s->runs[s->last_run];
+	/* The common case: the latest run goes on, later in time. */
+	if (s->last_run < s->n_runs && lr->len && g->ts > run_at(lr, lr->len - 1)->ts)
+		return s->last_run;
+	uint32_t best = UINT32_MAX;
+	for (uint32_t k = 0; k < s->n_runs; k++) {
+		const struct cg_stream_run *run = &s->runs[k];
+		const struct cg_stream_rec *tail = run->len ? run_at(run, run->len - 1) : NULL;
+		if (!tail || !rec_before(g, tail)) {
+			const struct cg_stream_run *b = best == UINT32_MAX ? NULL : &s->runs[best];
+			if (!b || !b->len || (tail && rec_before(run_at(b, b->len - 1), tail)))
+				best = k;
+		}
+	}
+	return best;
+}
+
+/* The run whose head is the least record waiting (there is one). */
+static uint32_t least_run(const struct cg_stream *s)
+{
+	uint32_t best = 0;
+	for (uint32_t k = 1; k < s->n_runs; k++)
+		if (rec_before(run_at(&s->runs[k], 0), run_at(&s->runs[best], 0)))
+			best = k;
+	return best;
+}
+
+/* Applies the head of run best; the run goes once empty. */
+static int apply_head(struct cgtrace_doc *d, uint32_t best)
 {
 	struct cg_stream *s = d->stream;
-	struct cg_stream_rec *g = s->group.p;
-	if (s->group.len > 1)
-		qsort_r(g, s->group.len, sizeof(*g), rec_cmp, d);
-	int r = 0;
-	for (size_t k = 0; r == 0 && k < s->group.len; k++)
-		r = apply(d, &g[k], (const char *)s->group_ids.p + g[k].id_off);
-	s->group.len = 0;
-	s->group_ids.len = 0;
+	struct cg_stream_run *run = &s->runs[best];
+	struct cg_stream_rec g = *run_at(run, 0);
+	run->head = (run->head + 1) & (run->cap - 1);
+	run->len--;
+	s->pending--;
+	if (!run->len) {
+		if (run->cap > s->spare.cap) {
+			free(s->spare.r);
+			s->spare = (struct cg_stream_run){.r = run->r, .cap = run->cap};
+		} else {
+			free(run->r);
+		}
+		s->runs[best] = s->runs[--s->n_runs];
+		s->runs[s->n_runs] = (struct cg_stream_run){0};
+		if (s->last_run == s->n_runs)
+			s->last_run = best;
+	}
+	/* What later records must not sort before: its order key, its id kept aside. */
+	s->last = g;
+	s->applied_any = true;
+	if (g.str) {
+		if (cg_vec_grow(&s->last_id, 1, g.str_len ? g.str_len : 1) < 0) {
+			free(g.str);
+			return -ENOMEM;
+		}
+		memcpy(s->last_id.p, g.str, g.str_len);
+		s->last.str = s->last_id.p;
+	}
+	int r = apply(d, &g);
+	free(g.str);
+	return r;
+}
+
+static int window_add(struct cgtrace_doc *d, struct cg_stream_rec *g)
+{
+	struct cg_stream *s = d->stream;
+	if (s->applied_any && rec_cmp(g, &s->last) < 0) {
+		s->out_of_order = true;
+		return -ECANCELED;
+	}
+	uint32_t k = run_for(s, g);
+	if (k == UINT32_MAX) {
+		if (s->n_runs == CG_STREAM_RUNS) {
+			s->out_of_order = true;
+			return -ECANCELED;
+		}
+		k = s->n_runs++;
+		s->runs[k] = s->spare;
+		s->spare = (struct cg_stream_run){0};
+	}
+	int r = run_push(&s->runs[k], g);
+	if (r < 0)
+		return r;
+	g->str = NULL;
+	s->last_run = k;
+	s->pending++;
+	if (g->ts > s->max_ts)
+		s->max_ts = g->ts;
+	/* A record of the latest timestamp waits: one of that timestamp may sort before it. */
+	while (r == 0 && s->pending > s->window) {
+		uint32_t least = least_run(s);
+		if (run_at(&s->runs[least], 0)->ts >= s->max_ts)
+			break;
+		r = apply_head(d, least);
+	}
 	return r;
 }
 
@@ -419,44 +563,81 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 		     uint32_t shape)
 {
 	struct cg_stream *s = d->stream;
-	if (s->group.len && m->timestamp_ns != s->group_ts) {
-		if (m->timestamp_ns < s->group_ts) {
-			s->out_of_order = true;
-			return -ECANCELED;
-		}
-		int r = flush_group(d);
-		if (r < 0)
-			return r;
-	}
-	s->group_ts = m->timestamp_ns;
-	size_t at = s->group_ids.len;
-	if (at + m->tensor_id.n > UINT32_MAX || s->group.len >= UINT32_MAX)
-		return -E2BIG;
-	struct cg_stream_rec *g = CG_VEC_PUSH(&s->group, struct cg_stream_rec);
-	if (!g || cg_vec_grow(&s->group_ids, 1, at + m->tensor_id.n) < 0)
-		return -ENOMEM;
-	memcpy((char *)s->group_ids.p + at, m->tensor_id.p, m->tensor_id.n);
-	s->group_ids.len = at + m->tensor_id.n;
-	*g = (struct cg_stream_rec){
+	struct cg_stream_rec g = {
+		.ts = m->timestamp_ns,
 		.bytes = m->bytes,
+		.index = s->memory_seen,
 		.cls = cls,
 		.shape = shape,
-		.id_off = (uint32_t)at,
-		.id_len = m->tensor_id.n,
-		.seq = (uint32_t)(s->group.len - 1),
-		.index = s->memory_seen,
+		.action = cg_doc_class(d, cls)->action,
 	};
-	g->hex = canonical_hex(m->tensor_id, &g->key);
-	if (!g->hex)
-		g->key = cg_hash_bytes(m->tensor_id.p, m->tensor_id.n);
+	if (!canonical_hex(m->tensor_id, &g.key)) {
+		g.key = cg_hash_bytes(m->tensor_id.p, m->tensor_id.n);
+		g.str = malloc(m->tensor_id.n + 1);
+		if (!g.str)
+			return -ENOMEM;
+		memcpy(g.str, m->tensor_id.p, m->tensor_id.n);
+		g.str[m->tensor_id.n] = '\0';
+		g.str_len = m->tensor_id.n;
+	}
 	s->memory_seen++;
+	int r = window_add(d, &g);
+	free(g.str);
+	return r;
+}
+
+/* The document class of a decoder class and action, made once. */
+static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+			const struct cg_stream_packed *pk, uint32_t *out)
+{
+	struct cg_stream *s = d->stream;
+	size_t at = (size_t)pk->dec_cls * 2 + (pk->action == CGTRACE_FREE);
+	if (at < s->packed_cls.len && ((uint32_t *)s->packed_cls.p)[at]) {
+		*out = ((uint32_t *)s->packed_cls.p)[at] - 1;
+		return 0;
+	}
+	int r = cg_build_mem_class(d, m, out);
+	if (r < 0)
+		return r;
+	if (at >= s->packed_cls.len) {
+		size_t old = s->packed_cls.len, want = at + 64;
+		if (cg_vec_grow(&s->packed_cls, sizeof(uint32_t), want) < 0)
+			return -ENOMEM;
+		memset((uint32_t *)s->packed_cls.p + old, 0, (want - old) * sizeof(uint32_t));
+		s->packed_cls.len = want;
+	}
+	((uint32_t *)s->packed_cls.p)[at] = *out + 1;
 	return 0;
+}
+
+int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+		     const struct cg_stream_packed *pk)
+{
+	uint32_t cls;
+	int r = packed_class(d, m, pk, &cls);
+	if (r < 0)
+		return r;
+	if (pk->vmm)
+		return cg_stream_memory(d, m, cls, CG_SHAPE_BYTES);
+	struct cg_stream *s = d->stream;
+	struct cg_stream_rec g = {
+		.ts = pk->ts,
+		.bytes = pk->bytes,
+		.key = pk->addr,
+		.index = s->memory_seen++,
+		.cls = cls,
+		.shape = CG_SHAPE_BYTES,
+		.action = pk->action,
+	};
+	return window_add(d, &g);
 }
 
 int cg_stream_finish(struct cgtrace_doc *d)
 {
 	struct cg_stream *s = d->stream;
-	int r = flush_group(d);
+	int r = 0;
+	while (r == 0 && s->pending)
+		r = apply_head(d, least_run(s));
 	if (r < 0)
 		return r;
 	/* Candidates came before any record of a span known to be backward, in order. */

@@ -38,6 +38,13 @@ struct cg_stream_entry {
 	uint8_t state;
 };
 
+/* A live-table slot: the entry's key beside it, so that probes stay in the table. */
+struct cg_stream_slot {
+	uint64_t key;
+	uint32_t val; /* entry index + 1 (0: empty), CG_SLOT_STR set when the entry has a string */
+};
+#define CG_SLOT_STR (1u << 31)
+
 struct cg_stream_dev {
 	uint64_t live;
 	uint64_t by_cat[CGTRACE_CAT_COUNT];
@@ -47,15 +54,31 @@ struct cg_stream_dev {
 	bool listed;       /* has memory or device_memory records */
 };
 
-/* A memory record waiting for the rest of its timestamp group. */
+/* A memory record waiting in the reorder window. */
 struct cg_stream_rec {
-	uint64_t bytes, key;
-	uint32_t cls, shape;
-	uint32_t id_off, id_len; /* tensor_id bytes in group_ids */
-	uint32_t seq;            /* file order within the group */
-	bool hex;
-	uint64_t index;          /* the record's index among memory records, in file order */
+	uint64_t ts, bytes, key;
+	uint64_t index; /* the record's index among memory records, in file order */
+	char *str;      /* the tensor_id when not canonical hex, owned; NULL for a parsed one */
+	uint32_t str_len, cls, shape;
+	uint8_t action;
 };
+
+/* Records in analysis order, oldest first: a ring. */
+struct cg_stream_run {
+	struct cg_stream_rec *r;
+	uint32_t head, len, cap; /* cap: a power of two */
+};
+
+/*
+ * Records a streamed document holds back before applying them, so that
+ * traces merged from several threads, each in time order but interleaved
+ * by block, apply in analysis order without a second read.
+ */
+#define CG_STREAM_WINDOW (1u << 17)
+/* Sorted runs the window may hold at once (about one per writing thread). */
+#define CG_STREAM_RUNS 16
+/* The window new streams get (tests shrink it to 0: records held only while their timestamp is the latest). */
+extern uint32_t cg_stream_window;
 
 /* A span id not yet started when its first memory record was applied. */
 struct cg_stream_candidate {
@@ -64,19 +87,23 @@ struct cg_stream_candidate {
 };
 
 struct cg_stream {
-	/* Records of one timestamp, sorted and applied when a later one comes. */
-	struct cg_vec group; /* struct cg_stream_rec */
-	struct cg_vec group_ids; /* char */
-	uint64_t group_ts;
-	bool out_of_order; /* a memory record went back in time: read again in full */
+	/* The reorder window: sorted runs, the last record applied, the latest timestamp seen. */
+	struct cg_stream_run runs[CG_STREAM_RUNS];
+	uint32_t n_runs, last_run, window;
+	struct cg_stream_run spare; /* the ring of the last run that emptied, for the next new one */
+	size_t pending;
+	uint64_t max_ts;
+	bool applied_any;
+	struct cg_stream_rec last; /* str points into last_id */
+	struct cg_vec last_id;     /* char */
+	bool out_of_order; /* a memory record went back in time past the window: read again in full */
 	uint64_t memory_seen, devmem_seen;
 
 	struct cg_vec devs; /* struct cg_stream_dev, by device number */
 	struct cg_stream_entry *ent;
 	uint32_t n_ent, cap_ent, free_ent; /* free_ent: head of the free list + 1 */
-	uint32_t *slots; /* open addressing over entries: index + 1, 0 = empty */
-	uint64_t *slot_keys; /* each slot's entry key, so that probes stay in the table */
-	uint32_t mask, used;
+	struct cg_stream_slot *slots; /* open addressing over entries */
+	uint32_t mask, used, shift;   /* shift: 64 - log2(slots) */
 	struct cg_vec born, gone; /* uint32_t entry indices since the last peak */
 
 	uint64_t alloc_count, free_count, total_alloc_bytes;
@@ -91,6 +118,8 @@ struct cg_stream {
 	uint64_t backward_pos, backward_activation;
 	struct cg_vec class_state; /* uint8_t per class: 0 unknown, 1 settled */
 	struct cg_vec candidates;  /* struct cg_stream_candidate */
+	/* Document class + 1 of each decoder class * 2 + action (0: not seen yet). */
+	struct cg_vec packed_cls; /* uint32_t */
 
 	/* A streamed timeline: called after each record applied (cgtrace_memory_timeline_read). */
 	int (*point)(void *user, const struct cgtrace_timeline_point *p);
@@ -107,6 +136,22 @@ void cg_stream_free(struct cg_stream *s);
  */
 int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t cls,
 		     uint32_t shape);
+/* What the analysis needs of a packed memory record of the compact decoder. */
+struct cg_stream_packed {
+	uint64_t ts, bytes, addr;
+	uint32_t dec_cls; /* the decoder's class number */
+	uint8_t action;
+	bool vmm; /* the tensor_id is "vmm:" and the address */
+};
+
+/*
+ * A packed memory record (ndim 1, shape [bytes], no device identity): its
+ * decoder class maps to the document's class by an array, its address is
+ * the key; m, the record itself, is read only for a class not seen yet or
+ * a vmm: id. As cg_stream_memory otherwise.
+ */
+int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+		     const struct cg_stream_packed *pk);
 /*
  * Starts from another read's capacities of the same trace (device numbers
  * follow first appearance, so they match): a timeline knows each device's

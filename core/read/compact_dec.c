@@ -69,6 +69,7 @@ struct cg_cdec {
 
 	/* Block state. */
 	uint64_t prev_ts, prev_addr, thread;
+	uint64_t last_cls, last_addr; /* of the last packed memory record */
 	uint64_t hist[CG_CF_HISTORY];
 	uint64_t hist_n;
 
@@ -188,6 +189,12 @@ bool cg_cdec_truncated(const struct cg_cdec *d)
 const char *cg_cdec_error(const struct cg_cdec *d)
 {
 	return d->err;
+}
+
+void cg_cdec_last_memory(const struct cg_cdec *d, struct cg_cdec_mem *out)
+{
+	*out = (struct cg_cdec_mem){
+	    (uint32_t)d->last_cls, d->classes[d->last_cls].vmm, d->last_addr};
 }
 
 uint64_t cg_cdec_thread(const struct cg_cdec *d)
@@ -673,6 +680,8 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	d->hist[d->hist_n++ % CG_CF_HISTORY] = addr;
 	d->prev_ts = ts;
 	d->prev_addr = addr;
+	d->last_cls = cid;
+	d->last_addr = addr;
 	/*
 	 * The fields every packed memory record shares are written only when
 	 * the target last held another kind (nothing but the decoder writes

@@ -67,6 +67,13 @@ bool cg_cdec_truncated(const struct cg_cdec *d);
  * cg_cdec_records() + 1) for bad input, the read error's text otherwise.
  */
 const char *cg_cdec_error(const struct cg_cdec *d);
+/* What the last packed memory record came from: its class's number and its address. */
+struct cg_cdec_mem {
+	uint32_t cls; /* a CLASS item's number: same span, op, device, category and flags */
+	bool vmm;     /* its tensor_id is "vmm:" and the address */
+	uint64_t addr;
+};
+void cg_cdec_last_memory(const struct cg_cdec *d, struct cg_cdec_mem *out);
 /* The thread of the records being yielded (0: unknown). */
 uint64_t cg_cdec_thread(const struct cg_cdec *d);
 

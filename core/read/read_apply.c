@@ -13,6 +13,8 @@
 
 #include "doc.h"
 #include "doc_build.h"
+#include "doc_rules.h"
+#include "doc_stream.h"
 #include "parse_ref.h"
 
 /* The library prints nothing: a warning goes to the callback, else into the caller's err. */
@@ -80,6 +82,18 @@ int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec)
 	char msg[320];
 	int ret = cg_doc_add(ctx->doc, rec, msg, sizeof(msg));
 	return ret < 0 ? cg_read_fail(ctx, ret, msg) : 0;
+}
+
+int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
+			 const struct cg_stream_packed *pk)
+{
+	if (!ctx->doc->stream)
+		return cg_read_apply_rec(ctx, rec);
+	int ret = cg_stream_packed(ctx->doc, &rec->u.memory, pk);
+	if (ret == 0)
+		return 0;
+	char msg[320];
+	return cg_read_fail(ctx, cg_rule_errno(ret, msg, sizeof(msg)), msg);
 }
 
 int cg_read_io_error(struct cg_read_ctx *ctx, int err)

@@ -9,6 +9,7 @@
 
 #include "cgtrace.h"
 #include "parse.h"
+#include "doc_stream.h"
 #include "record.h"
 
 struct cg_read_ctx {
@@ -44,6 +45,13 @@ int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *lin
 		  bool terminated, const struct cg_rec *fast);
 /* Adds a parsed record to the document: 0, or a negative errno with ctx->err set. */
 int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec);
+/*
+ * Adds a packed memory record of the compact decoder, of which pk holds
+ * what a streamed document needs (rec is read for a class not seen yet),
+ * else as cg_read_apply_rec. 0, or a negative errno with ctx->err set.
+ */
+int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
+			 const struct cg_stream_packed *pk);
 /* Warns "NAME: trace truncated after N records" and marks the document truncated. */
 void cg_read_truncated_after(struct cg_read_ctx *ctx, uint64_t records);
 /* Formats a read error of the source into ctx->err and returns it. */

@@ -17,14 +17,22 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "parse_fast.h"
 
-#define N_BATCH 3
-#define BATCH_RECS 2048
+/*
+ * A wakeup per batch makes the scheduler put the woken thread on the
+ * waker's core, and the two then take turns on one core. So the producer,
+ * once all batches are full, sleeps until half are free, and the consumer
+ * polls a while (about a batch's decoding) before it sleeps on an empty one.
+ */
+#define N_BATCH 8
+#define BATCH_RECS 4096
+#define SPIN 2000
 #define BATCH_TEXT (1u << 20) /* a batch ends once its TEXT lines reach this */
 
 /* Parses a TEXT item as the JSONL reader parses a line: fast, else reference. */
@@ -76,6 +84,8 @@ int cg_read_compact_next(struct cg_read_ctx *ctx, struct cg_cdec *d, struct cg_p
 struct entry {
 	uint32_t text_off, text_len; /* a TEXT item's line in the batch's text */
 	bool text;
+	bool packed_memory; /* pk holds what the analysis needs, so it leaves rec alone */
+	struct cg_stream_packed pk;
 };
 
 struct batch {
@@ -94,7 +104,9 @@ struct pipe {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct batch b[N_BATCH];
-	unsigned filled, head, tail;
+	atomic_uint filled; /* changed under mu, polled without it */
+	unsigned head, tail;
+	unsigned sleepers; /* threads waiting on cv, under mu */
 	bool stop;
 	struct cg_cdec *d;
 };
@@ -110,7 +122,7 @@ static int add_text(struct batch *b, const struct cg_cdec_out *out)
 		b->text_cap = cap;
 	}
 	memcpy(b->text + b->text_len, out->line, out->len);
-	b->entries[b->n] = (struct entry){(uint32_t)b->text_len, (uint32_t)out->len, true};
+	b->entries[b->n] = (struct entry){.text_off = (uint32_t)b->text_len, .text_len = (uint32_t)out->len, .text = true};
 	b->text_len += out->len;
 	return 0;
 }
@@ -134,15 +146,39 @@ static bool producer_step(struct pipe *p)
 			b->ret = r;
 			break;
 		}
-		b->entries[b->n].text = r == CG_CDEC_TEXT;
+		struct entry *e = &b->entries[b->n];
+		e->text = r == CG_CDEC_TEXT;
+		e->packed_memory = !e->text && b->recs[b->n].kind == CGTRACE_KIND_MEMORY;
+		if (e->packed_memory) {
+			struct cg_cdec_mem mem;
+			const struct cg_rec_memory *m = &b->recs[b->n].u.memory;
+			cg_cdec_last_memory(p->d, &mem);
+			e->pk = (struct cg_stream_packed){m->timestamp_ns, m->bytes, mem.addr,
+							  mem.cls, m->action, mem.vmm};
+		}
 		b->n++;
 	}
 	pthread_mutex_lock(&p->mu);
 	p->tail++;
-	p->filled++;
-	pthread_cond_broadcast(&p->cv);
+	atomic_fetch_add(&p->filled, 1);
+	if (p->sleepers)
+		pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	return !b->last;
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* The consumer polls a while for the next batch, which is usually about done, before it sleeps. */
+static void spin(struct pipe *p)
+{
+	for (int k = 0; k < SPIN && atomic_load_explicit(&p->filled, memory_order_acquire) == 0; k++)
+		relax();
 }
 
 static void *producer(void *arg)
@@ -150,8 +186,14 @@ static void *producer(void *arg)
 	struct pipe *p = arg;
 	for (;;) {
 		pthread_mutex_lock(&p->mu);
-		while (p->filled == N_BATCH && !p->stop)
-			pthread_cond_wait(&p->cv, &p->mu);
+		/* Once full, wait for half the batches: a wakeup a batch keeps both on one core. */
+		if (p->filled == N_BATCH) {
+			while (p->filled > N_BATCH / 2 && !p->stop) {
+				p->sleepers++;
+				pthread_cond_wait(&p->cv, &p->mu);
+				p->sleepers--;
+			}
+		}
 		bool stop = p->stop;
 		pthread_mutex_unlock(&p->mu);
 		if (stop || !producer_step(p))
@@ -174,7 +216,8 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 			if (r < 0)
 				return r;
 		}
-		int r = cg_read_apply_rec(ctx, rec);
+		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, &e->pk)
+					 : cg_read_apply_rec(ctx, rec);
 		if (r < 0)
 			return r;
 	}
@@ -240,9 +283,14 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 		/* Without a thread (none could be made) the producer's half runs inline. */
 		if (!started)
 			producer_step(p);
+		else
+			spin(p);
 		pthread_mutex_lock(&p->mu);
-		while (p->filled == 0)
+		while (p->filled == 0) {
+			p->sleepers++;
 			pthread_cond_wait(&p->cv, &p->mu);
+			p->sleepers--;
+		}
 		pthread_mutex_unlock(&p->mu);
 		struct batch *b = &p->b[p->head % N_BATCH];
 		ret = consume(ctx, b, &ref, &scratch);
@@ -252,10 +300,11 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 			ret = at_end(ctx, d, b->ret);
 		pthread_mutex_lock(&p->mu);
 		p->head++;
-		p->filled--;
+		atomic_fetch_sub(&p->filled, 1);
 		if (ret != 0)
 			p->stop = true;
-		pthread_cond_broadcast(&p->cv);
+		if (p->sleepers && (p->filled <= N_BATCH / 2 || p->stop))
+			pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 		if (last || ret != 0)
 			break;
