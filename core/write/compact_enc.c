@@ -513,15 +513,34 @@ void cg_cenc_thread(struct cg_cenc *e, uint64_t tid)
 /* TEXT                                                                */
 /* ------------------------------------------------------------------ */
 
+/*
+ * An item's opcode byte, and a packed record's timestamp delta: every item
+ * starts so. The ablation of --stats writes OP_MEMORY for an opcode it
+ * drops, any constant would do.
+ */
+static inline uint8_t *put_op(struct cg_cenc *e, uint8_t *w, uint8_t op)
+{
+	*w++ = KEEP(e, opcode) ? op : OP_MEMORY;
+	STAT(e, opcode, 1);
+	return w;
+}
+
+static inline uint8_t *put_ts(struct cg_cenc *e, uint8_t *w, uint64_t ts)
+{
+	uint8_t *w0 = w;
+	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
+	STAT(e, timestamp, w - w0);
+	e->prev_ts = ts;
+	return w;
+}
+
 /* One TEXT item; the newline a formatted line ends with is left out by the caller. */
 static int put_text(struct cg_cenc *e, const char *line, size_t n)
 {
 	uint8_t *w = room(e, HOT_MAX + CG_VARINT_MAX + n);
 	if (!w)
 		return -E2BIG;
-	w = put_thread(e, w);
-	*w++ = KEEP(e, opcode) ? OP_TEXT : OP_MEMORY;
-	STAT(e, opcode, 1);
+	w = put_op(e, put_thread(e, w), OP_TEXT);
 	uint8_t *w0 = w;
 	size_t kept = KEEP(e, text) ? n : 0;
 	w = cg_varint_put(w, kept);
@@ -621,23 +640,16 @@ static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t a
 static inline uint8_t *put_memory_head(struct cg_cenc *e, uint8_t *w, uint32_t cls, uint8_t op,
 				       uint64_t ts)
 {
-	uint8_t *w0;
 	uint32_t c = cls & (uint32_t)KEEP(e, class_ref);
 	if (likely(c < OP_CLASS_INLINE)) {
-		*w++ = KEEP(e, opcode) ? (uint8_t)(op | c) : OP_MEMORY;
-		STAT(e, opcode, 1);
+		w = put_op(e, w, (uint8_t)(op | c));
 	} else {
-		*w++ = KEEP(e, opcode) ? (uint8_t)(op | OP_CLASS_INLINE) : OP_MEMORY;
-		STAT(e, opcode, 1);
-		w0 = w;
+		w = put_op(e, w, (uint8_t)(op | OP_CLASS_INLINE));
+		uint8_t *w0 = w;
 		w = cg_varint_put(w, c);
 		STAT(e, class_ref, w - w0);
 	}
-	w0 = w;
-	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
-	STAT(e, timestamp, w - w0);
-	e->prev_ts = ts;
-	return w;
+	return put_ts(e, w, ts);
 }
 
 static inline uint32_t seen_slot(uint64_t addr)
@@ -740,15 +752,9 @@ static void span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t par
 		hot_text(e, &r);
 		return;
 	}
-	uint8_t *w = put_thread(e, hot_room(e));
-	*w++ = KEEP(e, opcode) ? OP_SPAN_START : OP_MEMORY;
-	STAT(e, opcode, 1);
-	uint8_t *w0 = w;
-	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
-	STAT(e, timestamp, w - w0);
-	e->prev_ts = ts;
+	uint8_t *w = put_ts(e, put_op(e, put_thread(e, hot_room(e)), OP_SPAN_START), ts);
 	uint64_t k = KEEP(e, other);
-	w0 = w;
+	uint8_t *w0 = w;
 	w = cg_varint_put(w, id & k);
 	w = cg_varint_put(w, parent & k);
 	w = cg_varint_put(w, name & k);
@@ -768,9 +774,7 @@ void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t pa
 
 void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns)
 {
-	uint8_t *w = put_thread(e, hot_room(e));
-	*w++ = KEEP(e, opcode) ? OP_SPAN_END : OP_MEMORY;
-	STAT(e, opcode, 1);
+	uint8_t *w = put_op(e, put_thread(e, hot_room(e)), OP_SPAN_END);
 	uint64_t k = KEEP(e, other);
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, id & k);
@@ -798,15 +802,9 @@ void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint
 		hot_text(e, &r);
 		return;
 	}
-	uint8_t *w = put_thread(e, hot_room(e));
-	*w++ = KEEP(e, opcode) ? OP_DEVICE_MEMORY : OP_MEMORY;
-	STAT(e, opcode, 1);
-	uint8_t *w0 = w;
-	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
-	STAT(e, timestamp, w - w0);
-	e->prev_ts = ts;
+	uint8_t *w = put_ts(e, put_op(e, put_thread(e, hot_room(e)), OP_DEVICE_MEMORY), ts);
 	uint64_t k = KEEP(e, other);
-	w0 = w;
+	uint8_t *w0 = w;
 	w = cg_varint_put(w, device & k);
 	w = cg_varint_put(w, used & k);
 	w = cg_varint_put(w, free_bytes & k);
