@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "cgtrace.h"
+#include "fuzz-common.h"
 #include "compact_dec.h"
 #include "crc32.h"
 
@@ -26,11 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define SPLIT "BLK!"
 
-static void quiet(void *user, const char *line)
-{
-	(void)user;
-	(void)line;
-}
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -79,10 +75,10 @@ static uint8_t *wrap(const uint8_t *data, size_t size, size_t *len)
 
 static void check_round_trip(const uint8_t *data, size_t size, const struct cgtrace_doc *doc)
 {
-	struct cgtrace_summary s1, s2;
+	struct cgtrace_summary s1;
 	if (cgtrace_doc_summary(doc, &s1) < 0)
 		return;
-	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
 	struct cgtrace_reader *r;
 	assert(cgtrace_reader_open_mem(&r, "fuzz", data, size, &opts) == 0);
 	int fd = memfd_create("export", MFD_CLOEXEC);
@@ -90,30 +86,13 @@ static void check_round_trip(const uint8_t *data, size_t size, const struct cgtr
 	int ret = cgtrace_reader_export_jsonl(r, fd);
 	assert(ret == 0);
 	cgtrace_reader_close(r);
-	off_t len = lseek(fd, 0, SEEK_CUR);
-	char *buf = malloc((size_t)len + 1);
-	assert(buf && pread(fd, buf, (size_t)len, 0) == len);
-	close(fd);
-	struct cgtrace_doc *back = NULL;
-	char err[512];
-	ret = cgtrace_doc_read_mem("export", buf, (size_t)len, &opts, &back, err, sizeof(err));
-	if (ret != 0) {
-		fprintf(stderr, "the JSONL export does not read back: %s\n", err);
-		abort();
-	}
-	assert(cgtrace_doc_summary(back, &s2) == 0);
-	assert(memcmp(&s1, &s2, sizeof(s1)) == 0);
-	for (int k = 0; k < CGTRACE_KIND_COUNT; k++)
-		assert(cgtrace_doc_count(doc, (enum cgtrace_kind)k) ==
-		       cgtrace_doc_count(back, (enum cgtrace_kind)k));
-	cgtrace_doc_free(back);
-	free(buf);
+	cgtrace_doc_free(fuzz_read_back(fd, doc, &s1, "the JSONL export"));
 }
 
 static void check_stream(const uint8_t *data, size_t size, int doc_ret, const char *doc_err,
 			 const struct cgtrace_doc *doc)
 {
-	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
 	struct cgtrace_reader *r;
 	assert(cgtrace_reader_open_mem(&r, "fuzz", data, size, &opts) == 0);
 	size_t seen[CGTRACE_KIND_COUNT] = {0};
@@ -139,7 +118,7 @@ static void check_file(const uint8_t *data, size_t size)
 {
 	struct cgtrace_doc *doc = NULL;
 	char err[512];
-	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
 	int ret = cgtrace_doc_read_mem("fuzz", data, size, &opts, &doc, err, sizeof(err));
 	check_stream(data, size, ret, err, doc);
 	if (ret == 0) {

@@ -17,16 +17,12 @@
 #include <unistd.h>
 
 #include "cgtrace.h"
+#include "fuzz-common.h"
 #include "parse_fast.h"
 #include "parse_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void quiet(void *user, const char *line)
-{
-	(void)user;
-	(void)line;
-}
 
 static void check_lines(const char *s, size_t n)
 {
@@ -53,40 +49,23 @@ static void check_lines(const char *s, size_t n)
 
 static void check_round_trip(const struct cgtrace_doc *doc)
 {
-	struct cgtrace_summary s1, s2;
+	struct cgtrace_summary s1;
 	if (cgtrace_doc_summary(doc, &s1) < 0)
 		return;
 	int fd = memfd_create("export", MFD_CLOEXEC);
 	assert(fd >= 0);
 	int r = cgtrace_doc_export_jsonl(doc, fd);
 	assert(r == 0);
-	off_t len = lseek(fd, 0, SEEK_CUR);
-	char *buf = malloc((size_t)len + 1);
-	assert(buf && pread(fd, buf, (size_t)len, 0) == len);
-	close(fd);
-	struct cgtrace_doc *back = NULL;
-	char err[512];
-	struct cgtrace_read_options opts = {.warn = quiet};
-	r = cgtrace_doc_read_mem("export", buf, (size_t)len, &opts, &back, err, sizeof(err));
-	if (r != 0) {
-		fprintf(stderr, "export does not read back: %s\n", err);
-		abort();
-	}
-	assert(cgtrace_doc_summary(back, &s2) == 0);
-	assert(memcmp(&s1, &s2, sizeof(s1)) == 0);
-	for (int k = 0; k < CGTRACE_KIND_COUNT; k++)
-		assert(cgtrace_doc_count(doc, (enum cgtrace_kind)k) ==
-		       cgtrace_doc_count(back, (enum cgtrace_kind)k));
+	struct cgtrace_doc *back = fuzz_read_back(fd, doc, &s1, "export");
 	assert(cgtrace_doc_device_info_conflicts(back) == 0);
 	cgtrace_doc_free(back);
-	free(buf);
 }
 
 /* The document reader's verdict (ret, err) and counts, against the stream's. */
 static void check_stream(const uint8_t *data, size_t size, int doc_ret, const char *doc_err,
 			 const struct cgtrace_doc *doc)
 {
-	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
 	struct cgtrace_reader *r;
 	int ret = cgtrace_reader_open_mem(&r, "fuzz", data, size, &opts);
 	assert(ret == 0);
@@ -130,7 +109,7 @@ static void check_stream(const uint8_t *data, size_t size, int doc_ret, const ch
 static void check_streamed(const uint8_t *data, size_t size, int doc_ret, const char *doc_err,
 			   const struct cgtrace_doc *doc)
 {
-	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
 	struct cgtrace_doc *st = NULL;
 	char err[512];
 	int ret = cgtrace_doc_read_mem_flags("fuzz", data, size, &opts, CGTRACE_READ_STREAM_MEMORY,
@@ -175,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cgtrace_doc *doc = NULL;
 	char err[512];
-	struct cgtrace_read_options opts = {.warn = quiet};
+	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
 	check_lines((const char *)data, size);
 	int ret = cgtrace_doc_read_mem("fuzz", data, size, &opts, &doc, err, sizeof(err));
 	check_stream(data, size, ret, err, doc);
