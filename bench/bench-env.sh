@@ -13,6 +13,16 @@ die() {
 	exit 1
 }
 
+# bench_help SCRIPT ARG: with ARG -h or --help, prints SCRIPT's header
+# comment (its usage) and exits.
+bench_help() {
+	case "${2:-}" in -h | --help)
+		sed -n '3,/^$/s/^# \{0,1\}//p' "$1"
+		exit 0
+		;;
+	esac
+}
+
 # Wall clock in nanoseconds (GNU date); GNU time's %e has 10 ms steps.
 now_ns() {
 	date +%s%N

@@ -22,11 +22,7 @@ src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
 . "$src_dir/bench/bench-env.sh"
 
-case "${1:-}" in -h | --help)
-	sed -n '3,/^$/s/^# \{0,1\}//p' "$0"
-	exit 0
-	;;
-esac
+bench_help "$0" "${1:-}"
 [ $# -le 1 ] || die "usage: $0 [COMMAND]"
 command -v git >/dev/null 2>&1 || die "missing git"
 

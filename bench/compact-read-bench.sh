@@ -31,11 +31,7 @@ src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
 . "$src_dir/bench/bench-env.sh"
 
-case "${1:-}" in -h | --help)
-	sed -n '3,/^$/s/^# \{0,1\}//p' "$0"
-	exit 0
-	;;
-esac
+bench_help "$0" "${1:-}"
 [ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [OPS] [RUNS]"
 build=$(bench_build_dir "${1:-build}")
 ops=${2:-10000000}
