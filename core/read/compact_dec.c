@@ -671,7 +671,7 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		return d->state;
 	struct cg_sv id = put_tensor_id(d->dst_ids, c->vmm, addr);
 	if (!is_free) {
-		if (cg_clive_set(&d->live, c->space, addr, bytes) < 0)
+		if (cg_clive_set(&d->live, c->space, addr, bytes, 0) < 0)
 			return fail(d, -ENOMEM, "out of memory");
 	} else if (!cg_clive_take(&d->live, c->space, addr, &bytes)) {
 		return fail(d, -EBADMSG, "free of %.*s on %.*s, which is not live", (int)id.n,
@@ -870,7 +870,7 @@ static int text_live(struct cg_cdec *d, const char *s, size_t n)
 		return fail(d, -ENOMEM, "out of memory");
 	if (m->action == CGTRACE_FREE)
 		cg_clive_take(&d->live, dev * 2 + vmm, addr, &bytes);
-	else if (cg_clive_set(&d->live, dev * 2 + vmm, addr, m->bytes) < 0)
+	else if (cg_clive_set(&d->live, dev * 2 + vmm, addr, m->bytes, 0) < 0)
 		return fail(d, -ENOMEM, "out of memory");
 	return 0;
 }

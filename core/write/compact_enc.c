@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "buf.h"
+#include "compact_live.h"
 #include "crc32.h"
 #include "hash.h"
 #include "jsonl_format.h"
@@ -58,19 +59,6 @@ struct index {
 	uint32_t mask;
 };
 
-/* (device string id, vmm, address) -> bytes, for cg_cenc_rec's frees. */
-struct live_ent {
-	uint64_t addr;
-	uint64_t bytes;
-	uint64_t ord; /* its alloc's, for the history */
-	uint32_t dev; /* (string id << 1 | vmm) + 1; 0: empty */
-};
-
-struct live {
-	struct live_ent *e;
-	size_t mask, count;
-};
-
 struct cg_cenc {
 	struct cg_cenc_opts o;
 	int err;
@@ -110,7 +98,7 @@ struct cg_cenc {
 	/* The hot calls' TEXT: a buffer the formatter's bound always fits. */
 	struct cg_buf hot;
 	struct cg_buf text;
-	struct live live;
+	struct cg_clive live; /* cg_cenc_rec's, with each alloc's ordinal */
 	struct cg_cenc_stats st;
 };
 
@@ -387,7 +375,7 @@ int cg_cenc_close(struct cg_cenc *e)
 	free(e->zws);
 	free(e->hot.p);
 	cg_buf_fini(&e->text);
-	free(e->live.e);
+	cg_clive_fini(&e->live);
 	unreserve(e->sbytes, SBYTES_RESERVE);
 	unreserve(e->str, STR_RESERVE);
 	unreserve(e->sidx.slot, SIDX_RESERVE);
@@ -822,76 +810,6 @@ void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint
 /* Parsed records (cgtrace export)                                     */
 /* ------------------------------------------------------------------ */
 
-static size_t live_slot(const struct live *l, uint32_t dev, uint64_t addr)
-{
-	size_t i = (size_t)cg_hash_mix64(addr ^ (uint64_t)dev << 48 ^ dev) & l->mask;
-	while (l->e[i].dev && !(l->e[i].dev == dev && l->e[i].addr == addr))
-		i = (i + 1) & l->mask;
-	return i;
-}
-
-static struct live_ent *live_find(struct live *l, uint32_t dev, uint64_t addr)
-{
-	if (!l->e)
-		return NULL;
-	struct live_ent *x = &l->e[live_slot(l, dev, addr)];
-	return x->dev ? x : NULL;
-}
-
-static int live_grow(struct live *l)
-{
-	size_t n = l->e ? (l->mask + 1) * 2 : 1024;
-	struct live_ent *old = l->e;
-	size_t old_n = l->e ? l->mask + 1 : 0;
-	l->e = calloc(n, sizeof(*l->e));
-	if (!l->e) {
-		l->e = old;
-		return -ENOMEM;
-	}
-	l->mask = n - 1;
-	for (size_t i = 0; i < old_n; i++)
-		if (old[i].dev)
-			l->e[live_slot(l, old[i].dev, old[i].addr)] = old[i];
-	free(old);
-	return 0;
-}
-
-/* Sets the entry, as an alloc does (replacing one already there). */
-static int live_set(struct live *l, uint32_t dev, uint64_t addr, uint64_t bytes, uint64_t ord)
-{
-	if ((l->count + 1) * 2 > (l->e ? l->mask + 1 : 0)) {
-		int r = live_grow(l);
-		if (r < 0)
-			return r;
-	}
-	struct live_ent *x = &l->e[live_slot(l, dev, addr)];
-	if (!x->dev)
-		l->count++;
-	*x = (struct live_ent){addr, bytes, ord, dev};
-	return 0;
-}
-
-/* Removes the entry, shifting back the ones its slot made wait (no tombstones). */
-static void live_remove(struct live *l, uint32_t dev, uint64_t addr)
-{
-	struct live_ent *x = live_find(l, dev, addr);
-	if (!x)
-		return;
-	size_t i = (size_t)(x - l->e);
-	l->count--;
-	for (size_t j = (i + 1) & l->mask; l->e[j].dev; j = (j + 1) & l->mask) {
-		size_t home = (size_t)cg_hash_mix64(l->e[j].addr ^ (uint64_t)l->e[j].dev << 48 ^
-						    l->e[j].dev) &
-			      l->mask;
-		/* j's entry may move to i when its home is not in (i, j]. */
-		if (((j - home) & l->mask) >= ((j - i) & l->mask)) {
-			l->e[i] = l->e[j];
-			i = j;
-		}
-	}
-	l->e[i].dev = 0;
-}
-
 /* The record's formatted line as TEXT. */
 static int rec_text(struct cg_cenc *e, const struct cg_rec *r)
 {
@@ -989,13 +907,13 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	bool vmm = false, is_free = m->action == CGTRACE_FREE;
 	bool canon = parse_tensor_id(m->tensor_id, &addr, &vmm);
 	uint32_t dev = canon ? sv_string(e, m->device) : CG_CENC_NONE;
-	uint32_t live_dev = dev == CG_CENC_NONE ? 0 : (dev << 1 | vmm) + 1;
+	uint32_t space = dev << 1 | vmm; /* the live table's, with a device */
 	bool pack = canon && dev != CG_CENC_NONE && m->action <= CGTRACE_FREE &&
 		    m->category < CGTRACE_CAT_COUNT &&
 		    memory_fits(r, addr, vmm, !is_free && m->managed);
-	struct live_ent *x = NULL;
+	const struct cg_clive_ent *x = NULL;
 	if (pack && is_free) {
-		x = e->o.track_live ? live_find(&e->live, live_dev, addr) : NULL;
+		x = e->o.track_live ? cg_clive_get(&e->live, space, addr) : NULL;
 		/* A late free is TEXT here: the hot call would end the block for it. */
 		pack = x && x->bytes == m->bytes && m->timestamp_ns >= e->prev_ts;
 	}
@@ -1013,14 +931,15 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	if (cls == CG_CENC_NONE)
 		ret = rec_text(e, r);
 	else if (is_free)
-		cg_cenc_free(e, cls, m->timestamp_ns, addr, x->ord);
+		cg_cenc_free(e, cls, m->timestamp_ns, addr, x->aux);
 	else
 		ord = cg_cenc_alloc(e, cls, m->timestamp_ns, addr, m->bytes);
-	if (ret == 0 && e->o.track_live && live_dev) {
+	if (ret == 0 && e->o.track_live && dev != CG_CENC_NONE) {
+		uint64_t bytes;
 		if (is_free)
-			live_remove(&e->live, live_dev, addr);
+			cg_clive_take(&e->live, space, addr, &bytes);
 		else
-			ret = live_set(&e->live, live_dev, addr, m->bytes, ord);
+			ret = cg_clive_set(&e->live, space, addr, m->bytes, ord);
 	}
 	return ret;
 }

@@ -62,7 +62,8 @@ static bool full(const struct cg_clive *t)
 	return !t->e || n * (slots <= (1u << 20) ? 4 : 2) > slots;
 }
 
-int cg_clive_set(struct cg_clive *t, uint32_t space, uint64_t addr, uint64_t bytes)
+int cg_clive_set(struct cg_clive *t, uint32_t space, uint64_t addr, uint64_t bytes,
+		 uint64_t aux)
 {
 	if (full(t)) {
 		int r = grow(t);
@@ -73,14 +74,28 @@ int cg_clive_set(struct cg_clive *t, uint32_t space, uint64_t addr, uint64_t byt
 	for (;; i = (i + 1) & t->mask) {
 		struct cg_clive_ent *e = &t->e[i];
 		if (!e->space1) {
-			*e = (struct cg_clive_ent){addr, bytes, space + 1};
+			*e = (struct cg_clive_ent){addr, bytes, aux, space + 1};
 			t->count++;
 			return 0;
 		}
 		if (e->addr == addr && e->space1 == space + 1) {
 			e->bytes = bytes;
+			e->aux = aux;
 			return 0;
 		}
+	}
+}
+
+const struct cg_clive_ent *cg_clive_get(const struct cg_clive *t, uint32_t space, uint64_t addr)
+{
+	if (!t->e)
+		return NULL;
+	for (uint32_t i = slot(t, space, addr);; i = (i + 1) & t->mask) {
+		const struct cg_clive_ent *e = &t->e[i];
+		if (!e->space1)
+			return NULL;
+		if (e->addr == addr && e->space1 == space + 1)
+			return e;
 	}
 }
 
