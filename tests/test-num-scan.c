@@ -113,6 +113,44 @@ static void expect_f64(const char *s, double want)
 	ck_assert_msg(memcmp(&v, &want, sizeof(v)) == 0, "%s: got %.17g, want %.17g", s, v, want);
 }
 
+/* Tensor ids the compact encoding packs, and near misses that stay strings. */
+START_TEST(test_hex_id)
+{
+	static const struct {
+		const char *s;
+		bool ok, vmm;
+		uint64_t v;
+	} cases[] = {
+		{"0x0", true, false, 0},
+		{"0x7f12ab", true, false, 0x7f12ab},
+		{"0xffffffffffffffff", true, false, UINT64_MAX},
+		{"vmm:0x200000", true, true, 0x200000},
+		{"0x00", false, false, 0},
+		{"0x01", false, false, 0},
+		{"0xAB", false, false, 0},
+		{"0x", false, false, 0},
+		{"0x10000000000000000", false, false, 0},
+		{"x0", false, false, 0},
+		{"vmm:", false, true, 0},
+		{"vmm:0x0g", false, true, 0},
+		{"t17", false, false, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool vmm = !cases[i].vmm;
+		uint64_t v = 12345;
+		bool ok = cg_scan_hex_id(cases[i].s, strlen(cases[i].s), &vmm, &v);
+		ck_assert_msg(ok == cases[i].ok, "%s", cases[i].s);
+		if (ok) {
+			ck_assert_uint_eq(v, cases[i].v);
+			ck_assert(vmm == cases[i].vmm);
+		}
+	}
+	bool vmm;
+	uint64_t v;
+	ck_assert(!cg_scan_hex_id(NULL, 0, &vmm, &v));
+}
+END_TEST
+
 START_TEST(test_f64_good)
 {
 	char buf[512];
@@ -264,6 +302,7 @@ static Suite *num_scan_suite(void)
 	tcase_add_loop_test(tc, test_u64_good, 0, (int)(sizeof(u64_good) / sizeof(u64_good[0])));
 	tcase_add_loop_test(tc, test_u64_bad, 0, (int)(sizeof(u64_bad) / sizeof(u64_bad[0])));
 	test_add(tc, test_u64_not_terminated);
+	test_add(tc, test_hex_id);
 	tc = test_tcase(s, "f64:scan", 4);
 	test_add(tc, test_f64_good);
 	tcase_add_loop_test(tc, test_f64_bad, 0, (int)(sizeof(f64_bad) / sizeof(f64_bad[0])));

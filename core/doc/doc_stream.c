@@ -23,6 +23,7 @@
 #include "doc_build.h"
 #include "fmt_int.h"
 #include "hash.h"
+#include "num_scan.h"
 #include "sat.h"
 
 uint32_t cg_stream_window = CG_STREAM_WINDOW;
@@ -61,27 +62,6 @@ void cg_stream_free(struct cg_stream *s)
 	cg_vec_free(&s->candidates, sizeof(struct cg_stream_candidate));
 	cg_vec_free(&s->packed_cls, sizeof(uint32_t));
 	free(s);
-}
-
-/* Most ids are heap addresses as the probe writes them: their value is the key, no string kept. */
-static bool canonical_hex(struct cg_sv s, uint64_t *out)
-{
-	if (s.n < 3 || s.n > 18 || s.p[0] != '0' || s.p[1] != 'x' || (s.p[2] == '0' && s.n != 3))
-		return false;
-	uint64_t v = 0;
-	for (uint32_t i = 2; i < s.n; i++) {
-		char c = s.p[i];
-		unsigned dgt;
-		if (c >= '0' && c <= '9')
-			dgt = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			dgt = (unsigned)(c - 'a' + 10);
-		else
-			return false;
-		v = v << 4 | dgt;
-	}
-	*out = v;
-	return true;
 }
 
 static struct cg_stream_dev *dev_at(struct cg_stream *s, uint16_t dev)
@@ -571,7 +551,9 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 		.shape = shape,
 		.action = cg_doc_class(d, cls)->action,
 	};
-	if (!canonical_hex(m->tensor_id, &g.key)) {
+	/* Most ids are heap addresses as the probe writes them: their value is the key, no string kept. */
+	bool vmm;
+	if (!cg_scan_hex_id(m->tensor_id.p, m->tensor_id.n, &vmm, &g.key) || vmm) {
 		g.key = cg_hash_bytes(m->tensor_id.p, m->tensor_id.n);
 		g.str = malloc(m->tensor_id.n + 1);
 		if (!g.str)

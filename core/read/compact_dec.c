@@ -24,6 +24,7 @@
 #include "crc32.h"
 #include "fmt_int.h"
 #include "hash.h"
+#include "num_scan.h"
 #include "parse_fast.h"
 #include "parse_ref.h"
 #include "u64map.h"
@@ -823,30 +824,6 @@ static int device_memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	return CG_CDEC_REC;
 }
 
-/* The address of a tensor_id a packed record could have written: "0x" hex, no leading zero. */
-static bool canonical_id(struct cg_sv id, bool *vmm, uint64_t *addr)
-{
-	const char *s = id.p;
-	size_t n = id.n;
-	*vmm = n > 4 && memcmp(s, "vmm:", 4) == 0;
-	if (*vmm)
-		s += 4, n -= 4;
-	if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x' || (s[2] == '0' && n > 3))
-		return false;
-	uint64_t v = 0;
-	for (size_t i = 2; i < n; i++) {
-		char c = s[i];
-		unsigned x = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-			     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-						    : 16;
-		if (x == 16)
-			return false;
-		v = v << 4 | x;
-	}
-	*addr = v;
-	return true;
-}
-
 /*
  * A TEXT memory record updates the live table as a packed one does. Only
  * its kind, action, device and tensor_id matter; a line that does not
@@ -863,7 +840,7 @@ static int text_live(struct cg_cdec *d, const char *s, size_t n)
 	const struct cg_rec_memory *m = &d->text.u.memory;
 	bool vmm;
 	uint64_t addr, bytes;
-	if (d->text.kind != CGTRACE_KIND_MEMORY || !canonical_id(m->tensor_id, &vmm, &addr))
+	if (d->text.kind != CGTRACE_KIND_MEMORY || !cg_scan_hex_id(m->tensor_id.p, m->tensor_id.n, &vmm, &addr))
 		return 0;
 	uint32_t dev = device_of(d, m->device, true);
 	if (dev == UINT32_MAX)

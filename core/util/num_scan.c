@@ -121,3 +121,28 @@ int cg_scan_f64(const char *s, size_t n, double *out)
 	*out = v;
 	return 0;
 }
+
+bool cg_scan_hex_id(const char *s, size_t n, bool *vmm, uint64_t *out)
+{
+	if (!s)
+		return false;
+	*vmm = n > 4 && memcmp(s, "vmm:", 4) == 0;
+	if (*vmm)
+		s += 4, n -= 4;
+	if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x' || (s[2] == '0' && n > 3))
+		return false;
+	uint64_t v = 0;
+	for (size_t i = 2; i < n; i++) {
+		char c = s[i];
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else
+			return false;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return true;
+}

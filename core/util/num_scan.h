@@ -21,6 +21,14 @@
 int cg_scan_u64(const char *s, size_t n, uint64_t *out);
 
 /*
+ * A tensor id as cgprobe writes addresses: `0x` and lowercase hex digits
+ * without leading zeros (`0x0` for 0), after `vmm:` when *vmm is set on
+ * return. False for anything else (the id is then a plain string). The
+ * compact encoding packs exactly these (docs/compact-format.md).
+ */
+bool cg_scan_hex_id(const char *s, size_t n, bool *vmm, uint64_t *out);
+
+/*
  * The digits at the start of [p, e), as cg_scan_u64 reads them, for scanners
  * that find the token's end as they go: *end is set past the digits. 0 with
  * *out set, -EINVAL without a digit or with a leading zero before another

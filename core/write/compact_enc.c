@@ -20,6 +20,7 @@
 #include "hash.h"
 #include "jsonl_format.h"
 #include "names.h"
+#include "num_scan.h"
 #include "varint.h"
 
 /* The most a hot item takes, a THREAD item before it included. */
@@ -823,35 +824,6 @@ static int rec_text(struct cg_cenc *e, const struct cg_rec *r)
 	return put_text(e, e->text.p, e->text.len - 1);
 }
 
-/* A tensor_id the packed form spells: "0x", lowercase hex without leading zeros. */
-static bool parse_tensor_id(struct cg_sv s, uint64_t *addr, bool *vmm)
-{
-	const char *p = s.p, *end = s.p + s.n;
-	if (!p)
-		return false;
-	*vmm = s.n > 4 && memcmp(p, "vmm:", 4) == 0;
-	if (*vmm)
-		p += 4;
-	if (end - p < 3 || end - p > 18 || p[0] != '0' || p[1] != 'x')
-		return false;
-	p += 2;
-	if (p[0] == '0' && end - p > 1)
-		return false;
-	uint64_t v = 0;
-	for (; p < end; p++) {
-		unsigned d;
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else
-			return false;
-		v = v << 4 | d;
-	}
-	*addr = v;
-	return true;
-}
-
 /* A span id the packed form spells: "s" and a decimal number without leading zeros. */
 static bool parse_span_id(struct cg_sv s, uint64_t *id)
 {
@@ -905,7 +877,7 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	const struct cg_rec_memory *m = &r->u.memory;
 	uint64_t addr = 0;
 	bool vmm = false, is_free = m->action == CGTRACE_FREE;
-	bool canon = parse_tensor_id(m->tensor_id, &addr, &vmm);
+	bool canon = cg_scan_hex_id(m->tensor_id.p, m->tensor_id.n, &vmm, &addr);
 	uint32_t dev = canon ? sv_string(e, m->device) : CG_CENC_NONE;
 	uint32_t space = dev << 1 | vmm; /* the live table's, with a device */
 	bool pack = canon && dev != CG_CENC_NONE && m->action <= CGTRACE_FREE &&
