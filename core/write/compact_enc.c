@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "compact_live.h"
 #include "crc32.h"
+#include "fmt_num.h"
 #include "hash.h"
 #include "jsonl_format.h"
 #include "names.h"
@@ -569,20 +570,13 @@ static struct cg_sv str_sv(const struct cg_cenc *e, uint32_t id)
 /* "0x" and lowercase hex without leading zeros, after "vmm:" for VMM; returns the length. */
 static size_t fmt_tensor_id(char *out, uint64_t addr, bool vmm)
 {
-	static const char hex[16] = "0123456789abcdef";
-	char *w = out;
+	size_t n = 0;
 	if (vmm) {
-		memcpy(w, "vmm:", 4);
-		w += 4;
+		memcpy(out, "vmm:", 4);
+		n = 4;
 	}
-	*w++ = '0';
-	*w++ = 'x';
-	int shift = 60;
-	while (shift > 0 && !((addr >> shift) & 15))
-		shift -= 4;
-	for (; shift >= 0; shift -= 4)
-		*w++ = hex[(addr >> shift) & 15];
-	return (size_t)(w - out);
+	memcpy(out + n, "0x", 2);
+	return n + 2 + cg_fmt_hex(out + n + 2, addr);
 }
 
 static size_t fmt_span_id(char *out, uint64_t id)
