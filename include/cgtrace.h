@@ -572,6 +572,65 @@ int cgtrace_doc_min_bytes(const struct cgtrace_doc *doc, uint64_t *out);
 size_t cgtrace_json_string(char *out, const char *s, size_t n);
 
 /* ------------------------------------------------------------------ */
+/* Call stacks and offline symbols                                    */
+/* ------------------------------------------------------------------ */
+
+/* A recorded call stack (docs/stacks.md): return addresses, innermost first. */
+struct cgtrace_stack {
+	uint64_t id;
+	const uint64_t *frames;
+	size_t n_frames;
+	uint64_t defined_ns;
+};
+
+/* A recorded module: the load bias, its [start, end) and the GNU build id in hex. */
+struct cgtrace_module {
+	const char *path;
+	uint64_t base, start, end;
+	const char *build_id; /* NULL: none */
+	uint64_t recorded_ns;
+};
+
+/*
+ * One frame of a resolved return address. An address inside inlined code
+ * gives several: the inlined functions innermost first (inlined set), then
+ * the function they were inlined into.
+ */
+struct cgtrace_frame {
+	uint64_t address;     /* the return address as recorded */
+	const char *function; /* NULL: unknown */
+	const char *file;     /* NULL: no line information */
+	uint32_t line;        /* 0 with file NULL */
+	const char *module;   /* the module's path; NULL: no recorded module covers it */
+	uint64_t offset;      /* address - 1 - the module's base (address - 1 without one) */
+	bool inlined;
+};
+
+struct cgtrace_symbols;
+
+/*
+ * Symbols for the modules a trace recorded, resolved from the files on
+ * disk through libdw, with separate debug files found by build id under
+ * the directories of CGTRACE_DEBUG_DIR (colon-separated) and
+ * /usr/lib/debug. A module whose file is missing or whose build id differs
+ * from the recorded one keeps module+offset frames, with one warning line
+ * ("PATH: ...") to opts->warn. The modules are copied.
+ */
+int cgtrace_symbols_open(struct cgtrace_symbols **out, const struct cgtrace_module *mods,
+			 size_t n, const struct cgtrace_read_options *opts);
+/*
+ * The frames of a return address of a stack defined at defined_ns (the
+ * module entry covering address - 1 recorded last at or before it, else
+ * the earliest recorded after it); *n >= 1. Each distinct address is
+ * resolved once; the frames stay valid until the symbols are closed.
+ */
+int cgtrace_symbols_resolve(struct cgtrace_symbols *s, uint64_t address, uint64_t defined_ns,
+			    const struct cgtrace_frame **frames, size_t *n);
+/* How many addresses libdw was asked about so far (each distinct one once). */
+uint64_t cgtrace_symbols_lookups(const struct cgtrace_symbols *s);
+void cgtrace_symbols_close(struct cgtrace_symbols *s);
+
+/* ------------------------------------------------------------------ */
 /* Writing: a recording session                                      */
 /* ------------------------------------------------------------------ */
 

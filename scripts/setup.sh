@@ -5,11 +5,11 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-# Build: meson, ninja, a C compiler, cJSON, zstd, libunwind, Check.
+# Build: meson, ninja, a C compiler, cJSON, zstd, libunwind, libdw (offline symbols), Check.
 # Tests and tools: zstd (CLI), clang + libFuzzer runtime for the fuzz target,
 # heaptrack for the benchmarks, time for peak-RSS figures, python3 and its
 # zstandard module for the independent decoder of the compact encoding.
-packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev
+packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev libdw-dev
 check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard"
 
 missing=""

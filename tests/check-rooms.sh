@@ -13,7 +13,8 @@ allowed() {
 	write) echo "util model write" ;;
 	doc) echo "util model doc" ;;
 	read) echo "util model doc read" ;;
-	analysis) echo "util model doc analysis" ;;
+	analysis) echo "util model doc symbols analysis" ;;
+	symbols) echo "util symbols" ;;
 	export) echo "util model doc read write export" ;;
 	esac
 }

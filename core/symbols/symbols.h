@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Offline symbols: the recorded return addresses of a trace's stacks
+ * resolved after the run through elfutils' libdw, from the modules the
+ * trace recorded (path, load bias, address range, build id). Defines the
+ * cgtrace_symbols_* functions of cgtrace.h; this header adds what the
+ * analyses use inside the library.
+ */
+#ifndef CG_SYMBOLS_H
+#define CG_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgtrace.h"
+
+/* Where separate debug files are looked for by build id, besides /usr/lib/debug. */
+#define CG_DEBUG_DIR_ENV "CGTRACE_DEBUG_DIR"
+
+/*
+ * The module entry an address belongs to (cgtrace_module_for's rule), -1
+ * when none covers it.
+ */
+long cg_module_for(const struct cgtrace_module *mods, size_t n, uint64_t pc, uint64_t defined_ns);
+
+#endif

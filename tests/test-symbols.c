@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Offline symbols (core/symbols): the known call chains of
+ * tests/symbols/sym-target.c resolved to their functions and lines, inlined
+ * frames included; one lookup per distinct address; the module rule; a
+ * missing file and a build-id mismatch keep module+offset with one warning.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgtrace.h"
+#include "symbols.h"
+#include "test-main.h"
+
+#define MAX_MODS 32
+#define MAX_FRAMES 32
+
+/* What sym-target printed: its modules, its three stacks, the lines expected. */
+static struct target {
+	struct cgtrace_module mods[MAX_MODS];
+	char paths[MAX_MODS][4096], ids[MAX_MODS][129];
+	size_t n_mods;
+	uint64_t stack[4][MAX_FRAMES];
+	size_t depth[4];
+	char file[256];
+	int take_in_helper, helper_in_twice, twice_in_a, twice_in_b, take_in_leak;
+} T;
+
+static int load_target(int argc, char **argv)
+{
+	const char *bin = getenv("SYMBOLS_TEST_BIN");
+	if (!bin)
+		return 77;
+	FILE *p = popen(bin, "r");
+	if (!p)
+		return 1;
+	char line[8192];
+	while (fgets(line, sizeof(line), p)) {
+		if (strncmp(line, "module ", 7) == 0 && T.n_mods < MAX_MODS) {
+			size_t i = T.n_mods++;
+			struct cgtrace_module *m = &T.mods[i];
+			unsigned long base, start, end;
+			if (sscanf(line, "module %4095s 0x%lx 0x%lx 0x%lx %128s", T.paths[i], &base,
+			           &start, &end, T.ids[i]) != 5)
+				return 1;
+			*m = (struct cgtrace_module){
+			    T.paths[i], base, start, end, strcmp(T.ids[i], "-") ? T.ids[i] : NULL,
+			    0};
+		} else if (strncmp(line, "stack ", 6) == 0) {
+			char *s = line + 6, *end;
+			unsigned long id = strtoul(s, &end, 10);
+			if (id < 1 || id > 3)
+				return 1;
+			for (s = end; T.depth[id] < MAX_FRAMES; s = end) {
+				uint64_t a = strtoull(s, &end, 16);
+				if (end == s)
+					break;
+				T.stack[id][T.depth[id]++] = a;
+			}
+		} else if (sscanf(line, "expect %255s %d %d %d %d %d", T.file, &T.take_in_helper,
+		                  &T.helper_in_twice, &T.twice_in_a, &T.twice_in_b,
+		                  &T.take_in_leak) == 6) {
+			char *slash = strrchr(T.file, '/');
+			if (slash)
+				memmove(T.file, slash + 1, strlen(slash));
+		}
+	}
+	return pclose(p) == 0 && T.n_mods && T.depth[3] ? TEST_GO_ON : 1;
+}
+
+struct warns {
+	int count;
+	char last[1024];
+};
+
+static void on_warn(void *user, const char *line)
+{
+	struct warns *w = user;
+	w->count++;
+	snprintf(w->last, sizeof(w->last), "%s", line);
+}
+
+static struct cgtrace_symbols *open_syms(const struct cgtrace_module *mods, size_t n,
+                                         struct warns *w)
+{
+	struct cgtrace_read_options o = {.warn = on_warn, .user = w};
+	struct cgtrace_symbols *s;
+	ck_assert_int_eq(cgtrace_symbols_open(&s, mods, n, &o), 0);
+	return s;
+}
+
+static void ck_frame(const struct cgtrace_frame *f, const char *function, int line, bool inlined)
+{
+	ck_assert_ptr_nonnull(f->function);
+	ck_assert_str_eq(f->function, function);
+	ck_assert_ptr_nonnull(f->file);
+	const char *base = strrchr(f->file, '/');
+	ck_assert_str_eq(base ? base + 1 : f->file, T.file);
+	ck_assert_int_eq(f->line, line);
+	ck_assert_int_eq(f->inlined, inlined);
+	ck_assert_str_eq(f->module, T.mods[0].path);
+}
+
+START_TEST(resolve_inlined_chain)
+{
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
+	const struct cgtrace_frame *f;
+	size_t n;
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][0], 0, &f, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_frame(&f[0], "inl_helper", T.take_in_helper, true);
+	ck_frame(&f[1], "alloc_twice", T.helper_in_twice, false);
+	ck_assert_uint_eq(f[0].address, T.stack[1][0]);
+	ck_assert_uint_eq(f[0].offset, T.stack[1][0] - 1 - T.mods[0].base);
+	ck_assert_int_eq(w.count, 0);
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
+START_TEST(resolve_callers)
+{
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
+	const struct cgtrace_frame *f;
+	size_t n;
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][1], 0, &f, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_frame(&f[0], "fill_a", T.twice_in_a, false);
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[2][1], 0, &f, &n), 0);
+	ck_frame(&f[0], "fill_b", T.twice_in_b, false);
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[3][0], 0, &f, &n), 0);
+	ck_frame(&f[0], "leak_one", T.take_in_leak, false);
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[3][1], 0, &f, &n), 0);
+	ck_assert_str_eq(f[n - 1].function, "main");
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
+START_TEST(each_address_once)
+{
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
+	const struct cgtrace_frame *f, *g;
+	size_t n, m;
+	for (int round = 0; round < 3; round++)
+		for (int id = 1; id <= 3; id++)
+			for (size_t k = 0; k < T.depth[id]; k++)
+				ck_assert_int_eq(
+				    cgtrace_symbols_resolve(s, T.stack[id][k], 0, &f, &n), 0);
+	/* Stacks 1 and 2 share their first frame and everything above main. */
+	size_t distinct = 0;
+	uint64_t seen[3 * MAX_FRAMES];
+	for (int id = 1; id <= 3; id++)
+		for (size_t k = 0; k < T.depth[id]; k++) {
+			bool dup = false;
+			for (size_t j = 0; j < distinct; j++)
+				dup |= seen[j] == T.stack[id][k];
+			if (!dup)
+				seen[distinct++] = T.stack[id][k];
+		}
+	ck_assert_uint_le(cgtrace_symbols_lookups(s), distinct);
+	ck_assert_uint_ge(cgtrace_symbols_lookups(s), 4);
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][0], 0, &f, &n), 0);
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[2][0], 0, &g, &m), 0);
+	ck_assert_ptr_eq(f, g);
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
+START_TEST(outside_every_module)
+{
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
+	const struct cgtrace_frame *f;
+	size_t n;
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, 0x10, 0, &f, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_null(f[0].module);
+	ck_assert_ptr_null(f[0].function);
+	ck_assert_uint_eq(f[0].offset, 0xf);
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
+START_TEST(module_rule)
+{
+	/* Two entries over the same range: recorded at 10 and at 50. */
+	struct cgtrace_module m[3] = {
+	    {"/a", 0x1000, 0x1000, 0x2000, NULL, 10},
+	    {"/b", 0x1000, 0x1000, 0x2000, NULL, 50},
+	    {"/c", 0x5000, 0x5000, 0x6000, NULL, 90},
+	};
+	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 10), 0);
+	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 49), 0);
+	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 50), 1);
+	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 1000), 1);
+	/* Defined before any: a constructor's allocation, before dlopen returned. */
+	ck_assert_int_eq(cg_module_for(m, 3, 0x5000, 5), 2);
+	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 5), 0);
+	ck_assert_int_eq(cg_module_for(m, 3, 0x2000, 100), -1);
+	ck_assert_int_eq(cg_module_for(m, 3, 0x0fff, 100), -1);
+}
+END_TEST
+
+START_TEST(missing_file_warns_once)
+{
+	struct cgtrace_module m = T.mods[0];
+	m.path = "/nonexistent/sym-target";
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(&m, 1, &w);
+	const struct cgtrace_frame *f;
+	size_t n;
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][0], 0, &f, &n), 0);
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[3][0], 0, &f, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_null(f[0].function);
+	ck_assert_str_eq(f[0].module, "/nonexistent/sym-target");
+	ck_assert_uint_eq(f[0].offset, T.stack[3][0] - 1 - m.base);
+	ck_assert_int_eq(w.count, 1);
+	ck_assert_msg(strncmp(w.last, "/nonexistent/sym-target: ", 25) == 0, "%s", w.last);
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
+START_TEST(build_id_mismatch_warns_once)
+{
+	struct cgtrace_module m = T.mods[0];
+	ck_assert_ptr_nonnull(m.build_id);
+	char other[129];
+	snprintf(other, sizeof(other), "%s", m.build_id);
+	other[0] = other[0] == '0' ? '1' : '0';
+	m.build_id = other;
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(&m, 1, &w);
+	const struct cgtrace_frame *f;
+	size_t n;
+	for (int id = 1; id <= 3; id++) {
+		ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[id][0], 0, &f, &n), 0);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_ptr_null(f[0].function);
+		ck_assert_ptr_null(f[0].file);
+		ck_assert_uint_eq(f[0].offset, T.stack[id][0] - 1 - m.base);
+	}
+	ck_assert_int_eq(w.count, 1);
+	ck_assert_msg(strstr(w.last, "build id") && strstr(w.last, other), "%s", w.last);
+	ck_assert_uint_eq(cgtrace_symbols_lookups(s), 0);
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("symbols");
+	TCase *tc = test_tcase(s, "symbols:resolve", 30);
+	test_add(tc, resolve_inlined_chain, resolve_callers, each_address_once,
+	         outside_every_module);
+	tc = test_tcase(s, "symbols:modules", 30);
+	test_add(tc, module_rule, missing_file_warns_once, build_id_mismatch_warns_once);
+	return s;
+}
+
+TEST_MAIN_SETUP(load_target, suite);
