@@ -626,6 +626,23 @@ int cgtrace_symbols_open(struct cgtrace_symbols **out, const struct cgtrace_modu
  */
 int cgtrace_symbols_resolve(struct cgtrace_symbols *s, uint64_t address, uint64_t defined_ns,
 			    const struct cgtrace_frame **frames, size_t *n);
+/* A stack resolved: every return address's frames in order, innermost first. */
+struct cgtrace_resolved_stack {
+	const struct cgtrace_frame *const *frames;
+	size_t n_frames;
+	/*
+	 * The allocation site: the first frame outside the allocator and the
+	 * probe (docs/stacks.md lists the functions skipped); n_frames when the
+	 * stack has no frames.
+	 */
+	size_t site;
+};
+
+/* Resolves every frame of st; out's arrays stay valid until the symbols are closed. */
+int cgtrace_symbols_stack(struct cgtrace_symbols *s, const struct cgtrace_stack *st,
+			  struct cgtrace_resolved_stack *out);
+/* True for a frame of the allocator or the probe, which a site skips. */
+bool cgtrace_frame_is_allocator(const struct cgtrace_frame *f);
 /* How many addresses libdw was asked about so far (each distinct one once). */
 uint64_t cgtrace_symbols_lookups(const struct cgtrace_symbols *s);
 void cgtrace_symbols_close(struct cgtrace_symbols *s);

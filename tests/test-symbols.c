@@ -251,6 +251,56 @@ START_TEST(build_id_mismatch_warns_once)
 }
 END_TEST
 
+START_TEST(allocator_frames_by_name)
+{
+	static const struct {
+		const char *function, *module;
+		bool skip;
+	} cases[] = {
+	    {"malloc", "/lib/libc.so.6", true},
+	    {"malloc_trim", "/lib/libc.so.6", false},
+	    {"__libc_calloc", NULL, true},
+	    {"_Znwm", "/lib/libstdc++.so.6", true},
+	    {"_ZnamRKSt9nothrow_t", NULL, true},
+	    {"_ZnwmSt11align_val_t", NULL, true},
+	    {"operator new[]", NULL, true},
+	    {"cudaMallocAsync", "/x/libcudart.so.12", true},
+	    {"cuMemAlloc_v2", NULL, true},
+	    {"freedom", NULL, false},
+	    {NULL, "/build/preload/libcgprobe.so", true},
+	    {NULL, "/x/libcgprobe.so.0", true},
+	    {NULL, "/x/libc.so.6", false},
+	    {"fill_a", NULL, false},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cgtrace_frame f = {.function = cases[i].function, .module = cases[i].module};
+		ck_assert_msg(cgtrace_frame_is_allocator(&f) == cases[i].skip, "%s %s",
+		              cases[i].function ? cases[i].function : "-",
+		              cases[i].module ? cases[i].module : "-");
+	}
+}
+END_TEST
+
+START_TEST(stack_resolved_with_site)
+{
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
+	struct cgtrace_stack st = {1, T.stack[1], T.depth[1], 0};
+	struct cgtrace_resolved_stack rs;
+	ck_assert_int_eq(cgtrace_symbols_stack(s, &st, &rs), 0);
+	/* One more frame than addresses: inl_helper is inlined into alloc_twice. */
+	ck_assert_uint_eq(rs.n_frames, T.depth[1] + 1);
+	ck_assert_uint_eq(rs.site, 0);
+	ck_frame(rs.frames[0], "inl_helper", T.take_in_helper, true);
+	ck_frame(rs.frames[2], "fill_a", T.twice_in_a, false);
+	struct cgtrace_stack empty = {9, NULL, 0, 0};
+	ck_assert_int_eq(cgtrace_symbols_stack(s, &empty, &rs), 0);
+	ck_assert_uint_eq(rs.n_frames, 0);
+	ck_assert_uint_eq(rs.site, 0);
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("symbols");
@@ -259,6 +309,8 @@ static Suite *suite(void)
 	         outside_every_module);
 	tc = test_tcase(s, "symbols:modules", 30);
 	test_add(tc, module_rule, missing_file_warns_once, build_id_mismatch_warns_once);
+	tc = test_tcase(s, "symbols:sites", 30);
+	test_add(tc, allocator_frames_by_name, stack_resolved_with_site);
 	return s;
 }
 

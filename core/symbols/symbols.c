@@ -166,6 +166,11 @@ CG_EXPORT void cgtrace_symbols_close(struct cgtrace_symbols *s)
 	free(s);
 }
 
+void *cg_symbols_alloc(struct cgtrace_symbols *s, size_t n)
+{
+	return cg_arena_alloc(&s->arena, n ? n : 1);
+}
+
 CG_EXPORT uint64_t cgtrace_symbols_lookups(const struct cgtrace_symbols *s)
 {
 	return s->lookups;

@@ -23,4 +23,7 @@
  */
 long cg_module_for(const struct cgtrace_module *mods, size_t n, uint64_t pc, uint64_t defined_ns);
 
+/* n bytes that live as long as the symbols (the analyses' resolved stacks); NULL: no memory. */
+void *cg_symbols_alloc(struct cgtrace_symbols *s, size_t n);
+
 #endif
