@@ -91,8 +91,13 @@ START_TEST(heap_line_known_text)
 	ck_assert(cg_heap_op_init(&op, "calloc"));
 	ck_assert(!cg_heap_op_init(&op, "op_name_of_25_bytes_long_"));
 	ck_assert(cg_heap_op_init(&op, "calloc"));
-	struct cg_heap_rec h = {1200, 0x7f00deadbeef, 3, &op, 64, CGTRACE_ALLOC,
-				CGTRACE_CAT_ACTIVATION};
+	struct cg_heap_rec h = {.timestamp_ns = 1200,
+				.addr = 0x7f00deadbeef,
+				.span = 3,
+				.op = &op,
+				.bytes = 64,
+				.action = CGTRACE_ALLOC,
+				.category = CGTRACE_CAT_ACTIVATION};
 	cg_jsonl_format_heap(&a, &h);
 	const char *want = "{\"kind\":\"memory\",\"timestamp_ns\":1200,\"tensor_id\":\"0x7f00deadbeef\","
 			   "\"span_id\":\"s3\",\"op_name\":\"calloc\",\"device\":\"cpu\",\"bytes\":64,"

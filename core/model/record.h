@@ -21,6 +21,20 @@ struct cg_tagv {
 	struct cg_sv value;
 };
 
+/* The most frames one stack may have (docs/stacks.md); readers reject more. */
+#define CG_STACK_FRAMES_MAX 1024u
+/* The longest build id, in hex digits (GNU build ids are 40). */
+#define CG_BUILD_ID_HEX_MAX 128u
+
+/* One entry of a memory record's cgprobe_modules (docs/stacks.md). */
+struct cg_modv {
+	struct cg_sv path;
+	uint64_t base;  /* the load bias */
+	uint64_t start; /* [start, end): the PT_LOAD address range */
+	uint64_t end;
+	struct cg_sv build_id; /* lowercase hex; p NULL: none */
+};
+
 /*
  * The kinds' structs, expanded from record_fields.h. Members go by width,
  * eight-byte ones first, then counts, then bytes and flags, so a struct
