@@ -501,7 +501,7 @@ CG_RECORD_KINDS(KIND_MAX)
  * under 400 bytes); the variable parts are bounded field by field. Lengths
  * are uint32_t views, so the sums cannot overflow a 64-bit size_t.
  */
-static size_t line_max(const struct cg_rec *r)
+size_t cg_jsonl_line_max(const struct cg_rec *r)
 {
 	switch (r->kind) {
 #define CASE_MAX(k, json, kind)                                                                    \
@@ -543,7 +543,7 @@ void cg_jsonl_format(struct cg_buf *b, const struct cg_rec *r)
 			return;
 		}
 	}
-	char *w = cg_buf_reserve(b, line_max(r));
+	char *w = cg_buf_reserve(b, cg_jsonl_line_max(r));
 	if (w) {
 		w = fmt_body(w, r, order);
 		w = PUT_LIT(w, "}\n");
