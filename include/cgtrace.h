@@ -238,6 +238,36 @@ struct cgtrace_memory {
 	const char *dtype;
 	enum cgtrace_category category;
 	bool managed; /* extension field `managed` */
+	/*
+	 * Extension field `cgprobe_stack` (docs/stacks.md): the id of the
+	 * allocation's call stack, 0 for none. A free has none: its
+	 * allocation's stack is the one.
+	 */
+	uint64_t stack_id;
+};
+
+/*
+ * Call stacks and modules (docs/stacks.md), in full and streamed
+ * documents alike: one entry per distinct stack, one per module recorded.
+ * frames: innermost first, return addresses (resolve frame - 1).
+ * defined_ns, recorded_ns: the timestamp of the memory record that
+ * defined the stack, or carried the module. Pointers are valid as long as
+ * the document.
+ */
+struct cgtrace_stack {
+	uint64_t id;
+	const uint64_t *frames;
+	size_t n_frames;
+	uint64_t defined_ns;
+};
+
+struct cgtrace_module {
+	const char *path;
+	uint64_t base;  /* the load bias: address in memory = address in the file + base */
+	uint64_t start; /* [start, end): the module's PT_LOAD address range */
+	uint64_t end;
+	const char *build_id; /* lowercase hex of the GNU build id; NULL: none */
+	uint64_t recorded_ns;
 };
 
 struct cgtrace_device_memory {
@@ -293,6 +323,14 @@ void cgtrace_doc_device_info(const struct cgtrace_doc *doc, size_t i,
 			     struct cgtrace_device_info *out);
 /* Later identities of a device that differ from its first, which the table keeps. */
 uint64_t cgtrace_doc_device_info_conflicts(const struct cgtrace_doc *doc);
+
+/* Stacks: how many, by id (NULL when never defined), the i-th in definition order. */
+size_t cgtrace_doc_stack_count(const struct cgtrace_doc *doc);
+const struct cgtrace_stack *cgtrace_doc_stack(const struct cgtrace_doc *doc, uint64_t id);
+const struct cgtrace_stack *cgtrace_doc_stack_at(const struct cgtrace_doc *doc, size_t i);
+/* Modules in the order recorded (a module mapped again appears again). */
+size_t cgtrace_doc_module_count(const struct cgtrace_doc *doc);
+const struct cgtrace_module *cgtrace_doc_module(const struct cgtrace_doc *doc, size_t i);
 
 /* ------------------------------------------------------------------ */
 /* Reading record by record                                           */

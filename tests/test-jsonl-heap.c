@@ -52,8 +52,14 @@ static void expect_same(const struct cg_heap_rec *h, const char *op_name)
 		.shape = &h->bytes,
 		.ndim = 1,
 		.dtype = CG_SV_LIT("u8"),
+		.stack = h->stack,
+		.stack_frames = h->frames,
+		.n_stack_frames = h->n_frames,
+		.modules = h->modules,
+		.n_modules = h->n_modules,
 	};
 	cg_jsonl_format(&b, &r);
+	ck_assert_uint_le(a.len, cg_heap_line_max(h));
 	ck_assert_uint_eq(a.len, b.len);
 	ck_assert_msg(memcmp(a.p, b.p, a.len) == 0, "heap line %.*s differs from %.*s", (int)a.len,
 		      a.p, (int)b.len, b.p);
@@ -68,9 +74,21 @@ START_TEST(heap_line_equals_general_formatter)
 	struct cg_heap_op ops[5];
 	for (int i = 0; i < 5; i++)
 		ck_assert(cg_heap_op_init(&ops[i], names[i]));
+	static const uint64_t frames[3] = {0x4011a6, 0x7f3e1c229d90, UINT64_MAX};
+	static const struct cg_modv mods[2] = {
+		{CG_SV_LIT("/usr/bin/prog"), 0x400000, 0x400000, 0x405000, CG_SV_LIT("4f1a")},
+		{CG_SV_LIT("/lib/libc \"x\".so"), 0, 0x7f00, UINT64_MAX, CG_SV_NONE},
+	};
 	for (int i = 0; i < 200000; i++) {
 		int k = (int)(next() % 5);
+		/* Half with a stack id, now and then its frames or modules (the slow path). */
+		uint64_t extras = next();
 		struct cg_heap_rec h = {
+			.stack = extras % 2 ? any_u64() : 0,
+			.frames = extras % 16 == 3 ? frames : NULL,
+			.n_frames = extras % 16 == 3 ? 1 + (uint32_t)(extras >> 8) % 3 : 0,
+			.modules = extras % 32 == 5 ? mods : NULL,
+			.n_modules = extras % 32 == 5 ? 1 + (uint32_t)(extras >> 8) % 2 : 0,
 			.timestamp_ns = any_u64(),
 			.addr = any_u64(),
 			.span = any_u64() >> (next() % 64),
@@ -91,8 +109,13 @@ START_TEST(heap_line_known_text)
 	ck_assert(cg_heap_op_init(&op, "calloc"));
 	ck_assert(!cg_heap_op_init(&op, "op_name_of_25_bytes_long_"));
 	ck_assert(cg_heap_op_init(&op, "calloc"));
-	struct cg_heap_rec h = {1200, 0x7f00deadbeef, 3, &op, 64, CGTRACE_ALLOC,
-				CGTRACE_CAT_ACTIVATION};
+	struct cg_heap_rec h = {.timestamp_ns = 1200,
+				.addr = 0x7f00deadbeef,
+				.span = 3,
+				.op = &op,
+				.bytes = 64,
+				.action = CGTRACE_ALLOC,
+				.category = CGTRACE_CAT_ACTIVATION};
 	cg_jsonl_format_heap(&a, &h);
 	const char *want = "{\"kind\":\"memory\",\"timestamp_ns\":1200,\"tensor_id\":\"0x7f00deadbeef\","
 			   "\"span_id\":\"s3\",\"op_name\":\"calloc\",\"device\":\"cpu\",\"bytes\":64,"

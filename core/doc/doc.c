@@ -8,6 +8,7 @@
 
 #include "doc_build.h"
 #include "doc_rules.h"
+#include "doc_stacks.h"
 #include "doc_stream.h"
 #include "export.h"
 
@@ -22,6 +23,7 @@ struct cgtrace_doc *cg_doc_new(void)
 		return NULL;
 	}
 	cg_strpool_init(&d->pool);
+	cg_arena_init(&d->stack_mem);
 	/* Shape ids 0 and 1 are reserved for [] and [bytes]. */
 	if (cg_vec_grow(&d->shapes, sizeof(uint64_t), 2) == 0) {
 		((uint64_t *)d->shapes.p)[0] = 0;
@@ -77,6 +79,7 @@ CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
 	cg_vec_free(&d->devices, sizeof(uint32_t));
 	cg_vec_free(&d->shapes, sizeof(uint64_t));
 	cg_vec_free(&d->str_lists, sizeof(uint32_t));
+	cg_doc_stacks_free(d);
 	free(d);
 }
 

@@ -13,7 +13,9 @@
 
 #include "cgtrace.h"
 #include "record_fields.h"
+#include "arena.h"
 #include "strpool.h"
+#include "u64map.h"
 #include "vec.h"
 
 /* Shape ids: 0 is [], 1 is [bytes] of the record itself, others index doc->shapes. */
@@ -144,6 +146,18 @@ CG_DOC_PLAIN_KINDS(CG_DOC_STRUCT)
 CG_DOC_DEVICE_TABLE(CG_DOC_STRUCT)
 #undef CG_DOC_STRUCT
 
+/* A stack of the table, and the memory record (its index) that defined it. */
+struct cg_doc_stack {
+	struct cgtrace_stack s; /* first: the public view points here */
+	uint64_t rec;
+};
+
+/* A module of the list, and the memory record (its index) that carried it. */
+struct cg_doc_module {
+	struct cgtrace_module m; /* first: the public view points here */
+	uint64_t rec;
+};
+
 struct cg_meta {
 	uint32_t schema, run_id, correlation_id, entrypoint, timestamp, device, candle_version;
 	uint8_t phase, timing_mode;
@@ -171,6 +185,15 @@ struct cgtrace_doc {
 	struct cg_vec edges;    /* struct cg_edge */
 	struct cg_vec devinfo;  /* struct cg_devinfo, one per device, the first identity seen */
 	uint64_t devinfo_conflicts; /* later identities of a device that differ from its first */
+	/*
+	 * Stacks and modules (doc_stacks.c), full and streamed documents
+	 * alike: the distinct ones, their frames and strings in stack_mem.
+	 */
+	struct cg_vec stacks;      /* struct cg_doc_stack, in definition order */
+	struct cg_map stack_by_id; /* stack id -> index in stacks */
+	struct cg_vec modules;     /* struct cg_doc_module, in record order */
+	struct cg_arena stack_mem;
+	struct cg_vec mem_stacks;  /* uint32_t per memory record: stack index + 1 (0: none), made on first need */
 	struct cg_vec devices;  /* uint32_t string ids, index = device number */
 	struct cg_vec shapes;   /* uint64_t: [ndim, dims...] entries */
 	struct cg_vec str_lists;/* uint32_t: [n, ids...] entries */

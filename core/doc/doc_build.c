@@ -13,6 +13,7 @@
 #include "cgtrace.h"
 #include "doc.h"
 #include "doc_rules.h"
+#include "doc_stacks.h"
 #include "doc_stream.h"
 #include "hash.h"
 #include "u64map.h"
@@ -304,10 +305,14 @@ static int add_device_info(struct cgtrace_doc *d, const struct cg_rec_device_inf
 }
 
 /* A streamed document applies the record instead of keeping it (doc_stream.h). */
-static int stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint8_t shape_kind)
+static int stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint8_t shape_kind,
+			 char *err, size_t errlen)
 {
-	uint32_t cls, shape = shape_kind;
-	int r = mem_class(d, m, shape_kind, &cls);
+	uint32_t cls, shape = shape_kind, stack;
+	int r = cg_doc_stacks_in(m) ? cg_doc_stacks_add(d, m, UINT64_MAX, &stack, err, errlen) : 0;
+	if (r < 0)
+		return r;
+	r = mem_class(d, m, shape_kind, &cls);
 	if (r == 0 && shape_kind == CG_SHAPE_OTHER)
 		r = shape_id(d, m->shape, m->ndim, NULL, &shape);
 	if (r == 0 && m->cgprobe_device_uuid.p)
@@ -315,11 +320,18 @@ static int stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, u
 	return r < 0 ? r : cg_stream_memory(d, m, cls, shape);
 }
 
-static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m)
+static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, char *err,
+		      size_t errlen)
 {
 	uint8_t shape_kind = mem_shape_kind(m);
 	if (d->stream)
-		return stream_memory(d, m, shape_kind);
+		return stream_memory(d, m, shape_kind, err, errlen);
+	uint32_t stack = 0;
+	if (cg_doc_stacks_in(m)) {
+		int r = cg_doc_stacks_add(d, m, d->memory.len, &stack, err, errlen);
+		if (r < 0)
+			return r;
+	}
 	struct cg_mem rec = {
 		.timestamp_ns = m->timestamp_ns,
 		.bytes = m->bytes,
@@ -334,6 +346,8 @@ static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 	if (!slot)
 		return -ENOMEM;
 	*slot = rec;
+	if (stack && (r = cg_doc_stacks_set_mem(d, d->memory.len - 1, stack)) < 0)
+		return r;
 	if (m->cgprobe_device_uuid.p) {
 		r = add_identity(d, cg_doc_class(d, rec.cls)->device, &IDENTITY_OF(m));
 		if (r < 0)
@@ -579,7 +593,7 @@ int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t 
 			ret = add_tensor(d, &r->u.tensor);
 			break;
 		case CGTRACE_KIND_MEMORY:
-			ret = add_memory(d, &r->u.memory);
+			ret = add_memory(d, &r->u.memory, err, errlen);
 			break;
 		case CGTRACE_KIND_DEVICE_MEMORY:
 			ret = add_checkpoint(d, &r->u.device_memory);

@@ -40,6 +40,20 @@ int cg_rule_span_end(const struct cg_rec_span_end *e, const struct cg_span *sp, 
 	return 0;
 }
 
+int cg_rule_stack(const struct cg_rec_memory *m, bool defined, char *err, size_t errlen)
+{
+	unsigned long long id = m->stack;
+	if (!m->stack)
+		return m->n_stack_frames ? FAIL("cgprobe_stack_frames without cgprobe_stack") : 0;
+	if (m->action == CGTRACE_FREE)
+		return FAIL("cgprobe_stack on a free (a free belongs to its allocation's stack)");
+	if (m->n_stack_frames && defined)
+		return FAIL("stack %llu defined twice", id);
+	if (!m->n_stack_frames && !defined)
+		return FAIL("stack %llu not defined", id);
+	return 0;
+}
+
 int cg_rule_kind(char *err, size_t errlen)
 {
 	return FAIL("unknown record kind");

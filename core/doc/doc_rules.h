@@ -23,6 +23,12 @@ int cg_rule_span_start(const struct cg_rec_span_start *s, char *err, size_t errl
 /* A span_end closes a known span (sp, NULL when unknown) that is still open. */
 int cg_rule_span_end(const struct cg_rec_span_end *e, const struct cg_span *sp, char *err,
 		     size_t errlen);
+/*
+ * The stack fields of one memory record (docs/stacks.md): frames only
+ * with a stack id, no stack on a free, frames once per id (defined: the
+ * id has frames already), no id without them.
+ */
+int cg_rule_stack(const struct cg_rec_memory *m, bool defined, char *err, size_t errlen);
 /* Called for a kind the builder does not know: always fails. */
 int cg_rule_kind(char *err, size_t errlen);
 /* After the last record: a meta record was seen. */

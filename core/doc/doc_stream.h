@@ -139,6 +139,7 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 /* What the analysis needs of a packed memory record of the compact decoder. */
 struct cg_stream_packed {
 	uint64_t ts, bytes, addr;
+	uint64_t stack;   /* the record's cgprobe_stack, 0: none (docs/stacks.md) */
 	uint32_t dec_cls; /* the decoder's class number */
 	uint8_t action;
 	bool vmm; /* the tensor_id is "vmm:" and the address */

@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "doc.h"
 #include "doc_records.h"
+#include "doc_stacks.h"
 #include "doc_view.h"
 #include "export.h"
 #include "hash.h"
@@ -223,8 +224,48 @@ static void emit_tensors(struct out *o, const struct cgtrace_doc *d)
 	}
 }
 
-static void emit_memory(struct out *o, const struct cgtrace_doc *d)
+/* The module list as record views, ridden by the records that carried them. */
+static struct cg_modv *module_views(const struct cgtrace_doc *d)
 {
+	struct cg_modv *v = calloc(d->modules.len ? d->modules.len : 1, sizeof(*v));
+	for (size_t i = 0; v && i < d->modules.len; i++) {
+		const struct cgtrace_module *m = &CG_VEC_AT(&d->modules, struct cg_doc_module, i)->m;
+		v[i] = (struct cg_modv){.path = cg_sv_c(m->path), .base = m->base, .start = m->start,
+					.end = m->end,
+					.build_id = m->build_id ? cg_sv_c(m->build_id) : CG_SV_NONE};
+	}
+	return v;
+}
+
+/* Memory record i's stack id, its frames on the record that defined it, its modules. */
+static void memory_stacks(const struct cgtrace_doc *d, size_t i, struct cg_rec_memory *r,
+			  const struct cg_modv *mods, size_t *next_mod)
+{
+	uint32_t stack = cg_doc_mem_stack(d, i);
+	if (stack) {
+		const struct cg_doc_stack *s = CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1);
+		r->stack = s->s.id;
+		if (s->rec == i) {
+			r->stack_frames = s->s.frames;
+			r->n_stack_frames = (uint32_t)s->s.n_frames;
+		}
+	}
+	size_t k = *next_mod;
+	while (*next_mod < d->modules.len &&
+	       CG_VEC_AT(&d->modules, struct cg_doc_module, *next_mod)->rec == i)
+		(*next_mod)++;
+	if (*next_mod > k) {
+		r->modules = mods + k;
+		r->n_modules = (uint32_t)(*next_mod - k);
+	}
+}
+
+static int emit_memory(struct out *o, const struct cgtrace_doc *d)
+{
+	struct cg_modv *mods = module_views(d);
+	if (!mods)
+		return -ENOMEM;
+	size_t next_mod = 0;
 	for (size_t i = 0; i < d->memory.len; i++) {
 		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
 		const struct cg_mem_class *c = cg_doc_class(d, m->cls);
@@ -245,8 +286,11 @@ static void emit_memory(struct out *o, const struct cgtrace_doc *d)
 			.ndim = (uint32_t)ndim,
 			.dtype = sv(d, c->dtype),
 		};
+		memory_stacks(d, i, &r.u.memory, mods, &next_mod);
 		emit(o, &r);
 	}
+	free(mods);
+	return 0;
 }
 
 /* A plain kind's document struct back into a record (doc.h). */
@@ -312,7 +356,9 @@ int cg_doc_records(const struct cgtrace_doc *d, int (*fn)(void *user, const stru
 	}
 	if (ret == 0) {
 		emit_tensors(&o, d);
-		emit_memory(&o, d);
+		ret = emit_memory(&o, d);
+	}
+	if (ret == 0) {
 #define CALL_EMIT(k, kind, type, vec, f) emit_##k(&o, d);
 		CG_DOC_PLAIN_KINDS(CALL_EMIT)
 		emit_unridden(&o, d);

@@ -44,6 +44,19 @@ static bool opt_f64_eq(bool ha, double a, bool hb, double b)
 	return ha == hb && (!ha || memcmp(&a, &b, sizeof(a)) == 0);
 }
 
+static bool mods_eq(const struct cg_modv *a, uint32_t na, const struct cg_modv *b, uint32_t nb)
+{
+	if (na != nb)
+		return false;
+	for (uint32_t i = 0; i < na; i++)
+		if (!cg_sv_eq(a[i].path, b[i].path) || a[i].base != b[i].base ||
+		    a[i].start != b[i].start || a[i].end != b[i].end ||
+		    (a[i].build_id.p == NULL) != (b[i].build_id.p == NULL) ||
+		    !cg_sv_eq(a[i].build_id, b[i].build_id))
+			return false;
+	return true;
+}
+
 /* One comparison per field of record_fields.h, joined by &&. */
 #define EQ(k, type, ...) &&EQ_##type(x, y, __VA_ARGS__)
 #define EQ_STR(x, y, m, pres) cg_sv_eq(x->m, y->m)
@@ -57,6 +70,9 @@ static bool opt_f64_eq(bool ha, double a, bool hb, double b)
 #define EQ_U64S(x, y, m, pres, n) u64s_eq(x->m, x->n, y->m, y->n)
 #define EQ_F64_OPT(x, y, m, pres, has) opt_f64_eq(x->has, x->m, y->has, y->m)
 #define EQ_TAGS(x, y, m, pres, n) tags_eq(x->m, x->n, y->m, y->n)
+#define EQ_ID(x, y, m, pres) (x->m == y->m)
+#define EQ_HEXS(x, y, m, pres, n) u64s_eq(x->m, x->n, y->m, y->n)
+#define EQ_MODS(x, y, m, pres, n) mods_eq(x->m, x->n, y->m, y->n)
 
 #define KIND_EQ(k, json, kind)                                                                     \
 	static bool k##_eq(const struct cg_rec_##k *x, const struct cg_rec_##k *y)                 \

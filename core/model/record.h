@@ -21,6 +21,20 @@ struct cg_tagv {
 	struct cg_sv value;
 };
 
+/* The most frames one stack may have (docs/stacks.md); readers reject more. */
+#define CG_STACK_FRAMES_MAX 1024u
+/* The longest build id, in hex digits (GNU build ids are 40). */
+#define CG_BUILD_ID_HEX_MAX 128u
+
+/* One entry of a memory record's cgprobe_modules (docs/stacks.md). */
+struct cg_modv {
+	struct cg_sv path;
+	uint64_t base;  /* the load bias */
+	uint64_t start; /* [start, end): the PT_LOAD address range */
+	uint64_t end;
+	struct cg_sv build_id; /* lowercase hex; p NULL: none */
+};
+
 /*
  * The kinds' structs, expanded from record_fields.h. Members go by width,
  * eight-byte ones first, then counts, then bytes and flags, so a struct
@@ -38,6 +52,9 @@ struct cg_tagv {
 #define CG_W8_U64S(m, pres, n) const uint64_t *m;
 #define CG_W8_F64_OPT(m, pres, has) double m;
 #define CG_W8_TAGS(m, pres, n) const struct cg_tagv *m; /* in record order, keys unique */
+#define CG_W8_ID(m, pres) uint64_t m; /* 0: absent */
+#define CG_W8_HEXS(m, pres, n) const uint64_t *m;
+#define CG_W8_MODS(m, pres, n) const struct cg_modv *m;
 
 #define CG_W4(k, type, ...) CG_W4_##type(__VA_ARGS__)
 #define CG_W4_STR(m, pres)
@@ -51,6 +68,9 @@ struct cg_tagv {
 #define CG_W4_U64S(m, pres, n) uint32_t n;
 #define CG_W4_F64_OPT(m, pres, has)
 #define CG_W4_TAGS(m, pres, n) uint32_t n;
+#define CG_W4_ID(m, pres)
+#define CG_W4_HEXS(m, pres, n) uint32_t n;
+#define CG_W4_MODS(m, pres, n) uint32_t n;
 
 #define CG_W1(k, type, ...) CG_W1_##type(__VA_ARGS__)
 #define CG_W1_STR(m, pres)
@@ -64,6 +84,9 @@ struct cg_tagv {
 #define CG_W1_U64S(m, pres, n)
 #define CG_W1_F64_OPT(m, pres, has) bool has;
 #define CG_W1_TAGS(m, pres, n)
+#define CG_W1_ID(m, pres)
+#define CG_W1_HEXS(m, pres, n)
+#define CG_W1_MODS(m, pres, n)
 
 #define CG_REC_STRUCT(k, json, kind)                                                               \
 	struct cg_rec_##k {                                                                        \

@@ -28,6 +28,15 @@
  *   F64_OPT  double behind a has-flag (extra: the flag), written when set
  *            and finite, JSON having no NaN or infinity
  *   TAGS     object of strings (extra: the count member)
+ *   ID       extension id, u64 of at least 1, 0 when absent and written
+ *            only when set (a stack id)
+ *   HEXS     extension array of u64 spelled as hex strings ("0x1f"),
+ *            written only when not empty (extra: the count member)
+ *   MODS     extension array of module objects, struct cg_modv, written
+ *            only when not empty (extra: the count member)
+ *
+ * The JSON key of an ID, HEXS or MODS field is `cgprobe_` and the member's
+ * name (docs/stacks.md).
  *
  * Presence is CG_REQUIRED, CG_OPTIONAL (absent or null: flag cleared or
  * view NULL) or CG_DEFAULT (absent: zero or the enum default; null is an
@@ -124,6 +133,15 @@
 	X(k, STR, cgprobe_device_name, CG_OPTIONAL)                                                \
 	X(k, U64_OPT, cgprobe_device_total_bytes, CG_OPTIONAL, has_device_total)
 
+/*
+ * Extension fields: the allocation's call stack, its frames on the first
+ * record naming it, and the modules loaded (docs/stacks.md).
+ */
+#define CG_FIELDS_stacks(X, k)                                                                     \
+	X(k, ID, stack, CG_OPTIONAL)                                                               \
+	X(k, HEXS, stack_frames, CG_OPTIONAL, n_stack_frames)                                      \
+	X(k, MODS, modules, CG_OPTIONAL, n_modules)
+
 /* managed is an extension: CUDA managed (unified) memory. */
 #define CG_FIELDS_memory(X, k)                                                                     \
 	X(k, U64, timestamp_ns, CG_REQUIRED)                                                       \
@@ -137,7 +155,8 @@
 	X(k, STR, dtype, CG_REQUIRED)                                                              \
 	X(k, ENUM, category, CG_DEFAULT, cg_category_names, CGTRACE_CAT_OTHER)                     \
 	X(k, FLAG, managed, CG_DEFAULT)                                                            \
-	CG_FIELDS_device_identity(X, k)
+	CG_FIELDS_device_identity(X, k)                                                            \
+	CG_FIELDS_stacks(X, k)
 
 /*
  * oom_request_bytes is an extension: the request that failed with out-of-memory.

@@ -24,6 +24,11 @@
 #define SF_U64S(k, m, pres, n) BASE(k, m, CG_F_U64S, pres), .off2 = OFF(k, n)
 #define SF_F64_OPT(k, m, pres, has) BASE(k, m, CG_F_F64, pres), .off2 = OFF(k, has)
 #define SF_TAGS(k, m, pres, n) BASE(k, m, CG_F_TAGS, pres), .off2 = OFF(k, n)
+/* Stacks and modules: the key is cgprobe_ and the member (record_fields.h). */
+#define EXT(k, m, t, pres) NAME("cgprobe_" #m), .type = t, .presence = pres, .off = OFF(k, m)
+#define SF_ID(k, m, pres) EXT(k, m, CG_F_ID, pres)
+#define SF_HEXS(k, m, pres, n) EXT(k, m, CG_F_HEXS, pres), .off2 = OFF(k, n)
+#define SF_MODS(k, m, pres, n) EXT(k, m, CG_F_MODS, pres), .off2 = OFF(k, n)
 
 #define FIELD_TABLE(k, json, kind)                                                                 \
 	static const struct cg_field k##_fields[] = {CG_FIELDS_##k(SF, k)};
@@ -74,8 +79,106 @@ const char *cg_schema_type_name(const struct cg_field *f)
 		return "an object of strings";
 	case CG_F_F64:
 		return "a number";
+	case CG_F_ID:
+		return "an integer from 1 to 18446744073709551615";
+	case CG_F_HEXS:
+		return "an array of hex strings";
+	case CG_F_MODS:
+		return "an array of module objects";
 	}
 	return "?";
+}
+
+const struct cg_kind_desc *cg_schema_kind_of(enum cgtrace_kind kind)
+{
+	return kind < CGTRACE_KIND_COUNT ? &kinds[kind] : NULL;
+}
+
+bool cg_schema_field_ext(const struct cg_field *f)
+{
+	return strncmp(f->name, "cgprobe_", 8) == 0 || strcmp(f->name, "managed") == 0 ||
+	       strcmp(f->name, "oom_request_bytes") == 0;
+}
+
+bool cg_schema_kind_ext(enum cgtrace_kind kind)
+{
+	return kind == CGTRACE_KIND_DEVICE_INFO;
+}
+
+static bool flag_at(const struct cg_rec *r, uint16_t off)
+{
+	bool b;
+	memcpy(&b, (const char *)r + off, 1);
+	return b;
+}
+
+static uint64_t u64_at(const struct cg_rec *r, uint16_t off)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)r + off, sizeof(v));
+	return v;
+}
+
+static uint32_t u32_at(const struct cg_rec *r, uint16_t off)
+{
+	uint32_t v;
+	memcpy(&v, (const char *)r + off, sizeof(v));
+	return v;
+}
+
+bool cg_schema_field_set(const struct cg_field *f, const struct cg_rec *r)
+{
+	switch (f->type) {
+	case CG_F_STR: {
+		struct cg_sv v;
+		memcpy(&v, (const char *)r + f->off, sizeof(v));
+		return v.p != NULL;
+	}
+	case CG_F_U64:
+	case CG_F_F64:
+		return f->off2 ? flag_at(r, f->off2) : true;
+	case CG_F_BOOL:
+		return f->presence == CG_REQUIRED || flag_at(r, f->off);
+	case CG_F_ID:
+		return u64_at(r, f->off) != 0;
+	case CG_F_HEXS:
+	case CG_F_MODS:
+		return u32_at(r, f->off2) != 0;
+	default:
+		return true;
+	}
+}
+
+void cg_schema_strip_ext(struct cg_rec *r)
+{
+	const struct cg_kind_desc *desc = cg_schema_kind_of(r->kind);
+	for (int i = 0; desc && i < desc->n_fields; i++) {
+		const struct cg_field *f = &desc->fields[i];
+		if (!cg_schema_field_ext(f))
+			continue;
+		char *base = (char *)r;
+		switch (f->type) {
+		case CG_F_STR:
+			memset(base + f->off, 0, sizeof(struct cg_sv));
+			break;
+		case CG_F_U64:
+		case CG_F_F64:
+			if (f->off2)
+				memset(base + f->off2, 0, 1);
+			break;
+		case CG_F_BOOL:
+			memset(base + f->off, 0, 1);
+			break;
+		case CG_F_ID:
+			memset(base + f->off, 0, sizeof(uint64_t));
+			break;
+		case CG_F_HEXS:
+		case CG_F_MODS:
+			memset(base + f->off, 0, sizeof(void *));
+			memset(base + f->off2, 0, sizeof(uint32_t));
+			break;
+		}
+	}
 }
 
 void cg_schema_defaults(const struct cg_kind_desc *desc, struct cg_rec *r)

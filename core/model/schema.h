@@ -8,6 +8,7 @@
 #ifndef CG_SCHEMA_H
 #define CG_SCHEMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,9 @@ enum cg_ftype {
 	CG_F_U64S,
 	CG_F_TAGS,
 	CG_F_F64,
+	CG_F_ID,   /* u64 of at least 1 */
+	CG_F_HEXS, /* array of hex strings, read as u64 */
+	CG_F_MODS, /* array of module objects, read as struct cg_modv */
 };
 
 enum cg_presence {
@@ -56,6 +60,20 @@ const struct cg_kind_desc *cg_schema_kind(const char *s, size_t n);
 int cg_schema_field(const struct cg_kind_desc *desc, const char *s, size_t n);
 /* Human name of a field's type, for messages. */
 const char *cg_schema_type_name(const struct cg_field *f);
+/*
+ * True for an extension field, one the trace/6 spec does not define:
+ * every cgprobe_* field, `managed` and `oom_request_bytes`
+ * (docs/trace-format.md, Extensions).
+ */
+bool cg_schema_field_ext(const struct cg_field *f);
+/* True for an extension kind (cgprobe_device). */
+bool cg_schema_kind_ext(enum cgtrace_kind kind);
+/* Clears every extension field of r: what a strict trace/6 reader keeps. */
+void cg_schema_strip_ext(struct cg_rec *r);
+/* Whether field f of r holds a value (absent optional and unset extension fields do not). */
+bool cg_schema_field_set(const struct cg_field *f, const struct cg_rec *r);
+/* The description of a kind by its enum value. */
+const struct cg_kind_desc *cg_schema_kind_of(enum cgtrace_kind kind);
 /* Sets the defaults of every defaulted enum field (the rest is zeroed). */
 void cg_schema_defaults(const struct cg_kind_desc *desc, struct cg_rec *r);
 

@@ -95,6 +95,40 @@ static const char *list(struct cg_parse *ps, const char *p, const char *e,
 	return p + 1;
 }
 
+/*
+ * A stack's frames: canonical hex strings into the arena. Anything odd
+ * (empty, too many, a spelling the reference parser must judge) declines.
+ */
+static const char *hexs(struct cg_parse *ps, const char *p, const char *e,
+			const struct cg_field *f, struct cg_rec *r)
+{
+	uint64_t v[CG_STACK_FRAMES_MAX];
+	uint32_t n = 0;
+	if (p >= e || *p != '[')
+		return NULL;
+	p = ws(p + 1, e);
+	for (;;) {
+		struct cg_sv s;
+		bool vmm;
+		if (n == CG_STACK_FRAMES_MAX || !(p = str(p, e, &s)) ||
+		    !cg_scan_hex_id(s.p, s.n, &vmm, &v[n]) || vmm)
+			return NULL;
+		n++;
+		p = ws(p, e);
+		if (p < e && *p == ']')
+			break;
+		if (p >= e || *p != ',')
+			return NULL;
+		p = ws(p + 1, e);
+	}
+	uint64_t *arr = cg_arena_alloc(&ps->arena, n * sizeof(*arr));
+	if (!arr)
+		return NULL;
+	memcpy(arr, v, n * sizeof(*arr));
+	cg_rec_set_list(r, f, arr, n);
+	return p + 1;
+}
+
 static const char *value(struct cg_parse *ps, const char *p, const char *e,
 			 const struct cg_field *f, struct cg_rec *r)
 {
@@ -137,8 +171,19 @@ static const char *value(struct cg_parse *ps, const char *p, const char *e,
 	case CG_F_STRS:
 	case CG_F_U64S:
 		return list(ps, p, e, f, r);
+	case CG_F_ID: {
+		/* The stack id of every allocation: on the fast path; 0 is the reference's error. */
+		uint64_t v;
+		p = u64(p, e, &v);
+		if (!p || v == 0)
+			return NULL;
+		cg_rec_set_u64(r, f, v);
+		return p;
+	}
+	case CG_F_HEXS:
+		return hexs(ps, p, e, f, r);
 	default:
-		return NULL; /* tags and floats are rare: the reference parser reads them */
+		return NULL; /* tags, floats and modules are rare: the reference parser reads them */
 	}
 }
 

@@ -160,6 +160,144 @@ static int read_tags(struct cg_parse *p, const struct cg_field *f, const cJSON *
 	return 0;
 }
 
+/* Shows a JSON value in a message: a string quoted, anything else by its type. */
+static void show(const cJSON *v, char *out, size_t n)
+{
+	if (cJSON_IsString(v))
+		snprintf(out, n, "\"%.40s\"", v->valuestring);
+	else
+		snprintf(out, n, "%s",
+			 cJSON_IsNull(v)     ? "null"
+			 : cJSON_IsNumber(v) ? "a number"
+			 : cJSON_IsBool(v)   ? "a boolean"
+			 : cJSON_IsArray(v)  ? "an array"
+					     : "an object");
+}
+
+/* A hex string of docs/stacks.md: "0x" and lowercase hex digits without leading zeros. */
+static bool hex_value(const cJSON *v, uint64_t *out)
+{
+	bool vmm;
+	return cJSON_IsString(v) &&
+	       cg_scan_hex_id(v->valuestring, strlen(v->valuestring), &vmm, out) && !vmm;
+}
+
+static int read_id(struct cg_parse *p, const char *line, const struct cg_field *f, const cJSON *v,
+		   struct cg_rec *r)
+{
+	uint64_t x;
+	int ret = read_u64(p, line, f, v, &x);
+	if (ret == 0 && x == 0)
+		return fail(p, false, "%s: must be 1 or more, not 0", f->name);
+	if (ret == 0)
+		cg_rec_set_u64(r, f, x);
+	return ret;
+}
+
+static int count_array(struct cg_parse *p, const struct cg_field *f, const cJSON *v, uint32_t max,
+		       uint32_t *n)
+{
+	if (!cJSON_IsArray(v))
+		return type_error(p, f, v);
+	uint32_t k = 0;
+	for (const cJSON *e = v->child; e && k <= max; e = e->next)
+		k++;
+	if (k == 0 || k > max)
+		return fail(p, false, "%s: must hold 1 to %u entries%s", f->name, max,
+			    k ? ", it holds more" : ", it is empty");
+	*n = k;
+	return 0;
+}
+
+static int read_hexs(struct cg_parse *p, const struct cg_field *f, const cJSON *v,
+		     struct cg_rec *r)
+{
+	uint32_t n;
+	int ret = count_array(p, f, v, CG_STACK_FRAMES_MAX, &n);
+	if (ret)
+		return ret;
+	uint64_t *arr = cg_arena_alloc(&p->arena, (size_t)n * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	uint32_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++) {
+		if (!hex_value(e, &arr[i])) {
+			char got[64];
+			show(e, got, sizeof(got));
+			return fail(p, false, "%s: frame %u is %s, not \"0x\" and lowercase hex",
+				    f->name, i, got);
+		}
+	}
+	cg_rec_set_list(r, f, arr, n);
+	return 0;
+}
+
+/* A build id: an even number of lowercase hex digits, 2 to CG_BUILD_ID_HEX_MAX. */
+static bool build_id_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 2 || n > CG_BUILD_ID_HEX_MAX || n % 2)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static int read_module(struct cg_parse *p, const struct cg_field *f, uint32_t i, const cJSON *o,
+		       struct cg_modv *m)
+{
+	if (!cJSON_IsObject(o))
+		return fail(p, false, "%s: module %u must be an object", f->name, i);
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(o, "path");
+	if (!cJSON_IsString(path))
+		return fail(p, false, "%s: module %u: `path` must be a string", f->name, i);
+	m->path = node_sv(path);
+	static const char *const keys[3] = {"base", "start", "end"};
+	uint64_t *vals[3] = {&m->base, &m->start, &m->end};
+	for (int k = 0; k < 3; k++) {
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+		if (!x || !hex_value(x, vals[k])) {
+			char got[64] = "missing";
+			if (x)
+				show(x, got, sizeof(got));
+			return fail(p, false, "%s: module %u: `%s` is %s, not \"0x\" and lowercase hex",
+				    f->name, i, keys[k], got);
+		}
+	}
+	if (m->start > m->end)
+		return fail(p, false, "%s: module %u: `start` is past `end`", f->name, i);
+	const cJSON *bid = cJSON_GetObjectItemCaseSensitive(o, "build_id");
+	m->build_id = CG_SV_NONE;
+	if (bid && !cJSON_IsNull(bid)) {
+		if (!cJSON_IsString(bid) || !build_id_ok(bid->valuestring))
+			return fail(p, false,
+				    "%s: module %u: `build_id` must be 2 to %u lowercase hex digits, "
+				    "an even number",
+				    f->name, i, CG_BUILD_ID_HEX_MAX);
+		m->build_id = node_sv(bid);
+	}
+	return 0;
+}
+
+static int read_mods(struct cg_parse *p, const struct cg_field *f, const cJSON *v,
+		     struct cg_rec *r)
+{
+	uint32_t n;
+	int ret = count_array(p, f, v, UINT32_MAX - 1, &n);
+	if (ret)
+		return ret;
+	struct cg_modv *arr = cg_arena_alloc(&p->arena, (size_t)n * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	uint32_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++)
+		if ((ret = read_module(p, f, i, e, &arr[i])) != 0)
+			return ret;
+	cg_rec_set_list(r, f, arr, n);
+	return 0;
+}
+
 static int read_field(struct cg_parse *p, const char *line, const struct cg_field *f,
 		      const cJSON *v, struct cg_rec *r)
 {
@@ -226,6 +364,12 @@ static int read_field(struct cg_parse *p, const char *line, const struct cg_fiel
 		cg_rec_set(r, f->off2, &has, 1);
 		return 0;
 	}
+	case CG_F_ID:
+		return read_id(p, line, f, v, r);
+	case CG_F_HEXS:
+		return read_hexs(p, f, v, r);
+	case CG_F_MODS:
+		return read_mods(p, f, v, r);
 	}
 	return -EINVAL;
 }

@@ -14,6 +14,7 @@
 #include "doc.h"
 #include "doc_build.h"
 #include "doc_rules.h"
+#include "doc_stacks.h"
 #include "doc_stream.h"
 #include "parse_ref.h"
 
@@ -89,10 +90,18 @@ int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
 {
 	if (!ctx->doc->stream)
 		return cg_read_apply_rec(ctx, rec);
-	int ret = cg_stream_packed(ctx->doc, &rec->u.memory, pk);
+	char msg[320];
+	int ret = 0;
+	if (cg_doc_stacks_in(&rec->u.memory)) {
+		uint32_t stack;
+		ret = cg_doc_stacks_add(ctx->doc, &rec->u.memory, UINT64_MAX, &stack, msg, sizeof(msg));
+		if (ret == -EBADMSG)
+			return cg_read_fail(ctx, ret, msg);
+	}
+	if (ret == 0)
+		ret = cg_stream_packed(ctx->doc, &rec->u.memory, pk);
 	if (ret == 0)
 		return 0;
-	char msg[320];
 	return cg_read_fail(ctx, cg_rule_errno(ret, msg, sizeof(msg)), msg);
 }
 

@@ -154,7 +154,7 @@ static bool producer_step(struct pipe *p)
 			const struct cg_rec_memory *m = &b->recs[b->n].u.memory;
 			cg_cdec_last_memory(p->d, &mem);
 			e->pk = (struct cg_stream_packed){m->timestamp_ns, m->bytes, mem.addr,
-							  mem.cls, m->action, mem.vmm};
+							  m->stack, mem.cls, m->action, mem.vmm};
 		}
 		b->n++;
 	}

@@ -19,6 +19,7 @@
 #include "doc.h"
 #include "doc_build.h"
 #include "doc_rules.h"
+#include "doc_stacks.h"
 #include "export.h"
 #include "parse.h"
 #include "parse_fast.h"
@@ -167,6 +168,13 @@ static int check_rules(struct cgtrace_reader *r, const struct cg_rec *rec)
 		r->spans->has_meta = true;
 	} else if (rec->kind == CGTRACE_KIND_SPAN_START || rec->kind == CGTRACE_KIND_SPAN_END) {
 		ret = cg_doc_add(r->spans, rec, msg, sizeof(msg));
+	} else if (rec->kind == CGTRACE_KIND_MEMORY && cg_doc_stacks_in(&rec->u.memory)) {
+		/* The stack table, for its rules: bounded by the distinct stacks. */
+		uint32_t stack;
+		ret = cg_doc_stacks_add(r->spans, &rec->u.memory, UINT64_MAX, &stack, msg,
+					sizeof(msg));
+		if (ret < 0 && ret != -EBADMSG)
+			cg_rule_errno(ret, msg, sizeof(msg));
 	}
 	r->records++;
 	return ret < 0 ? cg_read_fail(&r->ctx, ret, msg) : 0;
@@ -393,6 +401,7 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 			.dtype = cstr(r, m->dtype),
 			.category = m->category,
 			.managed = m->managed,
+			.stack_id = m->stack,
 		};
 		out->u.memory = &r->view.memory;
 		view_ident(r, m->device, m->cgprobe_device_uuid, m->cgprobe_device_name,

@@ -103,6 +103,26 @@ int cg_cenc_text(struct cg_cenc *e, const char *line, size_t n);
 /* ---- the hot path: items the caller knows fit ---- */
 
 /*
+ * Stacks and modules (docs/stacks.md). The caller interns its stacks:
+ * cg_cenc_stack defines stack id (>= 1) with its n frames (1 to
+ * CG_STACK_FRAMES_MAX, innermost first) as a STACK item, once per id,
+ * right before the first record naming it (cg_cenc_alloc_stack), which is
+ * the record a reader gives the frames. False when it wrote nothing (id
+ * 0, n 0 or too many): the caller then names stack 0 instead.
+ */
+bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint32_t n);
+/*
+ * One loaded module as a MODULE item, which a reader puts in the
+ * cgprobe_modules of the next memory record (packed or TEXT, alloc or
+ * free). False when it wrote nothing (a path over CG_CENC_STRING_LEN_MAX,
+ * a build id over CG_BUILD_ID_HEX_MAX or not lowercase hex, start > end).
+ */
+bool cg_cenc_module(struct cg_cenc *e, const struct cg_modv *m);
+/* cg_cenc_alloc of an allocation whose call stack is stack (0: none, the same as cg_cenc_alloc). */
+uint64_t cg_cenc_alloc_stack(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
+			     uint64_t bytes, uint64_t stack);
+
+/*
  * The id of string s, defining it in the stream the first time;
  * CG_CENC_NONE past the caps or for a string over CG_CENC_STRING_LEN_MAX.
  */

@@ -222,6 +222,52 @@ static char *put_svs(char *w, const struct cg_sv *v, uint32_t n)
 	return w;
 }
 
+/* "0x" and lowercase hex without leading zeros, quoted. */
+static char *put_hex(char *w, uint64_t v)
+{
+	w = PUT_LIT(w, "\"0x");
+	w += cg_fmt_hex(w, v);
+	*w++ = '"';
+	return w;
+}
+
+static char *put_hexs(char *w, const uint64_t *v, uint32_t n)
+{
+	*w++ = '[';
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			*w++ = ',';
+		w = put_hex(w, v[i]);
+	}
+	*w++ = ']';
+	return w;
+}
+
+/* Module objects, keys in the order of docs/stacks.md. */
+static char *put_mods(char *w, const struct cg_modv *v, uint32_t n)
+{
+	*w++ = '[';
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			*w++ = ',';
+		w = PUT_LIT(w, "{\"path\":");
+		w = put_sv(w, v[i].path);
+		w = PUT_LIT(w, ",\"base\":");
+		w = put_hex(w, v[i].base);
+		w = PUT_LIT(w, ",\"start\":");
+		w = put_hex(w, v[i].start);
+		w = PUT_LIT(w, ",\"end\":");
+		w = put_hex(w, v[i].end);
+		if (v[i].build_id.p) {
+			w = PUT_LIT(w, ",\"build_id\":");
+			w = put_sv(w, v[i].build_id);
+		}
+		*w++ = '}';
+	}
+	*w++ = ']';
+	return w;
+}
+
 /* ------------------------------------------------------------------ */
 /* Tags                                                                */
 /* ------------------------------------------------------------------ */
@@ -346,6 +392,23 @@ static inline bool shown_name(enum cg_presence pres, const char *const *table, s
 #define FMT_TAGS(m, pres, n)                                                                       \
 	w = PUT_KEY(w, m);                                                                         \
 	w = put_tags(w, x->m, x->n, order);
+/* Stacks and modules: written only when set, keyed cgprobe_<member>. */
+#define PUT_EXT_KEY(w, m) PUT_LIT(w, ",\"cgprobe_" #m "\":")
+#define FMT_ID(m, pres)                                                                            \
+	if (x->m) {                                                                                \
+		w = PUT_EXT_KEY(w, m);                                                             \
+		w = put_u64(w, x->m);                                                              \
+	}
+#define FMT_HEXS(m, pres, n)                                                                       \
+	if (x->n) {                                                                                \
+		w = PUT_EXT_KEY(w, m);                                                             \
+		w = put_hexs(w, x->m, x->n);                                                       \
+	}
+#define FMT_MODS(m, pres, n)                                                                       \
+	if (x->n) {                                                                                \
+		w = PUT_EXT_KEY(w, m);                                                             \
+		w = put_mods(w, x->m, x->n);                                                       \
+	}
 
 /* order: the scratch for sorting tags, NULL when they are sorted or the kind has none. */
 #define KIND_FMT(k, json, kind)                                                                    \
@@ -380,6 +443,25 @@ static size_t u64s_max(uint32_t n)
 	return 2 + (size_t)n * U64_ELEM_MAX;
 }
 
+/* A quoted hex value and its comma. */
+#define HEX_ELEM_MAX (4 + CG_FMT_HEX_MAX + 1)
+
+/* Keys, punctuation and the three hex values of a module, beside its strings. */
+#define MOD_FIXED_MAX (64 + 3 * HEX_ELEM_MAX)
+
+static size_t hexs_max(uint32_t n)
+{
+	return 2 + (size_t)n * HEX_ELEM_MAX;
+}
+
+static size_t mods_max(const struct cg_modv *v, uint32_t n)
+{
+	size_t total = 2;
+	for (uint32_t i = 0; i < n; i++)
+		total += MOD_FIXED_MAX + sv_max(v[i].path) + sv_max(v[i].build_id);
+	return total;
+}
+
 static size_t tags_max(const struct cg_tagv *tags, uint32_t n)
 {
 	size_t total = 2;
@@ -401,6 +483,9 @@ static size_t tags_max(const struct cg_tagv *tags, uint32_t n)
 #define MAX_U64S(m, pres, n) u64s_max(x->n)
 #define MAX_F64_OPT(m, pres, has) 0
 #define MAX_TAGS(m, pres, n) tags_max(x->m, x->n)
+#define MAX_ID(m, pres) 0
+#define MAX_HEXS(m, pres, n) hexs_max(x->n)
+#define MAX_MODS(m, pres, n) mods_max(x->m, x->n)
 
 #define KIND_MAX(k, json, kind)                                                                    \
 	static size_t max_##k(const struct cg_rec_##k *x)                                          \
@@ -416,7 +501,7 @@ CG_RECORD_KINDS(KIND_MAX)
  * under 400 bytes); the variable parts are bounded field by field. Lengths
  * are uint32_t views, so the sums cannot overflow a 64-bit size_t.
  */
-static size_t line_max(const struct cg_rec *r)
+size_t cg_jsonl_line_max(const struct cg_rec *r)
 {
 	switch (r->kind) {
 #define CASE_MAX(k, json, kind)                                                                    \
@@ -458,7 +543,7 @@ void cg_jsonl_format(struct cg_buf *b, const struct cg_rec *r)
 			return;
 		}
 	}
-	char *w = cg_buf_reserve(b, line_max(r));
+	char *w = cg_buf_reserve(b, cg_jsonl_line_max(r));
 	if (w) {
 		w = fmt_body(w, r, order);
 		w = PUT_LIT(w, "}\n");

@@ -36,5 +36,7 @@ void cg_json_put_str(struct cg_buf *b, const char *s, size_t n);
  * nothing is appended.
  */
 void cg_jsonl_format(struct cg_buf *b, const struct cg_rec *r);
+/* The most bytes cg_jsonl_format reserves for r (its line is shorter). */
+size_t cg_jsonl_line_max(const struct cg_rec *r);
 
 #endif

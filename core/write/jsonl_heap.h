@@ -11,10 +11,12 @@
 #define CG_JSONL_HEAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
 #include "cgtrace.h"
+#include "record.h"
 
 /* The text between span_id's digits and bytes' digits, which depends only on the op. */
 #define CG_HEAP_OP_NAME_MAX 24
@@ -34,10 +36,26 @@ struct cg_heap_rec {
 	uint64_t bytes;
 	enum cgtrace_action action;
 	enum cgtrace_category category;
+	/*
+	 * Stacks and modules (docs/stacks.md), all zero for none. stack: the
+	 * allocation's stack id (>= 1; frees carry none). frames: the stack's
+	 * frames (1 to CG_STACK_FRAMES_MAX, innermost first) on the first record
+	 * naming stack, else NULL. modules: cgprobe_modules, NULL for none. A
+	 * record with frames or modules is written by cg_jsonl_format (rare);
+	 * one with only a stack id stays on the fast path.
+	 */
+	uint64_t stack;
+	const uint64_t *frames;
+	uint32_t n_frames;
+	const struct cg_modv *modules;
+	uint32_t n_modules;
 };
 
-/* Longest line, counting the padding the fixed-size copies may write past it. */
-#define CG_HEAP_LINE_MAX 384
+/* Longest line without frames and modules, counting the padding the fixed-size copies may write past it. */
+#define CG_HEAP_LINE_MAX 448
+
+/* The most bytes cg_jsonl_format_heap may reserve for r: CG_HEAP_LINE_MAX without frames and modules. */
+size_t cg_heap_line_max(const struct cg_heap_rec *r);
 
 void cg_jsonl_format_heap(struct cg_buf *b, const struct cg_heap_rec *r);
 

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* A document's stack table and module list (docs/stacks.md), built record by record. */
+#ifndef CG_DOC_STACKS_H
+#define CG_DOC_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+struct cgtrace_doc;
+
+/* True when m carries a stack or module field, the only records cg_doc_stacks_add needs. */
+static inline bool cg_doc_stacks_in(const struct cg_rec_memory *m)
+{
+	return m->stack || m->n_stack_frames || m->n_modules;
+}
+
+/*
+ * Checks the stack fields of memory record m (doc_rules.h) and adds its
+ * frames and modules to the tables. rec: the record's index among the
+ * document's memory records (UINT64_MAX where none are kept), which
+ * canonical export writes the frames and modules on. *stack: the index + 1
+ * of the record's stack in d->stacks, 0 for none. 0, -EBADMSG with the
+ * message in err, or -ENOMEM.
+ */
+int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
+		      uint32_t *stack, char *err, size_t errlen);
+/* Records the stack of full document d's memory record rec (index + 1, not 0). */
+int cg_doc_stacks_set_mem(struct cgtrace_doc *d, size_t rec, uint32_t stack);
+void cg_doc_stacks_free(struct cgtrace_doc *d);
+/* The stack index + 1 of full document d's memory record i (0: none). */
+uint32_t cg_doc_mem_stack(const struct cgtrace_doc *d, size_t i);
+
+#endif
