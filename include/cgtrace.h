@@ -613,22 +613,6 @@ size_t cgtrace_json_string(char *out, const char *s, size_t n);
 /* Call stacks and offline symbols                                    */
 /* ------------------------------------------------------------------ */
 
-/* A recorded call stack (docs/stacks.md): return addresses, innermost first. */
-struct cgtrace_stack {
-	uint64_t id;
-	const uint64_t *frames;
-	size_t n_frames;
-	uint64_t defined_ns;
-};
-
-/* A recorded module: the load bias, its [start, end) and the GNU build id in hex. */
-struct cgtrace_module {
-	const char *path;
-	uint64_t base, start, end;
-	const char *build_id; /* NULL: none */
-	uint64_t recorded_ns;
-};
-
 /*
  * One frame of a resolved return address. An address inside inlined code
  * gives several: the inlined functions innermost first (inlined set), then
