@@ -440,7 +440,7 @@ int cgtrace_reader_export_compact(struct cgtrace_reader *r, int fd, int zstd_lev
 int cgtrace_doc_export_compact(const struct cgtrace_doc *doc, int fd, int zstd_level);
 
 /* The fields the compact stats break the bytes down by (cgtrace_compact_field_name). */
-#define CGTRACE_COMPACT_FIELDS 9
+#define CGTRACE_COMPACT_FIELDS 10
 
 struct cgtrace_compact_options {
 	int zstd_level;
