@@ -465,6 +465,40 @@ START_TEST(hot_calls_read_back)
 		ck_assert_uint_eq(m.stack_id, want[i]);
 	}
 	cgtrace_doc_free(doc);
+
+	/* Streamed, most records come as their gist only: the same tables. */
+	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", out.p, out.len, NULL,
+						    CGTRACE_READ_STREAM_MEMORY, &doc, err,
+						    sizeof(err)),
+			 0);
+	ck_assert_uint_eq(cgtrace_doc_stack_count(doc), 2);
+	ck_assert_uint_eq(cgtrace_doc_stack(doc, 2)->frames[2], 0x4011c0);
+	ck_assert_uint_eq(cgtrace_doc_module_count(doc), 2);
+	cgtrace_doc_free(doc);
+	cg_buf_fini(&out);
+}
+END_TEST
+
+START_TEST(gist_records_checked)
+{
+	/* The third alloc of a class is a gist in a streamed read: its stack is still checked. */
+	struct cg_buf out = {0};
+	uint32_t cls;
+	struct cg_cenc *e = probe_enc(&out, &cls);
+	static const uint64_t f1[1] = {0x4011a6};
+	ck_assert(cg_cenc_stack(e, 1, f1, 1));
+	cg_cenc_alloc_stack(e, cls, 10, 0x10, 8, 1);
+	cg_cenc_alloc_stack(e, cls, 20, 0x20, 8, 1);
+	cg_cenc_alloc_stack(e, cls, 30, 0x30, 8, 5);
+	ck_assert_int_eq(cg_cenc_close(e), 0);
+	char err[512];
+	struct cgtrace_doc *doc;
+	for (unsigned flags = 0; flags <= CGTRACE_READ_STREAM_MEMORY; flags++) {
+		ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", out.p, out.len, NULL, flags,
+							    &doc, err, sizeof(err)),
+				 -EBADMSG);
+		ck_assert_str_eq(err, "t.cgt: record 5: stack 5 not defined");
+	}
 	cg_buf_fini(&out);
 }
 END_TEST
@@ -500,7 +534,7 @@ static Suite *stacks_suite(void)
 	tc = test_tcase(s, "stacks:export", 30);
 	test_add(tc, exports_write_the_fields_back, strict_export_and_extensions);
 	tc = test_tcase(s, "stacks:compact", 30);
-	test_add(tc, hot_calls_read_back, hot_alloc_bytes);
+	test_add(tc, hot_calls_read_back, gist_records_checked, hot_alloc_bytes);
 	return s;
 }
 
