@@ -18,7 +18,7 @@ static int run(int argc, char **argv);
 const struct cli_cmd cli_export = {
 	.name = "export",
 	.args = "[--format jsonl|compact] [--order stream|canonical] [--level N] [--stats] "
-		"[-o FILE] TRACE",
+		"[--strict] [-o FILE] TRACE",
 	.help = "Writes the trace as JSONL, each record in the format's field order and\n"
 		"spelling (a trace cgprobe wrote comes out byte for byte in stream order),\n"
 		"or in the compact binary encoding. Unknown fields are dropped; a .zst\n"
@@ -34,6 +34,9 @@ const struct cli_cmd cli_export = {
 		"                   and what the field costs after it (the output's size less\n"
 		"                   its size with that field's values all 0); ten times the work\n"
 		"  --block-raw N    compact: end blocks at N raw bytes (default 4 MiB; for tests)\n"
+		"  --strict         jsonl: strict trace/6, without the extension fields and\n"
+		"                   kinds (cgprobe_* stacks, modules and device identities,\n"
+		"                   managed, oom_request_bytes; cgprobe_device records)\n"
 		"  --order stream   records in file order, read one at a time: memory stays\n"
 		"                   bounded whatever the trace's length (the default)\n"
 		"  --order canonical\n"
@@ -49,6 +52,7 @@ const struct cli_cmd cli_export = {
 /* What to write: JSONL, or compact with these options (stats printed when asked). */
 struct how {
 	bool compact;
+	unsigned jsonl_flags; /* CGTRACE_EXPORT_* */
 	struct cgtrace_compact_options copts;
 };
 
@@ -112,7 +116,7 @@ static int export_canonical(const char *path, const char *output, const struct h
 	}
 	struct cgtrace_compact_stats st;
 	int ret = how->compact ? cgtrace_doc_export_compact_opts(doc, fd, &how->copts, &st)
-			       : cgtrace_doc_export_jsonl(doc, fd);
+			       : cgtrace_doc_export_jsonl_flags(doc, fd, how->jsonl_flags);
 	if (ret == 0 && how->copts.stats)
 		print_stats(&st, how->copts.zstd_level);
 	if (ret < 0)
@@ -143,7 +147,7 @@ static int export_stream(const char *path, const char *output, const struct how 
 	}
 	struct cgtrace_compact_stats st;
 	ret = how->compact ? cgtrace_reader_export_compact_opts(r, fd, &how->copts, &st)
-			   : cgtrace_reader_export_jsonl(r, fd);
+			   : cgtrace_reader_export_jsonl_flags(r, fd, how->jsonl_flags);
 	if (ret == 0 && how->copts.stats)
 		print_stats(&st, how->copts.zstd_level);
 	/* A message with success is the warning of a cut-off last line. */
@@ -178,7 +182,8 @@ static int run(int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'}, {"order", required_argument, NULL, 'r'},
 	    {"output", required_argument, NULL, 'o'}, {"level", required_argument, NULL, 'l'},
 	    {"stats", no_argument, NULL, 's'},        {"block-raw", required_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},         {0},
+	    {"strict", no_argument, NULL, 'S'},       {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	const char *format = "jsonl", *order = "stream", *output = NULL;
 	const char *level = NULL, *block_raw = NULL;
@@ -205,6 +210,9 @@ static int run(int argc, char **argv)
 		case 'b':
 			block_raw = optarg;
 			break;
+		case 'S':
+			how.jsonl_flags |= CGTRACE_EXPORT_STRICT;
+			break;
 		case 'h':
 			cli_print_help(&cli_export, stdout);
 			return CLI_OK;
@@ -216,6 +224,8 @@ static int run(int argc, char **argv)
 	if (!how.compact && strcmp(format, "jsonl") != 0)
 		return cli_usage_error(&cli_export,
 				       "unknown format '%s' (supported: jsonl, compact)", format);
+	if (how.compact && how.jsonl_flags)
+		return cli_usage_error(&cli_export, "--strict goes with --format jsonl");
 	if (!how.compact && (level || block_raw || how.copts.stats))
 		return cli_usage_error(&cli_export,
 				       "--level, --stats and --block-raw go with --format compact");

@@ -9,13 +9,18 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_validate = {
 	.name = "validate",
-	.args = "TRACE",
+	.args = "[--strict] TRACE",
 	.help = "Checks every rule of candle-graph/trace/6 and stops at the first broken one\n"
 		"with PATH:LINE: message (exit status 1). Legal oddities are warnings on\n"
 		"stderr: spans never closed, an allocation of an id that is already live,\n"
 		"frees of ids never allocated, capture_step 0, a cut-off last line, a\n"
 		"cgprobe_min_bytes tag that is not a decimal number (readers ignore it), a\n"
 		"second, different identity for one device (the first is kept).\n\n"
+		"  --strict   also name each extension field and kind the trace uses (the\n"
+		"             ones a strict trace/6 reader does not know: cgprobe_* fields and\n"
+		"             kinds, managed, oom_request_bytes), one warning line each at its\n"
+		"             first record with the number of records carrying it, and exit 1\n"
+		"             when there is any (export --format jsonl --strict leaves them out)\n\n"
 		"Like summary and memory, it reads the trace once, in memory bounded by the\n"
 		"allocations live at once, not by the trace's size. Memory records that go\n"
 		"back in time (another producer's trace) make it read the trace again in\n"
@@ -61,14 +66,42 @@ static void warnings(const char *path, const struct cgtrace_doc *doc)
 	cgtrace_memory_report_free(rep);
 }
 
+/* --strict: one line per extension the trace uses; their number. */
+static size_t extensions(const char *path, const struct cgtrace_doc *doc)
+{
+	size_t n = cgtrace_doc_extension_count(doc);
+	for (size_t i = 0; i < n; i++) {
+		struct cgtrace_extension e;
+		cgtrace_doc_extension(doc, i, &e);
+		char where[48];
+		snprintf(where, sizeof(where), e.first_is_record ? " record %llu" : "%llu",
+			 (unsigned long long)e.first);
+		char what[160];
+		if (e.field)
+			snprintf(what, sizeof(what), "extension field `%s` on %s records", e.field,
+				 e.kind_name);
+		else
+			snprintf(what, sizeof(what), "extension kind `%s`", e.kind_name);
+		fprintf(stderr, "%s:%s: warning: %s (%llu record(s)), not strict trace/6\n", path,
+			where, what, (unsigned long long)e.records);
+	}
+	return n;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{"strict", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	int c, status = CLI_OK;
+	bool strict = false;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 's') {
+			strict = true;
+			continue;
+		}
 		if (c == 'h') {
 			cli_print_help(&cli_validate, stdout);
 			return CLI_OK;
@@ -78,7 +111,8 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_validate, argc, argv, &status);
 	if (!path)
 		return status;
-	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
+	struct cgtrace_doc *doc = cli_load_flags(
+		path, CGTRACE_READ_STREAM_MEMORY | (strict ? CGTRACE_READ_EXTENSIONS : 0));
 	if (!doc)
 		return CLI_FAIL;
 	warnings(path, doc);
@@ -98,6 +132,9 @@ static int run(int argc, char **argv)
 		snprintf(cut, sizeof(cut), " (last line cut short and ignored)");
 	printf("%s: valid %s trace, %s records%s\n", path, CGTRACE_SCHEMA, cli_count(n, records),
 	       cut);
+	size_t ext = strict ? extensions(path, doc) : 0;
+	if (ext)
+		fprintf(stderr, "%s: not strict trace/6: %zu extension(s) in use\n", path, ext);
 	cgtrace_doc_free(doc);
-	return CLI_OK;
+	return ext ? CLI_FAIL : CLI_OK;
 }

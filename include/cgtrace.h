@@ -135,6 +135,12 @@ int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
  * record count then.
  */
 #define CGTRACE_READ_STREAM_MEMORY (1u << 0)
+/*
+ * Read flag: note the extension fields and kinds the trace uses, the ones
+ * a strict trace/6 reader does not know (docs/trace-format.md,
+ * Extensions): cgtrace_doc_extension_count and cgtrace_doc_extension.
+ */
+#define CGTRACE_READ_EXTENSIONS (1u << 1)
 
 /* cgtrace_doc_read and cgtrace_doc_read_mem with CGTRACE_READ_* flags (0: the same). */
 int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,
@@ -324,6 +330,23 @@ void cgtrace_doc_device_info(const struct cgtrace_doc *doc, size_t i,
 /* Later identities of a device that differ from its first, which the table keeps. */
 uint64_t cgtrace_doc_device_info_conflicts(const struct cgtrace_doc *doc);
 
+/*
+ * An extension a trace read with CGTRACE_READ_EXTENSIONS uses: a field
+ * (its JSON key) on records of kind, or (field NULL) the kind itself; the
+ * line of its first record (first_is_record: the record number, in a
+ * compact trace) and how many records carry it. In order of first use.
+ */
+struct cgtrace_extension {
+	enum cgtrace_kind kind;
+	const char *kind_name;
+	const char *field;
+	uint64_t first;
+	bool first_is_record;
+	uint64_t records;
+};
+size_t cgtrace_doc_extension_count(const struct cgtrace_doc *doc);
+void cgtrace_doc_extension(const struct cgtrace_doc *doc, size_t i, struct cgtrace_extension *out);
+
 /* Stacks: how many, by id (NULL when never defined), the i-th in definition order. */
 size_t cgtrace_doc_stack_count(const struct cgtrace_doc *doc);
 const struct cgtrace_stack *cgtrace_doc_stack(const struct cgtrace_doc *doc, uint64_t id);
@@ -426,6 +449,15 @@ bool cgtrace_reader_device_identity(const struct cgtrace_reader *r,
  * message; a write error returns -errno and leaves the message "".
  */
 int cgtrace_reader_export_jsonl(struct cgtrace_reader *r, int fd);
+/*
+ * Export flag: strict trace/6, without any extension field or kind (those
+ * of docs/trace-format.md, Extensions, stacks and modules included): the
+ * fields are left out and the records of an extension kind are dropped.
+ */
+#define CGTRACE_EXPORT_STRICT (1u << 0)
+/* cgtrace_reader_export_jsonl and cgtrace_doc_export_jsonl with CGTRACE_EXPORT_* flags. */
+int cgtrace_reader_export_jsonl_flags(struct cgtrace_reader *r, int fd, unsigned flags);
+int cgtrace_doc_export_jsonl_flags(const struct cgtrace_doc *doc, int fd, unsigned flags);
 
 /*
  * The compact binary encoding of trace/6 (docs/compact-format.md): the
@@ -440,7 +472,7 @@ int cgtrace_reader_export_compact(struct cgtrace_reader *r, int fd, int zstd_lev
 int cgtrace_doc_export_compact(const struct cgtrace_doc *doc, int fd, int zstd_level);
 
 /* The fields the compact stats break the bytes down by (cgtrace_compact_field_name). */
-#define CGTRACE_COMPACT_FIELDS 9
+#define CGTRACE_COMPACT_FIELDS 10
 
 struct cgtrace_compact_options {
 	int zstd_level;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A reader of cgprobe's compact trace encoding, written from
-docs/compact-format.md alone, so that the page is shown to be the whole
-definition and the C reader has an independent one to agree with.
+docs/compact-format.md and docs/stacks.md alone, so that the pages are
+shown to be the whole definition and the C reader has an independent one
+to agree with.
 
   compact_decode.py [--check] [--compare JSONL] FILE
 
@@ -178,11 +179,18 @@ def unzigzag(u):
 
 
 def skip_ext(it):
-    """An extension area: key:varint value:varint pairs, all skipped in version 1."""
+    """An extension area: key:varint value:varint pairs; returns them as a dict."""
     area = Items(it.take(it.varint()))
+    pairs = {}
     while area.more():
-        area.varint()
-        area.varint()
+        k = area.varint()
+        pairs[k] = area.varint()
+    return pairs
+
+
+PENDING_MAX = 65536
+FRAMES_MAX = 1024
+HEX_DIGITS = set(b"0123456789abcdef")
 
 
 class Decoder:
@@ -191,6 +199,8 @@ class Decoder:
         self.classes = []
         self.live = {}
         self.records = 0  # trace records decoded so far
+        self.pending_stacks = {}  # id -> frames, until a packed record takes them
+        self.pending_modules = []
 
     def string(self, sid):
         if sid >= len(self.strings):
@@ -233,6 +243,41 @@ class Decoder:
             raise DecodeError("string %d holds a NUL byte" % len(self.strings))
         # Python's replacement is Unicode's: one U+FFFD per maximal subpart.
         self.strings.append(data.decode("utf-8", errors="replace"))
+
+    def item_stack(self, it):
+        sid = it.varint()
+        n = it.varint()
+        if sid == 0:
+            raise DecodeError("STACK item: stack id 0")
+        if not 1 <= n <= FRAMES_MAX:
+            raise DecodeError("STACK item: %d frames" % n)
+        if sid in self.pending_stacks:
+            raise DecodeError("stack %d defined twice" % sid)
+        if len(self.pending_stacks) >= PENDING_MAX:
+            raise DecodeError("too many pending stacks")
+        frames, prev = [], 0
+        for _ in range(n):
+            prev = (prev + unzigzag(it.varint())) & U64_MAX
+            frames.append("0x%x" % prev)
+        self.pending_stacks[sid] = frames
+
+    def item_module(self, it):
+        path = it.take(it.varint())
+        base, start, end = it.varint(), it.varint(), it.varint()
+        bid = it.take(it.varint())
+        if b"\0" in path:
+            raise DecodeError("MODULE item: NUL in the path")
+        if start > end:
+            raise DecodeError("MODULE item: start past end")
+        if len(bid) % 2 or len(bid) > 128 or not set(bid) <= HEX_DIGITS:
+            raise DecodeError("MODULE item: bad build id")
+        if len(self.pending_modules) >= PENDING_MAX:
+            raise DecodeError("too many pending modules")
+        mod = {"path": path.decode("utf-8", errors="replace"), "base": "0x%x" % base,
+               "start": "0x%x" % start, "end": "0x%x" % end}
+        if bid:
+            mod["build_id"] = bid.decode("ascii")
+        self.pending_modules.append(mod)
 
     def item_thread(self, it):
         self.thread = it.varint()
@@ -328,8 +373,12 @@ class Decoder:
             addr = self.history[len(self.history) - 1 - back]
         if not free:
             nbytes = it.varint()
+        stack = 0
         if op & 0x20:
-            skip_ext(it)
+            ext = skip_ext(it)
+            if ext.get(1) == 0:
+                raise DecodeError("stack id 0 in a MEMORY item")
+            stack = ext.get(1, 0)
         tid = ("vmm:" if vmm else "") + "0x%x" % addr
         if free:
             nbytes = self.live.get((device, tid))
@@ -342,6 +391,14 @@ class Decoder:
         rec.update(shape=[nbytes], dtype="u8", category=category)
         if managed and not free:
             rec["managed"] = True
+        # docs/stacks.md: the stack id, and the pending items this record takes.
+        if stack:
+            rec["cgprobe_stack"] = stack
+            if stack in self.pending_stacks:
+                rec["cgprobe_stack_frames"] = self.pending_stacks.pop(stack)
+        if self.pending_modules:
+            rec["cgprobe_modules"] = self.pending_modules
+            self.pending_modules = []
         self.prev_addr = addr
         self.history.append(addr)
         if len(self.history) > 2 * HISTORY:
@@ -362,6 +419,8 @@ ITEMS = {
     0x02: Decoder.item_thread,
     0x03: Decoder.item_text,
     0x05: Decoder.item_class,
+    0x06: Decoder.item_stack,
+    0x07: Decoder.item_module,
     0x10: Decoder.item_span_start,
     0x11: Decoder.item_span_end,
     0x12: Decoder.item_device_memory,
@@ -448,6 +507,7 @@ def enum(*names):
 STR_LIST = ("array of strings", None)
 U64_LIST = ("array of u64", None)
 TAGS = ("object of strings", None)
+MODULES = ("array of module objects", None)
 CATEGORY = enum(*CATEGORIES)
 DEVICE_ID = [
     ("cgprobe_device_uuid", STR, OPT),
@@ -487,7 +547,11 @@ KINDS = {
         ("op_name", STR, OPT), ("device", STR, REQ), ("bytes", U64, REQ),
         ("action", enum("alloc", "free"), REQ), ("shape", U64_LIST, DEF), ("dtype", STR, REQ),
         ("category", CATEGORY, DEF), ("managed", BOOL, OPT),
-    ] + DEVICE_ID,
+    ] + DEVICE_ID + [
+        # docs/stacks.md
+        ("cgprobe_stack", U64, OPT), ("cgprobe_stack_frames", STR_LIST, OPT),
+        ("cgprobe_modules", MODULES, OPT),
+    ],
     "device_memory": [
         ("timestamp_ns", U64, REQ), ("device", STR, REQ), ("used_bytes", U64, REQ),
         ("free_bytes", U64, REQ), ("reserved_bytes", U64, OPT), ("oom_request_bytes", U64, OPT),
@@ -516,6 +580,8 @@ def type_ok(v, want):
         return isinstance(v, list) and all(isinstance(x, str) for x in v)
     if want is U64_LIST:
         return isinstance(v, list) and all(type_ok(x, U64) for x in v)
+    if want is MODULES:
+        return isinstance(v, list) and all(isinstance(x, dict) for x in v)
     if want is TAGS:
         return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
     return isinstance(v, str) and v in want[1]
@@ -548,6 +614,7 @@ class TraceRules:
         self.seen_meta = False
         self.started = set()
         self.ended = set()
+        self.stacks = set()
 
     def record(self, rec, first):
         check_fields(rec)
@@ -560,6 +627,18 @@ class TraceRules:
             if rec["schema"] != "candle-graph/trace/6":
                 raise DecodeError("unsupported trace schema %s" % json.dumps(rec["schema"]))
             self.seen_meta = True
+        elif kind == "memory" and ("cgprobe_stack" in rec or "cgprobe_stack_frames" in rec):
+            sid = rec.get("cgprobe_stack")
+            if not sid:
+                raise DecodeError("cgprobe_stack_frames without a stack id 1 or more")
+            if rec["action"] == "free":
+                raise DecodeError("cgprobe_stack on a free")
+            if "cgprobe_stack_frames" in rec:
+                if sid in self.stacks:
+                    raise DecodeError("stack %d defined twice" % sid)
+                self.stacks.add(sid)
+            elif sid not in self.stacks:
+                raise DecodeError("stack %d not defined" % sid)
         elif kind == "span_start":
             if rec["id"] in self.started:
                 raise DecodeError("span `%s` started twice" % rec["id"])

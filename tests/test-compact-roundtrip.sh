@@ -51,7 +51,7 @@ BEGIN {
 			if (rand() < 0.02) b = b + 1
 			addr[k] = addr[n]; bytes[k] = bytes[n]; adev[k] = adev[n]; n--
 			nf++; freed[nf] = a
-			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\",\"op_name\":\"free\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"free\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, a, 1 + int(rand() * 45), dd, b, b, cat[1 + int(rand() * 5)]
+			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\",\"op_name\":\"free\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"free\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"%s}\n", t, a, 1 + int(rand() * 45), dd, b, b, cat[1 + int(rand() * 5)], modules()
 		} else {
 			b = int(rand() * 100000)
 			r = rand()
@@ -59,13 +59,34 @@ BEGIN {
 			if (r >= 0.15 && nf > 0 && rand() < 0.4) { k = nf - int(rand() * (nf < 8 ? nf : 8)); a = freed[k] }
 			n++; addr[n] = a; bytes[n] = b; adev[n] = d
 			op = rand() < 0.1 ? "" : ",\"op_name\":\"" ops[1 + int(rand() * 4)] "\""
-			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : ""
+			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s%s%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : "", stack(), modules()
 		}
 		if (rand() < 0.02)
 			printf "{\"kind\":\"device_memory\",\"timestamp_ns\":%d,\"device\":\"cuda:0\",\"used_bytes\":%d,\"free_bytes\":%d%s%s}\n", ts, i * 7, 1000000 - i, rand() < 0.5 ? ",\"reserved_bytes\":" i : "", rand() < 0.1 ? ",\"oom_request_bytes\":99" : ""
 	}
 	for (s = 45; s >= 1; s--)
 		printf "{\"kind\":\"span_end\",\"id\":\"s%d\",\"duration_ns\":%d}\n", s, ts
+}
+# docs/stacks.md: most allocs name one of 80 stacks, its frames on the first;
+# now and then a record carries modules.
+function stack(   st, n, f, k) {
+	if (rand() < 0.3)
+		return ""
+	st = 1 + int(rand() * 80)
+	if (st in defined)
+		return ",\"cgprobe_stack\":" st
+	defined[st] = 1
+	n = 1 + int(rand() * 6); f = ""
+	for (k = 0; k < n; k++)
+		f = f (k ? "," : "") sprintf("\"0x%x\"", 4198400 + int(rand() * 1000000))
+	return ",\"cgprobe_stack\":" st ",\"cgprobe_stack_frames\":[" f "]"
+}
+function modules(   m) {
+	if (rand() >= 0.01)
+		return ""
+	nm++
+	m = sprintf("{\"path\":\"/lib/l%d.so\",\"base\":\"0x%x\",\"start\":\"0x%x\",\"end\":\"0x%x\"%s}", nm, 4096 * nm, 4096 * nm + 16, 4096 * nm + 4000, nm % 2 ? ",\"build_id\":\"ab12\"" : "")
+	return ",\"cgprobe_modules\":[" m (nm % 3 ? "" : "," m) "]"
 }
 AWK
 mkdir "$tmp/gen" && awk -f "$tmp/gen.awk" >"$tmp/gen/many.jsonl" || exit 1

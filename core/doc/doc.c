@@ -80,6 +80,7 @@ CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
 	cg_vec_free(&d->shapes, sizeof(uint64_t));
 	cg_vec_free(&d->str_lists, sizeof(uint32_t));
 	cg_doc_stacks_free(d);
+	cg_vec_free(&d->exts, sizeof(struct cg_doc_ext));
 	free(d);
 }
 

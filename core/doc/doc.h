@@ -158,6 +158,13 @@ struct cg_doc_module {
 	uint64_t rec;
 };
 
+/* An extension field (field >= 0: its index in the kind's schema) or kind (-1) the trace uses. */
+struct cg_doc_ext {
+	uint8_t kind;
+	int8_t field;
+	uint64_t first, records;
+};
+
 struct cg_meta {
 	uint32_t schema, run_id, correlation_id, entrypoint, timestamp, device, candle_version;
 	uint8_t phase, timing_mode;
@@ -194,6 +201,10 @@ struct cgtrace_doc {
 	struct cg_vec modules;     /* struct cg_doc_module, in record order */
 	struct cg_arena stack_mem;
 	struct cg_vec mem_stacks;  /* uint32_t per memory record: stack index + 1 (0: none), made on first need */
+	/* CGTRACE_READ_EXTENSIONS: the extensions used (doc_ext.c). */
+	bool track_ext;
+	bool ext_numbered;        /* first counts records (a compact trace), not lines */
+	struct cg_vec exts;       /* struct cg_doc_ext, by first use */
 	struct cg_vec devices;  /* uint32_t string ids, index = device number */
 	struct cg_vec shapes;   /* uint64_t: [ndim, dims...] entries */
 	struct cg_vec str_lists;/* uint32_t: [n, ids...] entries */

@@ -16,9 +16,7 @@
 static long find(const struct cgtrace_doc *d, uint64_t id)
 {
 	uint32_t pos = UINT32_MAX, val;
-	while (cg_map_next(&d->stack_by_id, id, &pos, &val))
-		return val;
-	return -1;
+	return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
 }
 
 static int add_stack(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,

@@ -19,6 +19,7 @@
 #include "export.h"
 #include "hash.h"
 #include "jsonl_format.h"
+#include "schema.h"
 #include "u64map.h"
 #include "write_all.h"
 
@@ -373,6 +374,7 @@ int cg_doc_records(const struct cgtrace_doc *d, int (*fn)(void *user, const stru
 struct jsonl {
 	struct cg_buf buf;
 	int fd;
+	unsigned flags;
 };
 
 static int jsonl_flush(struct jsonl *j)
@@ -385,6 +387,14 @@ static int jsonl_flush(struct jsonl *j)
 static int jsonl_rec(void *user, const struct cg_rec *r)
 {
 	struct jsonl *j = user;
+	struct cg_rec strict;
+	if (j->flags & CGTRACE_EXPORT_STRICT) {
+		if (cg_schema_kind_ext(r->kind))
+			return 0;
+		strict = *r;
+		cg_schema_strip_ext(&strict);
+		r = &strict;
+	}
 	cg_jsonl_format(&j->buf, r);
 	if (j->buf.err)
 		return j->buf.err;
@@ -393,7 +403,12 @@ static int jsonl_rec(void *user, const struct cg_rec *r)
 
 CG_EXPORT int cgtrace_doc_export_jsonl(const struct cgtrace_doc *d, int fd)
 {
-	struct jsonl j = {.fd = fd};
+	return cgtrace_doc_export_jsonl_flags(d, fd, 0);
+}
+
+CG_EXPORT int cgtrace_doc_export_jsonl_flags(const struct cgtrace_doc *d, int fd, unsigned flags)
+{
+	struct jsonl j = {.fd = fd, .flags = flags};
 	int ret = cg_doc_records(d, jsonl_rec, &j);
 	if (ret == 0)
 		ret = jsonl_flush(&j);

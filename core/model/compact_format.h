@@ -24,6 +24,8 @@ enum cg_cf_op {
 	CG_CF_OP_THREAD = 0x02,
 	CG_CF_OP_TEXT = 0x03,
 	CG_CF_OP_CLASS = 0x05,
+	CG_CF_OP_STACK = 0x06,  /* docs/stacks.md */
+	CG_CF_OP_MODULE = 0x07, /* docs/stacks.md */
 	CG_CF_OP_SPAN_START = 0x10,
 	CG_CF_OP_SPAN_END = 0x11,
 	CG_CF_OP_DEVICE_MEMORY = 0x12,
@@ -34,6 +36,7 @@ enum cg_cf_op {
 #define CG_CF_MEM_FREE 0x40  /* F */
 #define CG_CF_MEM_EXT 0x20   /* X: an extension area follows */
 #define CG_CF_MEM_CLASS 0x1f /* CCCCC; this value: the class id follows as a varint */
+#define CG_CF_EXT_STACK 1u   /* extension key: the allocation's stack id */
 
 #define CG_CF_CLASS_MANAGED 1u
 #define CG_CF_CLASS_VMM 2u

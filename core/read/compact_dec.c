@@ -42,6 +42,15 @@ struct cls {
 	uint8_t yielded; /* lean: bit 0 an alloc of the class was yielded whole, bit 1 a free */
 };
 
+struct pending_stack {
+	uint64_t id;
+	const uint64_t *frames;
+	uint32_t n;
+};
+
+/* The most STACK or MODULE items waiting for their record at once. */
+#define PENDING_MAX 65536u
+
 struct cg_cdec {
 	/* The source. */
 	int fd;
@@ -69,6 +78,15 @@ struct cg_cdec {
 	uint32_t n_devices, cap_devices;
 	struct cg_map device_map; /* hash of a name -> device number */
 	struct cg_clive live;
+	/*
+	 * STACK and MODULE items not yet taken by a packed memory record
+	 * (docs/stacks.md); their frames and strings live in strs, as long
+	 * as the decoder, so the records handed out may point at them.
+	 */
+	struct pending_stack *pend_stacks;
+	uint32_t n_pend_stacks, cap_pend_stacks;
+	struct cg_modv *pend_mods;
+	uint32_t n_pend_mods, cap_pend_mods;
 
 	/* Block state. */
 	uint64_t prev_ts, prev_addr, thread;
@@ -168,6 +186,8 @@ void cg_cdec_close(struct cg_cdec *d)
 	free(d->strings);
 	free(d->classes);
 	free(d->devices);
+	free(d->pend_stacks);
+	free(d->pend_mods);
 	cg_map_free(&d->device_map);
 	cg_clive_fini(&d->live);
 	cg_parse_fini(&d->parse);
@@ -607,6 +627,123 @@ static int skip_ext(struct cg_cdec *d, const uint8_t **pp, const char *item)
 	return 0;
 }
 
+/* A MEMORY item's extension area: key 1 is its stack id (docs/stacks.md), others are skipped. */
+static int memory_ext(struct cg_cdec *d, const uint8_t **pp, uint64_t *stack)
+{
+	const uint8_t *p = *pp, *end = d->end, *s;
+	size_t n;
+	GET_BYTES(s, n, "MEMORY");
+	for (const uint8_t *q = s, *e = s + n; q < e;) {
+		uint64_t k, v;
+		if (cg_varint_get(&q, e, &k) || cg_varint_get(&q, e, &v))
+			return fail(d, -EBADMSG, "bad extension area in a MEMORY item");
+		if (k == 1 && v == 0)
+			return fail(d, -EBADMSG, "stack id 0 in a MEMORY item");
+		if (k == 1)
+			*stack = v;
+	}
+	*pp = p;
+	return 0;
+}
+
+static int stack_item(struct cg_cdec *d)
+{
+	const uint8_t *p = d->p + 1, *end = d->end;
+	uint64_t id, n, prev = 0;
+	GET(id, "STACK");
+	GET(n, "STACK");
+	if (id == 0)
+		return fail(d, -EBADMSG, "STACK item: stack id 0");
+	if (n == 0 || n > CG_STACK_FRAMES_MAX)
+		return fail(d, -EBADMSG, "STACK item: stack %llu has %llu frames (1 to %u)",
+			    (unsigned long long)id, (unsigned long long)n, CG_STACK_FRAMES_MAX);
+	for (uint32_t i = 0; i < d->n_pend_stacks; i++)
+		if (d->pend_stacks[i].id == id)
+			return fail(d, -EBADMSG, "stack %llu defined twice", (unsigned long long)id);
+	if (d->n_pend_stacks == PENDING_MAX)
+		return fail(d, -EBADMSG, "more than %u stacks wait for their record", PENDING_MAX);
+	uint64_t *frames = cg_arena_alloc(&d->strs, (size_t)n * sizeof(*frames));
+	if (!frames || grow((void **)&d->pend_stacks, &d->cap_pend_stacks, d->n_pend_stacks,
+			    sizeof(*d->pend_stacks)) < 0)
+		return fail(d, -ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t z;
+		GET(z, "STACK");
+		frames[i] = prev += (uint64_t)cg_unzigzag(z);
+	}
+	d->pend_stacks[d->n_pend_stacks++] = (struct pending_stack){id, frames, (uint32_t)n};
+	d->p = p;
+	return 0;
+}
+
+static bool build_id_ok(const uint8_t *s, size_t n)
+{
+	if (n % 2 || n > CG_BUILD_ID_HEX_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static int module_item(struct cg_cdec *d)
+{
+	const uint8_t *p = d->p + 1, *end = d->end, *path, *bid;
+	size_t n, nb;
+	struct cg_modv m;
+	GET_BYTES(path, n, "MODULE");
+	GET(m.base, "MODULE");
+	GET(m.start, "MODULE");
+	GET(m.end, "MODULE");
+	GET_BYTES(bid, nb, "MODULE");
+	if (memchr(path, 0, n))
+		return fail(d, -EBADMSG, "MODULE item: the path holds a NUL byte");
+	if (m.start > m.end)
+		return fail(d, -EBADMSG, "MODULE item: start past end");
+	if (!build_id_ok(bid, nb))
+		return fail(d, -EBADMSG, "MODULE item: the build id is not lowercase hex digits, "
+					 "an even number up to %u", CG_BUILD_ID_HEX_MAX);
+	if (d->n_pend_mods == PENDING_MAX)
+		return fail(d, -EBADMSG, "more than %u modules wait for their record", PENDING_MAX);
+	m.path = store(d, path, n);
+	m.build_id = nb ? store(d, bid, nb) : CG_SV_NONE;
+	if (!m.path.p || (nb && !m.build_id.p) ||
+	    grow((void **)&d->pend_mods, &d->cap_pend_mods, d->n_pend_mods, sizeof(*d->pend_mods)) < 0)
+		return fail(d, -ENOMEM, "out of memory");
+	d->pend_mods[d->n_pend_mods++] = m;
+	d->p = p;
+	return 0;
+}
+
+/* A packed memory record's stack id, and the pending items it takes. */
+static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t stack)
+{
+	m->stack = stack;
+	m->stack_frames = NULL;
+	m->n_stack_frames = 0;
+	m->modules = NULL;
+	m->n_modules = 0;
+	for (uint32_t i = d->n_pend_stacks; stack && i-- > 0;) {
+		if (d->pend_stacks[i].id != stack)
+			continue;
+		m->stack_frames = d->pend_stacks[i].frames;
+		m->n_stack_frames = d->pend_stacks[i].n;
+		d->pend_stacks[i] = d->pend_stacks[--d->n_pend_stacks];
+		break;
+	}
+	if (d->n_pend_mods) {
+		/* A copy the record keeps: the next items reuse the pending array. */
+		struct cg_modv *v = cg_arena_alloc(&d->strs, d->n_pend_mods * sizeof(*v));
+		if (!v)
+			return fail(d, -ENOMEM, "out of memory");
+		memcpy(v, d->pend_mods, d->n_pend_mods * sizeof(*v));
+		m->modules = v;
+		m->n_modules = d->n_pend_mods;
+		d->n_pend_mods = 0;
+	}
+	return 0;
+}
+
 /* The 8 lowercase hex digits of v, first digit in the lowest byte. */
 static inline uint64_t hex8(uint32_t v)
 {
@@ -681,7 +818,8 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	}
 	if (!is_free)
 		GET(bytes, "MEMORY");
-	if ((op & CG_CF_MEM_EXT) && skip_ext(d, &p, "MEMORY") < 0)
+	uint64_t stack = 0;
+	if ((op & CG_CF_MEM_EXT) && memory_ext(d, &p, &stack) < 0)
 		return d->state;
 	if (!is_free) {
 		if (cg_clive_set(&d->live, c->space, addr, bytes, 0) < 0)
@@ -698,8 +836,10 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	d->p = p;
 	d->records++;
 	uint8_t bit = is_free ? 2 : 1;
-	bool full = !d->lean || c->vmm || !(c->yielded & bit);
-	d->last = (struct cg_cdec_mem){ts, bytes, addr, (uint32_t)cid, c->vmm, is_free, full};
+	/* A record that takes pending STACK or MODULE items is yielded whole: they ride on it. */
+	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks);
+	bool full = !d->lean || c->vmm || !(c->yielded & bit) || takes;
+	d->last = (struct cg_cdec_mem){ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, full};
 	out->rec = d->dst;
 	out->mem = &d->last;
 	if (!full)
@@ -721,6 +861,10 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		m->cgprobe_device_total_bytes = 0;
 		m->ndim = 1;
 		m->has_device_total = false;
+		m->stack = 0;
+		m->stack_frames = NULL;
+		m->modules = NULL;
+		m->n_stack_frames = m->n_modules = 0;
 	}
 	m->timestamp_ns = ts;
 	m->span_id = c->span;
@@ -731,6 +875,10 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	m->category = c->category;
 	m->managed = c->managed && !is_free;
 	m->tensor_id = put_tensor_id(d->dst_ids, c->vmm, addr);
+	if (__builtin_expect(stack || d->n_pend_mods || m->stack || m->n_stack_frames || m->n_modules,
+			     0) &&
+	    take_pending(d, m, stack) < 0)
+		return d->state;
 	return CG_CDEC_REC;
 }
 
@@ -945,6 +1093,12 @@ int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out)
 			break;
 		case CG_CF_OP_CLASS:
 			r = class_item(d);
+			break;
+		case CG_CF_OP_STACK:
+			r = stack_item(d);
+			break;
+		case CG_CF_OP_MODULE:
+			r = module_item(d);
 			break;
 		default:
 			r = small_item(d, op);

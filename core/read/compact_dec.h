@@ -29,6 +29,7 @@ enum { CG_CDEC_END = 0, CG_CDEC_REC = 1, CG_CDEC_TEXT = 2 };
 /* What the last packed memory record came from: its class's number and its address. */
 struct cg_cdec_mem {
 	uint64_t ts, bytes, addr;
+	uint64_t stack; /* cgprobe_stack, 0: none; frames and modules ride only on a full record */
 	uint32_t cls; /* a CLASS item's number: same span, op, device, category and flags */
 	bool vmm;     /* its tensor_id is "vmm:" and the address */
 	bool free;

@@ -13,6 +13,7 @@
 
 #include "doc.h"
 #include "doc_build.h"
+#include "doc_ext.h"
 #include "doc_rules.h"
 #include "doc_stacks.h"
 #include "doc_stream.h"
@@ -78,23 +79,39 @@ int cg_read_apply(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *lin
 	return ret != 0 ? ret : cg_read_apply_rec(ctx, rec);
 }
 
+/* CGTRACE_READ_EXTENSIONS: the record's extensions counted. */
+static int note_ext(struct cg_read_ctx *ctx, const struct cg_rec *rec)
+{
+	if (!ctx->doc->track_ext)
+		return 0;
+	int ret = cg_doc_note_ext(ctx->doc, rec, ctx->line_no, ctx->records);
+	return ret < 0 ? cg_read_fail(ctx, ret, "out of memory") : 0;
+}
+
 int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec)
 {
 	char msg[320];
+	if (note_ext(ctx, rec) < 0)
+		return -ENOMEM;
 	int ret = cg_doc_add(ctx->doc, rec, msg, sizeof(msg));
 	return ret < 0 ? cg_read_fail(ctx, ret, msg) : 0;
 }
 
 int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
-			 const struct cg_stream_packed *pk)
+			 const struct cg_stream_packed *pk, bool full)
 {
 	if (!ctx->doc->stream)
 		return cg_read_apply_rec(ctx, rec);
 	char msg[320];
 	int ret = 0;
-	if (cg_doc_stacks_in(&rec->u.memory)) {
+	if (full && note_ext(ctx, rec) < 0)
+		return -ENOMEM;
+	/* The stack rules and tables: off the record when whole, else off its gist. */
+	struct cg_rec_memory gist = {.timestamp_ns = pk->ts, .action = pk->action, .stack = pk->stack};
+	const struct cg_rec_memory *m = full ? &rec->u.memory : &gist;
+	if (cg_doc_stacks_in(m)) {
 		uint32_t stack;
-		ret = cg_doc_stacks_add(ctx->doc, &rec->u.memory, UINT64_MAX, &stack, msg, sizeof(msg));
+		ret = cg_doc_stacks_add(ctx->doc, m, UINT64_MAX, &stack, msg, sizeof(msg));
 		if (ret == -EBADMSG)
 			return cg_read_fail(ctx, ret, msg);
 	}

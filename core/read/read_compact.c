@@ -87,6 +87,7 @@ struct entry {
 	uint32_t text_off, text_len; /* a TEXT item's line in the batch's text */
 	bool text;
 	bool packed_memory; /* pk holds what the analysis needs, so it leaves rec alone */
+	bool full;          /* packed_memory: rec holds the whole record (cg_cdec_lean) */
 	struct cg_stream_packed pk;
 };
 
@@ -153,10 +154,10 @@ static bool producer_step(struct pipe *p)
 		e->packed_memory = out.mem != NULL;
 		if (out.mem) {
 			const struct cg_cdec_mem *mem = out.mem;
-			/* The stack id: not in the decoder's gist yet (docs/stacks.md, key 1). */
 			e->pk = (struct cg_stream_packed){
-			    mem->ts, mem->bytes, mem->addr, 0, mem->cls,
+			    mem->ts, mem->bytes, mem->addr, mem->stack, mem->cls,
 			    mem->free ? CGTRACE_FREE : CGTRACE_ALLOC, mem->vmm};
+			e->full = mem->full;
 		}
 		b->n++;
 	}
@@ -218,7 +219,7 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 			if (r < 0)
 				return r;
 		}
-		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, &e->pk)
+		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, &e->pk, e->full)
 					 : cg_read_apply_rec(ctx, rec);
 		if (r < 0)
 			return r;
@@ -270,7 +271,8 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 		return -ENOMEM;
 	}
 	/* A streamed document reads only the gist of most packed records (consume). */
-	cg_cdec_lean(d, ctx->doc->stream != NULL);
+	/* Extensions are counted off whole records. */
+	cg_cdec_lean(d, ctx->doc->stream != NULL && !ctx->doc->track_ext);
 	/* The producer must not take signals meant for the application. */
 	sigset_t all, old;
 	sigfillset(&all);

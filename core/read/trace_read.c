@@ -62,6 +62,7 @@ static int read_source(struct cg_src *src, const struct req *q)
 		snprintf(q->err, q->errlen, "%s: out of memory", q->name);
 		return -ENOMEM;
 	}
+	doc->track_ext = q->flags & CGTRACE_READ_EXTENSIONS;
 	struct cg_read_ctx ctx = {
 		.name = q->name, .opts = q->opts, .doc = doc, .err = q->err, .errlen = q->errlen};
 	int ret = src->cdec ? cg_read_compact(&ctx, src->cdec) : cg_read_pipe(&ctx, &src->lines);

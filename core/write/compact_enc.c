@@ -36,6 +36,10 @@
 #define OP_THREAD 0x02
 #define OP_TEXT 0x03
 #define OP_CLASS 0x05
+#define OP_STACK 0x06
+#define OP_MODULE 0x07
+#define OP_EXT 0x20
+#define EXT_STACK 1u
 #define OP_SPAN_START 0x10
 #define OP_SPAN_END 0x11
 #define OP_DEVICE_MEMORY 0x12
@@ -76,6 +80,11 @@ struct cg_cenc {
 	uint64_t blk_first_ord;
 	/* The thread of what follows, written before the next record when it changed. */
 	uint64_t tid;
+	/*
+	 * A STACK or MODULE item is written and the packed record that takes
+	 * it is not yet: that record must not ride as TEXT (docs/stacks.md).
+	 */
+	bool pending;
 	uint64_t next_ord;
 	/* The addresses of the packed memory records, by ordinal: the block's history. */
 	uint64_t hist[CG_COMPACT_HISTORY];
@@ -594,7 +603,7 @@ static size_t fmt_span_id(char *out, uint64_t id)
 }
 
 static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes,
-			bool is_free)
+			bool is_free, uint64_t stack)
 {
 	const struct cls_ent *c = &e->cls[cls];
 	char id[32];
@@ -612,6 +621,7 @@ static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t a
 	    .dtype = CG_SV_LIT("u8"),
 	    .category = c->category,
 	    .managed = !is_free && (c->flags & CG_CLASS_MANAGED),
+	    .stack = stack,
 	};
 	hot_text(e, &r);
 }
@@ -677,23 +687,128 @@ static inline uint64_t put_addr(struct cg_cenc *e, uint8_t **wp, uint64_t addr, 
 	return ord;
 }
 
-uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes)
+static inline unsigned varint_len(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static inline uint64_t alloc_item(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
+				  uint64_t bytes, uint64_t stack)
 {
 	if (unlikely(ts < e->prev_ts || cls >= e->ncls)) {
-		if (cls < e->ncls)
-			memory_text(e, cls, ts, addr, bytes, false);
-		return UINT64_MAX;
+		if (cls >= e->ncls)
+			return UINT64_MAX;
+		/* Pending items go to the next packed record: a fresh block takes any ts. */
+		if (!e->pending) {
+			memory_text(e, cls, ts, addr, bytes, false, stack);
+			return UINT64_MAX;
+		}
+		end_block(e);
 	}
 	uint8_t *w = put_thread(e, hot_room(e));
-	w = put_memory_head(e, w, cls, OP_MEMORY, ts);
+	w = put_memory_head(e, w, cls, stack ? OP_MEMORY | OP_EXT : OP_MEMORY, ts);
 	/* malloc hands out again what was freed a moment ago: the history often names it. */
 	uint64_t ord = put_addr(e, &w, addr, seen_ref(e, addr));
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, bytes & KEEP(e, size));
 	STAT(e, size, w - w0);
+	if (stack) {
+		/* The extension area: its length, then key 1 and the stack id. */
+		w0 = w;
+		*w++ = (uint8_t)(1 + varint_len(stack));
+		*w++ = EXT_STACK;
+		w = cg_varint_put(w, stack & KEEP(e, stack));
+		STAT(e, stack, w - w0);
+	}
 	e->w = w;
 	e->st.records++;
+	e->pending = false;
 	return ord;
+}
+
+uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes)
+{
+	return alloc_item(e, cls, ts, addr, bytes, 0);
+}
+
+uint64_t cg_cenc_alloc_stack(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
+			     uint64_t bytes, uint64_t stack)
+{
+	return alloc_item(e, cls, ts, addr, bytes, stack);
+}
+
+bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint32_t n)
+{
+	if (!id || !n || n > CG_STACK_FRAMES_MAX)
+		return false;
+	uint8_t *w = room(e, 1 + 2 * CG_VARINT_MAX + (size_t)n * CG_VARINT_MAX);
+	if (!w)
+		return false;
+	uint64_t k = KEEP(e, stack), prev = 0;
+	uint8_t *w0 = w;
+	*w++ = OP_STACK;
+	w = cg_varint_put(w, id & k);
+	w = cg_varint_put(w, n);
+	/* Frames of one module are close: each is a delta from the one before. */
+	for (uint32_t i = 0; i < n; i++) {
+		w = cg_varint_put(w, cg_zigzag((int64_t)(frames[i] - prev)) & k);
+		prev = frames[i];
+	}
+	STAT(e, stack, w - w0);
+	e->w = w;
+	e->pending = true;
+	return true;
+}
+
+/* What a MODULE item can hold (docs/stacks.md). */
+static bool module_fits(const struct cg_modv *m)
+{
+	if (!m->path.p || m->path.n > CG_CENC_STRING_LEN_MAX || memchr(m->path.p, 0, m->path.n) ||
+	    m->start > m->end)
+		return false;
+	const struct cg_sv b = m->build_id;
+	if (!b.p)
+		return true;
+	if (b.n < 2 || b.n > CG_BUILD_ID_HEX_MAX || b.n % 2)
+		return false;
+	for (uint32_t i = 0; i < b.n; i++)
+		if (!((b.p[i] >= '0' && b.p[i] <= '9') || (b.p[i] >= 'a' && b.p[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool cg_cenc_module(struct cg_cenc *e, const struct cg_modv *m)
+{
+	if (!module_fits(m))
+		return false;
+	size_t bid = m->build_id.p ? m->build_id.n : 0;
+	uint8_t *w = room(e, 1 + 5 * CG_VARINT_MAX + m->path.n + bid);
+	if (!w)
+		return false;
+	uint64_t k = KEEP(e, tables);
+	uint8_t *w0 = w;
+	*w++ = OP_MODULE;
+	size_t kept = k ? m->path.n : 0;
+	w = cg_varint_put(w, kept);
+	memcpy(w, m->path.p, kept);
+	w += kept;
+	w = cg_varint_put(w, m->base & k);
+	w = cg_varint_put(w, m->start & k);
+	w = cg_varint_put(w, m->end & k);
+	kept = k ? bid : 0;
+	w = cg_varint_put(w, kept);
+	if (kept)
+		memcpy(w, m->build_id.p, kept);
+	w += kept;
+	STAT(e, tables, w - w0);
+	e->w = w;
+	e->pending = true;
+	return true;
 }
 
 void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord)
@@ -711,6 +826,7 @@ void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, u
 	put_addr(e, &w, addr, ref);
 	e->w = w;
 	e->st.records++;
+	e->pending = false;
 }
 
 /* parent: 0 for none, else the parent's number plus 1, as the item has it. */
@@ -862,8 +978,35 @@ static bool memory_fits(const struct cg_rec *r, uint64_t addr, bool vmm, bool ma
 	    .dtype = CG_SV_LIT("u8"),
 	    .category = m->category,
 	    .managed = managed,
+	    /* Carried by the extension area and the STACK and MODULE items before it. */
+	    .stack = m->stack,
+	    .stack_frames = m->stack_frames,
+	    .n_stack_frames = m->n_stack_frames,
+	    .modules = m->modules,
+	    .n_modules = m->n_modules,
 	};
 	return cg_rec_equal(&d, r);
+}
+
+/* Whether the stack fields fit the packed form: an alloc's id, frames with it, modules the items hold. */
+static bool stacks_fit(const struct cg_rec_memory *m)
+{
+	if ((m->stack && m->action != CGTRACE_ALLOC) || (m->n_stack_frames && !m->stack) ||
+	    m->n_stack_frames > CG_STACK_FRAMES_MAX)
+		return false;
+	for (uint32_t i = 0; i < m->n_modules; i++)
+		if (!module_fits(&m->modules[i]))
+			return false;
+	return true;
+}
+
+/* The STACK and MODULE items a packed record's fields ride on, written right before it. */
+static void stack_items(struct cg_cenc *e, const struct cg_rec_memory *m)
+{
+	if (m->n_stack_frames)
+		cg_cenc_stack(e, m->stack, m->stack_frames, m->n_stack_frames);
+	for (uint32_t i = 0; i < m->n_modules; i++)
+		cg_cenc_module(e, &m->modules[i]);
 }
 
 static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
@@ -875,7 +1018,7 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	uint32_t dev = canon ? sv_string(e, m->device) : CG_CENC_NONE;
 	uint32_t space = dev << 1 | vmm; /* the live table's, with a device */
 	bool pack = canon && dev != CG_CENC_NONE && m->action <= CGTRACE_FREE &&
-		    m->category < CGTRACE_CAT_COUNT &&
+		    m->category < CGTRACE_CAT_COUNT && stacks_fit(m) &&
 		    memory_fits(r, addr, vmm, !is_free && m->managed);
 	const struct cg_clive_ent *x = NULL;
 	if (pack && is_free) {
@@ -894,12 +1037,15 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	}
 	int ret = 0;
 	uint64_t ord = UINT64_MAX;
-	if (cls == CG_CENC_NONE)
+	if (cls == CG_CENC_NONE) {
 		ret = rec_text(e, r);
-	else if (is_free)
-		cg_cenc_free(e, cls, m->timestamp_ns, addr, x->aux);
-	else
-		ord = cg_cenc_alloc(e, cls, m->timestamp_ns, addr, m->bytes);
+	} else {
+		stack_items(e, m);
+		if (is_free)
+			cg_cenc_free(e, cls, m->timestamp_ns, addr, x->aux);
+		else
+			ord = alloc_item(e, cls, m->timestamp_ns, addr, m->bytes, m->stack);
+	}
 	if (ret == 0 && e->o.track_live && dev != CG_CENC_NONE) {
 		uint64_t bytes;
 		if (is_free)

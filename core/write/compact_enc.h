@@ -50,7 +50,8 @@
 	X(address) /* the address refs of allocs and frees */                                      \
 	X(size)    /* an alloc's bytes */                                                          \
 	X(text)    /* TEXT lengths and lines */                                                    \
-	X(tables)  /* STRING and CLASS items, whole */                                             \
+	X(tables)  /* STRING, CLASS and MODULE items, whole */                                     \
+	X(stack)   /* STACK items, whole, and allocs' stack ids (their extension areas) */         \
 	X(thread)  /* THREAD items, whole */                                                       \
 	X(other)   /* the rest of span and device_memory items */
 

@@ -85,6 +85,26 @@ def devmem(dts, dev, used, free, reserved=None, oom=None):
     return b
 
 
+def stack(sid, frames):
+    """A STACK item (docs/stacks.md): frames as zigzag deltas, the first from 0."""
+    b, prev = b"\x06" + var(sid) + var(len(frames)), 0
+    for f in frames:
+        b += var(zz((f - prev) & (2**64 - 1)))
+        prev = f
+    return b
+
+
+def module(path, base, start, end, bid=b""):
+    path = path.encode()
+    return b"\x07" + var(len(path)) + path + var(base) + var(start) + var(end) + var(len(bid)) + bid
+
+
+def alloc_stack(cls, dts, daddr, size, sid):
+    """An alloc whose extension area holds key 1, its stack id."""
+    ext = var(1) + var(sid)
+    return bytes([0xA0 | cls]) + var(dts) + var(zz(daddr) * 2 + 1) + var(size) + var(len(ext)) + ext
+
+
 def block(raw, kind="R"):
     payload = raw
     if kind == "Z" and HAVE_ZSTD:
@@ -117,7 +137,7 @@ SECOND = (free_delta(1, 7, 0)
           + text('{"kind":"memory","timestamp_ns":9,"tensor_id":"t7","span_id":"s1",'
                  '"device":"cpu","bytes":4,"action":"alloc","shape":[2,2],"dtype":"u8",'
                  '"category":"other"}')
-          + bytes([0xE0]) + var(1) + var(0) + var(2) + var(1) + var(5)
+          + bytes([0xE0]) + var(1) + var(0) + var(2) + var(3) + var(5)
           + span_end(1, 100))
 
 files = {}
@@ -146,7 +166,27 @@ items = {
     "cut-item": text(META) + TABLES + alloc(0, 1, 16, 8)[:-1],
     "bad-text": text('{"kind":"meta"'),
     "ext-area": (text(META) + TABLES + bytes([0xA0]) + var(1) + var(zz(8) * 2 + 1) + var(8)
-                 + var(2) + var(1) + var(9)),
+                 + var(2) + var(3) + var(9)),
+    # Stacks and modules (docs/stacks.md): one good trace, then each way to break one.
+    "stacks": (text(META) + TABLES + module("/usr/bin/prog", 0x400000, 0x400000, 0x405000, b"4f1a")
+               + module("/lib/libc.so.6", 0x7F0000, 0x7F1000, 0x7F9000)
+               + stack(1, [0x4011A6, 0x401230, 0x7F3E1C229D90]) + alloc_stack(0, 5, 0x40, 32, 1)
+               + alloc_stack(0, 1, 0x40, 16, 1) + stack(2, [0x4011C0]) + free_hist(0, 1, 0)
+               + alloc_stack(0, 1, 0x80, 8, 2)),
+    "stack-undefined": text(META) + TABLES + alloc_stack(0, 1, 0x40, 8, 7),
+    "stack-zero-id": text(META) + TABLES + stack(0, [1]) + alloc_stack(0, 1, 0x40, 8, 0),
+    "stack-huge-n": text(META) + TABLES + b"\x06" + var(1) + var(1 << 40) + var(2),
+    "stack-no-frames": text(META) + TABLES + b"\x06" + var(1) + var(0),
+    "stack-bad-varint": text(META) + TABLES + b"\x06" + var(1) + var(2) + b"\xff" * 11,
+    "stack-cut": text(META) + TABLES + stack(1, [0x4011A6, 0x401230])[:-2],
+    "stack-twice": text(META) + TABLES + stack(3, [1]) + stack(3, [2]) + alloc_stack(0, 1, 0, 8, 3),
+    "stack-redefined": (text(META) + TABLES + stack(3, [1]) + alloc_stack(0, 1, 0, 8, 3)
+                        + stack(3, [2]) + alloc_stack(0, 1, 8, 8, 3)),
+    "stack-on-free": (text(META) + TABLES + stack(1, [1]) + alloc_stack(0, 1, 0x40, 8, 1)
+                      + bytes([0xE0]) + var(1) + var(0) + var(2) + var(1) + var(1)),
+    "module-bad-bid": text(META) + TABLES + module("/x", 0, 0, 1, b"ABC") + alloc(0, 1, 1, 1),
+    "module-backwards": text(META) + TABLES + module("/x", 0, 9, 1) + alloc(0, 1, 1, 1),
+    "module-nul": text(META) + TABLES + module("/x\0y", 0, 0, 1) + alloc(0, 1, 1, 1),
 }
 for name, raw in items.items():
     files[name + ".items"] = b"\x00" + raw
