@@ -194,8 +194,10 @@ static void module_open(struct cgtrace_symbols *s, struct sym_module *sm)
 	sm->mod = dwfl_report_elf(sm->dwfl, sm->m->path, sm->m->path, -1, sm->m->base, false);
 	dwfl_report_end(sm->dwfl, NULL, NULL);
 	if (!sm->mod) {
-		warnf(s, "%s: %s; its frames are shown as module+offset", sm->m->path,
-		      dwfl_errmsg(-1));
+		/* The vDSO and the like have no file to find: no warning for what is never there. */
+		if (sm->m->path[0] == '/')
+			warnf(s, "%s: %s; its frames are shown as module+offset", sm->m->path,
+			      dwfl_errmsg(-1));
 		return;
 	}
 	if (sm->m->build_id) {
@@ -307,12 +309,17 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 		}
 	}
 	struct cgtrace_frame *f = cg_arena_alloc(&s->arena, n * sizeof(*f));
+	char *at;
 	if (!f)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		f[i] = tmp[i];
 		/* Copied: a failed module's session may be ended, and libdw's strings with it. */
-		f[i].function = arena_strdup(&s->arena, tmp[i].function);
+		char *fn = arena_strdup(&s->arena, tmp[i].function);
+		/* A versioned symbol's "@@GLIBC_2.34" names no function of its own. */
+		if (fn && (at = strchr(fn, '@')) && at != fn)
+			*at = '\0';
+		f[i].function = fn;
 		f[i].file = arena_strdup(&s->arena, tmp[i].file);
 		if ((tmp[i].function && !f[i].function) || (tmp[i].file && !f[i].file))
 			return -ENOMEM;

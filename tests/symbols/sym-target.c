@@ -31,12 +31,14 @@ static int depth_of[8], n_stacks;
 /* The allocator stand-in: records the stack above it and returns its id. */
 __attribute__((noipa)) static int take(void)
 {
-	void *buf[DEPTH + 1];
-	int n = backtrace(buf, DEPTH + 1);
-	/* buf[0] returns into take itself: the stack starts with its caller's return address. */
+	void *buf[DEPTH + 4];
+	int n = backtrace(buf, DEPTH + 4), k = 0;
+	/* From take's return address on, whatever frames backtrace adds (a sanitizer's). */
+	while (k < n && buf[k] != __builtin_return_address(0))
+		k++;
 	int id = n_stacks++;
-	depth_of[id] = n - 1;
-	memcpy(stack_of[id], buf + 1, (size_t)(n - 1) * sizeof(void *));
+	depth_of[id] = n - k > DEPTH ? DEPTH : n - k;
+	memcpy(stack_of[id], buf + k, (size_t)depth_of[id] * sizeof(void *));
 	return id;
 }
 
