@@ -9,6 +9,7 @@
  */
 #include "symbols.h"
 
+#include <dlfcn.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
@@ -194,7 +195,8 @@ static void module_open(struct cgtrace_symbols *s, struct sym_module *sm)
 	sm->mod = dwfl_report_elf(sm->dwfl, sm->m->path, sm->m->path, -1, sm->m->base, false);
 	dwfl_report_end(sm->dwfl, NULL, NULL);
 	if (!sm->mod) {
-		/* The vDSO and the like have no file to find: no warning for what is never there. */
+		/* The vDSO and the like have no file to find: no warning for what is never there.
+		 */
 		if (sm->m->path[0] == '/')
 			warnf(s, "%s: %s; its frames are shown as module+offset", sm->m->path,
 			      dwfl_errmsg(-1));
@@ -289,6 +291,45 @@ static size_t frames_dwarf(struct sym_module *sm, uint64_t pc, struct cgtrace_fr
 	return n;
 }
 
+typedef char *(*demangle_fn)(const char *name, char *buf, size_t *len, int *status);
+
+/*
+ * C++ names demangled by the C++ runtime's own demangler when it can be
+ * loaded (it is where a C++ program runs), else left mangled: the reader
+ * is C and does not link it.
+ */
+static demangle_fn demangler(void)
+{
+	static demangle_fn fn;
+	static bool tried;
+	if (!tried) {
+		tried = true;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (h)
+			*(void **)&fn = dlsym(h, "__cxa_demangle");
+	}
+	return fn;
+}
+
+/* The function's name as it goes out: demangled, without a symbol version. */
+static char *function_name(struct cg_arena *a, const char *name)
+{
+	if (!name)
+		return NULL;
+	char *dm = NULL;
+	demangle_fn fn = strncmp(name, "_Z", 2) == 0 ? demangler() : NULL;
+	int status = -1;
+	if (fn)
+		dm = fn(name, NULL, NULL, &status);
+	char *out = arena_strdup(a, dm && status == 0 ? dm : name);
+	free(dm);
+	/* A versioned symbol's "@@GLIBC_2.34" names no function of its own. */
+	char *at = out ? strchr(out, '@') : NULL;
+	if (at && at != out)
+		*at = '\0';
+	return out;
+}
+
 static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct sym_entry *e)
 {
 	uint64_t pc = addr ? addr - 1 : 0;
@@ -309,17 +350,12 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 		}
 	}
 	struct cgtrace_frame *f = cg_arena_alloc(&s->arena, n * sizeof(*f));
-	char *at;
 	if (!f)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		f[i] = tmp[i];
 		/* Copied: a failed module's session may be ended, and libdw's strings with it. */
-		char *fn = arena_strdup(&s->arena, tmp[i].function);
-		/* A versioned symbol's "@@GLIBC_2.34" names no function of its own. */
-		if (fn && (at = strchr(fn, '@')) && at != fn)
-			*at = '\0';
-		f[i].function = fn;
+		f[i].function = function_name(&s->arena, tmp[i].function);
 		f[i].file = arena_strdup(&s->arena, tmp[i].file);
 		if ((tmp[i].function && !f[i].function) || (tmp[i].file && !f[i].file))
 			return -ENOMEM;
