@@ -15,7 +15,7 @@
 
 #include "event.h"
 
-#define CG_RING_EVENTS 8192 /* 256 KiB per thread that allocates */
+#define CG_RING_EVENTS 8192 /* 288 KiB per thread that allocates, stack ids included */
 
 enum { CG_RING_FREE, CG_RING_OWNED };
 
