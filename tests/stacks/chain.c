@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Known call chains for the stacks suite (test-stacks.c): 4242 bytes
+ * Known call chains for the stacks suite (test-probe-stacks.c): 4242 bytes
  * (run without arguments) through main -> a_outer -> b_middle -> c_inner -> malloc, twice from one
  * call site (one stack), and 4343 bytes reaching c_inner through d_other
  * instead (a second stack for the same site). Built -O1 -g, each function
