@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "compact_out.h"
 
+#include "compact_format.h"
+
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -73,6 +75,8 @@ int cg_cout_open(struct cg_out *out, bool stats)
 	    .zstd_level = CG_PROBE_ZSTD_LEVEL,
 	    .block_raw = CG_PROBE_BLOCK_RAW,
 	    .write = write_block,
+	    /* The writer stamps records in order (writer.c), which lets readers apply them as they come. */
+	    .flags = CG_CF_FLAG_IN_ORDER,
 	};
 	int r = cg_cenc_new(&ENC, &o);
 	if (r < 0)

@@ -56,6 +56,9 @@ if [ "$(magic "$d/a.cgt")" = jsonl ] && [ "$(magic "$d/b.jsonl")" = jsonl ] &&
 else
 	ko "CGPROBE_FORMAT and names: $(magic "$d/a.cgt") $(magic "$d/b.jsonl") $(magic "$d/c.trace")"
 fi
+# The probe promises its memory records in timestamp order: header flags bit 0.
+flags=$(od -An -tu4 -j 12 -N 4 "$d/c.trace" | tr -d ' ')
+[ "$flags" = 1 ] && ok || ko "the probe's header flags: '$flags', not 1 (in order)"
 run_fmt "$d/d.cgt" CGPROBE_FORMAT=binary
 if [ "$(magic "$d/d.cgt")" = compact ] && [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
 	grep -q '^cgprobe: CGPROBE_FORMAT=binary is not compact or jsonl; using compact$' "$tmp/err"; then

@@ -154,6 +154,11 @@ struct cg_stream_packed {
 int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m,
 		     const struct cg_stream_packed *pk);
 /*
+ * The trace promises memory records in timestamp order: each is applied as
+ * soon as a later one comes (a promise broken still gives out_of_order).
+ */
+void cg_stream_in_order(struct cg_stream *s);
+/*
  * Starts from another read's capacities of the same trace (device numbers
  * follow first appearance, so they match): a timeline knows each device's
  * capacity from its first point. -ENOMEM.

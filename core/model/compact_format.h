@@ -10,6 +10,8 @@
 #define CG_CF_MAGIC_LEN 8
 #define CG_CF_VERSION 1u
 #define CG_CF_HEADER_LEN 16       /* magic, version:u32, flags:u32 */
+/* Header flags bit 0: memory records' timestamps never decrease in file order. */
+#define CG_CF_FLAG_IN_ORDER 0x1u
 #define CG_CF_BLOCK_HEADER_LEN 16 /* type:u8 zero[3] payload_len:u32 raw_len:u32 crc:u32 */
 #define CG_CF_BLOCK_ZSTD 0x5a     /* 'Z': one zstd frame */
 #define CG_CF_BLOCK_STORED 0x52   /* 'R': the raw bytes as they are */

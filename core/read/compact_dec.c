@@ -39,6 +39,7 @@ struct cls {
 	uint32_t space; /* live-table space: device number * 2, + 1 with vmm: */
 	uint8_t category;
 	bool managed, vmm;
+	uint8_t yielded; /* lean: bit 0 an alloc of the class was yielded whole, bit 1 a free */
 };
 
 struct pending_stack {
@@ -65,6 +66,7 @@ struct cg_cdec {
 	const uint8_t *p, *end;
 	ZSTD_DCtx *z;
 	bool header_done;
+	uint32_t flags; /* the file header's */
 
 	/* Cumulative tables. */
 	struct cg_arena strs;
@@ -88,7 +90,8 @@ struct cg_cdec {
 
 	/* Block state. */
 	uint64_t prev_ts, prev_addr, thread;
-	uint64_t last_cls, last_addr; /* of the last packed memory record */
+	struct cg_cdec_mem last; /* the last packed memory record */
+	bool lean;
 	uint64_t hist[CG_CF_HISTORY];
 	uint64_t hist_n;
 
@@ -214,8 +217,17 @@ const char *cg_cdec_error(const struct cg_cdec *d)
 
 void cg_cdec_last_memory(const struct cg_cdec *d, struct cg_cdec_mem *out)
 {
-	*out = (struct cg_cdec_mem){
-	    (uint32_t)d->last_cls, d->classes[d->last_cls].vmm, d->last_addr};
+	*out = d->last;
+}
+
+bool cg_cdec_in_order(const struct cg_cdec *d)
+{
+	return d->header_done && (d->flags & CG_CF_FLAG_IN_ORDER);
+}
+
+void cg_cdec_lean(struct cg_cdec *d, bool lean)
+{
+	d->lean = lean;
 }
 
 uint64_t cg_cdec_thread(const struct cg_cdec *d)
@@ -321,6 +333,7 @@ static int read_header(struct cg_cdec *d)
 	if (version != CG_CF_VERSION)
 		return fail(d, -EBADMSG, "compact encoding version %u is not supported (only 1)",
 			    version);
+	d->flags = le32(h + 12);
 	d->header_done = true;
 	return 1;
 }
@@ -808,19 +821,30 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	uint64_t stack = 0;
 	if ((op & CG_CF_MEM_EXT) && memory_ext(d, &p, &stack) < 0)
 		return d->state;
-	struct cg_sv id = put_tensor_id(d->dst_ids, c->vmm, addr);
 	if (!is_free) {
 		if (cg_clive_set(&d->live, c->space, addr, bytes, 0) < 0)
 			return fail(d, -ENOMEM, "out of memory");
 	} else if (!cg_clive_take(&d->live, c->space, addr, &bytes)) {
+		char ids[CG_CDEC_IDS];
+		struct cg_sv id = put_tensor_id(ids, c->vmm, addr);
 		return fail(d, -EBADMSG, "free of %.*s on %.*s, which is not live", (int)id.n,
 			    id.p, (int)(c->device.n < 64 ? c->device.n : 64), c->device.p);
 	}
 	d->hist[d->hist_n++ % CG_CF_HISTORY] = addr;
 	d->prev_ts = ts;
 	d->prev_addr = addr;
-	d->last_cls = cid;
-	d->last_addr = addr;
+	d->p = p;
+	d->records++;
+	uint8_t bit = is_free ? 2 : 1;
+	/* A record that takes pending STACK or MODULE items is yielded whole: they ride on it. */
+	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks);
+	bool full = !d->lean || c->vmm || !(c->yielded & bit) || takes;
+	d->last = (struct cg_cdec_mem){ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, full};
+	out->rec = d->dst;
+	out->mem = &d->last;
+	if (!full)
+		return CG_CDEC_REC;
+	d->classes[cid].yielded |= bit;
 	/*
 	 * The fields every packed memory record shares are written only when
 	 * the target last held another kind (nothing but the decoder writes
@@ -843,7 +867,6 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		m->n_stack_frames = m->n_modules = 0;
 	}
 	m->timestamp_ns = ts;
-	m->tensor_id = id;
 	m->span_id = c->span;
 	m->op_name = c->op;
 	m->device = c->device;
@@ -851,12 +874,11 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	m->action = is_free ? CGTRACE_FREE : CGTRACE_ALLOC;
 	m->category = c->category;
 	m->managed = c->managed && !is_free;
-	if (__builtin_expect(stack || d->n_pend_mods || m->stack || m->n_stack_frames || m->n_modules, 0) &&
+	m->tensor_id = put_tensor_id(d->dst_ids, c->vmm, addr);
+	if (__builtin_expect(stack || d->n_pend_mods || m->stack || m->n_stack_frames || m->n_modules,
+			     0) &&
 	    take_pending(d, m, stack) < 0)
 		return d->state;
-	d->p = p;
-	d->records++;
-	out->rec = r;
 	return CG_CDEC_REC;
 }
 
@@ -1038,6 +1060,7 @@ static int small_item(struct cg_cdec *d, uint8_t op)
 
 int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out)
 {
+	out->mem = NULL;
 	if (d->state <= 0)
 		return d->state;
 	if (!d->header_done) {

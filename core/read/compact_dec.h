@@ -26,12 +26,22 @@
 /* What cg_cdec_next yields. */
 enum { CG_CDEC_END = 0, CG_CDEC_REC = 1, CG_CDEC_TEXT = 2 };
 
+/* What the last packed memory record came from: its class's number and its address. */
+struct cg_cdec_mem {
+	uint64_t ts, bytes, addr;
+	uint64_t stack; /* cgprobe_stack, 0: none; frames and modules ride only on a full record */
+	uint32_t cls; /* a CLASS item's number: same span, op, device, category and flags */
+	bool vmm;     /* its tensor_id is "vmm:" and the address */
+	bool free;
+	bool full; /* the target holds the whole record (always, unless lean) */
+};
 struct cg_cdec;
 
 struct cg_cdec_out {
 	const struct cg_rec *rec; /* CG_CDEC_REC: views into the decoder */
 	const char *line;         /* CG_CDEC_TEXT: the record's JSONL text, no newline */
 	size_t len;
+	const struct cg_cdec_mem *mem; /* a packed memory record's gist (see cg_cdec_lean); else NULL */
 };
 
 /*
@@ -67,13 +77,20 @@ bool cg_cdec_truncated(const struct cg_cdec *d);
  * cg_cdec_records() + 1) for bad input, the read error's text otherwise.
  */
 const char *cg_cdec_error(const struct cg_cdec *d);
-/* What the last packed memory record came from: its class's number and its address. */
-struct cg_cdec_mem {
-	uint32_t cls; /* a CLASS item's number: same span, op, device, category and flags */
-	bool vmm;     /* its tensor_id is "vmm:" and the address */
-	uint64_t addr;
-};
 void cg_cdec_last_memory(const struct cg_cdec *d, struct cg_cdec_mem *out);
+/*
+ * Lean: a packed memory record's target is written only the first time its
+ * class yields an alloc (or a free), and for vmm: classes; after that only
+ * cg_cdec_last_memory says what it was. A streamed analysis needs the
+ * whole record once per class and action, to intern the class, and saves
+ * formatting the id and a dozen fields per record.
+ */
+void cg_cdec_lean(struct cg_cdec *d, bool lean);
+/*
+ * The header's promise that memory records come in timestamp order (once
+ * a record was yielded): a hint, which a reader still checks.
+ */
+bool cg_cdec_in_order(const struct cg_cdec *d);
 /* The thread of the records being yielded (0: unknown). */
 uint64_t cg_cdec_thread(const struct cg_cdec *d);
 

@@ -202,9 +202,10 @@ static int count_array(struct cg_parse *p, const struct cg_field *f, const cJSON
 	uint32_t k = 0;
 	for (const cJSON *e = v->child; e && k <= max; e = e->next)
 		k++;
-	if (k == 0 || k > max)
-		return fail(p, false, "%s: must hold 1 to %u entries%s", f->name, max,
-			    k ? ", it holds more" : ", it is empty");
+	if (k == 0)
+		return fail(p, false, "%s: must not be empty", f->name);
+	if (k > max)
+		return fail(p, false, "%s: holds more than %u entries", f->name, max);
 	*n = k;
 	return 0;
 }

@@ -98,17 +98,20 @@ int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec)
 }
 
 int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
-			 const struct cg_stream_packed *pk)
+			 const struct cg_stream_packed *pk, bool full)
 {
 	if (!ctx->doc->stream)
 		return cg_read_apply_rec(ctx, rec);
 	char msg[320];
 	int ret = 0;
-	if (note_ext(ctx, rec) < 0)
+	if (full && note_ext(ctx, rec) < 0)
 		return -ENOMEM;
-	if (cg_doc_stacks_in(&rec->u.memory)) {
+	/* The stack rules and tables: off the record when whole, else off its gist. */
+	struct cg_rec_memory gist = {.timestamp_ns = pk->ts, .action = pk->action, .stack = pk->stack};
+	const struct cg_rec_memory *m = full ? &rec->u.memory : &gist;
+	if (cg_doc_stacks_in(m)) {
 		uint32_t stack;
-		ret = cg_doc_stacks_add(ctx->doc, &rec->u.memory, UINT64_MAX, &stack, msg, sizeof(msg));
+		ret = cg_doc_stacks_add(ctx->doc, m, UINT64_MAX, &stack, msg, sizeof(msg));
 		if (ret == -EBADMSG)
 			return cg_read_fail(ctx, ret, msg);
 	}

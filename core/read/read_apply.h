@@ -48,10 +48,12 @@ int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec);
 /*
  * Adds a packed memory record of the compact decoder, of which pk holds
  * what a streamed document needs (rec is read for a class not seen yet),
- * else as cg_read_apply_rec. 0, or a negative errno with ctx->err set.
+ * else as cg_read_apply_rec. full: rec holds the whole record, else only
+ * pk is this record (cg_cdec_lean), its stack id included; frames and
+ * modules ride only on a full one. 0, or a negative errno with ctx->err set.
  */
 int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
-			 const struct cg_stream_packed *pk);
+			 const struct cg_stream_packed *pk, bool full);
 /* Warns "NAME: trace truncated after N records" and marks the document truncated. */
 void cg_read_truncated_after(struct cg_read_ctx *ctx, uint64_t records);
 /* Formats a read error of the source into ctx->err and returns it. */

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc.h"
+#include "doc_stream.h"
 #include "parse_fast.h"
 
 /*
@@ -85,6 +87,7 @@ struct entry {
 	uint32_t text_off, text_len; /* a TEXT item's line in the batch's text */
 	bool text;
 	bool packed_memory; /* pk holds what the analysis needs, so it leaves rec alone */
+	bool full;          /* packed_memory: rec holds the whole record (cg_cdec_lean) */
 	struct cg_stream_packed pk;
 };
 
@@ -148,13 +151,13 @@ static bool producer_step(struct pipe *p)
 		}
 		struct entry *e = &b->entries[b->n];
 		e->text = r == CG_CDEC_TEXT;
-		e->packed_memory = !e->text && b->recs[b->n].kind == CGTRACE_KIND_MEMORY;
-		if (e->packed_memory) {
-			struct cg_cdec_mem mem;
-			const struct cg_rec_memory *m = &b->recs[b->n].u.memory;
-			cg_cdec_last_memory(p->d, &mem);
-			e->pk = (struct cg_stream_packed){m->timestamp_ns, m->bytes, mem.addr,
-							  m->stack, mem.cls, m->action, mem.vmm};
+		e->packed_memory = out.mem != NULL;
+		if (out.mem) {
+			const struct cg_cdec_mem *mem = out.mem;
+			e->pk = (struct cg_stream_packed){
+			    mem->ts, mem->bytes, mem->addr, mem->stack, mem->cls,
+			    mem->free ? CGTRACE_FREE : CGTRACE_ALLOC, mem->vmm};
+			e->full = mem->full;
 		}
 		b->n++;
 	}
@@ -216,7 +219,7 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 			if (r < 0)
 				return r;
 		}
-		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, &e->pk)
+		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, &e->pk, e->full)
 					 : cg_read_apply_rec(ctx, rec);
 		if (r < 0)
 			return r;
@@ -267,6 +270,9 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 		snprintf(ctx->err, ctx->errlen, "%s: out of memory", ctx->name);
 		return -ENOMEM;
 	}
+	/* A streamed document reads only the gist of most packed records (consume). */
+	/* Extensions are counted off whole records. */
+	cg_cdec_lean(d, ctx->doc->stream != NULL && !ctx->doc->track_ext);
 	/* The producer must not take signals meant for the application. */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -293,6 +299,9 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 		}
 		pthread_mutex_unlock(&p->mu);
 		struct batch *b = &p->b[p->head % N_BATCH];
+		/* The header was read before the first batch was handed over. */
+		if (p->head == 0 && ctx->doc->stream && cg_cdec_in_order(d))
+			cg_stream_in_order(ctx->doc->stream);
 		ret = consume(ctx, b, &ref, &scratch);
 		bool last = b->last;
 		/* The producer is done with the decoder once it handed over the last batch. */

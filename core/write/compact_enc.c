@@ -274,7 +274,7 @@ static int write_file_header(struct cg_cenc *e)
 {
 	uint8_t h[CG_COMPACT_HEADER_LEN] = {0x89, 'C', 'G', 'T', 'R', 'A', 'C', 'E'};
 	put_u32(h + 8, 1);
-	put_u32(h + 12, 0);
+	put_u32(h + 12, e->o.flags);
 	emit(e, h, sizeof(h));
 	return e->err;
 }

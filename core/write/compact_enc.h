@@ -79,6 +79,8 @@ struct cg_cenc_opts {
 	 * its own); without it cg_cenc_rec sends every free as TEXT.
 	 */
 	bool track_live;
+	/* The file header's flags (CG_CF_FLAG_x): what the caller promises of the records. */
+	uint32_t flags;
 	/*
 	 * CG_CENC_F_x + 1: that field's stream is written as a constant (0), so
 	 * that the compressed size with and without it tells what the field
