@@ -25,6 +25,7 @@
 #include "real.h"
 #include "ring.h"
 #include "session.h"
+#include "stack.h"
 #include "stack_intern.h"
 #include "thread.h"
 #include "warn.h"
@@ -670,7 +671,8 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	cg_live_clear();
 	modules_reset();
 	/* Without the table a trace simply has no stacks. */
-	(void)cg_intern_reset();
+	if (cg_stack_depth)
+		(void)cg_intern_reset();
 	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
 		ident_drop((uint8_t)i);
