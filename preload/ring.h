@@ -15,6 +15,8 @@
 
 #include "event.h"
 
+struct cg_stack_cache;
+
 #define CG_RING_EVENTS 8192 /* 288 KiB per thread that allocates, stack ids included */
 
 enum { CG_RING_FREE, CG_RING_OWNED };
@@ -22,6 +24,8 @@ enum { CG_RING_FREE, CG_RING_OWNED };
 struct cg_ring {
 	_Alignas(64) atomic_uint_fast64_t head;
 	uint64_t tail_seen; /* owner only: the last tail read, so most pushes read no shared line */
+	/* Owner only, on the owner's line: the stacks already sent (stack.c), or NULL. */
+	struct cg_stack_cache *stacks;
 	_Alignas(64) atomic_uint_fast64_t tail;
 	atomic_int waiting; /* futex word: the owner sleeps on a full ring until the writer frees room */
 	atomic_int state;
@@ -30,7 +34,6 @@ struct cg_ring {
 	uint64_t pending_oom; /* writer only: a DEV_OOM waiting for its MEMINFO */
 	bool has_pending_oom;
 	struct cg_ring *next; /* registry; rings are never unlinked */
-	struct cg_stack_cache *stacks; /* owner only: stacks already sent (stack.c), or NULL */
 	struct cg_event ev[CG_RING_EVENTS];
 	/*
 	 * Beside each event, the stack it names (stack.c's transport id, 0 for
@@ -40,7 +43,7 @@ struct cg_ring {
 	uint32_t stack[CG_RING_EVENTS];
 };
 
-struct cg_stack_cache;
+
 
 /* Head of the registry, for the writer. */
 struct cg_ring *cg_rings_first(void);
