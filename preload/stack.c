@@ -48,8 +48,12 @@ unsigned cg_stack_depth;
 
 /* The probe's own code: frames from the innermost out until the first outside it are dropped. */
 static uintptr_t self_lo, self_hi;
-/* The probe's frames above the program's: hook, wrapper, the device glue; far fewer than this. */
-#define SKIP_MAX 16
+/*
+ * The probe's frames above the program's: capture, hook and wrapper for
+ * the heap (3), up to 5 on the device paths. A deep stack is walked to
+ * depth + SKIP_MAX frames, each a step, so the margin stays small.
+ */
+#define SKIP_MAX 8
 
 static atomic_uint_fast32_t next_id = 1;
 /* Bumped by each trace: cache entries of another trace are not sent stacks. */
