@@ -53,7 +53,7 @@ struct cg_ring *cg_ring_claim(void);
 bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, uint32_t stack,
 		       bool (*keep_waiting)(void));
 /*
- * n consecutive slots (2 to CG_RING_EVENTS / 4) published by one head
+ * n consecutive slots (1 to CG_RING_EVENTS / 4) published by one head
  * store, so the writer sees all of them or none: a stack's definition and
  * its frames (event.h). Waits for room as cg_ring_push does.
  */
