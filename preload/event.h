@@ -25,6 +25,7 @@ enum cg_ev_kind {
 	CG_EV_STACK,
 	CG_EV_FRAMES,  /* ts, addr, size: three frames of the CG_EV_STACK before it */
 	CG_EV_MODULES, /* addr: a module list (modules.h), mapped memory the writer unmaps */
+	CG_EV_UNLOAD,  /* a dlclose unmapped code: stacks sent after it are interned anew */
 };
 
 #define CG_EV_FRAMES_PER_SLOT 3

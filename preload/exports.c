@@ -436,6 +436,31 @@ CG_PROBE_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags)
 	return dlopen_done(cg_real.dlmopen(lmid, file, flags));
 }
 
+/*
+ * The code a dlclose unmaps may be replaced by other code at the same
+ * addresses: stack.c must know (cg_stack_unloaded). The caller's address
+ * does not matter to dlclose, so the call need not be a tail call.
+ */
+CG_PROBE_EXPORT int dlclose(void *handle)
+{
+	if (!ready() || !cg_real.dlclose)
+		return -1;
+	if (!cg_stack_depth || !cg_session_recording() || cg_self.guard)
+		return cg_real.dlclose(handle);
+	int saved = errno;
+	cg_self.guard++;
+	struct cg_modules_ranges *before = cg_modules_before_close();
+	cg_self.guard--;
+	errno = saved;
+	int r = cg_real.dlclose(handle);
+	saved = errno;
+	cg_self.guard++;
+	cg_modules_after_close(before, r == 0);
+	cg_self.guard--;
+	errno = saved;
+	return r;
+}
+
 CG_PROBE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (!ready()) {

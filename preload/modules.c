@@ -11,6 +11,7 @@
 #include "event.h"
 #include "hooks.h"
 #include "meta.h"
+#include "stack.h"
 
 /* The loader's count of loads when the modules were last sent. */
 static atomic_ullong sent_adds;
@@ -143,6 +144,76 @@ void cg_modules_release(struct cg_modules *m)
 {
 	if (m)
 		munmap(m, m->map_len);
+}
+
+#define RANGES_MAX 4096
+
+struct cg_modules_ranges {
+	size_t n;
+	bool overflow;
+	struct {
+		uintptr_t lo, hi;
+	} r[RANGES_MAX];
+};
+
+/* Each module's executable PT_LOAD ranges: only code holds return addresses. */
+static int each_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct cg_modules_ranges *m = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (m->n == RANGES_MAX) {
+			m->overflow = true;
+			return 1;
+		}
+		m->r[m->n].lo = info->dlpi_addr + ph->p_vaddr;
+		m->r[m->n].hi = m->r[m->n].lo + ph->p_memsz;
+		m->n++;
+	}
+	return 0;
+}
+
+struct cg_modules_ranges *cg_modules_before_close(void)
+{
+	void *p = mmap(NULL, 2 * sizeof(struct cg_modules_ranges), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	struct cg_modules_ranges *m = p;
+	dl_iterate_phdr(each_range, m);
+	return m;
+}
+
+void cg_modules_after_close(struct cg_modules_ranges *before, bool closed)
+{
+	if (!before)
+		return;
+	if (!closed) {
+		munmap(before, 2 * sizeof(struct cg_modules_ranges));
+		return;
+	}
+	struct cg_modules_ranges *after = before + 1;
+	dl_iterate_phdr(each_range, after);
+	bool gone = false;
+	for (size_t i = 0; i < before->n; i++) {
+		bool kept = false;
+		for (size_t k = 0; k < after->n && !kept; k++)
+			kept =
+			    after->r[k].lo == before->r[i].lo && after->r[k].hi == before->r[i].hi;
+		if (!kept) {
+			cg_stack_unloaded(before->r[i].lo, before->r[i].hi);
+			gone = true;
+		}
+	}
+	/* A list cut short: what was unmapped is not known, so every range is suspect. */
+	if (before->overflow || after->overflow)
+		cg_stack_unloaded(0, UINTPTR_MAX);
+	if (gone || before->overflow || after->overflow)
+		cg_stack_unload_done();
+	munmap(before, 2 * sizeof(struct cg_modules_ranges));
 }
 
 static bool dyn_has(const ElfW(Dyn) * d, ElfW(Sxword) tag)

@@ -31,6 +31,16 @@ void cg_modules_announce(bool force);
 void cg_modules_release(struct cg_modules *m);
 
 /*
+ * Around a dlclose (outside hooks): the modules' code ranges before, kept
+ * in mapped memory; after (closed: the dlclose succeeded), those gone go to
+ * stack.c (cg_stack_unloaded), and the memory goes back. NULL when the
+ * list could not be taken: then nothing is known to be gone.
+ */
+struct cg_modules_ranges;
+struct cg_modules_ranges *cg_modules_before_close(void);
+void cg_modules_after_close(struct cg_modules_ranges *before, bool closed);
+
+/*
  * dlopen (and dlmopen, namespace false) from caller: whether the loader
  * must see the caller's return address, which it does only from a tail
  * call: file contains '$', the caller is in another namespace, or the

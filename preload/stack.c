@@ -56,6 +56,21 @@ static uintptr_t self_lo, self_hi;
 #define SKIP_MAX 8
 
 static atomic_uint_fast32_t next_id = 1;
+
+/*
+ * Code ranges a dlclose unmapped (cg_stack_unloaded): libunwind's fast path
+ * would unwind new code mapped there by the old code's layouts, so a stack
+ * with a frame in one is taken again by the slow path, which reads the
+ * unwind tables of what is mapped now. Written by dlclose wrappers only:
+ * an entry is reserved, filled, then marked ready.
+ */
+#define UNLOADED_MAX 64
+static struct {
+	uintptr_t lo, hi;
+	atomic_int ready;
+} unloaded[UNLOADED_MAX];
+static atomic_uint n_unloaded;
+static atomic_bool unloaded_all; /* past the table: every stack goes the slow way */
 /* Bumped by each trace: cache entries of another trace are not sent stacks. */
 static atomic_uint epoch = 1;
 
@@ -119,6 +134,68 @@ void cg_stack_session_start(void)
 	atomic_fetch_add(&epoch, 1);
 }
 
+void cg_stack_unloaded(uintptr_t lo, uintptr_t hi)
+{
+	unsigned n = atomic_load(&n_unloaded);
+	for (unsigned i = 0; i < n && i < UNLOADED_MAX; i++)
+		if (atomic_load(&unloaded[i].ready) && unloaded[i].lo == lo && unloaded[i].hi == hi)
+			return; /* the same library unloaded again */
+	unsigned i = atomic_fetch_add(&n_unloaded, 1);
+	if (i >= UNLOADED_MAX) {
+		atomic_store(&unloaded_all, true);
+		return;
+	}
+	unloaded[i].lo = lo;
+	unloaded[i].hi = hi;
+	atomic_store_explicit(&unloaded[i].ready, 1, memory_order_release);
+}
+
+void cg_stack_unload_done(void)
+{
+	if (!cg_stack_depth)
+		return;
+	atomic_fetch_add(&epoch, 1);
+	struct cg_event e = {cg_hook_stamp(false), 0, 0, 0, CG_EV_UNLOAD, 0, 0, 0};
+	cg_hook_push_n(&e, 1);
+}
+
+/* Whether a frame lies in code a dlclose unmapped. */
+static bool through_unloaded(void *const *f, unsigned n)
+{
+	if (atomic_load_explicit(&unloaded_all, memory_order_relaxed))
+		return true;
+	unsigned k = atomic_load_explicit(&n_unloaded, memory_order_acquire);
+	if (k > UNLOADED_MAX)
+		k = UNLOADED_MAX;
+	for (unsigned j = 0; j < k; j++) {
+		if (!atomic_load_explicit(&unloaded[j].ready, memory_order_acquire))
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			uintptr_t a = (uintptr_t)f[i] - 1;
+			if (a >= unloaded[j].lo && a < unloaded[j].hi)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* libunwind's unw_step loop: no per-address cache, the unwind tables of what is mapped now. */
+static __attribute__((noinline)) int slow_backtrace(void **out, int max)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0)
+		return 0;
+	int n = 0;
+	while (n < max && unw_step(&c) > 0) {
+		unw_word_t ip;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		out[n++] = (void *)ip;
+	}
+	return n;
+}
+
 /*
  * Each frame multiplied on its own, turned by its position, then summed: no
  * chain of multiplications from frame to frame (a chained hash took a
@@ -180,6 +257,9 @@ uint32_t cg_stack_capture(void)
 		return 0;
 	void *raw[CG_STACK_DEPTH_MAX + SKIP_MAX];
 	int got = unw_backtrace(raw, (int)(depth + SKIP_MAX));
+	if (__builtin_expect(atomic_load_explicit(&n_unloaded, memory_order_relaxed) != 0, 0) &&
+	    through_unloaded(raw, got > 0 ? (unsigned)got : 0))
+		got = slow_backtrace(raw, (int)(depth + SKIP_MAX));
 	int s = 0;
 	while (s < got && (uintptr_t)raw[s] - self_lo < self_hi - self_lo)
 		s++;

@@ -34,4 +34,14 @@ void cg_stack_session_start(void);
  */
 uint32_t cg_stack_capture(void);
 
+/*
+ * After a dlclose unmapped code in [lo, hi), outside hooks: libunwind
+ * keeps frame layouts by address and never forgets them, so a stack
+ * through that range, where other code may be mapped now, is taken by the
+ * slow unwinder from then on. Then cg_stack_unload_done, once.
+ */
+void cg_stack_unloaded(uintptr_t lo, uintptr_t hi);
+/* Every thread sends its stacks anew, and the writer interns them anew. */
+void cg_stack_unload_done(void);
+
 #endif

@@ -21,6 +21,8 @@ struct slot {
 	uint64_t hash;
 	uint32_t word; /* arena index of the frame count, + 1; 0: empty */
 	uint32_t id;   /* trace id, 0 until first used; FAILED when it could not be */
+	uint32_t gen;  /* the unload generation it was defined in: only its own matches */
+	uint32_t pad;
 };
 #define FAILED UINT32_MAX
 
@@ -28,7 +30,7 @@ static struct {
 	struct slot *slots;
 	uint64_t *arena;
 	uint32_t *map; /* transport id -> slot + 1 */
-	uint32_t count, next_id, map_hi;
+	uint32_t count, next_id, map_hi, gen;
 	uint64_t words;
 	bool ok;
 } t;
@@ -61,7 +63,7 @@ int cg_intern_reset(void)
 		clear(t.arena, t.words * sizeof(uint64_t));
 		clear(t.map, ((size_t)t.map_hi + 1) * sizeof(uint32_t));
 	}
-	t.count = t.next_id = t.map_hi = 0;
+	t.count = t.next_id = t.map_hi = t.gen = 0;
 	t.words = 0;
 	return t.ok ? 0 : -ENOMEM;
 }
@@ -82,7 +84,7 @@ void cg_intern_define(uint32_t tid, uint64_t hash, const uint64_t *frames, uint3
 		if (!s->word)
 			break;
 		/* Frames, not the hash alone, decide: two stacks never share an id. */
-		if (s->hash == hash && same(s, frames, n)) {
+		if (s->hash == hash && s->gen == t.gen && same(s, frames, n)) {
 			t.map[tid] = i + 1;
 			goto mapped;
 		}
@@ -91,7 +93,7 @@ void cg_intern_define(uint32_t tid, uint64_t hash, const uint64_t *frames, uint3
 		return;
 	t.arena[t.words] = n;
 	memcpy(&t.arena[t.words + 1], frames, n * sizeof(uint64_t));
-	t.slots[i] = (struct slot){hash, (uint32_t)t.words + 1, 0};
+	t.slots[i] = (struct slot){hash, (uint32_t)t.words + 1, 0, t.gen, 0};
 	t.words += 1 + n;
 	t.count++;
 	t.map[tid] = i + 1;
@@ -115,6 +117,11 @@ struct cg_stack_use cg_intern_use(uint32_t tid)
 	}
 	u.id = s->id;
 	return u;
+}
+
+void cg_intern_unload(void)
+{
+	t.gen++;
 }
 
 void cg_intern_failed(uint64_t id)

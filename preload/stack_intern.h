@@ -24,6 +24,12 @@ struct cg_stack_use {
 };
 /* The stack a record names through transport id tid (0: none). */
 struct cg_stack_use cg_intern_use(uint32_t tid);
+/*
+ * A dlclose unmapped code (CG_EV_UNLOAD): the same addresses may be other
+ * code now, so stacks defined from here on are new stacks, whose first
+ * records come after the new modules' (docs/stacks.md, resolving).
+ */
+void cg_intern_unload(void);
 /* The definition of a first use could not be written: the stack is never named again. */
 void cg_intern_failed(uint64_t id);
 

@@ -220,6 +220,9 @@ static uint64_t module_hash(const struct cg_modv *m)
 	h = (h ^ m->base) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ m->start) * 0x9e3779b97f4a7c15ull;
 	h = (h ^ m->end) * 0x9e3779b97f4a7c15ull;
+	/* A file rebuilt and mapped where the old one was is another module. */
+	for (uint32_t i = 0; m->build_id.p && i < m->build_id.n; i++)
+		h = (h ^ (uint8_t)m->build_id.p[i]) * 0x100000001b3ull;
 	return h | 1;
 }
 
@@ -318,6 +321,10 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 	}
 	if (kind == CG_EV_MODULES) {
 		modules_arrive((struct cg_modules *)(uintptr_t)e->addr);
+		return 1;
+	}
+	if (kind == CG_EV_UNLOAD) {
+		cg_intern_unload();
 		return 1;
 	}
 	/*

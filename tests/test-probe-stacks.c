@@ -295,6 +295,27 @@ START_TEST(test_dlopen)
 }
 END_TEST
 
+START_TEST(test_reload)
+{
+	char *lib = strf("%s/libstacks-lib.so", bin);
+	struct run *r = run("stacks-reload", (const char *const[]){lib, NULL}, NULL);
+	const struct cgtrace_stack *a = stack_of(r, 7272, 0), *b = stack_of(r, 7272, 1);
+	expect_frames(r, a, 0, (const char *const[]){"lib_alloc", "use", "main", NULL});
+	expect_frames(r, b, 0, (const char *const[]){"lib_alloc", "use", "main", NULL});
+	/*
+	 * The same frames, but after the dlclose the same addresses may be
+	 * other code: the second use is a stack of its own, defined after the
+	 * library's second load.
+	 */
+	ck_assert_uint_eq(a->n_frames, b->n_frames);
+	ck_assert_mem_eq(a->frames, b->frames, a->n_frames * sizeof(uint64_t));
+	ck_assert_uint_ne(a->id, b->id);
+	ck_assert_uint_gt(b->defined_ns, a->defined_ns);
+	run_free(r);
+	free(lib);
+}
+END_TEST
+
 START_TEST(test_no_frame_pointer)
 {
 	char *a = strf("%s/libstacks-nofp.so", bin), *b = strf("%s/libstacks-nounwind.so", bin);
@@ -343,7 +364,7 @@ static Suite *stacks_suite(void)
 	Suite *s = suite_create("probe-stacks");
 	TCase *tc = test_tcase(s, "stacks:record", 120);
 	test_add(tc, test_chain, test_depth_limit, test_depth_off, test_depth_bad, test_thread,
-	         test_cxx_new, test_dlopen, test_no_frame_pointer, test_device);
+	         test_cxx_new, test_dlopen, test_reload, test_no_frame_pointer, test_device);
 	return s;
 }
 
