@@ -22,10 +22,10 @@
  * thread, how each return address's frame is laid out (CFA from rsp or
  * rbp, where rbp was saved) and walks a known frame with two loads; only
  * an address it has not seen costs a DWARF CFI lookup. Measured on the
- * options (docs/probe.md): about 6.5 ns a frame plus 20 a call, where a
+ * options (docs/probe.md): 5 to 7 ns a frame plus about 30 a call, where a
  * frame-pointer walk costs under 1 ns but gives wrong frames (or faults)
  * through any function that uses rbp as a plain register, which no module
- * can be known not to have, and an unw_step loop costs 600 ns a frame.
+ * can be known not to have, and an unw_step loop costs 530 ns a frame.
  *
  * Locks. libunwind's DWARF cache (UNW_CACHE_GLOBAL, and the per-thread
  * policy too in builds without __thread, such as Debian's 1.6) takes a
