@@ -93,10 +93,13 @@ static void maybe_free(struct handle *h, enum cg_cuda_op op)
 
 void cg_vmm_create(uint64_t handle, uint64_t size, uint8_t device)
 {
+	/* Before the lock: unwinding may wait for the loader's (probe.h). */
+	uint32_t stack = cg_probe_stack();
 	enter();
 	if (grow((void **)&handles, &cap_handles, n_handles, sizeof(*handles))) {
 		handles[n_handles++] = (struct handle){handle, 0, device, false};
-		cg_probe_device_alloc(handle, size, device, CG_CU_cuMemCreate, CG_PROBE_VMM);
+		cg_probe_device_alloc_stack(handle, size, device, CG_CU_cuMemCreate, CG_PROBE_VMM,
+					    stack);
 		cg_drv_snapshot(device);
 	}
 	pthread_mutex_unlock(&lock);

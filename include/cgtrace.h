@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 #define CGTRACE_SCHEMA "candle-graph/trace/6"
-#define CGTRACE_VERSION "0.1.0"
+#define CGTRACE_VERSION "0.3.0"
 
 /* Record kinds in stream order of the spec; the last ones are cgprobe extensions. */
 enum cgtrace_kind {

@@ -95,6 +95,25 @@ static inline bool cg_cout_alloc(uint64_t key, uint64_t ts, uint64_t addr, uint6
 	return true;
 }
 
+/*
+ * The same for an allocation whose call stack is stack (0: none), defining
+ * it first when frames is set (its first use); a definition the encoder
+ * refuses leaves the record without a stack and *stack 0.
+ */
+static inline bool cg_cout_alloc_stack(uint64_t key, uint64_t ts, uint64_t addr, uint64_t bytes,
+				       uint64_t *stack, const uint64_t *frames, uint32_t n,
+				       uint64_t *ord)
+{
+	uint32_t cls = cg_cout_class(key);
+	*ord = CG_COUT_NO_ORD;
+	if (cls == CG_CENC_NONE)
+		return false;
+	if (frames && !cg_cenc_stack(cg_cout_hot.e, *stack, frames, n))
+		*stack = 0;
+	*ord = cg_cenc_alloc_stack(cg_cout_hot.e, cls, ts, addr, bytes, *stack);
+	return true;
+}
+
 static inline bool cg_cout_free(uint64_t key, uint64_t ts, uint64_t addr, uint64_t ord)
 {
 	uint32_t cls = cg_cout_class(key);

@@ -9,6 +9,7 @@
 #include "hooks.h"
 #include "real.h"
 #include "session.h"
+#include "stack.h"
 #include "thread.h"
 
 /* Read by hooks and the writer thread; registered from a constructor. */
@@ -78,11 +79,23 @@ static void announce(uint8_t device)
 	copy[u + 1 + n] = '\0';
 	struct cg_event e = {cg_hook_stamp(false), (uint64_t)(uintptr_t)copy, id.total_bytes,
 			     cg_thread_span(), CG_EV_DEV_INFO, 0, 0, device};
-	cg_hook_push(&e);
+	cg_hook_push(&e, 0);
 }
 
-void cg_probe_device_alloc(uint64_t addr, uint64_t size, uint8_t device, uint8_t op,
-			   uint8_t flags)
+uint32_t cg_probe_stack(void)
+{
+	if (!cg_stack_depth || !recording())
+		return 0;
+	int saved = errno;
+	cg_self.guard++;
+	uint32_t stack = cg_stack_capture();
+	cg_self.guard--;
+	errno = saved;
+	return stack;
+}
+
+void cg_probe_device_alloc_stack(uint64_t addr, uint64_t size, uint8_t device, uint8_t op,
+				 uint8_t flags, uint32_t stack)
 {
 	if (!recording())
 		return;
@@ -91,9 +104,15 @@ void cg_probe_device_alloc(uint64_t addr, uint64_t size, uint8_t device, uint8_t
 	announce(device);
 	struct cg_event e = {cg_hook_stamp(false), addr, size, cg_thread_span(),
 			     (uint8_t)(CG_EV_DEV_ALLOC | flags), op, cg_thread_category(), device};
-	cg_hook_push(&e);
+	cg_hook_push(&e, stack);
 	cg_self.guard--;
 	errno = saved;
+}
+
+void cg_probe_device_alloc(uint64_t addr, uint64_t size, uint8_t device, uint8_t op,
+			   uint8_t flags)
+{
+	cg_probe_device_alloc_stack(addr, size, device, op, flags, cg_probe_stack());
 }
 
 uint64_t cg_probe_stamp_before(void)
@@ -107,7 +126,7 @@ void cg_probe_device_free(uint64_t ticks, uint64_t addr, uint8_t op, uint8_t fla
 		return;
 	struct cg_event e = {ticks, addr, 0, cg_thread_span(), (uint8_t)(CG_EV_DEV_FREE | flags),
 			     op, 0, 0};
-	cg_hook_push(&e);
+	cg_hook_push(&e, 0);
 }
 
 void cg_probe_device_checkpoint(uint8_t device, uint64_t free_bytes, uint64_t total_bytes,
@@ -122,13 +141,13 @@ void cg_probe_device_checkpoint(uint8_t device, uint64_t free_bytes, uint64_t to
 	if (oom_request) {
 		struct cg_event oom = {ts, oom_request, 0, cg_thread_span(), CG_EV_DEV_OOM, 0, 0,
 				       device};
-		cg_hook_push(&oom);
+		cg_hook_push(&oom, 0);
 		ts = cg_hook_stamp(false);
 	}
 	uint64_t used = total_bytes > free_bytes ? total_bytes - free_bytes : 0;
 	struct cg_event e = {ts, used, free_bytes, cg_thread_span(), CG_EV_DEV_MEMINFO, 0, 0,
 			     device};
-	cg_hook_push(&e);
+	cg_hook_push(&e, 0);
 	cg_self.guard--;
 	errno = saved;
 }

@@ -17,7 +17,18 @@ enum cg_ev_kind {
 	CG_EV_DEV_MEMINFO, /* addr: used bytes; size: free bytes; step: the device */
 	CG_EV_DEV_OOM,     /* addr: the failed request; a MEMINFO follows */
 	CG_EV_DEV_INFO,    /* addr: "uuid\0name" (a copy the writer frees); size: total bytes */
+	/*
+	 * A call stack's definition (stack.c): addr: its hash; size: its frame
+	 * count; span: its transport id. Its frames follow in the next slots,
+	 * CG_EV_FRAMES_PER_SLOT each, all pushed at once (cg_ring_push_n).
+	 */
+	CG_EV_STACK,
+	CG_EV_FRAMES,  /* ts, addr, size: three frames of the CG_EV_STACK before it */
+	CG_EV_MODULES, /* addr: a module list (modules.h), mapped memory the writer unmaps */
+	CG_EV_UNLOAD,  /* a dlclose unmapped code: stacks sent after it are interned anew */
 };
+
+#define CG_EV_FRAMES_PER_SLOT 3
 
 /* Flags in the kind byte of device events: CG_PROBE_MANAGED, CG_PROBE_VMM. */
 #define CG_EV_KIND_MASK 0x0f
@@ -51,6 +62,16 @@ struct cg_event {
 };
 
 _Static_assert(sizeof(struct cg_event) == 32, "events are 32 bytes");
+
+/* The slots an event takes in a ring: a stack's definition takes its frames' too. */
+static inline unsigned cg_event_slots(const struct cg_event *e)
+{
+	if ((e->kind & CG_EV_KIND_MASK) != CG_EV_STACK)
+		return 1;
+	return 1 + (unsigned)((e->size + CG_EV_FRAMES_PER_SLOT - 1) / CG_EV_FRAMES_PER_SLOT);
+}
+/* An event that will never be processed: the memory it carries goes back. */
+void cg_event_discard(const struct cg_event *e);
 
 extern const char *const cg_op_names[CG_OP_COUNT];
 

@@ -17,10 +17,12 @@
 
 #include "cgprobe.h"
 #include "hooks.h"
+#include "modules.h"
 #include "probe.h"
 #include "real.h"
 #include "session.h"
 #include "signals.h"
+#include "stack.h"
 #include "thread.h"
 #include "warn.h"
 #include "writer.h"
@@ -357,12 +359,8 @@ CG_PROBE_EXPORT int execle(const char *file, const char *arg0, ...)
 /* Loader and signals                                                  */
 /* ------------------------------------------------------------------ */
 
-/*
- * RTLD_DEEPBIND would bind the library's own malloc calls past the probe.
- * The call stays in tail position so the loader still sees the caller's
- * return address (its RUNPATH and $ORIGIN decide the search).
- */
-CG_PROBE_EXPORT void *dlopen(const char *file, int flags)
+/* RTLD_DEEPBIND would bind the library's own malloc calls past the probe. */
+static int no_deepbind(const char *file, int flags)
 {
 	if (__builtin_expect(flags & RTLD_DEEPBIND, 0)) {
 		static atomic_int warned;
@@ -373,9 +371,94 @@ CG_PROBE_EXPORT void *dlopen(const char *file, int flags)
 				NULL);
 		flags &= ~RTLD_DEEPBIND;
 	}
+	return flags;
+}
+
+/* Set when a load could not be followed by a module list: the next dlopen sends one first. */
+static atomic_int modules_stale;
+
+/*
+ * Before a dlopen: whether its caller matters to the loader (modules.h),
+ * which then must see the caller's return address, so the call stays in
+ * tail position and its modules are sent by the next dlopen. Modules left
+ * unsent by such a call go now. Errno and dlerror() are left as they were.
+ */
+static bool dlopen_prepare(const char *file, const void *caller, bool namespace)
+{
+	if (!cg_stack_depth || !cg_session_recording() || cg_self.guard)
+		return true;
+	int saved = errno;
+	cg_self.guard++;
+	if (atomic_exchange(&modules_stale, 0))
+		cg_modules_announce(false);
+	bool tail = cg_modules_caller_matters(file, caller, namespace);
+	if (tail)
+		atomic_store(&modules_stale, 1);
+	cg_self.guard--;
+	errno = saved;
+	return tail;
+}
+
+/* After a dlopen that returned here: the modules it loaded, for the next memory record. */
+static void *dlopen_done(void *h)
+{
+	if (h && cg_session_recording()) {
+		int saved = errno;
+		cg_self.guard++;
+		cg_modules_announce(false);
+		cg_self.guard--;
+		errno = saved;
+	}
+	return h;
+}
+
+/*
+ * The loader reads its caller's return address ($ORIGIN, RUNPATH, the
+ * namespace): when that matters the real call stays in tail position.
+ */
+CG_PROBE_EXPORT void *dlopen(const char *file, int flags)
+{
+	flags = no_deepbind(file, flags);
 	if (!ready())
 		return NULL;
-	return cg_real.dlopen(file, flags);
+	if (dlopen_prepare(file, __builtin_return_address(0), true))
+		return cg_real.dlopen(file, flags);
+	return dlopen_done(cg_real.dlopen(file, flags));
+}
+
+CG_PROBE_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags)
+{
+	flags = no_deepbind(file, flags);
+	if (!ready() || !cg_real.dlmopen)
+		return NULL;
+	if (dlopen_prepare(file, __builtin_return_address(0), false))
+		return cg_real.dlmopen(lmid, file, flags);
+	return dlopen_done(cg_real.dlmopen(lmid, file, flags));
+}
+
+/*
+ * The code a dlclose unmaps may be replaced by other code at the same
+ * addresses: stack.c must know (cg_stack_unloaded). The caller's address
+ * does not matter to dlclose, so the call need not be a tail call.
+ */
+CG_PROBE_EXPORT int dlclose(void *handle)
+{
+	if (!ready() || !cg_real.dlclose)
+		return -1;
+	if (!cg_stack_depth || !cg_session_recording() || cg_self.guard)
+		return cg_real.dlclose(handle);
+	int saved = errno;
+	cg_self.guard++;
+	struct cg_modules_ranges *before = cg_modules_before_close();
+	cg_self.guard--;
+	errno = saved;
+	int r = cg_real.dlclose(handle);
+	saved = errno;
+	cg_self.guard++;
+	cg_modules_after_close(before, r == 0);
+	cg_self.guard--;
+	errno = saved;
+	return r;
 }
 
 CG_PROBE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

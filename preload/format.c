@@ -38,7 +38,8 @@ static const struct cg_heap_op *heap_op(uint8_t op)
 	return &ops[op];
 }
 
-static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t ts)
+static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
+			  const struct cg_format_stack *st)
 {
 	struct cg_heap_rec r = {
 		.timestamp_ns = ts,
@@ -49,6 +50,13 @@ static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t t
 		.action = e->kind == CG_EV_ALLOC ? CGTRACE_ALLOC : CGTRACE_FREE,
 		.category = (enum cgtrace_category)e->category,
 	};
+	if (st) {
+		r.stack = st->id;
+		r.frames = st->frames;
+		r.n_frames = st->frames ? st->n_frames : 0;
+		r.modules = st->modules;
+		r.n_modules = st->modules ? st->n_modules : 0;
+	}
 	cg_jsonl_format_heap(b, &r);
 }
 
@@ -77,10 +85,11 @@ static void format_span(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
 	free(name);
 }
 
-void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns)
+void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns,
+		     const struct cg_format_stack *st)
 {
 	if (e->kind == CG_EV_ALLOC || e->kind == CG_EV_FREE)
-		format_memory(b, e, ts_ns);
+		format_memory(b, e, ts_ns, st);
 	else
 		format_span(b, e, ts_ns, start_ns);
 }
@@ -126,7 +135,8 @@ static struct cg_sv hex_id(char out[32], uint64_t v, bool vmm)
 	} while (0)
 
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
-		      const char *op, const struct cg_device_ident *ident)
+		      const char *op, const struct cg_device_ident *ident,
+		      const struct cg_format_stack *st)
 {
 	char id[32], dev[32], span[24];
 	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
@@ -148,6 +158,13 @@ void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns
 		.dtype = CG_SV_LIT("u8"),
 	};
 	SET_IDENTITY(&r.u.memory, ident);
+	if (st) {
+		r.u.memory.stack = st->id;
+		r.u.memory.stack_frames = st->frames;
+		r.u.memory.n_stack_frames = st->frames ? st->n_frames : 0;
+		r.u.memory.modules = st->modules;
+		r.u.memory.n_modules = st->modules ? st->n_modules : 0;
+	}
 	cg_jsonl_format(b, &r);
 }
 

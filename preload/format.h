@@ -7,9 +7,27 @@
 
 #include "buf.h"
 #include "event.h"
+#include "record.h"
 
-/* e's ticks already converted: ts_ns for the event, start_ns for a span end's start. */
-void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns);
+/*
+ * A memory record's stack and modules (docs/stacks.md): the stack id (0:
+ * none), its frames on the record that defines it (else NULL), and the
+ * modules to carry (NULL: none).
+ */
+struct cg_format_stack {
+	uint64_t id;
+	const uint64_t *frames;
+	uint32_t n_frames;
+	uint32_t n_modules;
+	const struct cg_modv *modules;
+};
+
+/*
+ * e's ticks already converted: ts_ns for the event, start_ns for a span
+ * end's start; st (may be NULL) for a heap record.
+ */
+void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns,
+		     const struct cg_format_stack *st);
 void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns);
 /* A device's identity as a DEV_INFO event brings it, for the device's first record. */
 struct cg_device_ident {
@@ -22,7 +40,8 @@ struct cg_device_ident {
  * id, when set, goes on the line as its cgprobe_device_* fields.
  */
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
-		      const char *op, const struct cg_device_ident *id);
+		      const char *op, const struct cg_device_ident *id,
+		      const struct cg_format_stack *st);
 /* A device_memory checkpoint, with the failed request when it came from an OOM, and id as above. */
 void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns,
 		       const uint64_t *oom_request, const struct cg_device_ident *id);

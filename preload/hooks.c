@@ -11,6 +11,7 @@
 #include "ring.h"
 #include "run_meta.h"
 #include "session.h"
+#include "stack.h"
 #include "thread.h"
 
 __thread struct cg_thread cg_self __attribute__((tls_model("initial-exec")));
@@ -62,11 +63,24 @@ static __attribute__((noinline)) bool claim_ring(void)
 	return cg_self.ring != NULL;
 }
 
-static inline void push(const struct cg_event *e)
+static inline void push(const struct cg_event *e, uint32_t stack)
 {
 	if (__builtin_expect(!cg_self.ring, 0) && !claim_ring())
 		return;
-	cg_ring_push(cg_self.ring, e, keep_waiting);
+	cg_ring_push(cg_self.ring, e, stack, keep_waiting);
+}
+
+struct cg_ring *cg_hook_ring(void)
+{
+	if (__builtin_expect(!cg_self.ring, 0) && !claim_ring())
+		return NULL;
+	return cg_self.ring;
+}
+
+bool cg_hook_push_n(const struct cg_event *ev, unsigned n)
+{
+	struct cg_ring *r = cg_hook_ring();
+	return r && cg_ring_push_n(r, ev, n, keep_waiting);
 }
 
 uint64_t cg_hook_stamp(bool before)
@@ -74,19 +88,21 @@ uint64_t cg_hook_stamp(bool before)
 	return before ? stamp_before() : stamp();
 }
 
-void cg_hook_push(const struct cg_event *e)
+void cg_hook_push(const struct cg_event *e, uint32_t stack)
 {
-	push(e);
+	push(e, stack);
 }
 
 void cg_hook_alloc(void *p, size_t size, uint8_t op)
 {
 	if (size < cg_opt.min_bytes || !cg_session_recording())
 		return;
+	/* Before the stamp: a new stack's definition goes first, stamped before the allocation. */
+	uint32_t stack = cg_stack_depth ? cg_stack_capture() : 0;
 	uint8_t cat = cg_thread_category();
 	struct cg_event e = {stamp(), (uint64_t)(uintptr_t)p, size, cg_thread_span(),
 			     CG_EV_ALLOC, op, cat, 0};
-	push(&e);
+	push(&e, stack);
 }
 
 void cg_hook_free(void *p, uint8_t op)
@@ -95,7 +111,7 @@ void cg_hook_free(void *p, uint8_t op)
 		return;
 	struct cg_event e = {stamp_before(), (uint64_t)(uintptr_t)p, 0, cg_thread_span(), CG_EV_FREE, op,
 			     0, 0};
-	push(&e);
+	push(&e, 0);
 }
 
 void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st)
@@ -114,7 +130,7 @@ void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,
 	if (st->stamped && cg_session_recording()) {
 		struct cg_event e = {st->ts, (uint64_t)(uintptr_t)old, 0, cg_thread_span(),
 				     CG_EV_FREE, op, 0, 0};
-		push(&e);
+		push(&e, 0);
 	}
 	if (p)
 		cg_hook_alloc(p, size, op);
@@ -142,7 +158,7 @@ uint64_t cg_hook_span_begin(const char *name, uint8_t step)
 	}
 	struct cg_event e = {ts, (uint64_t)(uintptr_t)copy, parent, id, CG_EV_SPAN_START, 0, 0,
 			     step};
-	push(&e);
+	push(&e, 0);
 	return id;
 }
 
@@ -159,6 +175,6 @@ int cg_hook_span_end(uint64_t id)
 	/* The writer turns the start's ticks into the duration; past the depth it is unknown. */
 	uint64_t start = d <= CG_MAX_SPAN_DEPTH ? cg_self.start[d - 1] : ts;
 	struct cg_event e = {ts, 0, start, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
-	push(&e);
+	push(&e, 0);
 	return 0;
 }

@@ -33,8 +33,15 @@ void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,
 
 /* Stamps taken the way the heap hooks take them (before or after the real call). */
 uint64_t cg_hook_stamp(bool before);
-/* Pushes a ready event (ts stamped, span and category filled) to the thread's ring. */
-void cg_hook_push(const struct cg_event *e);
+/*
+ * Pushes a ready event (ts stamped, span and category filled) to the
+ * thread's ring, with the transport id of its stack (stack.h; 0 none).
+ */
+void cg_hook_push(const struct cg_event *e, uint32_t stack);
+/* n slots at once (ring.h: cg_ring_push_n); false when nothing was pushed. */
+bool cg_hook_push_n(const struct cg_event *ev, unsigned n);
+/* The calling thread's ring, mapped on first use; NULL when none can be. */
+struct cg_ring *cg_hook_ring(void);
 
 /* The annotation API's work. */
 uint64_t cg_hook_span_begin(const char *name, uint8_t step);

@@ -14,6 +14,7 @@
 #include "real.h"
 #include "session.h"
 #include "signals.h"
+#include "stack.h"
 #include "thread.h"
 
 /*
@@ -75,6 +76,7 @@ __attribute__((constructor(102))) static void cg_init(void)
 	if (!cg_opt.follow)
 		stop_following();
 	pthread_atfork(cg_session_fork_prepare, cg_session_fork_parent, cg_session_fork_child);
+	cg_stack_setup();
 	cg_session_start(0);
 	/* Without a trace there is nothing to flush: the program's signals stay as they were. */
 	if (cg_session_recording())

@@ -11,7 +11,16 @@
 
 struct cg_options cg_opt;
 
-enum kind { OPT_STR, OPT_U64, OPT_POS_U64, OPT_BOOL, OPT_PHASE, OPT_SNAPSHOTS, OPT_FORMAT };
+enum kind {
+	OPT_STR,
+	OPT_U64,
+	OPT_POS_U64,
+	OPT_BOOL,
+	OPT_PHASE,
+	OPT_SNAPSHOTS,
+	OPT_FORMAT,
+	OPT_DEPTH,
+};
 
 /*
  * tag: the meta tag that records the setting in every trace, for settings
@@ -50,6 +59,8 @@ static const struct option_def table[] = {
 	{"CGPROBE_MANIFEST", OPT_STR, &cg_opt.manifest, NULL, NULL},
 	{"CGPROBE_DEVICE_SNAPSHOTS", OPT_SNAPSHOTS, &cg_opt.device_snapshots, "off",
 	 "cgprobe_device_snapshots"},
+	/* The tag is the depth in effect: 0 when the unwinder could not be set up (stack.c). */
+	{"CGPROBE_STACK_DEPTH", OPT_DEPTH, &cg_opt.stack_depth, "32", "cgprobe_stack_depth"},
 	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
 	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
 };
@@ -111,6 +122,11 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 			return false;
 		*(bool *)o->value = strcmp(s, "alloc") == 0;
 		return true;
+	case OPT_DEPTH:
+		if (!parse_u64(s, &v) || v > CG_STACK_DEPTH_MAX)
+			return false;
+		*(uint64_t *)o->value = v;
+		return true;
 	case OPT_FORMAT:
 		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
 			return false;
@@ -131,6 +147,7 @@ static const char *format_value(const struct option_def *o, char *out, size_t ca
 	}
 	case OPT_U64:
 	case OPT_POS_U64:
+	case OPT_DEPTH:
 		snprintf(out, cap, "%llu", (unsigned long long)*(const uint64_t *)o->value);
 		return out;
 	case OPT_BOOL:
@@ -161,7 +178,9 @@ void cg_options_load(void)
 							     [OPT_BOOL] = "0 or 1",
 							     [OPT_PHASE] = "train or infer",
 							     [OPT_SNAPSHOTS] = "off or alloc",
-							     [OPT_FORMAT] = "compact or jsonl"};
+							     [OPT_FORMAT] = "compact or jsonl",
+							     [OPT_DEPTH] = "an integer from 0 to "
+									   CG_STACK_DEPTH_MAX_TEXT};
 			cg_warn(o->name, "=", s, " is not ", expect[o->kind], "; using ",
 				o->def ? o->def : "none", NULL);
 			if (o->def)

@@ -12,6 +12,10 @@
 /* A trace's encoding: compact (docs/compact-format.md) or JSONL text. */
 enum cg_format { CG_FORMAT_COMPACT, CG_FORMAT_JSONL };
 
+/* CGPROBE_STACK_DEPTH's largest value: a hook keeps this many frames on the program's stack. */
+#define CG_STACK_DEPTH_MAX 256
+#define CG_STACK_DEPTH_MAX_TEXT "256"
+
 struct cg_options {
 	const char *output;         /* CGPROBE_OUTPUT template */
 	uint64_t min_bytes;         /* CGPROBE_MIN_BYTES */
@@ -32,6 +36,7 @@ struct cg_options {
 	uint8_t trace_format;       /* the encoding of the current trace (cg_options_format) */
 	bool stats;                 /* CGPROBE_STATS: the writer's costs on stderr at exit */
 	const char *test_jsonl_copy; /* CGPROBE_TEST_JSONL_COPY: tests only, see docs/probe.md */
+	uint64_t stack_depth;        /* CGPROBE_STACK_DEPTH: frames per call stack, 0 = off */
 };
 
 extern struct cg_options cg_opt;

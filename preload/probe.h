@@ -72,6 +72,16 @@ int cg_probe_register_device_source(const struct cg_device_source *src);
 void cg_probe_device_alloc(uint64_t addr, uint64_t size, uint8_t device, uint8_t op,
 			   uint8_t flags);
 /*
+ * The same with the call stack taken beforehand by cg_probe_stack, which
+ * a source calls before it takes a lock of its own: unwinding may wait
+ * for the loader's lock (preload/stack.c says why that is safe only with
+ * no other lock held). cg_probe_device_alloc takes the stack itself. The
+ * stack is the calling thread's, without the probe's frames; 0 for none.
+ */
+uint32_t cg_probe_stack(void);
+void cg_probe_device_alloc_stack(uint64_t addr, uint64_t size, uint8_t device, uint8_t op,
+				 uint8_t flags, uint32_t stack);
+/*
  * A free is stamped before the real call, so that an address reused at
  * once sorts after it: take the stamp first (0 when nothing is to be
  * recorded), record with it after the call.

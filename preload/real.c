@@ -99,6 +99,8 @@ void cg_real_init(void)
 	r.pvalloc = next("pvalloc");
 	r.malloc_usable_size = next("malloc_usable_size");
 	r.dlopen = next("dlopen");
+	r.dlmopen = next("dlmopen");
+	r.dlclose = next("dlclose");
 	r._exit = next("_exit");
 	r._Exit = next("_Exit");
 	r.execve = next("execve");

@@ -28,6 +28,8 @@ struct cg_real {
 	void *(*pvalloc)(size_t);
 	size_t (*malloc_usable_size)(void *);
 	void *(*dlopen)(const char *, int);
+	void *(*dlmopen)(long, const char *, int);
+	int (*dlclose)(void *);
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
 	int (*execve)(const char *, char *const[], char *const[]);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "modules.h"
 #include "real.h"
 #include "writer.h"
 
@@ -87,32 +88,63 @@ void cg_ring_release(struct cg_ring *r, uint64_t pos)
 	}
 }
 
-bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void))
+/* Waits until n slots are free at head h; false when recording stopped meanwhile. */
+static bool wait_room(struct cg_ring *r, uint64_t h, unsigned n, bool (*keep_waiting)(void))
+{
+	uint64_t t = r->tail_seen;
+	unsigned spins = 0;
+	if (h + n - t > CG_RING_EVENTS)
+		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	while (h + n - t > CG_RING_EVENTS) {
+		/* Full: the writer is behind. Wait rather than drop, unless it is gone. */
+		if (!keep_waiting())
+			return false;
+		cg_writer_wake();
+		wait_for_room(r, h + n - 1, spins++);
+		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	}
+	return true;
+}
+
+/* Publishes slots up to h + n; every half ring, asks the writer for an early drain. */
+static void publish(struct cg_ring *r, uint64_t h, unsigned n)
+{
+	atomic_store_explicit(&r->head, h + n, memory_order_release);
+	if ((h + n) / (CG_RING_EVENTS / 2) != h / (CG_RING_EVENTS / 2))
+		cg_writer_wake();
+}
+
+bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, uint32_t stack,
+		       bool (*keep_waiting)(void))
 {
 	/* Syscalls below (futex, sched_yield) must not leave errno changed for the program. */
 	int saved = errno;
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	uint64_t t = r->tail_seen;
-	unsigned spins = 0;
-	if (h - t >= CG_RING_EVENTS)
-		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-	while (h - t >= CG_RING_EVENTS) {
-		/* Full: the writer is behind. Wait rather than drop, unless it is gone. */
-		if (!keep_waiting()) {
-			errno = saved;
-			return false;
-		}
-		cg_writer_wake();
-		wait_for_room(r, h, spins++);
-		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	bool ok = wait_room(r, h, 1, keep_waiting);
+	if (ok) {
+		r->ev[h % CG_RING_EVENTS] = *e;
+		r->stack[h % CG_RING_EVENTS] = stack;
+		publish(r, h, 1);
 	}
-	r->ev[h % CG_RING_EVENTS] = *e;
-	atomic_store_explicit(&r->head, h + 1, memory_order_release);
-	/* Every half ring: ask the writer for an early drain so producers rarely wait. */
-	if ((h + 1) % (CG_RING_EVENTS / 2) == 0)
-		cg_writer_wake();
 	errno = saved;
-	return true;
+	return ok;
+}
+
+bool cg_ring_push_n(struct cg_ring *r, const struct cg_event *ev, unsigned n,
+		    bool (*keep_waiting)(void))
+{
+	int saved = errno;
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	bool ok = n <= CG_RING_EVENTS / 4 && wait_room(r, h, n, keep_waiting);
+	if (ok) {
+		for (unsigned i = 0; i < n; i++) {
+			r->ev[(h + i) % CG_RING_EVENTS] = ev[i];
+			r->stack[(h + i) % CG_RING_EVENTS] = 0;
+		}
+		publish(r, h, n);
+	}
+	errno = saved;
+	return ok;
 }
 
 void cg_rings_reset_after_fork(struct cg_ring *keep)
@@ -128,17 +160,22 @@ void cg_rings_reset_after_fork(struct cg_ring *keep)
 	}
 }
 
+void cg_event_discard(const struct cg_event *e)
+{
+	uint8_t kind = e->kind & CG_EV_KIND_MASK;
+	if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_INFO)
+		cg_real.free((void *)(uintptr_t)e->addr);
+	else if (kind == CG_EV_MODULES)
+		cg_modules_release((struct cg_modules *)(uintptr_t)e->addr);
+}
+
 void cg_rings_drop_pending(void)
 {
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
 		uint64_t tail = atomic_load(&r->tail);
 		uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-		for (uint64_t i = tail; i != head; i++) {
-			const struct cg_event *e = &r->ev[i % CG_RING_EVENTS];
-			uint8_t kind = e->kind & CG_EV_KIND_MASK;
-			if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_INFO)
-				cg_real.free((void *)(uintptr_t)e->addr);
-		}
+		for (uint64_t i = tail; i != head; i += cg_event_slots(&r->ev[i % CG_RING_EVENTS]))
+			cg_event_discard(&r->ev[i % CG_RING_EVENTS]);
 		cg_ring_release(r, head);
 	}
 }

@@ -15,13 +15,17 @@
 
 #include "event.h"
 
-#define CG_RING_EVENTS 8192 /* 256 KiB per thread that allocates */
+struct cg_stack_cache;
+
+#define CG_RING_EVENTS 8192 /* 288 KiB per thread that allocates, stack ids included */
 
 enum { CG_RING_FREE, CG_RING_OWNED };
 
 struct cg_ring {
 	_Alignas(64) atomic_uint_fast64_t head;
 	uint64_t tail_seen; /* owner only: the last tail read, so most pushes read no shared line */
+	/* Owner only, on the owner's line: the stacks already sent (stack.c), or NULL. */
+	struct cg_stack_cache *stacks;
 	_Alignas(64) atomic_uint_fast64_t tail;
 	atomic_int waiting; /* futex word: the owner sleeps on a full ring until the writer frees room */
 	atomic_int state;
@@ -31,29 +35,47 @@ struct cg_ring {
 	bool has_pending_oom;
 	struct cg_ring *next; /* registry; rings are never unlinked */
 	struct cg_event ev[CG_RING_EVENTS];
+	/*
+	 * Beside each event, the stack it names (stack.c's transport id, 0 for
+	 * none): published by the same head store as the event, read by the
+	 * writer for allocations only, so the 32-byte events stay as they are.
+	 */
+	uint32_t stack[CG_RING_EVENTS];
 };
+
+
 
 /* Head of the registry, for the writer. */
 struct cg_ring *cg_rings_first(void);
 /* A ring for the calling thread (reused or new), or NULL if none can be mapped. */
 struct cg_ring *cg_ring_claim(void);
 /* The slow half of a push: the ring was full, or the writer is due a wake. */
-bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, bool (*keep_waiting)(void));
+bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, uint32_t stack,
+		       bool (*keep_waiting)(void));
+/*
+ * n consecutive slots (1 to CG_RING_EVENTS / 4) published by one head
+ * store, so the writer sees all of them or none: a stack's definition and
+ * its frames (event.h). Waits for room as cg_ring_push does.
+ */
+bool cg_ring_push_n(struct cg_ring *r, const struct cg_event *ev, unsigned n,
+		    bool (*keep_waiting)(void));
 
 /*
- * Appends an event; when the ring is full, wakes the writer and waits for
- * room as long as keep_waiting() says so. Returns false if the event was
- * dropped because recording stopped. Inline: it runs on every allocation.
+ * Appends an event and the stack it names; when the ring is full, wakes the
+ * writer and waits for room as long as keep_waiting() says so. Returns
+ * false if the event was dropped because recording stopped. Inline: it
+ * runs on every allocation.
  */
-static inline bool cg_ring_push(struct cg_ring *r, const struct cg_event *e,
+static inline bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, uint32_t stack,
 				bool (*keep_waiting)(void))
 {
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	if (__builtin_expect(h - r->tail_seen >= CG_RING_EVENTS ||
 				     (h + 1) % (CG_RING_EVENTS / 2) == 0,
 			     0))
-		return cg_ring_push_slow(r, e, keep_waiting);
+		return cg_ring_push_slow(r, e, stack, keep_waiting);
 	r->ev[h % CG_RING_EVENTS] = *e;
+	r->stack[h % CG_RING_EVENTS] = stack;
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	return true;
 }

@@ -14,10 +14,12 @@
 #include "compact_out.h"
 #include "device.h"
 #include "meta.h"
+#include "modules.h"
 #include "options.h"
 #include "out.h"
 #include "outpath.h"
 #include "ring.h"
+#include "stack.h"
 #include "thread.h"
 #include "warn.h"
 #include "writer.h"
@@ -149,6 +151,7 @@ void cg_session_start(pid_t parent)
 	struct stat st;
 	cg_clock_start();
 	cg_device_session_start();
+	cg_stack_session_start();
 	owner = getpid();
 	forked_from_pid = parent;
 	dropped = false;
@@ -187,6 +190,9 @@ void cg_session_start(pid_t parent)
 		return;
 	}
 	append_manifest("");
+	/* The modules loaded so far, for the trace's first memory record (docs/stacks.md). */
+	if (cg_stack_depth)
+		cg_modules_announce(true);
 	atomic_store(&cg_state, CG_RECORDING);
 }
 

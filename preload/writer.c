@@ -20,9 +20,13 @@
 #include "compact_out.h"
 #include "format.h"
 #include "live.h"
+#include "modules.h"
+#include "options.h"
 #include "real.h"
 #include "ring.h"
 #include "session.h"
+#include "stack.h"
+#include "stack_intern.h"
 #include "thread.h"
 #include "warn.h"
 
@@ -55,7 +59,15 @@ static struct {
 	uint64_t last_ns; /* the latest record's time */
 	/* Identities announced but not yet on a record, by device index. */
 	struct cg_device_ident ident[256];
+	/* Module lists received, whose modules not yet on a record are pend (docs/stacks.md). */
+	struct cg_modules *lists[64];
+	unsigned n_lists, n_pend;
+	struct cg_modv pend[512];
 } w;
+
+/* Modules already written in this trace, by a hash of what they are: each goes once. */
+#define MOD_SEEN_BITS 14
+static uint64_t mod_seen[1u << MOD_SEEN_BITS];
 
 static long futex(atomic_int *addr, int op, int val, const struct timespec *ts)
 {
@@ -200,13 +212,121 @@ static uint64_t device_class(const struct cg_event *e, uint8_t device, bool host
 			   device, e->category, flags);
 }
 
+static uint64_t module_hash(const struct cg_modv *m)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (uint32_t i = 0; i < m->path.n; i++)
+		h = (h ^ (uint8_t)m->path.p[i]) * 0x100000001b3ull;
+	h = (h ^ m->base) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ m->start) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ m->end) * 0x9e3779b97f4a7c15ull;
+	/* A file rebuilt and mapped where the old one was is another module. */
+	for (uint32_t i = 0; m->build_id.p && i < m->build_id.n; i++)
+		h = (h ^ (uint8_t)m->build_id.p[i]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* True when m is new to the trace (and now marked seen); a full table takes nothing more. */
+static bool module_new(const struct cg_modv *m)
+{
+	uint64_t h = module_hash(m);
+	size_t mask = (1u << MOD_SEEN_BITS) - 1;
+	for (size_t i = h >> (64 - MOD_SEEN_BITS), k = 0; k < 64; i = (i + 1) & mask, k++) {
+		if (mod_seen[i] == h)
+			return false;
+		if (!mod_seen[i]) {
+			mod_seen[i] = h;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A module list: the modules not written yet wait for the next memory record. */
+static void modules_arrive(struct cg_modules *m)
+{
+	unsigned before = w.n_pend;
+	if (w.n_lists < sizeof(w.lists) / sizeof(w.lists[0]))
+		for (uint32_t i = 0; i < m->count && w.n_pend < sizeof(w.pend) / sizeof(w.pend[0]); i++)
+			if (module_new(&m->mod[i]))
+				w.pend[w.n_pend++] = m->mod[i];
+	if (w.n_pend == before) {
+		cg_modules_release(m);
+		return;
+	}
+	w.lists[w.n_lists++] = m;
+}
+
+/* Once a record carried the pending modules, their lists go. */
+static void modules_written(void)
+{
+	for (unsigned i = 0; i < w.n_lists; i++)
+		cg_modules_release(w.lists[i]);
+	w.n_lists = w.n_pend = 0;
+}
+
+static void modules_reset(void)
+{
+	modules_written();
+	memset(mod_seen, 0, sizeof(mod_seen));
+}
+
+/* A stack's definition: its frames from the slots after it, into the table. */
+static void define_stack(struct cg_ring *r, uint64_t pos)
+{
+	const struct cg_event *e = &r->ev[pos % CG_RING_EVENTS];
+	uint64_t frames[CG_STACK_DEPTH_MAX];
+	uint32_t n = e->size <= CG_STACK_DEPTH_MAX ? (uint32_t)e->size : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cg_event *f = &r->ev[(pos + 1 + i / 3) % CG_RING_EVENTS];
+		frames[i] = i % 3 == 0 ? f->ts : i % 3 == 1 ? f->addr : f->size;
+	}
+	cg_intern_define(e->span, e->addr, frames, n);
+}
+
+/*
+ * An allocation's stack, from the transport id beside its event; with the
+ * pending modules when there are some, which make it a TEXT record in
+ * compact mode (they are rare).
+ */
+static struct cg_format_stack stack_of(const struct cg_ring *r, uint64_t pos, bool alloc)
+{
+	struct cg_format_stack st = {0, NULL, 0, 0, NULL};
+	if (alloc) {
+		struct cg_stack_use u = cg_intern_use(r->stack[pos % CG_RING_EVENTS]);
+		st.id = u.id;
+		st.frames = u.frames;
+		st.n_frames = u.n_frames;
+	}
+	if (w.n_pend) {
+		st.modules = w.pend;
+		st.n_modules = w.n_pend;
+	}
+	return st;
+}
+
 /*
  * Each event becomes a packed item (compact mode), JSONL (JSONL mode, and
  * the copy of a compact trace), or both; a record the packed forms do not
  * take (a device's identity, ...) is formatted as JSONL and rides as TEXT.
  */
-static void process(struct cg_ring *r, const struct cg_event *e)
+static unsigned process(struct cg_ring *r, uint64_t pos)
 {
+	const struct cg_event *e = &r->ev[pos % CG_RING_EVENTS];
+	unsigned kind = e->kind & CG_EV_KIND_MASK;
+	/* Not records: what the records after them carry. */
+	if (kind == CG_EV_STACK) {
+		define_stack(r, pos);
+		return cg_event_slots(e);
+	}
+	if (kind == CG_EV_MODULES) {
+		modules_arrive((struct cg_modules *)(uintptr_t)e->addr);
+		return 1;
+	}
+	if (kind == CG_EV_UNLOAD) {
+		cg_intern_unload();
+		return 1;
+	}
 	/*
 	 * Threads' stamps can disagree by a few ns: the trace's times never go
 	 * back (a packed record carries a delta from the one before it), and a
@@ -223,67 +343,84 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 	size_t mark = w.buf.len;
 	bool packed = false, c = w.compact;
 	uint64_t ord = CG_COUT_NO_ORD;
-	unsigned kind = e->kind & CG_EV_KIND_MASK;
+	bool mods = w.n_pend != 0;
 	/* A free's copy gets the size and category of the allocation it ends. */
 	struct cg_event ev;
 	if (kind == CG_EV_FREE || kind == CG_EV_DEV_FREE) {
 		ev = *e;
 		if (!match_free(&ev, &device, &ord))
-			return;
+			return 1;
 	}
 	/* Host heap records first: the bulk of any trace, tested before the jump table. */
 	if (kind == CG_EV_ALLOC) {
-		if (c)
-			packed =
-			    cg_cout_alloc(host_class(e, CG_PROBE_HOST), ns, e->addr, e->size, &ord);
+		struct cg_format_stack st = stack_of(r, pos, true);
+		if (c && !mods) {
+			if (st.frames)
+				cg_cout_room(st.n_frames * 10u + 32);
+			uint64_t id = st.id;
+			packed = cg_cout_alloc_stack(host_class(e, CG_PROBE_HOST), ns, e->addr,
+						     e->size, &id, st.frames, st.n_frames, &ord);
+			if (packed && id != st.id)
+				cg_intern_failed(st.id);
+		}
 		cg_live_insert(e->addr,
 			       &(struct cg_live){e->size, e->category, CG_PROBE_HOST, ord});
 		if (w.text || !packed)
-			cg_format_event(&w.buf, e, ns, 0);
+			cg_format_event(&w.buf, e, ns, 0, &st);
 	} else if (kind == CG_EV_FREE) {
+		struct cg_format_stack st = stack_of(r, pos, false);
 		if (device == CG_PROBE_HOST) {
-			if (c)
+			if (c && !mods)
 				packed = cg_cout_free(host_class(&ev, device), ns, e->addr, ord);
 			if (w.text || !packed)
-				cg_format_event(&w.buf, &ev, ns, 0);
+				cg_format_event(&w.buf, &ev, ns, 0, &st);
 		} else {
 			const struct cg_device_ident *id = ident_of(device);
-			if (c && !id)
+			if (c && !id && !mods)
 				packed =
 				    cg_cout_free(device_class(&ev, device, true), ns, e->addr, ord);
 			if (w.text || !packed)
 				cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE],
-						 id);
+						 id, &st);
 		}
 		ident_drop(device);
 	} else {
 		switch (kind) {
 		case CG_EV_DEV_ALLOC: {
 			const struct cg_device_ident *id = ident_of(device);
-			if (c && !id)
-				packed = cg_cout_alloc(device_class(e, device, false), ns, e->addr,
-						       e->size, &ord);
+			struct cg_format_stack st = stack_of(r, pos, true);
+			if (c && !id && !mods) {
+				if (st.frames)
+					cg_cout_room(st.n_frames * 10u + 32);
+				uint64_t sid = st.id;
+				packed = cg_cout_alloc_stack(device_class(e, device, false), ns,
+							     e->addr, e->size, &sid, st.frames,
+							     st.n_frames, &ord);
+				if (packed && sid != st.id)
+					cg_intern_failed(st.id);
+			}
 			cg_live_insert(live_key(e),
 				       &(struct cg_live){e->size, e->category, e->step, ord});
 			if (w.text || !packed)
-				cg_format_device(&w.buf, e, ns, device, NULL, id);
+				cg_format_device(&w.buf, e, ns, device, NULL, id, &st);
 			ident_drop(device);
 			break;
 		}
 		case CG_EV_DEV_FREE: {
 			const struct cg_device_ident *id = ident_of(device);
-			if (c && !id)
+			struct cg_format_stack st = stack_of(r, pos, false);
+			if (c && !id && !mods)
 				packed = cg_cout_free(device_class(&ev, device, false), ns, e->addr,
 						      ord);
 			if (w.text || !packed)
-				cg_format_device(&w.buf, &ev, ns, device, NULL, id);
+				cg_format_device(&w.buf, &ev, ns, device, NULL, id, &st);
 			ident_drop(device);
 			break;
 		}
 		case CG_EV_DEV_OOM:
 			r->pending_oom = e->addr;
 			r->has_pending_oom = true;
-			return;
+			return 1;
 		case CG_EV_DEV_MEMINFO: {
 			const struct cg_device_ident *id = ident_of(device);
 			const uint64_t *oom = r->has_pending_oom ? &r->pending_oom : NULL;
@@ -300,14 +437,14 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 			ident_drop(device);
 			w.ident[device] =
 			    (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
-			return;
+			return 1;
 		case CG_EV_SPAN_START: {
 			char *name = (char *)(uintptr_t)e->addr;
 			if (c)
 				packed = cg_cout_span_start(ns, e->span, e->size, name ? name : "?",
 							    e->step);
 			if (w.text || !packed)
-				cg_format_event(&w.buf, e, ns, 0); /* frees the name */
+				cg_format_event(&w.buf, e, ns, 0, NULL); /* frees the name */
 			else
 				free(name);
 			break;
@@ -319,10 +456,14 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 				packed = true;
 			}
 			if (w.text)
-				cg_format_event(&w.buf, e, ns, start);
+				cg_format_event(&w.buf, e, ns, start, NULL);
 		}
 		}
 	}
+	/* The modules went on this record if it was a memory record. */
+	if (mods && (kind == CG_EV_ALLOC || kind == CG_EV_FREE || kind == CG_EV_DEV_ALLOC ||
+		     kind == CG_EV_DEV_FREE))
+		modules_written();
 	w.events++;
 	if (c) {
 		if (!packed)
@@ -332,6 +473,7 @@ static void process(struct cg_ring *r, const struct cg_event *e)
 	}
 	if (w.buf.len >= BUF_FLUSH)
 		emit_buffer();
+	return 1;
 }
 
 /*
@@ -387,11 +529,11 @@ static void drain(bool all)
 				uint64_t ahead = (best->pos + LOOKAHEAD) % CG_RING_EVENTS;
 				cg_live_prefetch(live_key(&best->r->ev[ahead]));
 			}
-			process(best->r, &best->r->ev[best->pos % CG_RING_EVENTS]);
-			best->pos++;
+			uint64_t was = best->pos;
+			best->pos += process(best->r, best->pos);
 			/* Room as it is made: a producer waiting on a full ring need not wait out
 			 * the round. */
-			if (best->pos % 512 == 0) {
+			if (best->pos / 512 != was / 512) {
 				cg_ring_release(best->r, best->pos);
 				/* Far more than 512 events' items: blocks end only here and per
 				 * round. */
@@ -534,6 +676,10 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.buf.len = 0;
 	cg_clock_map_start(&w.clock);
 	cg_live_clear();
+	modules_reset();
+	/* Without the table a trace simply has no stacks. */
+	if (cg_stack_depth)
+		(void)cg_intern_reset();
 	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
 		ident_drop((uint8_t)i);

@@ -57,7 +57,7 @@ static const char *default_suffix(void)
 /* The tags every trace has: meta.c's own, the settings', the zstd level of a compact one. */
 static size_t probe_tag_count(void)
 {
-	return compact_mode ? 10 : 9;
+	return compact_mode ? 11 : 10;
 }
 
 /* ------------------------------------------------------------------ */

@@ -17,36 +17,36 @@
 #include "test-util.h"
 
 #define MEM_HEAD                                                                                   \
-	"{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"0x%x\",\"span_id\":\"s1\","        \
-	"\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"%s\",\"shape\":[8],"     \
+	"{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"0x%x\",\"span_id\":\"s1\","      \
+	"\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"%s\",\"shape\":[8],"   \
 	"\"dtype\":\"u8\",\"category\":\"other\""
 
 #define SPAN_LINE                                                                                  \
-	"{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"main\",\"start_ns\":0,"                   \
+	"{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"main\",\"start_ns\":0,"                 \
 	"\"span_kind\":\"function\",\"measured\":false}\n"
 
 #define FRAMES_1 ",\"cgprobe_stack\":1,\"cgprobe_stack_frames\":[\"0x4011a6\",\"0x7f00000010\"]"
 #define MODS_2                                                                                     \
-	",\"cgprobe_modules\":[{\"path\":\"/usr/bin/prog\",\"base\":\"0x400000\",\"start\":"         \
-	"\"0x400000\",\"end\":\"0x405000\",\"build_id\":\"4f1a\"},{\"path\":\"/lib/libc.so.6\","     \
+	",\"cgprobe_modules\":[{\"path\":\"/usr/bin/prog\",\"base\":\"0x400000\",\"start\":"       \
+	"\"0x400000\",\"end\":\"0x405000\",\"build_id\":\"4f1a\"},{\"path\":\"/lib/libc.so.6\","   \
 	"\"base\":\"0x7f00000000\",\"start\":\"0x7f00000000\",\"end\":\"0x7f00100000\"}]"
 
 /* A small trace with stacks: 1 defined on line 3, 2 on line 5, modules on 3 and 6. */
 static const char trace[] = META_LINE SPAN_LINE
-	"{\"kind\":\"memory\",\"timestamp_ns\":10,\"tensor_id\":\"0x10\",\"span_id\":\"s1\","
-	"\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"alloc\",\"shape\":[8],"
-	"\"dtype\":\"u8\",\"category\":\"other\"" FRAMES_1 MODS_2 "}\n"
-	"{\"kind\":\"memory\",\"timestamp_ns\":20,\"tensor_id\":\"0x20\",\"span_id\":\"s1\","
-	"\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"alloc\",\"shape\":[8],"
-	"\"dtype\":\"u8\",\"category\":\"other\",\"cgprobe_stack\":1}\n"
-	"{\"kind\":\"memory\",\"timestamp_ns\":30,\"tensor_id\":\"0x30\",\"span_id\":\"s1\","
-	"\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"alloc\",\"shape\":[8],"
-	"\"dtype\":\"u8\",\"category\":\"other\",\"cgprobe_stack\":2,"
-	"\"cgprobe_stack_frames\":[\"0x0\",\"0xffffffffffffffff\",\"0x4011c0\"]}\n"
-	"{\"kind\":\"memory\",\"timestamp_ns\":40,\"tensor_id\":\"0x20\",\"span_id\":\"s1\","
-	"\"op_name\":\"free\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"free\",\"shape\":[8],"
-	"\"dtype\":\"u8\",\"category\":\"other\",\"cgprobe_modules\":[{\"path\":\"/opt/plug.so\","
-	"\"base\":\"0x1000\",\"start\":\"0x2000\",\"end\":\"0x3000\",\"build_id\":null}]}\n";
+    "{\"kind\":\"memory\",\"timestamp_ns\":10,\"tensor_id\":\"0x10\",\"span_id\":\"s1\","
+    "\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"alloc\",\"shape\":[8],"
+    "\"dtype\":\"u8\",\"category\":\"other\"" FRAMES_1 MODS_2 "}\n"
+    "{\"kind\":\"memory\",\"timestamp_ns\":20,\"tensor_id\":\"0x20\",\"span_id\":\"s1\","
+    "\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"alloc\",\"shape\":[8],"
+    "\"dtype\":\"u8\",\"category\":\"other\",\"cgprobe_stack\":1}\n"
+    "{\"kind\":\"memory\",\"timestamp_ns\":30,\"tensor_id\":\"0x30\",\"span_id\":\"s1\","
+    "\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"alloc\",\"shape\":[8],"
+    "\"dtype\":\"u8\",\"category\":\"other\",\"cgprobe_stack\":2,"
+    "\"cgprobe_stack_frames\":[\"0x0\",\"0xffffffffffffffff\",\"0x4011c0\"]}\n"
+    "{\"kind\":\"memory\",\"timestamp_ns\":40,\"tensor_id\":\"0x20\",\"span_id\":\"s1\","
+    "\"op_name\":\"free\",\"device\":\"cpu\",\"bytes\":8,\"action\":\"free\",\"shape\":[8],"
+    "\"dtype\":\"u8\",\"category\":\"other\",\"cgprobe_modules\":[{\"path\":\"/opt/plug.so\","
+    "\"base\":\"0x1000\",\"start\":\"0x2000\",\"end\":\"0x3000\",\"build_id\":null}]}\n";
 
 /* ---- parsing ---- */
 
@@ -70,7 +70,7 @@ START_TEST(parsers_agree)
 {
 	char line[1024];
 	snprintf(line, sizeof(line), MEM_HEAD ",\"cgprobe_stack\":18446744073709551615}", 1, 16,
-		 "alloc");
+	         "alloc");
 	both_parse(line, true);
 	snprintf(line, sizeof(line), MEM_HEAD FRAMES_1 "}", 1, 16, "alloc");
 	both_parse(line, true);
@@ -110,43 +110,43 @@ START_TEST(bad_values_name_the_line)
 {
 	bad_line(",\"cgprobe_stack\":0", "alloc", "cgprobe_stack: must be 1 or more, not 0");
 	bad_line(",\"cgprobe_stack\":\"1\"", "alloc",
-		 "memory record: field `cgprobe_stack` must be an integer from 1 to "
-		 "18446744073709551615");
+	         "memory record: field `cgprobe_stack` must be an integer from 1 to "
+	         "18446744073709551615");
 	bad_line(",\"cgprobe_stack\":1,\"cgprobe_stack_frames\":[\"0x01\"]", "alloc",
-		 "cgprobe_stack_frames: frame 0 is \"0x01\", not \"0x\" and lowercase hex");
+	         "cgprobe_stack_frames: frame 0 is \"0x01\", not \"0x\" and lowercase hex");
 	bad_line(",\"cgprobe_stack\":1,\"cgprobe_stack_frames\":[\"0x1\",7]", "alloc",
-		 "cgprobe_stack_frames: frame 1 is a number, not \"0x\" and lowercase hex");
+	         "cgprobe_stack_frames: frame 1 is a number, not \"0x\" and lowercase hex");
 	bad_line(",\"cgprobe_stack\":1,\"cgprobe_stack_frames\":[]", "alloc",
-		 "cgprobe_stack_frames: must not be empty");
+	         "cgprobe_stack_frames: must not be empty");
 	bad_line(",\"cgprobe_stack_frames\":[\"0x1\"]", "alloc",
-		 "cgprobe_stack_frames without cgprobe_stack");
+	         "cgprobe_stack_frames without cgprobe_stack");
 	bad_line(",\"cgprobe_stack\":3", "alloc", "stack 3 not defined");
 	bad_line(",\"cgprobe_stack\":3,\"cgprobe_stack_frames\":[\"0x1\"]", "free",
-		 "cgprobe_stack on a free (a free belongs to its allocation's stack)");
+	         "cgprobe_stack on a free (a free belongs to its allocation's stack)");
 	char many[16384] = ",\"cgprobe_stack\":1,\"cgprobe_stack_frames\":[\"0x1\"";
 	for (int i = 0; i < 1024; i++)
 		strcat(many, ",\"0x2\"");
 	strcat(many, "]");
 	bad_line(many, "alloc", "cgprobe_stack_frames: holds more than 1024 entries");
-	bad_line(",\"cgprobe_modules\":[]", "alloc",
-		 "cgprobe_modules: must not be empty");
+	bad_line(",\"cgprobe_modules\":[]", "alloc", "cgprobe_modules: must not be empty");
 	bad_line(",\"cgprobe_modules\":[{\"base\":\"0x1\",\"start\":\"0x1\",\"end\":\"0x1\"}]",
-		 "alloc", "cgprobe_modules: module 0: `path` must be a string");
-	bad_line(",\"cgprobe_modules\":[{\"path\":\"/x\",\"base\":\"0x1\",\"end\":\"0x1\"}]", "free",
-		 "cgprobe_modules: module 0: `start` is missing, not \"0x\" and lowercase hex");
+	         "alloc", "cgprobe_modules: module 0: `path` must be a string");
+	bad_line(",\"cgprobe_modules\":[{\"path\":\"/x\",\"base\":\"0x1\",\"end\":\"0x1\"}]",
+	         "free",
+	         "cgprobe_modules: module 0: `start` is missing, not \"0x\" and lowercase hex");
 	bad_line(",\"cgprobe_modules\":[{\"path\":\"/x\",\"base\":\"0x1\",\"start\":\"0x9\","
-		 "\"end\":\"0x1\"}]",
-		 "alloc", "cgprobe_modules: module 0: `start` is past `end`");
+	         "\"end\":\"0x1\"}]",
+	         "alloc", "cgprobe_modules: module 0: `start` is past `end`");
 	bad_line(",\"cgprobe_modules\":[{\"path\":\"/x\",\"base\":\"0x1\",\"start\":\"0x1\","
-		 "\"end\":\"0x1\",\"build_id\":\"AB\"}]",
-		 "alloc",
-		 "cgprobe_modules: module 0: `build_id` must be 2 to 128 lowercase hex digits, an "
-		 "even number");
+	         "\"end\":\"0x1\",\"build_id\":\"AB\"}]",
+	         "alloc",
+	         "cgprobe_modules: module 0: `build_id` must be 2 to 128 lowercase hex digits, an "
+	         "even number");
 
 	/* A second definition of an id, on a later line. */
 	char text[4096];
 	snprintf(text, sizeof(text), "%s%s" MEM_HEAD FRAMES_1 "}\n" MEM_HEAD FRAMES_1 "}\n",
-		 META_LINE, SPAN_LINE, 1, 16, "alloc", 2, 32, "alloc");
+	         META_LINE, SPAN_LINE, 1, 16, "alloc", 2, 32, "alloc");
 	ck_read_fails(text, "t.jsonl:4: stack 1 defined twice");
 }
 END_TEST
@@ -207,9 +207,9 @@ START_TEST(doc_tables_full_and_streamed)
 	cgtrace_doc_free(doc);
 
 	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", trace, strlen(trace), NULL,
-						    CGTRACE_READ_STREAM_MEMORY, &doc, err,
-						    sizeof(err)),
-			 0);
+	                                            CGTRACE_READ_STREAM_MEMORY, &doc, err,
+	                                            sizeof(err)),
+	                 0);
 	ck_assert(cgtrace_doc_streamed(doc));
 	check_tables(doc);
 	cgtrace_doc_free(doc);
@@ -231,7 +231,7 @@ START_TEST(reader_checks_stack_rules)
 {
 	char text[4096];
 	snprintf(text, sizeof(text), "%s%s" MEM_HEAD ",\"cgprobe_stack\":9}\n", META_LINE,
-		 SPAN_LINE, 1, 16, "alloc");
+	         SPAN_LINE, 1, 16, "alloc");
 	struct cgtrace_reader *r;
 	struct cgtrace_record rec;
 	ck_assert_int_eq(cgtrace_reader_open_mem(&r, "t.jsonl", text, strlen(text), NULL), 0);
@@ -349,22 +349,23 @@ START_TEST(strict_export_and_extensions)
 	/* The strict trace has no extension left; the original has three, where they start. */
 	struct cgtrace_doc *doc;
 	char err[512];
-	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t", s, strlen(s), NULL, CGTRACE_READ_EXTENSIONS,
-						    &doc, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t", s, strlen(s), NULL,
+	                                            CGTRACE_READ_EXTENSIONS, &doc, err,
+	                                            sizeof(err)),
+	                 0);
 	ck_assert_uint_eq(cgtrace_doc_extension_count(doc), 0);
 	cgtrace_doc_free(doc);
-	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t", trace, strlen(trace), NULL,
-						    CGTRACE_READ_EXTENSIONS |
-							CGTRACE_READ_STREAM_MEMORY,
-						    &doc, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    cgtrace_doc_read_mem_flags("t", trace, strlen(trace), NULL,
+	                               CGTRACE_READ_EXTENSIONS | CGTRACE_READ_STREAM_MEMORY, &doc,
+	                               err, sizeof(err)),
+	    0);
 	ck_assert_uint_eq(cgtrace_doc_extension_count(doc), 3);
 	static const struct {
 		const char *field;
 		uint64_t first, records;
-	} want[3] = {{"cgprobe_stack", 3, 3}, {"cgprobe_stack_frames", 3, 2},
-		     {"cgprobe_modules", 3, 2}};
+	} want[3] = {
+	    {"cgprobe_stack", 3, 3}, {"cgprobe_stack_frames", 3, 2}, {"cgprobe_modules", 3, 2}};
 	for (size_t i = 0; i < 3; i++) {
 		struct cgtrace_extension e;
 		cgtrace_doc_extension(doc, i, &e);
@@ -414,8 +415,8 @@ START_TEST(hot_calls_read_back)
 	struct cg_cenc *e = probe_enc(&out, &cls);
 	static const uint64_t f1[2] = {0x4011a6, 0x7f00000010}, f2[3] = {0, UINT64_MAX, 0x4011c0};
 	static const struct cg_modv mods[2] = {
-		{CG_SV_LIT("/usr/bin/prog"), 0x400000, 0x400000, 0x405000, CG_SV_LIT("4f1a")},
-		{CG_SV_LIT("/lib/libc.so.6"), 0x7f00000000, 0x7f00000000, 0x7f00100000, CG_SV_NONE},
+	    {CG_SV_LIT("/usr/bin/prog"), 0x400000, 0x400000, 0x405000, CG_SV_LIT("4f1a")},
+	    {CG_SV_LIT("/lib/libc.so.6"), 0x7f00000000, 0x7f00000000, 0x7f00100000, CG_SV_NONE},
 	};
 	/* What a caller must not pass: nothing is written. */
 	ck_assert(!cg_cenc_stack(e, 0, f1, 2));
@@ -444,8 +445,8 @@ START_TEST(hot_calls_read_back)
 
 	char err[512];
 	struct cgtrace_doc *doc;
-	ck_assert_int_eq(cgtrace_doc_read_mem("t.cgt", out.p, out.len, NULL, &doc, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+	    cgtrace_doc_read_mem("t.cgt", out.p, out.len, NULL, &doc, err, sizeof(err)), 0);
 	ck_assert_uint_eq(cgtrace_doc_stack_count(doc), 2);
 	const struct cgtrace_stack *s2 = cgtrace_doc_stack(doc, 2);
 	ck_assert_uint_eq(s2->n_frames, 3);
@@ -468,9 +469,9 @@ START_TEST(hot_calls_read_back)
 
 	/* Streamed, most records come as their gist only: the same tables. */
 	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", out.p, out.len, NULL,
-						    CGTRACE_READ_STREAM_MEMORY, &doc, err,
-						    sizeof(err)),
-			 0);
+	                                            CGTRACE_READ_STREAM_MEMORY, &doc, err,
+	                                            sizeof(err)),
+	                 0);
 	ck_assert_uint_eq(cgtrace_doc_stack_count(doc), 2);
 	ck_assert_uint_eq(cgtrace_doc_stack(doc, 2)->frames[2], 0x4011c0);
 	ck_assert_uint_eq(cgtrace_doc_module_count(doc), 2);
@@ -495,8 +496,8 @@ START_TEST(gist_records_checked)
 	struct cgtrace_doc *doc;
 	for (unsigned flags = 0; flags <= CGTRACE_READ_STREAM_MEMORY; flags++) {
 		ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", out.p, out.len, NULL, flags,
-							    &doc, err, sizeof(err)),
-				 -EBADMSG);
+		                                            &doc, err, sizeof(err)),
+		                 -EBADMSG);
 		ck_assert_str_eq(err, "t.cgt: record 5: stack 5 not defined");
 	}
 	cg_buf_fini(&out);
@@ -513,7 +514,8 @@ START_TEST(hot_alloc_bytes)
 	size_t at = out.len;
 	ck_assert_uint_eq(cg_cenc_alloc_stack(e, cls, 1, 0x10, 8, 300), 0);
 	ck_assert_int_eq(cg_cenc_flush(e), 0);
-	/* 0xa0 | class 0, ts 1, delta +0x10 (zigzag 0x20, ref 0x41), 8 bytes, ext: 3 bytes, key 1, 300. */
+	/* 0xa0 | class 0, ts 1, delta +0x10 (zigzag 0x20, ref 0x41), 8 bytes, ext: 3 bytes, key 1,
+	 * 300. */
 	static const uint8_t want[] = {0xa0, 1, 0x41, 8, 3, 1, 0xac, 0x02};
 	ck_assert_uint_eq(out.len - at, 16 + sizeof(want));
 	ck_assert(memcmp((const char *)out.p + at + 16, want, sizeof(want)) == 0);

@@ -53,16 +53,16 @@ CG_EXPORT size_t cgtrace_doc_extension_count(const struct cgtrace_doc *d)
 }
 
 CG_EXPORT void cgtrace_doc_extension(const struct cgtrace_doc *d, size_t i,
-				     struct cgtrace_extension *out)
+                                     struct cgtrace_extension *out)
 {
 	const struct cg_doc_ext *e = CG_VEC_AT(&d->exts, struct cg_doc_ext, i);
 	const struct cg_kind_desc *desc = cg_schema_kind_of((enum cgtrace_kind)e->kind);
 	*out = (struct cgtrace_extension){
-		.kind = (enum cgtrace_kind)e->kind,
-		.kind_name = desc->name,
-		.field = e->field >= 0 ? desc->fields[e->field].name : NULL,
-		.first = e->first,
-		.first_is_record = d->ext_numbered,
-		.records = e->records,
+	    .kind = (enum cgtrace_kind)e->kind,
+	    .kind_name = desc->name,
+	    .field = e->field >= 0 ? desc->fields[e->field].name : NULL,
+	    .first = e->first,
+	    .first_is_record = d->ext_numbered,
+	    .records = e->records,
 	};
 }

@@ -10,7 +10,8 @@
 
 struct cgtrace_doc;
 
-/* Counts r's extensions (schema.h), first seen at where (a line, or a record number). 0 or -ENOMEM. */
+/* Counts r's extensions (schema.h), first seen at where (a line, or a record number). 0 or -ENOMEM.
+ */
 int cg_doc_note_ext(struct cgtrace_doc *d, const struct cg_rec *r, uint64_t where, bool numbered);
 
 #endif

@@ -20,7 +20,7 @@ static long find(const struct cgtrace_doc *d, uint64_t id)
 }
 
 static int add_stack(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
-		     uint32_t *out)
+                     uint32_t *out)
 {
 	if (d->stacks.len >= UINT32_MAX - 1)
 		return -E2BIG;
@@ -31,8 +31,8 @@ static int add_stack(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 		return -ENOMEM;
 	memcpy(frames, m->stack_frames, n * sizeof(*frames));
 	*s = (struct cg_doc_stack){
-		.s = {.id = m->stack, .frames = frames, .n_frames = n, .defined_ns = m->timestamp_ns},
-		.rec = rec,
+	    .s = {.id = m->stack, .frames = frames, .n_frames = n, .defined_ns = m->timestamp_ns},
+	    .rec = rec,
 	};
 	*out = (uint32_t)d->stacks.len;
 	return cg_map_put(&d->stack_by_id, m->stack, *out - 1);
@@ -58,11 +58,14 @@ static int add_modules(struct cgtrace_doc *d, const struct cg_rec_memory *m, uin
 	for (uint32_t i = 0; i < m->n_modules; i++) {
 		const struct cg_modv *v = &m->modules[i];
 		struct cg_doc_module o = {
-			.m = {.base = v->base, .start = v->start, .end = v->end,
-			      .recorded_ns = m->timestamp_ns},
-			.rec = rec,
+		    .m = {.base = v->base,
+		          .start = v->start,
+		          .end = v->end,
+		          .recorded_ns = m->timestamp_ns},
+		    .rec = rec,
 		};
-		if (copy_str(d, v->path, &o.m.path) < 0 || copy_str(d, v->build_id, &o.m.build_id) < 0)
+		if (copy_str(d, v->path, &o.m.path) < 0 ||
+		    copy_str(d, v->build_id, &o.m.build_id) < 0)
 			return -ENOMEM;
 		struct cg_doc_module *slot = CG_VEC_PUSH(&d->modules, struct cg_doc_module);
 		if (!slot)
@@ -73,7 +76,7 @@ static int add_modules(struct cgtrace_doc *d, const struct cg_rec_memory *m, uin
 }
 
 int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
-		      uint32_t *stack, char *err, size_t errlen)
+                      uint32_t *stack, char *err, size_t errlen)
 {
 	*stack = 0;
 	long at = m->stack ? find(d, m->stack) : -1;

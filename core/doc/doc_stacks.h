@@ -26,7 +26,7 @@ static inline bool cg_doc_stacks_in(const struct cg_rec_memory *m)
  * message in err, or -ENOMEM.
  */
 int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
-		      uint32_t *stack, char *err, size_t errlen);
+                      uint32_t *stack, char *err, size_t errlen);
 /* Records the stack of full document d's memory record rec (index + 1, not 0). */
 int cg_doc_stacks_set_mem(struct cgtrace_doc *d, size_t rec, uint32_t stack);
 void cg_doc_stacks_free(struct cgtrace_doc *d);

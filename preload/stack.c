@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+#include "stack.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <elf.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "event.h"
+#include "hooks.h"
+#include "options.h"
+#include "ring.h"
+#include "warn.h"
+
+/*
+ * The unwinder: libunwind's unw_backtrace, whose fast path keeps, per
+ * thread, how each return address's frame is laid out (CFA from rsp or
+ * rbp, where rbp was saved) and walks a known frame with two loads; only
+ * an address it has not seen costs a DWARF CFI lookup. Measured on the
+ * options (docs/probe.md): 5 to 7 ns a frame plus about 30 a call, where a
+ * frame-pointer walk costs under 1 ns but gives wrong frames (or faults)
+ * through any function that uses rbp as a plain register, which no module
+ * can be known not to have, and an unw_step loop costs 530 ns a frame.
+ *
+ * Locks. libunwind's DWARF cache (UNW_CACHE_GLOBAL, and the per-thread
+ * policy too in builds without __thread, such as Debian's 1.6) takes a
+ * mutex and then, on a miss, dl_iterate_phdr's loader lock: a thread in a
+ * dl_iterate_phdr callback that allocates would take them in the other
+ * order. UNW_CACHE_NONE takes no libunwind lock on a miss; the fast path's
+ * own per-thread cache is unaffected. So a hook takes, at most, the
+ * loader's dl_load_write_lock (recursively, inside dl_iterate_phdr, when
+ * an address is new to the thread), and holds no probe lock then. That is
+ * safe because whoever holds that lock and calls malloc meets one of two
+ * things in our hook: the same recursive lock, or a wait for ring room,
+ * which only the writer thread ends, and the writer never takes a loader
+ * lock (no dl_iterate_phdr, dladdr, dlopen, dynamic TLS: writer.h). A
+ * thread in dlopen (dl_load_lock, held while constructors run) never
+ * waits for us either. What libunwind allocates (its per-thread cache,
+ * once) reaches malloc with the guard held: a plain call, not recorded.
+ */
+
+unsigned cg_stack_depth;
+
+/* The probe's own code: frames from the innermost out until the first outside it are dropped. */
+static uintptr_t self_lo, self_hi;
+/*
+ * The probe's frames above the program's: capture, hook and wrapper for
+ * the heap (3), up to 5 on the device paths. A deep stack is walked to
+ * depth + SKIP_MAX frames, each a step, so the margin stays small.
+ */
+#define SKIP_MAX 8
+
+static atomic_uint_fast32_t next_id = 1;
+
+/*
+ * Code ranges a dlclose unmapped (cg_stack_unloaded): libunwind's fast path
+ * would unwind new code mapped there by the old code's layouts, so a stack
+ * with a frame in one is taken again by the slow path, which reads the
+ * unwind tables of what is mapped now. Written by dlclose wrappers only:
+ * an entry is reserved, filled, then marked ready.
+ */
+#define UNLOADED_MAX 64
+static struct {
+	uintptr_t lo, hi;
+	atomic_int ready;
+} unloaded[UNLOADED_MAX];
+static atomic_uint n_unloaded;
+static atomic_bool unloaded_all; /* past the table: every stack goes the slow way */
+/* Bumped by each trace: cache entries of another trace are not sent stacks. */
+static atomic_uint epoch = 1;
+
+/*
+ * Stacks this thread (or one before it on the same ring) sent: a
+ * direct-mapped table, entries compared frame by frame, never by hash
+ * alone, so a hit is always the same stack.
+ */
+#define CACHE_SLOTS 1024
+struct entry {
+	uint64_t hash;
+	uint32_t id;
+	uint32_t epoch;
+	uint32_t n;
+	uint32_t pad;
+	uint64_t frames[];
+};
+
+struct cg_stack_cache {
+	size_t stride; /* bytes per entry, for cg_stack_depth frames */
+	unsigned char slots[];
+};
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uintptr_t me = (uintptr_t)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (me >= lo && me < hi) {
+			self_lo = lo;
+			self_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void cg_stack_setup(void)
+{
+	unsigned d = (unsigned)cg_opt.stack_depth;
+	if (!d)
+		return;
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)&cg_stack_setup);
+	/* Once here, so that libunwind's one-time set-up (its own lock) is never done in a hook. */
+	void *probe[4];
+	if (!self_hi || unw_backtrace(probe, 4) <= 0) {
+		cg_warn("cannot unwind the stack here; recording without call stacks", NULL);
+		cg_opt.stack_depth = 0;
+		return;
+	}
+	cg_stack_depth = d;
+}
+
+void cg_stack_session_start(void)
+{
+	atomic_fetch_add(&epoch, 1);
+}
+
+void cg_stack_unloaded(uintptr_t lo, uintptr_t hi)
+{
+	unsigned n = atomic_load(&n_unloaded);
+	for (unsigned i = 0; i < n && i < UNLOADED_MAX; i++)
+		if (atomic_load(&unloaded[i].ready) && unloaded[i].lo == lo && unloaded[i].hi == hi)
+			return; /* the same library unloaded again */
+	unsigned i = atomic_fetch_add(&n_unloaded, 1);
+	if (i >= UNLOADED_MAX) {
+		atomic_store(&unloaded_all, true);
+		return;
+	}
+	unloaded[i].lo = lo;
+	unloaded[i].hi = hi;
+	atomic_store_explicit(&unloaded[i].ready, 1, memory_order_release);
+}
+
+void cg_stack_unload_done(void)
+{
+	if (!cg_stack_depth)
+		return;
+	atomic_fetch_add(&epoch, 1);
+	struct cg_event e = {cg_hook_stamp(false), 0, 0, 0, CG_EV_UNLOAD, 0, 0, 0};
+	cg_hook_push_n(&e, 1);
+}
+
+/* Whether a frame lies in code a dlclose unmapped. */
+static bool through_unloaded(void *const *f, unsigned n)
+{
+	if (atomic_load_explicit(&unloaded_all, memory_order_relaxed))
+		return true;
+	unsigned k = atomic_load_explicit(&n_unloaded, memory_order_acquire);
+	if (k > UNLOADED_MAX)
+		k = UNLOADED_MAX;
+	for (unsigned j = 0; j < k; j++) {
+		if (!atomic_load_explicit(&unloaded[j].ready, memory_order_acquire))
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			uintptr_t a = (uintptr_t)f[i] - 1;
+			if (a >= unloaded[j].lo && a < unloaded[j].hi)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* libunwind's unw_step loop: no per-address cache, the unwind tables of what is mapped now. */
+static __attribute__((noinline)) int slow_backtrace(void **out, int max)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	if (unw_getcontext(&uc) < 0 || unw_init_local(&c, &uc) < 0)
+		return 0;
+	int n = 0;
+	while (n < max && unw_step(&c) > 0) {
+		unw_word_t ip;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		out[n++] = (void *)ip;
+	}
+	return n;
+}
+
+/*
+ * Each frame multiplied on its own, turned by its position, then summed: no
+ * chain of multiplications from frame to frame (a chained hash took a
+ * third of this file's time on bench/alloc-bench). Only the cache's slot
+ * and a first test come of it; hits compare the frames.
+ */
+static inline uint64_t hash_frames(void *const *f, unsigned n)
+{
+	uint64_t h = n;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t x = (uint64_t)(uintptr_t)f[i] * 0x9e3779b97f4a7c15ull;
+		unsigned r = (i * 7) & 63;
+		h += r ? (x << r) | (x >> (64 - r)) : x;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
+
+static struct cg_stack_cache *cache_of(struct cg_ring *r)
+{
+	if (__builtin_expect(r->stacks != NULL, 1))
+		return r->stacks;
+	size_t stride = sizeof(struct entry) + cg_stack_depth * sizeof(uint64_t);
+	size_t len = sizeof(struct cg_stack_cache) + CACHE_SLOTS * stride;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	struct cg_stack_cache *c = p;
+	c->stride = stride;
+	r->stacks = c;
+	return c;
+}
+
+/* The definition and its frames, in one push: the writer sees all of it or nothing. */
+static __attribute__((noinline)) bool send(uint32_t id, uint64_t hash, void *const *f, unsigned n)
+{
+	struct cg_event
+	    ev[1 + (CG_STACK_DEPTH_MAX + CG_EV_FRAMES_PER_SLOT - 1) / CG_EV_FRAMES_PER_SLOT];
+	ev[0] = (struct cg_event){cg_hook_stamp(false), hash, n, id, CG_EV_STACK, 0, 0, 0};
+	unsigned slots = 1;
+	for (unsigned i = 0; i < n; i += CG_EV_FRAMES_PER_SLOT) {
+		uint64_t g[CG_EV_FRAMES_PER_SLOT] = {0};
+		for (unsigned k = 0; k < CG_EV_FRAMES_PER_SLOT && i + k < n; k++)
+			g[k] = (uint64_t)(uintptr_t)f[i + k];
+		ev[slots++] = (struct cg_event){g[0], g[1], g[2], 0, CG_EV_FRAMES, 0, 0, 0};
+	}
+	return cg_hook_push_n(ev, slots);
+}
+
+uint32_t cg_stack_capture(void)
+{
+	unsigned depth = cg_stack_depth;
+	if (!depth)
+		return 0;
+	struct cg_ring *r = cg_hook_ring();
+	struct cg_stack_cache *c = r ? cache_of(r) : NULL;
+	if (!c)
+		return 0;
+	void *raw[CG_STACK_DEPTH_MAX + SKIP_MAX];
+	int got = unw_backtrace(raw, (int)(depth + SKIP_MAX));
+	if (__builtin_expect(atomic_load_explicit(&n_unloaded, memory_order_relaxed) != 0, 0) &&
+	    through_unloaded(raw, got > 0 ? (unsigned)got : 0))
+		got = slow_backtrace(raw, (int)(depth + SKIP_MAX));
+	int s = 0;
+	while (s < got && (uintptr_t)raw[s] - self_lo < self_hi - self_lo)
+		s++;
+	unsigned n = got > s ? (unsigned)(got - s) : 0;
+	if (n > depth)
+		n = depth;
+	if (!n)
+		return 0;
+	void *const *f = raw + s;
+	uint64_t h = hash_frames(f, n);
+	uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
+	struct entry *e = (struct entry *)(c->slots + (h >> 54) * c->stride);
+	_Static_assert(CACHE_SLOTS == 1u << 10, "the slot is the hash's top 10 bits");
+	if (e->hash == h && e->epoch == ep && e->n == n) {
+		unsigned i = 0;
+		while (i < n && e->frames[i] == (uint64_t)(uintptr_t)f[i])
+			i++;
+		if (i == n)
+			return e->id;
+	}
+	uint32_t id = (uint32_t)atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
+	if (id > CG_STACK_IDS_MAX || !send(id, h, f, n))
+		return 0;
+	e->hash = h;
+	e->id = id;
+	e->epoch = ep;
+	e->n = n;
+	for (unsigned i = 0; i < n; i++)
+		e->frames[i] = (uint64_t)(uintptr_t)f[i];
+	return id;
+}

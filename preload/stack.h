@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call stacks of allocations, on the allocating thread (docs/probe.md,
+ * "Call stacks"). A hook unwinds with libunwind, drops the probe's own
+ * frames, and names the stack by a transport id: a thread sends a stack's
+ * frames to the writer once (a CG_EV_STACK event and its frames in the
+ * ring, event.h) and then only the id, beside each event (ring.h). Ids are
+ * unique in the process, never reused; the writer interns them
+ * (stack_intern.h), so a stack two threads sent is still written once.
+ */
+#ifndef CG_STACK_H
+#define CG_STACK_H
+
+#include <stdint.h>
+
+/* Frames per stack in effect: CGPROBE_STACK_DEPTH, 0 when off or when the unwinder failed. */
+extern unsigned cg_stack_depth;
+
+/* Transport ids run from 1 to this; past it (a program that never stops making stacks) none. */
+#define CG_STACK_IDS_MAX ((1u << 24) - 1)
+
+/*
+ * At probe start, before any hook records, outside any hook: the
+ * unwinder's set-up. Turns stacks off (cg_opt.stack_depth too, for the
+ * meta tag) with one warning when it cannot be done.
+ */
+void cg_stack_setup(void);
+/* A new trace starts: every thread sends its stacks anew. Outside hooks. */
+void cg_stack_session_start(void);
+/*
+ * In a hook (guard held): the calling thread's stack, its definition
+ * pushed to the thread's ring first when this thread has not sent it
+ * yet. Returns its transport id, 0 for none.
+ */
+uint32_t cg_stack_capture(void);
+
+/*
+ * After a dlclose unmapped code in [lo, hi), outside hooks: libunwind
+ * keeps frame layouts by address and never forgets them, so a stack
+ * through that range, where other code may be mapped now, is taken by the
+ * slow unwinder from then on. Then cg_stack_unload_done, once.
+ */
+void cg_stack_unloaded(uintptr_t lo, uintptr_t hi);
+/* Every thread sends its stacks anew, and the writer interns them anew. */
+void cg_stack_unload_done(void);
+
+#endif
