@@ -539,6 +539,7 @@ struct cgtrace_live_alloc {
 	const char *device;
 	enum cgtrace_category category;
 	uint64_t timestamp_ns;
+	uint64_t stack_id; /* the allocation's call stack; 0: none recorded */
 };
 
 struct cgtrace_memory_report {
@@ -700,6 +701,31 @@ bool cgtrace_frame_is_allocator(const struct cgtrace_frame *f);
 /* How many addresses libdw was asked about so far (each distinct one once). */
 uint64_t cgtrace_symbols_lookups(const struct cgtrace_symbols *s);
 void cgtrace_symbols_close(struct cgtrace_symbols *s);
+
+/* What the allocations of one call stack did on one device. */
+struct cgtrace_stack_stat {
+	uint64_t stack_id; /* 0: allocations recorded without a stack */
+	const char *device;
+	uint64_t count, total_bytes;         /* allocations and their bytes */
+	uint64_t peak_count, peak_bytes;     /* live at the device's peak */
+	uint64_t leaked_count, leaked_bytes; /* never freed */
+	/*
+	 * Freed by the very next memory record after its own alloc, no other
+	 * alloc or free in between, as heaptrack counts temporaries.
+	 */
+	uint64_t temporary_count;
+};
+
+/*
+ * One entry per (stack, device) with allocations, sorted by device, then
+ * stack id; *out is NULL when n is 0. A streamed document answers from
+ * what it kept while it was read (memory bounded by the allocations live
+ * at once and the distinct stacks), a full one by replaying its records.
+ * Free with cgtrace_stack_stats_free.
+ */
+int cgtrace_stack_stats(const struct cgtrace_doc *doc, struct cgtrace_stack_stat **out,
+			size_t *n);
+void cgtrace_stack_stats_free(struct cgtrace_stack_stat *stats);
 
 /* ------------------------------------------------------------------ */
 /* Writing: a recording session                                      */

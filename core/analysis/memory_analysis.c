@@ -74,6 +74,7 @@ static int collect_breakdown(struct cg_replay *r, struct cgtrace_memory_report *
 			.device = v.device,
 			.category = v.category,
 			.timestamp_ns = v.timestamp_ns,
+			.stack_id = v.stack_id,
 		};
 	}
 	qsort_r(rep->peak_breakdown, rep->n_breakdown, sizeof(*rep->peak_breakdown), live_cmp,

@@ -91,6 +91,7 @@ static int fill_breakdown(const struct cgtrace_doc *d, struct cgtrace_memory_rep
 			.device = dev_str(d, c->device),
 			.category = (enum cgtrace_category)c->category,
 			.timestamp_ns = e->timestamp_ns,
+			.stack_id = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig)->id,
 		};
 		/* [bytes] is marked by ndim 1 without dims until the entries stop moving. */
 		if (e->shape == CG_SHAPE_BYTES)

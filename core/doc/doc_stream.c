@@ -35,6 +35,7 @@ int cg_stream_new(struct cg_stream **out)
 		return -ENOMEM;
 	s->peak_device = -1;
 	s->window = cg_stream_window;
+	s->last_alloc = UINT32_MAX;
 	*out = s;
 	return 0;
 }
@@ -55,7 +56,13 @@ void cg_stream_free(struct cg_stream *s)
 	}
 	free(s->spare.r);
 	cg_vec_free(&s->last_id, 1);
+	for (size_t i = 0; i < s->devs.len; i++) {
+		struct cg_stream_dev *dv = CG_VEC_AT(&s->devs, struct cg_stream_dev, i);
+		cg_vec_free(&dv->born, sizeof(uint32_t));
+		cg_vec_free(&dv->gone, sizeof(uint32_t));
+	}
 	cg_vec_free(&s->devs, sizeof(struct cg_stream_dev));
+	cg_stack_figs_free(&s->figs);
 	cg_vec_free(&s->born, sizeof(uint32_t));
 	cg_vec_free(&s->gone, sizeof(uint32_t));
 	cg_vec_free(&s->class_state, 1);
@@ -75,6 +82,75 @@ static struct cg_stream_dev *dev_at(struct cg_stream *s, uint16_t dev)
 		s->devs.len = (size_t)dev + 1;
 	}
 	return CG_VEC_AT(&s->devs, struct cg_stream_dev, dev);
+}
+
+/* ---- figures by stack ---- */
+
+/* Ids up to this many past the figures so far index the array. */
+#define FIG_DIRECT_SLACK 4096u
+
+static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t first,
+		   uint32_t *out)
+{
+	if (f->figs.len >= UINT32_MAX - 1)
+		return -E2BIG;
+	struct cg_stack_fig *g = CG_VEC_PUSH(&f->figs, struct cg_stack_fig);
+	if (!g)
+		return -ENOMEM;
+	*out = (uint32_t)(f->figs.len - 1);
+	*g = (struct cg_stack_fig){.id = id, .dev = dev};
+	if (first) {
+		/* After the id's first figure: the array or the map keeps pointing there. */
+		struct cg_stack_fig *h = CG_VEC_AT(&f->figs, struct cg_stack_fig, first - 1);
+		g->next = h->next;
+		h->next = *out + 1;
+	}
+	return 0;
+}
+
+int cg_stack_fig_at(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out)
+{
+	uint32_t first = 0, *head = NULL;
+	if (id < f->direct.len) {
+		head = (uint32_t *)f->direct.p + id;
+	} else if (id < 2 * (uint64_t)f->figs.len + FIG_DIRECT_SLACK) {
+		size_t old = f->direct.len, want = (size_t)id + 1 > 2 * old ? (size_t)id + 1 : 2 * old;
+		if (cg_vec_grow(&f->direct, sizeof(uint32_t), want) < 0)
+			return -ENOMEM;
+		memset((uint32_t *)f->direct.p + old, 0, (want - old) * sizeof(uint32_t));
+		f->direct.len = want;
+		head = (uint32_t *)f->direct.p + id;
+	} else {
+		uint32_t pos = UINT32_MAX, val;
+		while (!first && cg_map_next(&f->far, id - 1, &pos, &val))
+			if (CG_VEC_AT(&f->figs, struct cg_stack_fig, val)->id == id)
+				first = val + 1;
+	}
+	if (head)
+		first = *head;
+	for (uint32_t k = first; k;) {
+		const struct cg_stack_fig *g = CG_VEC_AT(&f->figs, struct cg_stack_fig, k - 1);
+		if (g->dev == dev) {
+			*out = k - 1;
+			return 0;
+		}
+		k = g->next;
+	}
+	int r = fig_new(f, id, dev, first, out);
+	if (r < 0 || first)
+		return r;
+	if (head) {
+		*head = *out + 1;
+		return 0;
+	}
+	return cg_map_put(&f->far, id - 1, *out);
+}
+
+void cg_stack_figs_free(struct cg_stack_figs *f)
+{
+	cg_vec_free(&f->figs, sizeof(struct cg_stack_fig));
+	cg_vec_free(&f->direct, sizeof(uint32_t));
+	cg_map_free(&f->far);
 }
 
 void cg_stream_in_order(struct cg_stream *s)
@@ -211,22 +287,40 @@ static void entry_release(struct cg_stream *s, uint32_t i)
 	s->free_ent = i + 1;
 }
 
-/* An entry leaves the live set: forgotten if born since the peak, kept if the snapshot holds it. */
-static int entry_leave(struct cg_stream *s, uint32_t i)
+/*
+ * An entry leaves the live set, towards each snapshot: forgotten if born
+ * since that peak, kept as gone if the snapshot holds it; freed once
+ * neither holds it.
+ */
+static int entry_leave(struct cg_stream *s, struct cg_stream_dev *edv, uint32_t i)
 {
 	struct cg_stream_entry *e = &s->ent[i];
 	if (e->state == CG_ENT_NEW) {
 		uint32_t *born = s->born.p, last = born[--s->born.len];
 		born[e->link] = last;
 		s->ent[last].link = e->link;
-		entry_release(s, i);
-		return 0;
+		e->state = CG_ENT_OUT;
+	} else {
+		uint32_t *slot = CG_VEC_PUSH(&s->gone, uint32_t);
+		if (!slot)
+			return -ENOMEM;
+		*slot = i;
+		e->state = CG_ENT_DEAD;
 	}
-	e->state = CG_ENT_DEAD;
-	uint32_t *slot = CG_VEC_PUSH(&s->gone, uint32_t);
-	if (!slot)
-		return -ENOMEM;
-	*slot = i;
+	if (e->dstate == CG_ENT_NEW) {
+		uint32_t *born = edv->born.p, last = born[--edv->born.len];
+		born[e->dlink] = last;
+		s->ent[last].dlink = e->dlink;
+		e->dstate = CG_ENT_OUT;
+	} else {
+		uint32_t *slot = CG_VEC_PUSH(&edv->gone, uint32_t);
+		if (!slot)
+			return -ENOMEM;
+		*slot = i;
+		e->dstate = CG_ENT_DEAD;
+	}
+	if (e->state == CG_ENT_OUT && e->dstate == CG_ENT_OUT)
+		entry_release(s, i);
 	return 0;
 }
 
@@ -234,11 +328,36 @@ static int entry_leave(struct cg_stream *s, uint32_t i)
 static void snapshot_commit(struct cg_stream *s)
 {
 	const uint32_t *gone = s->gone.p, *born = s->born.p;
-	for (size_t k = 0; k < s->gone.len; k++)
-		entry_release(s, gone[k]);
+	for (size_t k = 0; k < s->gone.len; k++) {
+		struct cg_stream_entry *e = &s->ent[gone[k]];
+		e->state = CG_ENT_OUT;
+		if (e->dstate == CG_ENT_OUT)
+			entry_release(s, gone[k]);
+	}
 	for (size_t k = 0; k < s->born.len; k++)
 		s->ent[born[k]].state = CG_ENT_SNAP;
 	s->gone.len = s->born.len = 0;
+}
+
+/* A new peak of a device: its snapshot becomes its live set. */
+static void dev_commit(struct cg_stream *s, struct cg_stream_dev *dv)
+{
+	const uint32_t *gone = dv->gone.p, *born = dv->born.p;
+	for (size_t k = 0; k < dv->gone.len; k++) {
+		struct cg_stream_entry *e = &s->ent[gone[k]];
+		e->dstate = CG_ENT_OUT;
+		if (e->state == CG_ENT_OUT)
+			entry_release(s, gone[k]);
+	}
+	for (size_t k = 0; k < dv->born.len; k++)
+		s->ent[born[k]].dstate = CG_ENT_SNAP;
+	dv->gone.len = dv->born.len = 0;
+}
+
+/* The device of a live entry, whose own snapshot lists hold it. */
+static struct cg_stream_dev *entry_dev(struct cgtrace_doc *d, uint32_t i)
+{
+	return dev_at(d->stream, cg_doc_class(d, d->stream->ent[i].cls)->device);
 }
 
 /* ---- autograd_retained_bytes ---- */
@@ -300,13 +419,16 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	if (c->action == CGTRACE_ALLOC) {
 		if (s->slots[slot].val) {
 			s->realloc_live++;
-			r = entry_leave(s, slot_entry(&s->slots[slot]));
+			uint32_t old = slot_entry(&s->slots[slot]);
+			r = entry_leave(s, entry_dev(d, old), old);
 			table_remove(s, slot);
 			slot = find_slot(s, g->key, str, g->str_len);
 		}
-		uint32_t i;
+		uint32_t i, fig;
 		uint32_t *b = CG_VEC_PUSH(&s->born, uint32_t);
-		if (r < 0 || !b || (r = entry_new(s, &i)) < 0)
+		uint32_t *db = CG_VEC_PUSH(&dv->born, uint32_t);
+		if (r < 0 || !b || !db || (r = entry_new(s, &i)) < 0 ||
+		    (r = cg_stack_fig_at(&s->figs, g->stack, c->device, &fig)) < 0)
 			return r < 0 ? r : -ENOMEM;
 		struct cg_stream_entry *e = &s->ent[i];
 		/* The entry takes the record's id string. */
@@ -319,10 +441,18 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 			.cls = g->cls,
 			.shape = g->shape,
 			.link = (uint32_t)(s->born.len - 1),
+			.fig = fig,
+			.dlink = (uint32_t)(dv->born.len - 1),
 			.state = CG_ENT_NEW,
+			.dstate = CG_ENT_NEW,
 		};
 		g->str = NULL;
 		*b = i;
+		*db = i;
+		struct cg_stack_fig *f = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, fig);
+		f->count++;
+		f->total = cg_sat_add(f->total, g->bytes);
+		s->last_alloc = i;
 		s->slots[slot] = (struct cg_stream_slot){g->key, (i + 1) | (str ? CG_SLOT_STR : 0)};
 		s->used++;
 		dv->live = cg_sat_add(dv->live, g->bytes);
@@ -334,16 +464,21 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		uint64_t bytes = g->bytes;
 		uint8_t cat = c->category;
 		if (s->slots[slot].val) {
-			const struct cg_stream_entry *e = &s->ent[slot_entry(&s->slots[slot])];
+			uint32_t i = slot_entry(&s->slots[slot]);
+			const struct cg_stream_entry *e = &s->ent[i];
 			bytes = e->bytes;
 			cat = cg_doc_class(d, e->cls)->category;
-			r = entry_leave(s, slot_entry(&s->slots[slot]));
+			/* Freed right after it was made, nothing in between: as heaptrack counts. */
+			if (i == s->last_alloc)
+				CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig)->temporary++;
+			r = entry_leave(s, entry_dev(d, i), i);
 			table_remove(s, slot);
 			if (r < 0)
 				return r;
 		} else {
 			s->unknown_free++;
 		}
+		s->last_alloc = UINT32_MAX;
 		dv->live = cg_sat_sub(dv->live, bytes);
 		dv->by_cat[cat] = cg_sat_sub(dv->by_cat[cat], bytes);
 		dv->frees++;
@@ -353,6 +488,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
 		dv->peak_ts = g->ts;
+		dev_commit(s, dv);
 	}
 	if (dv->live > s->peak_bytes) {
 		s->peak_bytes = dv->live;
@@ -579,6 +715,7 @@ int cg_stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 		.ts = m->timestamp_ns,
 		.bytes = m->bytes,
 		.index = s->memory_seen,
+		.stack = m->stack,
 		.cls = cls,
 		.shape = shape,
 		.action = cg_doc_class(d, cls)->action,
@@ -639,6 +776,7 @@ int cg_stream_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m,
 		.bytes = pk->bytes,
 		.key = pk->addr,
 		.index = s->memory_seen++,
+		.stack = pk->stack,
 		.cls = cls,
 		.shape = CG_SHAPE_BYTES,
 		.action = pk->action,

@@ -19,12 +19,45 @@
 
 #include "cgtrace.h"
 #include "record.h"
+#include "u64map.h"
 #include "vec.h"
 
 struct cgtrace_doc;
 
-/* Entry states: born since the last peak and live, live in the snapshot, gone from it. */
-enum { CG_ENT_FREE, CG_ENT_NEW, CG_ENT_SNAP, CG_ENT_DEAD };
+/*
+ * Entry states towards a snapshot: born since the last peak and live, live
+ * in the snapshot, gone from it; out: gone and not in it. An entry has one
+ * state towards the global peak's snapshot, one towards its own device's,
+ * and is freed once out of both.
+ */
+enum { CG_ENT_FREE, CG_ENT_NEW, CG_ENT_SNAP, CG_ENT_DEAD, CG_ENT_OUT };
+
+/*
+ * Per (stack, device) figures, counted as records apply: allocations, their
+ * bytes, temporaries. What was live at a peak and at the end is read off
+ * the entries, which carry their figure's index (analysis/sites.c).
+ */
+struct cg_stack_fig {
+	uint64_t id; /* the stack id; 0: allocations without one */
+	uint64_t count, total, temporary;
+	uint32_t next; /* index + 1 of the same stack's figure on another device; 0: none */
+	uint16_t dev;
+};
+
+/*
+ * Figures by stack id: writers number stacks 1, 2, 3 ..., so ids index an
+ * array (no hash on the way); sparse ids go to a map instead, so that
+ * memory stays bounded by the distinct stacks.
+ */
+struct cg_stack_figs {
+	struct cg_vec figs;   /* struct cg_stack_fig */
+	struct cg_vec direct; /* uint32_t by id: index + 1 of the id's first figure */
+	struct cg_map far;    /* id - 1 -> index of the id's first figure, for ids past direct */
+};
+
+/* The index of (id, dev)'s figure, made when new; 0 or -ENOMEM. */
+int cg_stack_fig_at(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out);
+void cg_stack_figs_free(struct cg_stack_figs *f);
 
 struct cg_stream_entry {
 	uint64_t key;   /* the id's value ("0x<hex>"), or a hash of str */
@@ -35,7 +68,10 @@ struct cg_stream_entry {
 	uint32_t cls;   /* memory class of the alloc */
 	uint32_t shape; /* shape id */
 	uint32_t link;  /* position in born while NEW; next free entry while FREE */
-	uint8_t state;
+	uint32_t fig;   /* the alloc's figure in figs */
+	uint32_t dlink; /* position in its device's born while dstate is NEW */
+	uint8_t state;  /* towards the global peak */
+	uint8_t dstate; /* towards its device's peak */
 };
 
 /* A live-table slot: the entry's key beside it, so that probes stay in the table. */
@@ -52,12 +88,15 @@ struct cg_stream_dev {
 	uint64_t capacity; /* largest used + free of the device's checkpoints */
 	bool has_capacity;
 	bool listed;       /* has memory or device_memory records */
+	/* The device's own snapshot at its peak, as born and gone for the global one. */
+	struct cg_vec born, gone; /* uint32_t entry indices */
 };
 
 /* A memory record waiting in the reorder window. */
 struct cg_stream_rec {
 	uint64_t ts, bytes, key;
 	uint64_t index; /* the record's index among memory records, in file order */
+	uint64_t stack; /* an alloc's stack id, 0: none */
 	char *str;      /* the tensor_id when not canonical hex, owned; NULL for a parsed one */
 	uint32_t str_len, cls, shape;
 	uint8_t action;
@@ -105,6 +144,8 @@ struct cg_stream {
 	struct cg_stream_slot *slots; /* open addressing over entries */
 	uint32_t mask, used, shift;   /* shift: 64 - log2(slots) */
 	struct cg_vec born, gone; /* uint32_t entry indices since the last peak */
+	struct cg_stack_figs figs;
+	uint32_t last_alloc; /* the entry of the last record applied when an alloc (temporaries) */
 
 	uint64_t alloc_count, free_count, total_alloc_bytes;
 	uint64_t peak_bytes, peak_ts;
@@ -175,6 +216,18 @@ int cg_stream_finish(struct cgtrace_doc *d);
 static inline bool cg_stream_entry_at_peak(const struct cg_stream_entry *e)
 {
 	return e->state == CG_ENT_SNAP || e->state == CG_ENT_DEAD;
+}
+
+/* Live at its device's peak. */
+static inline bool cg_stream_entry_at_dev_peak(const struct cg_stream_entry *e)
+{
+	return e->dstate == CG_ENT_SNAP || e->dstate == CG_ENT_DEAD;
+}
+
+/* Live now (after the last record: never freed). */
+static inline bool cg_stream_entry_live(const struct cg_stream_entry *e)
+{
+	return e->state == CG_ENT_NEW || e->state == CG_ENT_SNAP;
 }
 
 #endif

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-stack figures (cgtrace_stack_stats): counts and bytes, what each
+ * device held at its own peak, leaks, temporaries; a streamed document and
+ * a full one agree; figures by sparse stack ids; memory records without a
+ * stack count under stack 0.
+ */
+#include <stdint.h>
+
+#include "doc_stream.h"
+#include "test-main.h"
+#include "test-util.h"
+
+#define SPAN_S1                                                                                    \
+	"{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"r\",\"start_ns\":0,\"span_kind\":"      \
+	"\"function\"}\n"
+#define MEM(ts, id, dev, bytes, action, extra)                                                     \
+	"{\"kind\":\"memory\",\"timestamp_ns\":" #ts ",\"tensor_id\":\"" id                        \
+	"\",\"span_id\":\"s1\",\"device\":\"" dev "\",\"bytes\":" #bytes ",\"action\":\"" action   \
+	"\",\"dtype\":\"u8\"" extra "}\n"
+#define STACK(id, frames) ",\"cgprobe_stack\":" #id ",\"cgprobe_stack_frames\":[" frames "]"
+#define REF(id) ",\"cgprobe_stack\":" #id
+
+/*
+ * cpu peaks at 150 (t20: A 100 of stack 1, B 50 of stack 2); the global
+ * peak is cuda:0's 1000 (t40, C of stack 3), when cpu holds only B.
+ * C is freed before any other allocation (a temporary), D (stack 3) and
+ * E (stack 2) never are; F has no stack and is no temporary: G (stack 1)
+ * is freed after F's alloc and before F, and heaptrack forgets the last
+ * allocation at every free; H, freed at once, is one.
+ */
+/* clang-format off */
+static const char trace[] = META_LINE SPAN_S1
+	MEM(10, "0xa0", "cpu", 100, "alloc", STACK(1, "\"0x1001\""))
+	MEM(20, "0xb0", "cpu", 50, "alloc", STACK(2, "\"0x2001\""))
+	MEM(30, "0xa0", "cpu", 100, "free", "")
+	MEM(40, "0xc0", "cuda:0", 1000, "alloc", STACK(3, "\"0x3001\",\"0x1001\""))
+	MEM(50, "0xc0", "cuda:0", 1000, "free", "")
+	MEM(60, "0xd0", "cuda:0", 10, "alloc", REF(3))
+	MEM(70, "0xe0", "cpu", 20, "alloc", REF(2))
+	MEM(75, "0x70", "cpu", 7, "alloc", REF(1))
+	MEM(80, "0xf0", "cpu", 5, "alloc", "")
+	MEM(85, "0x70", "cpu", 7, "free", "")
+	MEM(90, "0xf0", "cpu", 5, "free", "")
+	MEM(95, "0xf8", "cpu", 3, "alloc", "")
+	MEM(96, "0xf8", "cpu", 3, "free", "");
+/* clang-format on */
+
+static struct cgtrace_doc *read_doc(const char *text, unsigned flags)
+{
+	struct cgtrace_doc *d = NULL;
+	char err[1024];
+	ck_assert_msg(cgtrace_doc_read_mem_flags("t.jsonl", text, strlen(text), NULL, flags, &d,
+	                                         err, sizeof(err)) == 0,
+	              "%s", err);
+	return d;
+}
+
+static const struct cgtrace_stack_stat *find(const struct cgtrace_stack_stat *s, size_t n,
+                                             uint64_t id, const char *dev)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i].stack_id == id && strcmp(s[i].device, dev) == 0)
+			return &s[i];
+	ck_abort_msg("no figure for stack %llu on %s", (unsigned long long)id, dev);
+	return NULL;
+}
+
+static void check_figures(unsigned flags)
+{
+	struct cgtrace_doc *d = read_doc(trace, flags);
+	ck_assert_int_eq(cgtrace_doc_streamed(d), flags != 0);
+	struct cgtrace_stack_stat *s;
+	size_t n;
+	ck_assert_int_eq(cgtrace_stack_stats(d, &s, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	/* Sorted by device, then id. */
+	ck_assert_str_eq(s[0].device, "cpu");
+	ck_assert_uint_eq(s[0].stack_id, 0);
+	ck_assert_str_eq(s[3].device, "cuda:0");
+	const struct cgtrace_stack_stat *a = find(s, n, 1, "cpu"), *b = find(s, n, 2, "cpu"),
+	                                *c = find(s, n, 3, "cuda:0"), *none = find(s, n, 0, "cpu");
+	ck_assert_uint_eq(a->count, 2);
+	ck_assert_uint_eq(a->total_bytes, 107);
+	ck_assert_uint_eq(a->peak_count, 1);
+	ck_assert_uint_eq(a->peak_bytes, 100); /* at cpu's peak, not the global one */
+	ck_assert_uint_eq(a->leaked_count, 0);
+	ck_assert_uint_eq(a->temporary_count, 0);
+	ck_assert_uint_eq(b->count, 2);
+	ck_assert_uint_eq(b->peak_bytes, 50);
+	ck_assert_uint_eq(b->leaked_count, 2);
+	ck_assert_uint_eq(b->leaked_bytes, 70);
+	ck_assert_uint_eq(c->count, 2);
+	ck_assert_uint_eq(c->total_bytes, 1010);
+	ck_assert_uint_eq(c->peak_count, 1);
+	ck_assert_uint_eq(c->peak_bytes, 1000);
+	ck_assert_uint_eq(c->leaked_bytes, 10);
+	ck_assert_uint_eq(c->temporary_count, 1);
+	ck_assert_uint_eq(none->count, 2);
+	ck_assert_uint_eq(none->temporary_count, 1); /* H, not F */
+	ck_assert_uint_eq(none->peak_bytes, 0);
+	cgtrace_stack_stats_free(s);
+	/* The global peak's live set carries each allocation's stack. */
+	struct cgtrace_memory_report *rep;
+	ck_assert_int_eq(cgtrace_memory_analyze(d, &rep), 0);
+	ck_assert_uint_eq(rep->n_breakdown, 2);
+	ck_assert_uint_eq(rep->peak_breakdown[0].stack_id, 3);
+	ck_assert_uint_eq(rep->peak_breakdown[1].stack_id, 2);
+	cgtrace_memory_report_free(rep);
+	cgtrace_doc_free(d);
+}
+
+START_TEST(figures_streamed)
+{
+	check_figures(CGTRACE_READ_STREAM_MEMORY);
+}
+END_TEST
+
+START_TEST(figures_full)
+{
+	check_figures(0);
+}
+END_TEST
+
+START_TEST(no_memory_no_figures)
+{
+	struct cgtrace_doc *d = read_doc(META_LINE SPAN_S1, CGTRACE_READ_STREAM_MEMORY);
+	struct cgtrace_stack_stat *s = (void *)1;
+	size_t n = 9;
+	ck_assert_int_eq(cgtrace_stack_stats(d, &s, &n), 0);
+	ck_assert_ptr_null(s);
+	ck_assert_uint_eq(n, 0);
+	cgtrace_doc_free(d);
+}
+END_TEST
+
+/* A growing trace: every alloc a new peak of both devices, frees behind; the snapshots stay right.
+ */
+START_TEST(peaks_of_interleaved_devices)
+{
+	char *text = malloc(1 << 20);
+	size_t at = (size_t)snprintf(text, 1 << 20, "%s%s", META_LINE, SPAN_S1);
+	for (int i = 0; i < 2000; i++) {
+		int dev = i % 2, stack = 1 + (i % 7);
+		at += (size_t)snprintf(
+		    text + at, (1 << 20) - at,
+		    "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"0x%x\",\"span_id\":"
+		    "\"s1\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"dtype\":\"u8\","
+		    "\"cgprobe_stack\":%d%s}\n",
+		    2 * i, 0x1000 + i, dev ? "cuda:0" : "cpu", 10 + (i % 5), stack,
+		    i < 7 ? (i == 0   ? ",\"cgprobe_stack_frames\":[\"0x11\"]"
+		             : i == 1 ? ",\"cgprobe_stack_frames\":[\"0x21\"]"
+		             : i == 2 ? ",\"cgprobe_stack_frames\":[\"0x31\"]"
+		             : i == 3 ? ",\"cgprobe_stack_frames\":[\"0x41\"]"
+		             : i == 4 ? ",\"cgprobe_stack_frames\":[\"0x51\"]"
+		             : i == 5 ? ",\"cgprobe_stack_frames\":[\"0x61\"]"
+		                      : ",\"cgprobe_stack_frames\":[\"0x71\"]")
+		          : "");
+		/* Free every third allocation of cpu at once: cpu's peak is before the end. */
+		if (dev == 0 && i > 1000 && i % 3 == 0)
+			at += (size_t)snprintf(
+			    text + at, (1 << 20) - at,
+			    "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"0x%x\","
+			    "\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":1,\"action\":\"free\","
+			    "\"dtype\":\"u8\"}\n",
+			    2 * i + 1, 0x1000 + i - 1000);
+	}
+	struct cgtrace_doc *ds = read_doc(text, CGTRACE_READ_STREAM_MEMORY),
+	                   *df = read_doc(text, 0);
+	struct cgtrace_stack_stat *s, *f;
+	size_t ns, nf;
+	ck_assert_int_eq(cgtrace_stack_stats(ds, &s, &ns), 0);
+	ck_assert_int_eq(cgtrace_stack_stats(df, &f, &nf), 0);
+	ck_assert_uint_eq(ns, nf);
+	ck_assert_uint_eq(ns, 14);
+	uint64_t peak_sum[2] = {0, 0};
+	for (size_t i = 0; i < ns; i++) {
+		ck_assert_str_eq(s[i].device, f[i].device);
+		ck_assert_uint_eq(s[i].stack_id, f[i].stack_id);
+		ck_assert_uint_eq(s[i].count, f[i].count);
+		ck_assert_uint_eq(s[i].total_bytes, f[i].total_bytes);
+		ck_assert_uint_eq(s[i].peak_bytes, f[i].peak_bytes);
+		ck_assert_uint_eq(s[i].peak_count, f[i].peak_count);
+		ck_assert_uint_eq(s[i].leaked_bytes, f[i].leaked_bytes);
+		ck_assert_uint_eq(s[i].temporary_count, f[i].temporary_count);
+		peak_sum[strcmp(s[i].device, "cpu") != 0] += s[i].peak_bytes;
+	}
+	/* Each device's figures at its peak add up to that peak. */
+	struct cgtrace_memory_report *rep;
+	ck_assert_int_eq(cgtrace_memory_analyze(ds, &rep), 0);
+	for (size_t i = 0; i < rep->n_devices; i++)
+		ck_assert_uint_eq(peak_sum[strcmp(rep->by_device[i].device, "cpu") != 0],
+		                  rep->by_device[i].peak_bytes);
+	cgtrace_memory_report_free(rep);
+	cgtrace_stack_stats_free(s);
+	cgtrace_stack_stats_free(f);
+	cgtrace_doc_free(ds);
+	cgtrace_doc_free(df);
+	free(text);
+}
+END_TEST
+
+START_TEST(figures_by_sparse_ids)
+{
+	struct cg_stack_figs f = {0};
+	uint32_t a, b, c, d, e;
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 0, &a), 0);
+	ck_assert_int_eq(cg_stack_fig_at(&f, UINT64_MAX, 0, &b), 0);
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1ull << 40, 3, &c), 0);
+	ck_assert_int_eq(cg_stack_fig_at(&f, UINT64_MAX, 2, &d), 0);
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 5, &e), 0);
+	ck_assert_uint_eq(f.figs.len, 5);
+	/* The array did not grow to the sparse ids. */
+	ck_assert_uint_lt(f.direct.len, 1u << 20);
+	uint32_t again;
+	ck_assert_int_eq(cg_stack_fig_at(&f, UINT64_MAX, 0, &again), 0);
+	ck_assert_uint_eq(again, b);
+	ck_assert_int_eq(cg_stack_fig_at(&f, UINT64_MAX, 2, &again), 0);
+	ck_assert_uint_eq(again, d);
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1ull << 40, 3, &again), 0);
+	ck_assert_uint_eq(again, c);
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 5, &again), 0);
+	ck_assert_uint_eq(again, e);
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 0, &again), 0);
+	ck_assert_uint_eq(again, a);
+	ck_assert_uint_eq(f.figs.len, 5);
+	cg_stack_figs_free(&f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("sites");
+	TCase *tc = test_tcase(s, "sites:figures", 10);
+	test_add(tc, figures_streamed, figures_full, no_memory_no_figures,
+	         peaks_of_interleaved_devices);
+	tc = test_tcase(s, "sites:table", 10);
+	test_add(tc, figures_by_sparse_ids);
+	return s;
+}
+
+TEST_MAIN(suite);
