@@ -73,6 +73,74 @@ enum cli_note_style {
 bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bool exact,
 			enum cli_note_style style);
 
-extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export;
+/* Allocation sites (sites.c): what top, leaks, memory and the folded export share. */
+
+/* What sites are ranked by: `--by NAME`. */
+enum cli_by { CLI_BY_PEAK, CLI_BY_TOTAL, CLI_BY_COUNT, CLI_BY_LEAKED, CLI_BY_TEMPORARY };
+/* false when name is none of them. */
+bool cli_by_parse(const char *name, enum cli_by *out);
+const char *cli_by_name(enum cli_by by);
+/* The names, "peak|total|count|leaked|temporary", for usage lines. */
+#define CLI_BY_NAMES "peak|total|count|leaked|temporary"
+/* The figure ranked by: bytes, or a count for count and temporary. */
+uint64_t cli_by_value(const struct cgtrace_stack_stat *s, enum cli_by by);
+bool cli_by_bytes(enum cli_by by);
+
+/* A resolved stack by id. */
+struct cli_stack_ref {
+	uint64_t id;
+	struct cgtrace_resolved_stack st;
+};
+
+/* A streamed trace with its per-stack figures and every stack resolved. */
+struct cli_sites {
+	struct cgtrace_doc *doc;
+	bool owns_doc;
+	struct cgtrace_symbols *syms;
+	struct cgtrace_stack_stat *stats;
+	size_t n;
+	const struct cgtrace_resolved_stack **stacks; /* one per stat; NULL for stack 0 */
+	struct cli_stack_ref *refs;                   /* sorted by id */
+	size_t n_refs;
+};
+
+/* Reads path (streamed), the figures, the stacks; prints what failed and returns CLI_FAIL. */
+int cli_sites_open(struct cli_sites *s, const char *path);
+/* Only the stacks of a document the caller keeps (cgtrace memory); CLI_FAIL printed. */
+int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
+void cli_sites_close(struct cli_sites *s);
+/* The stack of id resolved, NULL when it has none. */
+const struct cgtrace_resolved_stack *cli_sites_stack(const struct cli_sites *s, uint64_t id);
+
+/* One row: a site (or, by stack, a whole stack) on one device, the figures summed. */
+struct cli_site_row {
+	const char *device;
+	const struct cgtrace_resolved_stack *stack; /* the first stack of the row */
+	struct cgtrace_stack_stat sum;
+	size_t n_stacks;
+};
+
+/*
+ * The rows of device (NULL: every device) with a non-zero figure by, the
+ * largest first: one per site, or per stack when by_stack. *rows is
+ * malloc'ed; -ENOMEM.
+ */
+int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, enum cli_by by,
+		  struct cli_site_row **rows, size_t *n);
+/* "function (file:line)", "function (module+0xoffset)", "module+0xoffset" or "0xaddress". */
+const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f);
+/* The site frame of a resolved stack, or NULL when it has none. */
+const struct cgtrace_frame *cli_site_frame(const struct cgtrace_resolved_stack *st);
+/* The frames of a stack, one a line after indent, from the site outwards (all when full). */
+void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent);
+/* A row's figures as JSON members (after a first member): count, total_bytes, ... */
+void cli_json_stat(struct cli_buf *b, bool *first, const struct cgtrace_stack_stat *s);
+/* {"address", "function", "file", "line", "module", "offset", "inlined"} */
+void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f);
+/* [frame, ...] from the site outwards (all frames when full). */
+void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full);
+
+extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export,
+	cli_top, cli_leaks;
 
 #endif

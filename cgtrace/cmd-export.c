@@ -17,8 +17,8 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_export = {
 	.name = "export",
-	.args = "[--format jsonl|compact] [--order stream|canonical] [--level N] [--stats] "
-		"[--strict] [-o FILE] TRACE",
+	.args = "[--format jsonl|compact|folded] [--order stream|canonical] [--level N] [--stats] "
+		"[--strict] [--by NAME] [--device D] [-o FILE] TRACE",
 	.help = "Writes the trace as JSONL, each record in the format's field order and\n"
 		"spelling (a trace cgprobe wrote comes out byte for byte in stream order),\n"
 		"or in the compact binary encoding. Unknown fields are dropped; a .zst\n"
@@ -29,6 +29,14 @@ const struct cli_cmd cli_export = {
 		"                   bytes, the rest as JSONL text, in zstd blocks; never\n"
 		"                   written to a terminal. Reading it back and exporting as\n"
 		"                   JSONL gives the JSONL export's bytes\n"
+		"  --format folded  folded stacks for flamegraph.pl, speedscope or Perfetto:\n"
+		"                   one `frame;frame;frame VALUE` line per call stack, root\n"
+		"                   first, down to the allocation site (docs/symbols.md)\n"
+		"  --by NAME        folded: the value of a stack, as cgtrace top ranks: peak\n"
+		"                   (bytes held at the device's peak, the default), total,\n"
+		"                   count, leaked or temporary\n"
+		"  --device D       folded: only device D's stacks (else a trace of several\n"
+		"                   devices gets the device as the root frame)\n"
 		"  --level N        compact: the zstd level (default 1; 0: stored blocks)\n"
 		"  --stats          compact: print on stderr, per field, the bytes before zstd\n"
 		"                   and what the field costs after it (the output's size less\n"
@@ -164,6 +172,113 @@ static int export_stream(const char *path, const char *output, const struct how 
 	return ret < 0 ? CLI_FAIL : CLI_OK;
 }
 
+/* A frame as flame graphs want it: no ';' (the separator) and no line break. */
+static void folded_frame(struct cli_buf *b, const struct cgtrace_frame *f)
+{
+	char name[600];
+	if (f->function)
+		snprintf(name, sizeof(name), "%s", f->function);
+	else
+		cli_frame_name(name, sizeof(name), f);
+	for (char *p = name; *p; p++)
+		if (*p == ';' || *p == '\n' || *p == '\r')
+			*p = ':';
+	cli_buf_puts(b, name);
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	const char *const *x = a, *const *y = b;
+	size_t nx = strrchr(*x, ' ') - *x, ny = strrchr(*y, ' ') - *y;
+	int c = memcmp(*x, *y, nx < ny ? nx : ny);
+	return c ? c : (nx > ny) - (nx < ny);
+}
+
+/* Lines of one stack each, then those naming the same frames summed (two return addresses on a line). */
+static int folded_lines(const struct cli_site_row *rows, size_t n, enum cli_by by, bool root_device,
+			int fd)
+{
+	char **lines = calloc(n ? n : 1, sizeof(*lines));
+	struct cli_buf out = {0};
+	if (!lines)
+		return -ENOMEM;
+	int ret = 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		struct cli_buf b = {0};
+		const struct cgtrace_resolved_stack *st = rows[i].stack;
+		if (root_device)
+			cli_buf_puts(&b, rows[i].device);
+		for (size_t k = st ? st->n_frames : 0; st && k-- > st->site;) {
+			if (b.len)
+				cli_buf_putc(&b, ';');
+			folded_frame(&b, st->frames[k]);
+		}
+		if (!st || !st->n_frames)
+			cli_buf_puts(&b, b.len ? ";(no stack)" : "(no stack)");
+		char v[24];
+		snprintf(v, sizeof(v), " %" PRIu64, cli_by_value(&rows[i].sum, by));
+		cli_buf_puts(&b, v);
+		cli_buf_putc(&b, '\0');
+		if (b.err)
+			ret = -ENOMEM;
+		lines[i] = b.p;
+	}
+	if (ret == 0)
+		qsort(lines, n, sizeof(*lines), line_cmp);
+	for (size_t i = 0; i < n && ret == 0;) {
+		size_t j = i;
+		uint64_t sum = 0;
+		for (; j < n && line_cmp(&lines[i], &lines[j]) == 0; j++) {
+			uint64_t v = strtoull(strrchr(lines[j], ' ') + 1, NULL, 10);
+			sum = sum + v < sum ? UINT64_MAX : sum + v;
+		}
+		char v[24];
+		cli_buf_put(&out, lines[i], (size_t)(strrchr(lines[i], ' ') - lines[i]));
+		cli_buf_put(&out, v, (size_t)snprintf(v, sizeof(v), " %" PRIu64 "\n", sum));
+		i = j;
+	}
+	if (out.err)
+		ret = -ENOMEM;
+	for (size_t i = 0; i < out.len && ret == 0;) {
+		ssize_t w = write(fd, out.p + i, out.len - i);
+		if (w < 0 && errno != EINTR)
+			ret = -errno;
+		else if (w > 0)
+			i += (size_t)w;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+	cli_buf_fini(&out);
+	return ret;
+}
+
+static int export_folded(const char *path, const char *output, enum cli_by by, const char *device)
+{
+	struct cli_sites s;
+	if (cli_sites_open(&s, path) != CLI_OK)
+		return CLI_FAIL;
+	struct cli_site_row *rows = NULL;
+	size_t n = 0;
+	int ret = cli_site_rows(&s, device, true, by, &rows, &n);
+	bool several = false;
+	for (size_t i = 1; i < s.n; i++)
+		several |= strcmp(s.stats[i].device, s.stats[0].device) != 0;
+	int fd = ret < 0 ? -1 : open_output(output);
+	if (fd >= 0) {
+		ret = folded_lines(rows, n, by, several && !device, fd);
+		if (ret < 0)
+			fprintf(stderr, "%s: %s\n", output ? output : "<stdout>", strerror(-ret));
+		if (close_output(output, fd) < 0)
+			ret = -1;
+	} else if (ret < 0) {
+		fprintf(stderr, "%s: out of memory\n", path);
+	}
+	free(rows);
+	cli_sites_close(&s);
+	return ret < 0 || fd < 0 ? CLI_FAIL : CLI_OK;
+}
+
 /* A whole decimal number in [lo, hi]. */
 static bool parse_num(const char *s, long long lo, long long hi, long long *out)
 {
@@ -182,10 +297,12 @@ static int run(int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'}, {"order", required_argument, NULL, 'r'},
 	    {"output", required_argument, NULL, 'o'}, {"level", required_argument, NULL, 'l'},
 	    {"stats", no_argument, NULL, 's'},        {"block-raw", required_argument, NULL, 'b'},
-	    {"strict", no_argument, NULL, 'S'},       {"help", no_argument, NULL, 'h'},
+	    {"strict", no_argument, NULL, 'S'},       {"by", required_argument, NULL, 'y'},
+	    {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	const char *format = "jsonl", *order = "stream", *output = NULL;
+	const char *by_name = NULL, *device = NULL;
 	const char *level = NULL, *block_raw = NULL;
 	struct how how = {.copts = {.zstd_level = 1}};
 	long long v;
@@ -213,6 +330,12 @@ static int run(int argc, char **argv)
 		case 'S':
 			how.jsonl_flags |= CGTRACE_EXPORT_STRICT;
 			break;
+		case 'y':
+			by_name = optarg;
+			break;
+		case 'd':
+			device = optarg;
+			break;
 		case 'h':
 			cli_print_help(&cli_export, stdout);
 			return CLI_OK;
@@ -221,11 +344,19 @@ static int run(int argc, char **argv)
 		}
 	}
 	how.compact = strcmp(format, "compact") == 0;
-	if (!how.compact && strcmp(format, "jsonl") != 0)
+	bool folded = strcmp(format, "folded") == 0;
+	if (!how.compact && !folded && strcmp(format, "jsonl") != 0)
 		return cli_usage_error(&cli_export,
-				       "unknown format '%s' (supported: jsonl, compact)", format);
-	if (how.compact && how.jsonl_flags)
+				       "unknown format '%s' (supported: jsonl, compact, folded)",
+				       format);
+	if ((how.compact || folded) && how.jsonl_flags)
 		return cli_usage_error(&cli_export, "--strict goes with --format jsonl");
+	if (!folded && (by_name || device))
+		return cli_usage_error(&cli_export, "--by and --device go with --format folded");
+	enum cli_by by = CLI_BY_PEAK;
+	if (by_name && !cli_by_parse(by_name, &by))
+		return cli_usage_error(&cli_export, "--by: '%s' is not one of %s", by_name,
+				       CLI_BY_NAMES);
 	if (!how.compact && (level || block_raw || how.copts.stats))
 		return cli_usage_error(&cli_export,
 				       "--level, --stats and --block-raw go with --format compact");
@@ -247,6 +378,8 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_export, argc, argv, &status);
 	if (!path)
 		return status;
+	if (folded)
+		return export_folded(path, output, by, device);
 	/* Before the trace is read: a canonical export reads it whole first. */
 	if (!output && refuse_terminal(&how, STDOUT_FILENO))
 		return CLI_USAGE;

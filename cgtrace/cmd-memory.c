@@ -13,13 +13,17 @@ const struct cli_cmd cli_memory = {
 	.args = "[--json] [--bytes] [--top N] TRACE",
 	.help = "Replays allocations and frees in time order and reports the peak: when,\n"
 		"on which device, by category, and the allocations live at that moment\n"
-		"(largest first), grouped by the function or op that made them.\n\n"
+		"(largest first), grouped by the function or op that made them. With\n"
+		"recorded call stacks, each allocation's site: the function and line that\n"
+		"allocated (docs/symbols.md).\n\n"
 		"  --json    one JSON object {summary, by_device, peak_breakdown, peak_by_op};\n"
 		"            without --top, peak_breakdown lists every allocation live at the peak\n"
 		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n"
 		"  --top N   live allocations listed at the peak (default 20, 0 = all); with\n"
 		"            --json it bounds peak_breakdown to the N largest and adds\n"
-		"            peak_breakdown_rest {count, bytes}: the allocations left out\n",
+		"            peak_breakdown_rest {count, bytes}: the allocations left out; with\n"
+		"            recorded stacks each entry has stack_id and frames (from the site\n"
+		"            outwards: address, function, file, line, module, offset, inlined)\n",
 	.run = run,
 };
 
@@ -82,7 +86,8 @@ static void json_device(struct cli_buf *b, const struct cgtrace_device_peak *d)
 	cli_buf_putc(b, '}');
 }
 
-static void json_live(struct cli_buf *b, const struct cgtrace_live_alloc *a)
+static void json_live(struct cli_buf *b, const struct cgtrace_live_alloc *a,
+		      const struct cli_sites *sites)
 {
 	bool first = true;
 	cli_buf_putc(b, '{');
@@ -102,6 +107,12 @@ static void json_live(struct cli_buf *b, const struct cgtrace_live_alloc *a)
 	cli_json_str(b, a->device);
 	cli_json_key(b, &first, "category");
 	cli_json_str(b, cgtrace_category_name(a->category));
+	if (sites) {
+		cli_json_key(b, &first, "stack_id");
+		cli_json_u64(b, a->stack_id);
+		cli_json_key(b, &first, "frames");
+		cli_json_frames(b, cli_sites_stack(sites, a->stack_id), false);
+	}
 	cli_buf_putc(b, '}');
 }
 
@@ -136,7 +147,8 @@ static int json_groups(struct cli_buf *b, const struct cgtrace_memory_report *r)
  * With it, the top largest (0 = all) and then the count and bytes of the
  * rest, so that a bounded list still adds up to the peak's live set.
  */
-static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_t top)
+static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_t top,
+		      const struct cli_sites *sites)
 {
 	struct cli_buf b = {0};
 	size_t shown = bounded && top && top < r->n_breakdown ? top : r->n_breakdown;
@@ -152,7 +164,7 @@ static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_
 	for (size_t i = 0; i < shown; i++) {
 		if (i)
 			cli_buf_putc(&b, ',');
-		json_live(&b, &r->peak_breakdown[i]);
+		json_live(&b, &r->peak_breakdown[i], sites);
 	}
 	cli_buf_putc(&b, ']');
 	if (bounded) {
@@ -191,9 +203,9 @@ static void print_groups(const struct cgtrace_memory_report *r, bool exact)
 }
 
 static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memory_report *r,
-			bool exact, size_t top)
+			bool exact, size_t top, const struct cli_sites *sites)
 {
-	char a[32], b[32], c[32], d[32], e[32], note[160];
+	char a[32], b[32], c[32], d[32], e[32], note[160], site[600];
 	printf("%s allocs, %s frees, %s allocated in total\n", cli_count(a, r->alloc_count),
 	       cli_count(b, r->free_count), cli_bytes(c, r->total_alloc_bytes, exact));
 	/* Between the totals and the peak: both leave out what was not recorded. */
@@ -221,8 +233,9 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 		       cli_count(d, p->alloc_count), cli_count(e, p->free_count));
 	}
 	size_t shown = top && top < r->n_breakdown ? top : r->n_breakdown;
-	printf("\nLive at the peak (%zu allocations):\n%14s  %-10s %-10s %-18s %-10s %s\n",
-	       r->n_breakdown, "bytes", "device", "category", "op_name", "span", "tensor_id");
+	printf("\nLive at the peak (%zu allocations):\n%14s  %-10s %-10s %-18s %-10s %*s%s\n",
+	       r->n_breakdown, "bytes", "device", "category", "op_name", "span", sites ? -18 : 0,
+	       "tensor_id", sites ? " site" : "");
 	uint64_t rest = 0;
 	for (size_t i = 0; i < r->n_breakdown; i++) {
 		const struct cgtrace_live_alloc *l = &r->peak_breakdown[i];
@@ -230,9 +243,13 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 			rest += l->bytes;
 			continue;
 		}
-		printf("%14s  %-10s %-10s %-18s %-10s %s\n", cli_bytes(a, l->bytes, exact),
-		       l->device, cgtrace_category_name(l->category),
-		       l->op_name ? l->op_name : "-", l->span_id, l->tensor_id);
+		const char *name = "";
+		if (sites)
+			name = cli_frame_name(site, sizeof(site),
+					      cli_site_frame(cli_sites_stack(sites, l->stack_id)));
+		printf("%14s  %-10s %-10s %-18s %-10s %*s%s%s\n", cli_bytes(a, l->bytes, exact),
+		       l->device, cgtrace_category_name(l->category), l->op_name ? l->op_name : "-",
+		       l->span_id, sites ? -18 : 0, l->tensor_id, sites ? " " : "", name);
 	}
 	if (shown < r->n_breakdown)
 		printf("%14s  ... and %s more allocations (--top 0 lists all)\n",
@@ -287,10 +304,19 @@ static int run(int argc, char **argv)
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;
 	}
+	/* Sites only where the trace has stacks: the output of one without stays as it was. */
+	struct cli_sites sites = {0};
+	bool named = cgtrace_doc_stack_count(doc) > 0;
+	if (named && cli_sites_attach(&sites, doc, path) != CLI_OK) {
+		cgtrace_memory_report_free(rep);
+		cgtrace_doc_free(doc);
+		return CLI_FAIL;
+	}
 	if (json)
-		status = print_json(rep, top_given, top);
+		status = print_json(rep, top_given, top, named ? &sites : NULL);
 	else
-		print_human(doc, rep, exact, top);
+		print_human(doc, rep, exact, top, named ? &sites : NULL);
+	cli_sites_close(&sites);
 	cgtrace_memory_report_free(rep);
 	cgtrace_doc_free(doc);
 	if (!json && (fflush(stdout) || ferror(stdout)))

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* cgtrace top: allocation sites ranked by what they held, allocated, leaked. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int run(int argc, char **argv);
+
+const struct cli_cmd cli_top = {
+    .name = "top",
+    .args = "[--by " CLI_BY_NAMES "] [-n N] [--device D] [--full] [--json] [--bytes] TRACE",
+    .help = "Ranks allocation sites, bottom-up: the first frame of each recorded call\n"
+            "stack outside the allocator and the probe, resolved to its function and\n"
+            "line from the modules the trace recorded (docs/symbols.md). One row per\n"
+            "site and device.\n\n"
+            "  --by peak       bytes each site held at its device's peak (the default)\n"
+            "  --by total      bytes allocated in all\n"
+            "  --by count      allocations made\n"
+            "  --by leaked     bytes never freed\n"
+            "  --by temporary  allocations freed right after they were made, no other\n"
+            "                  allocation or free in between (as heaptrack counts)\n"
+            "  -n N            rows shown (default 20, 0 = all)\n"
+            "  --device D      only the sites of device D (cpu, cuda:0, ...)\n"
+            "  --full          one row per whole stack, with all its frames\n"
+            "  --json          {\"by\", \"sites\": [{device, stacks, count, total_bytes,\n"
+            "                  peak_count, peak_bytes, leaked_count, leaked_bytes,\n"
+            "                  temporary_count, frames: [{address, function, file, line,\n"
+            "                  module, offset, inlined}]}]}\n"
+            "  --bytes         exact byte counts instead of KiB/MiB/GiB\n",
+    .run = run,
+};
+
+struct top_opts {
+	enum cli_by by;
+	size_t n;
+	const char *device;
+	bool full, json, exact;
+};
+
+static int print_json(const struct cli_site_row *rows, size_t n, const struct top_opts *o)
+{
+	struct cli_buf b = {0};
+	bool first = true;
+	cli_buf_putc(&b, '{');
+	cli_json_key(&b, &first, "by");
+	cli_json_str(&b, cli_by_name(o->by));
+	cli_json_key(&b, &first, "sites");
+	cli_buf_putc(&b, '[');
+	for (size_t i = 0; i < n; i++) {
+		bool f2 = true;
+		cli_buf_puts(&b, i ? ",{" : "{");
+		cli_json_key(&b, &f2, "device");
+		cli_json_str(&b, rows[i].device);
+		if (o->full) {
+			cli_json_key(&b, &f2, "stack_id");
+			cli_json_u64(&b, rows[i].sum.stack_id);
+		} else {
+			cli_json_key(&b, &f2, "stacks");
+			cli_json_u64(&b, rows[i].n_stacks);
+		}
+		cli_json_stat(&b, &f2, &rows[i].sum);
+		cli_json_key(&b, &f2, "frames");
+		cli_json_frames(&b, rows[i].stack, o->full);
+		cli_buf_putc(&b, '}');
+	}
+	cli_buf_lit(&b, "]}");
+	return cli_json_print(&b);
+}
+
+static void print_human(const struct cli_site_row *rows, size_t n, size_t total,
+                        const struct top_opts *o)
+{
+	char v[32], c[32], name[600];
+	printf("Allocation %s by %s, %zu of %zu:\n", o->full ? "stacks" : "sites",
+	       cli_by_name(o->by), n, total);
+	printf("%4s %14s %10s %7s  %-10s %s\n", "#", cli_by_name(o->by), "allocs",
+	       o->full ? "stack" : "stacks", "device", o->full ? "frames" : "site");
+	for (size_t i = 0; i < n; i++) {
+		const struct cli_site_row *r = &rows[i];
+		uint64_t val = cli_by_value(&r->sum, o->by);
+		char id[32];
+		snprintf(id, sizeof(id), "%llu",
+		         (unsigned long long)(o->full ? r->sum.stack_id : r->n_stacks));
+		printf("%4zu %14s %10s %7s  %-10s %s\n", i + 1,
+		       cli_by_bytes(o->by) ? cli_bytes(v, val, o->exact) : cli_count(v, val),
+		       cli_count(c, r->sum.count), id, r->device,
+		       o->full ? "" : cli_frame_name(name, sizeof(name), cli_site_frame(r->stack)));
+		if (o->full)
+			cli_print_frames(r->stack, true, "        ");
+	}
+}
+
+static int parse(int argc, char **argv, struct top_opts *o)
+{
+	static const struct option opts[] = {
+	    {"by", required_argument, NULL, 'y'},
+	    {"device", required_argument, NULL, 'd'},
+	    {"full", no_argument, NULL, 'f'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"bytes", no_argument, NULL, 'b'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'y':
+			if (!cli_by_parse(optarg, &o->by))
+				return cli_usage_error(&cli_top, "--by: '%s' is not one of %s",
+				                       optarg, CLI_BY_NAMES);
+			break;
+		case 'n':
+			o->n = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end)
+				return cli_usage_error(&cli_top, "-n needs a number, got '%s'",
+				                       optarg);
+			break;
+		case 'd':
+			o->device = optarg;
+			break;
+		case 'f':
+			o->full = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'b':
+			o->exact = true;
+			break;
+		case 'h':
+			cli_print_help(&cli_top, stdout);
+			return -1;
+		default:
+			return cli_usage_error(&cli_top, "unknown option");
+		}
+	}
+	return CLI_OK;
+}
+
+static int run(int argc, char **argv)
+{
+	struct top_opts o = {.by = CLI_BY_PEAK, .n = 20};
+	int status = parse(argc, argv, &o);
+	if (status)
+		return status < 0 ? CLI_OK : status;
+	const char *path = cli_trace_arg(&cli_top, argc, argv, &status);
+	if (!path)
+		return status;
+	struct cli_sites s;
+	if (cli_sites_open(&s, path) != CLI_OK)
+		return CLI_FAIL;
+	struct cli_site_row *rows;
+	size_t n;
+	if (cli_site_rows(&s, o.device, o.full, o.by, &rows, &n) < 0) {
+		fprintf(stderr, "%s: out of memory\n", path);
+		cli_sites_close(&s);
+		return CLI_FAIL;
+	}
+	size_t shown = o.n && o.n < n ? o.n : n;
+	if (o.json)
+		status = print_json(rows, shown, &o);
+	else
+		print_human(rows, shown, n, &o);
+	free(rows);
+	cli_sites_close(&s);
+	if (!o.json && (fflush(stdout) || ferror(stdout)))
+		return CLI_FAIL;
+	return status;
+}

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Allocation sites for top, leaks, memory and the folded export: the
+ * per-stack figures of a streamed read, each stack resolved once through
+ * the recorded modules, and rows by site or by stack.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* The rankings: their names and which figure each ranks by, described once. */
+static const struct {
+	const char *name;
+	size_t value; /* offset in struct cgtrace_stack_stat */
+	bool bytes;
+} by_table[] = {
+    [CLI_BY_PEAK] = {"peak", offsetof(struct cgtrace_stack_stat, peak_bytes), true},
+    [CLI_BY_TOTAL] = {"total", offsetof(struct cgtrace_stack_stat, total_bytes), true},
+    [CLI_BY_COUNT] = {"count", offsetof(struct cgtrace_stack_stat, count), false},
+    [CLI_BY_LEAKED] = {"leaked", offsetof(struct cgtrace_stack_stat, leaked_bytes), true},
+    [CLI_BY_TEMPORARY] = {"temporary", offsetof(struct cgtrace_stack_stat, temporary_count), false},
+};
+
+#define N_BY (sizeof(by_table) / sizeof(by_table[0]))
+
+bool cli_by_parse(const char *name, enum cli_by *out)
+{
+	for (size_t i = 0; i < N_BY; i++)
+		if (strcmp(name, by_table[i].name) == 0) {
+			*out = (enum cli_by)i;
+			return true;
+		}
+	return false;
+}
+
+const char *cli_by_name(enum cli_by by)
+{
+	return by_table[by].name;
+}
+
+uint64_t cli_by_value(const struct cgtrace_stack_stat *s, enum cli_by by)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)s + by_table[by].value, sizeof(v));
+	return v;
+}
+
+bool cli_by_bytes(enum cli_by by)
+{
+	return by_table[by].bytes;
+}
+
+static void print_warning(void *user, const char *line)
+{
+	(void)user;
+	fprintf(stderr, "cgtrace: %s\n", line);
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct cli_stack_ref *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Every stack of the document, resolved once: one libdw lookup per distinct address. */
+static int resolve_all(struct cli_sites *s)
+{
+	size_t nm = cgtrace_doc_module_count(s->doc);
+	struct cgtrace_module *mods = calloc(nm ? nm : 1, sizeof(*mods));
+	if (!mods)
+		return -ENOMEM;
+	for (size_t i = 0; i < nm; i++)
+		mods[i] = *cgtrace_doc_module(s->doc, i);
+	struct cgtrace_read_options o = {.warn = print_warning};
+	int r = cgtrace_symbols_open(&s->syms, mods, nm, &o);
+	free(mods);
+	if (r < 0)
+		return r;
+	s->n_refs = cgtrace_doc_stack_count(s->doc);
+	s->refs = calloc(s->n_refs ? s->n_refs : 1, sizeof(*s->refs));
+	if (!s->refs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_refs; i++) {
+		const struct cgtrace_stack *st = cgtrace_doc_stack_at(s->doc, i);
+		s->refs[i].id = st->id;
+		if ((r = cgtrace_symbols_stack(s->syms, st, &s->refs[i].st)) < 0)
+			return r;
+	}
+	qsort(s->refs, s->n_refs, sizeof(*s->refs), ref_cmp);
+	return 0;
+}
+
+const struct cgtrace_resolved_stack *cli_sites_stack(const struct cli_sites *s, uint64_t id)
+{
+	struct cli_stack_ref key = {.id = id};
+	const struct cli_stack_ref *r =
+	    id ? bsearch(&key, s->refs, s->n_refs, sizeof(key), ref_cmp) : NULL;
+	return r ? &r->st : NULL;
+}
+
+int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *path)
+{
+	*s = (struct cli_sites){.doc = doc};
+	int r = resolve_all(s);
+	if (r < 0) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-r));
+		cli_sites_close(s);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+int cli_sites_open(struct cli_sites *s, const char *path)
+{
+	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
+	if (!doc || cli_sites_attach(s, doc, path) != CLI_OK) {
+		cgtrace_doc_free(doc);
+		return CLI_FAIL;
+	}
+	s->owns_doc = true;
+	int r = cgtrace_stack_stats(s->doc, &s->stats, &s->n);
+	if (r == 0) {
+		s->stacks = calloc(s->n ? s->n : 1, sizeof(*s->stacks));
+		r = s->stacks ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; r == 0 && i < s->n; i++)
+		s->stacks[i] = cli_sites_stack(s, s->stats[i].stack_id);
+	if (r < 0) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-r));
+		cli_sites_close(s);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+void cli_sites_close(struct cli_sites *s)
+{
+	free(s->stacks);
+	free(s->refs);
+	cgtrace_stack_stats_free(s->stats);
+	cgtrace_symbols_close(s->syms);
+	if (s->owns_doc)
+		cgtrace_doc_free(s->doc);
+	*s = (struct cli_sites){0};
+}
+
+const struct cgtrace_frame *cli_site_frame(const struct cgtrace_resolved_stack *st)
+{
+	return st && st->site < st->n_frames ? st->frames[st->site] : NULL;
+}
+
+const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
+{
+	if (!f) {
+		snprintf(buf, len, "(no stack)");
+		return buf;
+	}
+	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+	mod = mod ? mod + 1 : f->module;
+	if (f->function && f->file) {
+		const char *file = strrchr(f->file, '/');
+		snprintf(buf, len, "%s (%s:%" PRIu32 ")", f->function, file ? file + 1 : f->file,
+		         f->line);
+	} else if (f->function && mod) {
+		snprintf(buf, len, "%s (%s+0x%" PRIx64 ")", f->function, mod, f->offset);
+	} else if (mod) {
+		snprintf(buf, len, "%s+0x%" PRIx64, mod, f->offset);
+	} else {
+		snprintf(buf, len, "0x%" PRIx64, f->address);
+	}
+	return buf;
+}
+
+void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f)
+{
+	bool first = true;
+	char hex[24];
+	cli_buf_putc(b, '{');
+	cli_json_key(b, &first, "address");
+	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->address);
+	cli_json_str(b, hex);
+	cli_json_key(b, &first, "function");
+	cli_json_str(b, f->function);
+	cli_json_key(b, &first, "file");
+	cli_json_str(b, f->file);
+	cli_json_key(b, &first, "line");
+	if (f->file)
+		cli_json_u64(b, f->line);
+	else
+		cli_buf_lit(b, "null");
+	cli_json_key(b, &first, "module");
+	cli_json_str(b, f->module);
+	cli_json_key(b, &first, "offset");
+	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->offset);
+	cli_json_str(b, hex);
+	cli_json_key(b, &first, "inlined");
+	cli_buf_puts(b, f->inlined ? "true" : "false");
+	cli_buf_putc(b, '}');
+}
+
+void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full)
+{
+	cli_buf_putc(b, '[');
+	for (size_t i = st && !full ? st->site : 0; st && i < st->n_frames; i++) {
+		if (i > (full ? 0 : st->site))
+			cli_buf_putc(b, ',');
+		cli_json_frame(b, st->frames[i]);
+	}
+	cli_buf_putc(b, ']');
+}
+
+void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent)
+{
+	char name[600];
+	if (!st || !st->n_frames) {
+		printf("%s(no stack recorded)\n", indent);
+		return;
+	}
+	for (size_t i = full ? 0 : st->site; i < st->n_frames; i++)
+		printf("%s%s%s\n", indent, cli_frame_name(name, sizeof(name), st->frames[i]),
+		       st->frames[i]->inlined ? " [inlined]" : "");
+}
+
+void cli_json_stat(struct cli_buf *b, bool *first, const struct cgtrace_stack_stat *s)
+{
+	static const struct {
+		const char *key;
+		size_t at;
+	} members[] = {
+	    {"count", offsetof(struct cgtrace_stack_stat, count)},
+	    {"total_bytes", offsetof(struct cgtrace_stack_stat, total_bytes)},
+	    {"peak_count", offsetof(struct cgtrace_stack_stat, peak_count)},
+	    {"peak_bytes", offsetof(struct cgtrace_stack_stat, peak_bytes)},
+	    {"leaked_count", offsetof(struct cgtrace_stack_stat, leaked_count)},
+	    {"leaked_bytes", offsetof(struct cgtrace_stack_stat, leaked_bytes)},
+	    {"temporary_count", offsetof(struct cgtrace_stack_stat, temporary_count)},
+	};
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)s + members[i].at, sizeof(v));
+		cli_json_key(b, first, members[i].key);
+		cli_json_u64(b, v);
+	}
+}
+
+/* ---- rows ---- */
+
+struct keyed {
+	struct cli_site_row row;
+	char key[512];
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->row.device, y->row.device);
+	return c ? c : strcmp(x->key, y->key);
+}
+
+static enum cli_by sort_by;
+
+static int value_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	uint64_t u = cli_by_value(&x->row.sum, sort_by), v = cli_by_value(&y->row.sum, sort_by);
+	if (u != v)
+		return u > v ? -1 : 1;
+	int c = strcmp(x->key, y->key);
+	return c ? c : strcmp(x->row.device, y->row.device);
+}
+
+static uint64_t sat(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void add(struct cgtrace_stack_stat *to, const struct cgtrace_stack_stat *s)
+{
+	to->count = sat(to->count, s->count);
+	to->total_bytes = sat(to->total_bytes, s->total_bytes);
+	to->peak_count = sat(to->peak_count, s->peak_count);
+	to->peak_bytes = sat(to->peak_bytes, s->peak_bytes);
+	to->leaked_count = sat(to->leaked_count, s->leaked_count);
+	to->leaked_bytes = sat(to->leaked_bytes, s->leaked_bytes);
+	to->temporary_count = sat(to->temporary_count, s->temporary_count);
+}
+
+int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, enum cli_by by,
+                  struct cli_site_row **rows, size_t *n)
+{
+	*rows = NULL;
+	*n = 0;
+	struct keyed *k = calloc(s->n ? s->n : 1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	size_t m = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct cgtrace_stack_stat *st = &s->stats[i];
+		if ((device && strcmp(device, st->device) != 0) || !cli_by_value(st, by))
+			continue;
+		struct keyed *e = &k[m++];
+		e->row = (struct cli_site_row){st->device, s->stacks[i], *st, 1};
+		/* By site: the site's name, so that two return addresses on one line are one site.
+		 */
+		if (by_stack)
+			snprintf(e->key, sizeof(e->key), "%020" PRIu64, st->stack_id);
+		else
+			cli_frame_name(e->key, sizeof(e->key), cli_site_frame(s->stacks[i]));
+	}
+	qsort(k, m, sizeof(*k), key_cmp);
+	size_t out = 0;
+	for (size_t i = 0; i < m; i++) {
+		if (out && key_cmp(&k[out - 1], &k[i]) == 0) {
+			add(&k[out - 1].row.sum, &k[i].row.sum);
+			k[out - 1].row.n_stacks++;
+			continue;
+		}
+		k[out++] = k[i];
+	}
+	sort_by = by;
+	qsort(k, out, sizeof(*k), value_cmp);
+	struct cli_site_row *r = calloc(out ? out : 1, sizeof(*r));
+	if (!r) {
+		free(k);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < out; i++)
+		r[i] = k[i].row;
+	free(k);
+	*rows = r;
+	*n = out;
+	return 0;
+}
