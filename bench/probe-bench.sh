@@ -25,7 +25,8 @@
 #   bench/probe-bench.sh [BUILD_DIR] [OPS] [RUNS]      (defaults: build 1000000 3)
 #
 # Environment: SIZES (operations per thread, default "OPS 10*OPS"), THREADS
-# ("1 2"), DEPTHS ("1 16"), LIVE_N (2000000; 0 skips), TRACE_DIR (where the
+# ("1 2"), DEPTHS ("1 16"), LIVE_N (2000000; 0 skips), STACK_DEPTH (the
+# probe's CGPROBE_STACK_DEPTH, default 0: the encoding alone), TRACE_DIR (where the
 # traces go, default TMPDIR or /tmp: a disk, not tmpfs, for figures that
 # mean anything), DROP_CACHES=0 (sync only). Every CGPROBE_* variable of the
 # caller's environment is ignored. Exit status: 0 once the figures are
@@ -63,6 +64,11 @@ for f in "$bench" "$live_bench" "$probe" "$cgtrace" "$rusage_run"; do
 done
 command -v heaptrack >/dev/null 2>&1 || die "missing heaptrack in PATH"
 bench_clean_env
+# The encoding's cost, as issue 10 set its targets: stacks off unless STACK_DEPTH
+# says otherwise (bench/stack-bench.sh measures what stacks add).
+stack_depth=${STACK_DEPTH:-0}
+case "$stack_depth" in '' | *[!0-9]*) die "STACK_DEPTH is not a non-negative integer: '$stack_depth'" ;; esac
+export CGPROBE_STACK_DEPTH="$stack_depth"
 
 tmp=$(mktemp -d "$trace_dir/probe-bench.XXXXXX") || die "cannot create a directory in $trace_dir"
 trap 'rm -rf -- "$tmp"' EXIT
@@ -249,6 +255,7 @@ stats_run() {
 
 # --- the runs ------------------------------------------------------------------
 bench_conditions "$tmp" "$build"
+echo "stacks       CGPROBE_STACK_DEPTH=$stack_depth for every probe run (STACK_DEPTH; 0: off)"
 need=0
 for s in $sizes; do [ "$s" -gt "$need" ] && need=$s; done
 # JSONL takes about 200 bytes an event, 1.1 events an operation.

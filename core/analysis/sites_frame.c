@@ -46,6 +46,26 @@ static const struct alloc_name allocator_names[] = {
     {"_Znwj", true},
     {"_Znaj", true},
     {"operator new", true},
+    /*
+     * Runtimes' own allocation layers, whose callers are the sites users
+     * mean: CPython's allocator API (and its internal names), and the CPU
+     * allocator under every PyTorch tensor.
+     */
+    {"PyMem_Malloc", false},
+    {"PyMem_Calloc", false},
+    {"PyMem_Realloc", false},
+    {"PyMem_RawMalloc", false},
+    {"PyMem_RawCalloc", false},
+    {"PyMem_RawRealloc", false},
+    {"PyObject_Malloc", false},
+    {"PyObject_Calloc", false},
+    {"PyObject_Realloc", false},
+    {"_PyMem_Raw", true},
+    {"_PyObject_Malloc", true},
+    {"_PyObject_Calloc", true},
+    {"_PyObject_Realloc", true},
+    {"pymalloc_", true},
+    {"c10::alloc_cpu", true},
     /* The CUDA runtime's and driver's allocation calls. */
     {"cudaMalloc", true},
     {"cudaHostAlloc", true},
