@@ -40,6 +40,11 @@ static const struct alloc_name allocator_names[] = {
     {"__libc_valloc", false},
     {"__libc_pvalloc", false},
     {"__posix_memalign", false},
+    /* Copies that allocate for their caller. */
+    {"strdup", false},
+    {"strndup", false},
+    {"__strdup", false},
+    {"__strndup", false},
     /* operator new and new[], all their overloads (nothrow, align_val_t), mangled and not. */
     {"_Znwm", true},
     {"_Znam", true},
