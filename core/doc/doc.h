@@ -198,6 +198,7 @@ struct cgtrace_doc {
 	 */
 	struct cg_vec stacks;      /* struct cg_doc_stack, in definition order */
 	struct cg_map stack_by_id; /* stack id -> index in stacks */
+	struct cg_vec stack_dense; /* uint32_t by stack id below CG_STACK_DENSE_MAX: index + 1 (0: none) */
 	struct cg_vec modules;     /* struct cg_doc_module, in record order */
 	struct cg_arena stack_mem;
 	struct cg_vec mem_stacks;  /* uint32_t per memory record: stack index + 1 (0: none), made on first need */

@@ -13,10 +13,45 @@
 #include "doc_rules.h"
 #include "export.h"
 
+/*
+ * Writers number stacks 1, 2, ... in first-use order, and a packed alloc
+ * of a streamed read looks its id up: ids below this go through an array
+ * (4 bytes an id), sparse ones through the map.
+ */
+#define CG_STACK_DENSE_MAX (1u << 22)
+
 static long find(const struct cgtrace_doc *d, uint64_t id)
 {
+	if (id < d->stack_dense.len) {
+		uint32_t v = ((const uint32_t *)d->stack_dense.p)[id];
+		return v ? (long)v - 1 : -1;
+	}
+	if (id < CG_STACK_DENSE_MAX)
+		return -1;
 	uint32_t pos = UINT32_MAX, val;
 	return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
+}
+
+static int index_stack(struct cgtrace_doc *d, uint64_t id, uint32_t at)
+{
+	if (id >= CG_STACK_DENSE_MAX)
+		return cg_map_put(&d->stack_by_id, id, at);
+	if (id >= d->stack_dense.len) {
+		size_t old = d->stack_dense.len, want = (size_t)id + 1 + old / 2;
+		if (want > CG_STACK_DENSE_MAX)
+			want = CG_STACK_DENSE_MAX;
+		if (cg_vec_grow(&d->stack_dense, sizeof(uint32_t), want) < 0)
+			return -ENOMEM;
+		memset((uint32_t *)d->stack_dense.p + old, 0, (want - old) * sizeof(uint32_t));
+		d->stack_dense.len = want;
+	}
+	((uint32_t *)d->stack_dense.p)[id] = at + 1;
+	return 0;
+}
+
+bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id)
+{
+	return find(d, id) >= 0;
 }
 
 static int add_stack(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
@@ -35,7 +70,7 @@ static int add_stack(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	    .rec = rec,
 	};
 	*out = (uint32_t)d->stacks.len;
-	return cg_map_put(&d->stack_by_id, m->stack, *out - 1);
+	return index_stack(d, m->stack, *out - 1);
 }
 
 /* A NUL-terminated copy in the arena; NULL stays NULL. */
@@ -114,6 +149,7 @@ void cg_doc_stacks_free(struct cgtrace_doc *d)
 	cg_vec_free(&d->modules, sizeof(struct cg_doc_module));
 	cg_vec_free(&d->mem_stacks, sizeof(uint32_t));
 	cg_map_free(&d->stack_by_id);
+	cg_vec_free(&d->stack_dense, sizeof(uint32_t));
 	cg_arena_fini(&d->stack_mem);
 }
 

@@ -17,6 +17,8 @@ static inline bool cg_doc_stacks_in(const struct cg_rec_memory *m)
 	return m->stack || m->n_stack_frames || m->n_modules;
 }
 
+/* Whether stack id was defined (by a record added before). */
+bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id);
 /*
  * Checks the stack fields of memory record m (doc_rules.h) and adds its
  * frames and modules to the tables. rec: the record's index among the

@@ -106,10 +106,18 @@ int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
 	int ret = 0;
 	if (full && note_ext(ctx, rec) < 0)
 		return -ENOMEM;
-	/* The stack rules and tables: off the record when whole, else off its gist. */
-	struct cg_rec_memory gist = {.timestamp_ns = pk->ts, .action = pk->action, .stack = pk->stack};
-	const struct cg_rec_memory *m = full ? &rec->u.memory : &gist;
-	if (cg_doc_stacks_in(m)) {
+	/*
+	 * The stack rules and tables: off the record when whole; a gist (no
+	 * frames, no modules) only needs its alloc's stack defined, and the
+	 * rules run on a record built from it only to word what is wrong.
+	 */
+	bool check = full ? cg_doc_stacks_in(&rec->u.memory)
+			  : pk->stack && (pk->action != CGTRACE_ALLOC ||
+					  !cg_doc_stack_known(ctx->doc, pk->stack));
+	if (check) {
+		struct cg_rec_memory gist = {
+		    .timestamp_ns = pk->ts, .action = pk->action, .stack = pk->stack};
+		const struct cg_rec_memory *m = full ? &rec->u.memory : &gist;
 		uint32_t stack;
 		ret = cg_doc_stacks_add(ctx->doc, m, UINT64_MAX, &stack, msg, sizeof(msg));
 		if (ret == -EBADMSG)

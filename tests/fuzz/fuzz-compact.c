@@ -114,6 +114,22 @@ static void check_stream(const uint8_t *data, size_t size, int doc_ret, const ch
 	cgtrace_reader_close(r);
 }
 
+/* A streamed read (memory applied as it is read, packed records by their gist) agrees too. */
+static void check_streamed(const uint8_t *data, size_t size, int doc_ret, const char *doc_err)
+{
+	struct cgtrace_doc *doc = NULL;
+	char err[512];
+	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
+	int ret = cgtrace_doc_read_mem_flags("fuzz", data, size, &opts, CGTRACE_READ_STREAM_MEMORY,
+					     &doc, err, sizeof(err));
+	if (ret != doc_ret || (ret != 0 && strcmp(err, doc_err) != 0)) {
+		fprintf(stderr, "streamed and full reads disagree: %d '%s' vs %d '%s'\n", ret,
+			ret ? err : "", doc_ret, doc_ret ? doc_err : "");
+		abort();
+	}
+	cgtrace_doc_free(doc);
+}
+
 static void check_file(const uint8_t *data, size_t size)
 {
 	struct cgtrace_doc *doc = NULL;
@@ -121,6 +137,7 @@ static void check_file(const uint8_t *data, size_t size)
 	struct cgtrace_read_options opts = {.warn = fuzz_quiet};
 	int ret = cgtrace_doc_read_mem("fuzz", data, size, &opts, &doc, err, sizeof(err));
 	check_stream(data, size, ret, err, doc);
+	check_streamed(data, size, ret, err);
 	if (ret == 0) {
 		check_round_trip(data, size, doc);
 		cgtrace_doc_free(doc);

@@ -174,6 +174,9 @@ items = {
                + alloc_stack(0, 1, 0x40, 16, 1) + stack(2, [0x4011C0]) + free_hist(0, 1, 0)
                + alloc_stack(0, 1, 0x80, 8, 2)),
     "stack-undefined": text(META) + TABLES + alloc_stack(0, 1, 0x40, 8, 7),
+    # Undefined on a later record of a class already seen whole: a streamed read takes its gist.
+    "stack-undefined-later": (text(META) + TABLES + stack(1, [0x4011A6]) + alloc_stack(0, 5, 0x40, 32, 1)
+                              + alloc_stack(0, 1, 0x100, 16, 9)),
     "stack-zero-id": text(META) + TABLES + stack(0, [1]) + alloc_stack(0, 1, 0x40, 8, 0),
     "stack-huge-n": text(META) + TABLES + b"\x06" + var(1) + var(1 << 40) + var(2),
     "stack-no-frames": text(META) + TABLES + b"\x06" + var(1) + var(0),
