@@ -167,7 +167,17 @@ static void check_api_trace(const struct run *r)
 	/* A thread's first span hangs under the root, whatever other threads have open. */
 	expect_span(r, "work", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
 	expect_span(r, "backward", "s1", CGTRACE_STEP_BACKWARD, CGTRACE_SPAN_FUNCTION);
-	struct cgtrace_span m;
+	struct cgtrace_span m, m2;
+	/* The opening threads, named once each: the program's name, the worker's own. */
+	ck_assert(find_span(r, "forward", &m));
+	ck_assert(find_span(r, "work", &m2));
+	ck_assert(m.has_thread && m2.has_thread);
+	ck_assert_uint_ne(m.thread, m2.thread);
+	ck_assert_str_eq(m.thread_name, "trainer");
+	ck_assert_str_eq(m2.thread_name, "loader");
+	ck_assert(find_span(r, "backward", &m2));
+	ck_assert(m2.has_thread && m2.thread == m.thread);
+	ck_assert_ptr_null(m2.thread_name);
 	ck_assert(find_span(r, "measured", &m));
 	ck_assert(m.measured);
 	ck_assert(find_span(r, "forward", &m));
