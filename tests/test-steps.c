@@ -381,6 +381,7 @@ static void check_nvtx(const struct run *r)
 	expect_span(r, "Optimizer.step#SGD.step", "s1", CGTRACE_STEP_OPTIMIZER,
 	            CGTRACE_SPAN_FUNCTION);
 	expect_span(r, "registered", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
+	expect_span(r, "epoch", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
 
 	expect_alloc(r, 2001, fwd, CGTRACE_CAT_ACTIVATION);
 	expect_alloc(r, 2002, span_id_of(r, "lin\u00e9aire"), CGTRACE_CAT_ACTIVATION);
