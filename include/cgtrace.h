@@ -201,6 +201,10 @@ struct cgtrace_span {
 	bool closed;
 	uint64_t duration_ns;
 	enum cgtrace_step step;
+	/* Extension fields cgprobe_thread (the opening thread) and cgprobe_thread_name. */
+	bool has_thread;
+	uint64_t thread;
+	const char *thread_name; /* NULL when absent */
 };
 
 struct cgtrace_op {
@@ -285,6 +289,8 @@ struct cgtrace_device_memory {
 	uint64_t reserved_bytes;
 	bool has_oom_request; /* extension field `oom_request_bytes` */
 	uint64_t oom_request_bytes;
+	bool has_allocated; /* extension field `cgprobe_allocated_bytes` */
+	uint64_t cgprobe_allocated_bytes;
 };
 
 struct cgtrace_gradient {
