@@ -1,0 +1,27 @@
+# A small training loop for the cgprobe tests: a 2-layer MLP, Adam (optimizer
+# state), a few updates. With CGPROBE_TEST_WATCH=1 it calls
+# cgprobe.torch.watch itself; otherwise it knows nothing of cgprobe (the
+# --python-steps test runs it unedited).
+import os
+import sys
+
+import torch
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 16))
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+if os.environ.get("CGPROBE_TEST_WATCH") == "1":
+    import cgprobe.torch
+    cgprobe.torch.watch(model, opt)
+x = torch.randn(1024, 512)
+y = torch.randint(0, 16, (1024,))
+for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 3):
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+with torch.no_grad():
+    model.eval()
+    model(x[:8])
+print("train.py: loss %.4f" % loss.item())
