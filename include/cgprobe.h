@@ -49,6 +49,49 @@ CGPROBE_DECL int cgprobe_span_end(uint64_t id);
 /* Writes everything recorded so far to the trace file: 0 or a negative errno. */
 CGPROBE_DECL int cgprobe_flush(void);
 
+/*
+ * The functions below return 0 (or an id) when the process is not being
+ * recorded, and a negative errno for bad arguments.
+ */
+enum cgprobe_span_kind { CGPROBE_KIND_FUNCTION = 0, CGPROBE_KIND_OP = 1, CGPROBE_KIND_MODULE = 2 };
+/* flags: the span is the trace's one measured region (trace/6 `measured`). */
+#define CGPROBE_SPAN_MEASURED 1u
+/* cgprobe_span_begin with a span kind and flags; the span ends with cgprobe_span_end. */
+CGPROBE_DECL uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_step step,
+					    enum cgprobe_span_kind kind, unsigned flags);
+
+enum cgprobe_grad_state {
+	CGPROBE_GRAD_PRESENT = 0,
+	CGPROBE_GRAD_MISSING = 1,
+	CGPROBE_GRAD_ZERO = 2,
+	CGPROBE_GRAD_NON_FINITE = 3,
+};
+/* A `gradient` record: parameter key under root, its state and norm (NaN: none). */
+CGPROBE_DECL int cgprobe_gradient(const char *root, const char *key,
+				  enum cgprobe_grad_state state, double norm);
+/*
+ * A `device_memory` record for device ("cuda:0"); reserved and allocated:
+ * UINT64_MAX when absent. allocated_bytes (a caching allocator's bytes in
+ * live tensors) rides as the extension field cgprobe_allocated_bytes.
+ */
+CGPROBE_DECL int cgprobe_device_checkpoint(const char *device, uint64_t used_bytes,
+					   uint64_t free_bytes, uint64_t reserved_bytes,
+					   uint64_t allocated_bytes);
+/*
+ * Training updates, numbered 1, 2, ... in begin order across the process:
+ * begin returns the update's number (0 when not recorded); end closes the
+ * one open (-EINVAL when none is).
+ */
+CGPROBE_DECL uint64_t cgprobe_update_begin(void);
+CGPROBE_DECL int cgprobe_update_end(void);
+/*
+ * Memory [ptr, ptr + bytes) holds model parameters: allocations inside it,
+ * and the allocation starting at ptr, are categorized `parameter`.
+ */
+CGPROBE_DECL int cgprobe_mark_parameters(const void *ptr, uint64_t bytes);
+/* Names the calling thread in the trace (threads are otherwise named from their comm). */
+CGPROBE_DECL int cgprobe_thread_name(const char *name);
+
 #ifdef __cplusplus
 }
 #endif
