@@ -277,6 +277,9 @@ def watch(model, optimizer=None, *, checkpoints=None, updates=True):
     boundaries (mark them yourself with cgprobe.update()). Returns a Watch;
     its remove() undoes this.
     """
+    for w in list(_watches):
+        if w.active and w.model is not None and w.model() is model:
+            return w  # watched already (by --python-steps, say): marked once
     w = Watch(model, optimizer, checkpoints, updates)
     _kept.append(w)
     return w
