@@ -9,13 +9,13 @@ import torch
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
-model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 16))
+model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 16))
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 if os.environ.get("CGPROBE_TEST_WATCH") == "1":
     import cgprobe.torch
     cgprobe.torch.watch(model, opt)
-x = torch.randn(1024, 512)
-y = torch.randint(0, 16, (1024,))
+x = torch.randn(256, 256)
+y = torch.randint(0, 16, (256,))
 for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 3):
     opt.zero_grad()
     loss = torch.nn.functional.cross_entropy(model(x), y)

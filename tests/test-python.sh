@@ -1,0 +1,164 @@
+#!/bin/sh
+# The Python module (python/cgprobe) with Debian's python3-torch: its API
+# under the probe, cgprobe.torch.watch on a small training loop whose trace
+# shows activation, gradient and optimizer memory at the peak (and parameter
+# inside a capture window, when the probe has one), the same loop unedited
+# under cgprobe --python-steps, and nothing done without the probe. Exits 77
+# without /usr/bin/python3 or its torch.
+#   test-python.sh WRAPPER CGTRACE PYTHON_DIR
+set -u
+# shellcheck source=tests/lib/sh-check.sh
+. "$(dirname "$0")/lib/sh-check.sh"
+need_args 3 "test-python.sh WRAPPER CGTRACE PYTHON_DIR" "$@"
+wrapper=$(abs "$1")
+cgtrace=$(abs "$2")
+pydir=$(abs "$3")
+here=$(cd "$(dirname "$0")" && pwd)/python
+py=/usr/bin/python3
+[ -x "$py" ] || { echo "SKIP: no $py"; exit 77; }
+"$py" -c 'import torch' 2>/dev/null || { echo "SKIP: $py has no torch (python3-torch)"; exit 77; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_OUTPUT CGPROBE_CAPTURE CGPROBE_CAPTURE_STEP \
+	CGPROBE_PYTHON_STEPS CGPROBE_TEST_WATCH PYTHONPATH
+# No call stacks: they are not what is tested, and reading them costs.
+CGPROBE_STACK_DEPTH=0
+PYTHONDONTWRITEBYTECODE=1
+export CGPROBE_STACK_DEPTH PYTHONDONTWRITEBYTECODE
+
+has() { grep -qF -- "$2" "$3" && ok || ko "$1: no '$2' in: $(head -c 600 "$3")"; }
+count() { grep -cF -- "$1" "$2"; }
+# probe NAME ARGS...: the wrapper runs ARGS into trace $tmp/NAME.cgt, output in $tmp/NAME.out.
+probe() {
+	name=$1
+	shift
+	rm -f "$tmp/$name".*.cgt
+	"$wrapper" -q -o "$tmp/$name.%p.cgt" "$@" >"$tmp/$name.out" 2>"$tmp/err"
+}
+trace_of() { for t in "$tmp/$1".*.cgt; do printf '%s' "$t"; return; done; }
+# cats NAME CATEGORY...: each category non-zero at the trace's peak.
+cats() {
+	name=$1
+	shift
+	if "$cgtrace" memory --json --top 1 "$(trace_of "$name")" >"$tmp/$name.mem" 2>"$tmp/err" &&
+		"$py" "$here/check.py" "$tmp/$name.mem" "$@" >"$tmp/err" 2>&1; then
+		ok
+	else
+		ko "$name: categories at the peak"
+	fi
+}
+# spans NAME ITERS: ITERS+1 forwards (the last one in eval), ITERS backwards and optimizer steps.
+spans() {
+	"$cgtrace" export "$(trace_of "$1")" >"$tmp/$1.jsonl" 2>"$tmp/err" || { ko "$1: export"; return; }
+	grep '"span_start"' "$tmp/$1.jsonl" >"$tmp/$1.spans"
+	f=$(count '"name":"forward","start_ns"' "$tmp/$1.spans")
+	b=$(count '"step":"backward"' "$tmp/$1.spans")
+	o=$(count '"step":"optimizer"' "$tmp/$1.spans")
+	[ "$f $b $o" = "$(($2 + 1)) $2 $2" ] && ok ||
+		ko "$1: forward, backward, optimizer spans: $f $b $o, not $(($2 + 1)) $2 $2"
+	has "$1: forward is a module span with its step" '"span_kind":"module","measured":false,"step":"forward"' "$tmp/$1.spans"
+}
+
+# --- without the probe: nothing done, the program unchanged -------------
+if PYTHONPATH=$pydir CGPROBE_TEST_WATCH=1 "$py" "$here/train.py" 2 >"$tmp/plain.out" 2>"$tmp/err"; then
+	has "no probe: the loop ran" "train.py: loss" "$tmp/plain.out"
+else
+	ko "no probe: train.py with watch() failed"
+fi
+PYTHONPATH=$pydir "$py" "$here/api.py" >"$tmp/plain-api.out" 2>"$tmp/err" || ko "no probe: api.py failed"
+has "no probe: not enabled" "enabled 0" "$tmp/plain-api.out"
+has "no probe: updates are 0" "update 0" "$tmp/plain-api.out"
+# torch 1.13 LR schedulers wrap optimizer.step again: they need it a bound method.
+PYTHONPATH=$pydir "$py" - >"$tmp/sched.out" 2>"$tmp/err" <<'PY'
+import warnings
+import torch
+import cgprobe.torch
+m = torch.nn.Linear(4, 2)
+opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+w = cgprobe.torch.watch(m, opt)
+print("same", cgprobe.torch.watch(m, opt) is w)
+sched = torch.optim.lr_scheduler.StepLR(opt, 1)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    m(torch.ones(3, 4)).sum().backward()
+    opt.step()
+    sched.step()
+print("warnings", len(caught), "count", opt._step_count)
+w.remove()
+print("removed", "step" not in opt.__dict__)
+PY
+has "watch twice: one watch" "same True" "$tmp/sched.out"
+has "LR scheduler after watch: no warning, step counted" "warnings 0 count 1" "$tmp/sched.out"
+has "remove: step unwrapped" "removed True" "$tmp/sched.out"
+
+# --- the API under the probe --------------------------------------------
+if probe api env PYTHONPATH="$pydir" "$py" "$here/api.py"; then
+	out=$tmp/api.out
+	has "api: enabled" "enabled 1" "$out"
+	has "api: the first update is 1" "update 1" "$out"
+	has "api: none open after the block" "after 0" "$out"
+	[ "$(grep '^next' "$out" | tr '\n' ' ')" = "next 2 next 3 " ] && ok ||
+		ko "api: next_update numbers: $(grep '^next' "$out" | tr '\n' ' ')"
+	has "api: checkpoint accepted" "checkpoint 0" "$out"
+	has "api: bad step refused" "bad-step refused" "$out"
+	"$cgtrace" export "$(trace_of api)" >"$tmp/api.jsonl" 2>"$tmp/err" || ko "api: export"
+	has "api: the module span" '"name":"outer","start_ns"' "$tmp/api.jsonl"
+	grep '"name":"forward"' "$tmp/api.jsonl" >"$tmp/api.fwd"
+	has "api: forward inside outer, as a step" '"step":"forward"' "$tmp/api.fwd"
+	has "api: the decorator's span" '"name":"apply"' "$tmp/api.jsonl"
+	has "api: the device checkpoint" '"reserved_bytes":800' "$tmp/api.jsonl"
+	has "api: its allocated bytes" '"cgprobe_allocated_bytes":600' "$tmp/api.jsonl"
+	has "api: the thread's name" '"cgprobe_thread_name":"loader-0"' "$tmp/api.jsonl"
+	cats api activation gradient optimizer
+else
+	ko "api: api.py under the probe failed"
+fi
+
+# --- watch() in the script ------------------------------------------------
+if probe watch env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 "$py" "$here/train.py" 3; then
+	cats watch activation gradient optimizer
+	spans watch 3
+else
+	ko "watch: train.py under the probe failed"
+fi
+
+# --- the capture window of update 2: parameters pre-existing --------------
+if probe window env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 CGPROBE_CAPTURE=update \
+	CGPROBE_CAPTURE_STEP=2 "$py" "$here/train.py" 3; then
+	"$cgtrace" export "$(trace_of window)" 2>"$tmp/err" | head -n 1 >"$tmp/window.meta"
+	if grep -qF '"cgprobe_capture":"update"' "$tmp/window.meta"; then
+		cats window parameter activation gradient optimizer
+	else
+		skip "window: this probe has no capture window (parameter memory not checked)"
+	fi
+else
+	ko "window: train.py under the probe failed"
+fi
+
+# --- --python-steps: the same loop, unedited ------------------------------
+if probe auto --python-steps "$py" "$here/train.py" 3; then
+	has "auto: the loop ran" "train.py: loss" "$tmp/auto.out"
+	cats auto activation gradient optimizer
+	spans auto 3
+else
+	ko "auto: train.py under --python-steps failed"
+fi
+# watch() in the script as well: still marked once.
+if probe both --python-steps env CGPROBE_TEST_WATCH=1 PYTHONPATH="$pydir" "$py" "$here/train.py" 2; then
+	spans both 2
+else
+	ko "both: train.py with watch() under --python-steps failed"
+fi
+# The sitecustomize that was there runs too, and a program without torch is left alone.
+mkdir "$tmp/site"
+printf 'import os\nos.environ["CHAINED"] = "yes"\n' >"$tmp/site/sitecustomize.py"
+if probe chain --python-steps env PYTHONPATH="$tmp/site" "$py" -c '
+import os, sys
+print("chained", os.environ.get("CHAINED"), sys.modules["sitecustomize"].__file__)
+print("torch", "torch" in sys.modules, "path", any("_site" in p for p in sys.path))'; then
+	has "chain: the next sitecustomize ran" "chained yes $tmp/site/sitecustomize.py" "$tmp/chain.out"
+	has "chain: torch not imported, our folder off sys.path" "torch False path False" "$tmp/chain.out"
+else
+	ko "chain: python under --python-steps failed"
+fi
+finish
