@@ -115,9 +115,15 @@ else
 fi
 
 # --- watch() in the script ------------------------------------------------
-if probe watch env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 "$py" "$here/train.py" 3; then
+# CUDA faked (torch.cuda's figures): a device checkpoint at each step's start and end.
+if probe watch env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 CGPROBE_TEST_FAKE_CUDA=1 \
+	"$py" "$here/train.py" 3; then
 	cats watch activation gradient optimizer
 	spans watch 3
+	grep '"device_memory"' "$tmp/watch.jsonl" >"$tmp/watch.dev"
+	n=$(count '"device":"cuda:0","used_bytes":21474836480,"free_bytes":64424509440,"reserved_bytes":3145728' "$tmp/watch.dev")
+	[ "$n" -eq 20 ] && ok || ko "watch: $n device checkpoints, not 20 (3 updates, 1 eval forward): $(head -c 400 "$tmp/watch.dev")"
+	has "watch: the allocated bytes" '"cgprobe_allocated_bytes":2097152' "$tmp/watch.dev"
 else
 	ko "watch: train.py under the probe failed"
 fi

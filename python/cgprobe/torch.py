@@ -39,9 +39,11 @@ def _storage_span(t):
         return 0, 0  # meta, sparse or otherwise storage-less tensors
 
 
-def mark_parameters(params):
-    """Tells the probe the storage of each tensor in params (once per storage); returns the bytes."""
-    seen, total = set(), 0
+def mark_parameters(params, seen=None):
+    """Tells the probe the storage of each tensor in params, once per storage (seen: the
+    addresses told already, updated); returns the bytes told."""
+    seen = set() if seen is None else seen
+    total = 0
     for p in params:
         ptr, n = _storage_span(p)
         if ptr and n and ptr not in seen:
@@ -141,15 +143,27 @@ class Watch:
         self._forward = threading.local()
         self._opt_span = threading.local()
         self._unwrap = None
+        self._marked = set()
+        self.optimizer = weakref.ref(optimizer) if optimizer is not None else None
+        self._mark()
         if model is not None:
-            self.parameter_bytes += mark_parameters(model.parameters())
             self._hook_model(model)
         if optimizer is not None:
-            self.parameter_bytes += mark_parameters(
-                p for g in optimizer.param_groups for p in g["params"])
             self._hook_optimizer(optimizer)
         _watches.add(self)
         _wrap_backward()
+
+    def _mark(self):
+        """Tells the probe of parameter storage not told yet (moved by .to(), say)."""
+        if not _cg.enabled():
+            return
+        m = self.model() if self.model is not None else None
+        o = self.optimizer() if self.optimizer is not None else None
+        if m is not None:
+            self.parameter_bytes += mark_parameters(m.parameters(), self._marked)
+        if o is not None:
+            self.parameter_bytes += mark_parameters(
+                (p for g in o.param_groups for p in g["params"]), self._marked)
 
     # --- device checkpoints at step boundaries ---
     def _boundary(self):
@@ -175,6 +189,8 @@ class Watch:
         if depth:  # the model called inside itself: one forward span
             return None
         if self.updates and module is not None and module.training and torch.is_grad_enabled():
+            if not _cg.update_number():
+                self._mark()  # before the update begins: a capture window's snapshot sees it
             _cg.begin_update()
         self._boundary()
         st.span = _cg.begin_span("forward", "forward", kind="module")

@@ -11,6 +11,14 @@ torch.manual_seed(0)
 torch.set_num_threads(1)
 model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 16))
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+if os.environ.get("CGPROBE_TEST_FAKE_CUDA") == "1":
+    # A CPU-only torch standing in for CUDA: the caching allocator's figures
+    # the watch's device checkpoints report (reserved 3 MiB, allocated 2 MiB).
+    torch.cuda.is_available = torch.cuda.is_initialized = lambda: True
+    torch.cuda.device_count = lambda: 1
+    torch.cuda.memory_reserved = lambda i=None: 3 << 20
+    torch.cuda.memory_allocated = lambda i=None: 2 << 20
+    torch.cuda.mem_get_info = lambda i=None: (60 << 30, 80 << 30)
 if os.environ.get("CGPROBE_TEST_WATCH") == "1":
     import cgprobe.torch
     cgprobe.torch.watch(model, opt)
