@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The probe defines the functions the _opt forms would look up. */
+#define CGPROBE_NO_OPT
 #include "cgprobe.h"
 #include "cgtrace.h"
 #include "hooks.h"
