@@ -21,7 +21,8 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_OUTPUT CGPROBE_CAPTURE CGPROBE_CAPTURE_STEP \
 	CGPROBE_PYTHON_STEPS CGPROBE_TEST_WATCH PYTHONPATH
-# No call stacks: they are not what is tested, and reading them costs.
+# No call stacks, no small allocations (probe() below): they are not what is
+# tested, and recording and reading them costs.
 CGPROBE_STACK_DEPTH=0
 PYTHONDONTWRITEBYTECODE=1
 export CGPROBE_STACK_DEPTH PYTHONDONTWRITEBYTECODE
@@ -33,7 +34,7 @@ probe() {
 	name=$1
 	shift
 	rm -f "$tmp/$name".*.cgt
-	"$wrapper" -q -o "$tmp/$name.%p.cgt" "$@" >"$tmp/$name.out" 2>"$tmp/err"
+	"$wrapper" -q --min-bytes 4096 -o "$tmp/$name.%p.cgt" "$@" >"$tmp/$name.out" 2>"$tmp/err"
 }
 trace_of() { for t in "$tmp/$1".*.cgt; do printf '%s' "$t"; return; done; }
 # cats NAME CATEGORY...: each category non-zero at the trace's peak.
