@@ -29,12 +29,16 @@ export CGPROBE_STACK_DEPTH PYTHONDONTWRITEBYTECODE
 
 has() { grep -qF -- "$2" "$3" && ok || ko "$1: no '$2' in: $(head -c 600 "$3")"; }
 count() { grep -cF -- "$1" "$2"; }
-# probe NAME ARGS...: the wrapper runs ARGS into trace $tmp/NAME.cgt, output in $tmp/NAME.out.
+# probe NAME ARGS...: the wrapper runs ARGS into trace $tmp/NAME.*.cgt, output
+# in $tmp/NAME.out, stderr in $tmp/NAME.err.
 probe() {
 	name=$1
 	shift
 	rm -f "$tmp/$name".*.cgt
-	"$wrapper" -q --min-bytes 4096 -o "$tmp/$name.%p.cgt" "$@" >"$tmp/$name.out" 2>"$tmp/err"
+	"$wrapper" -q --min-bytes 4096 -o "$tmp/$name.%p.cgt" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	r=$?
+	cp "$tmp/$name.err" "$tmp/err"
+	return $r
 }
 trace_of() { for t in "$tmp/$1".*.cgt; do printf '%s' "$t"; return; done; }
 # cats NAME CATEGORY...: each category non-zero at the trace's peak.
@@ -48,15 +52,16 @@ cats() {
 		ko "$name: categories at the peak"
 	fi
 }
-# spans NAME ITERS: ITERS+1 forwards (the last one in eval), ITERS backwards and optimizer steps.
+# spans NAME ITERS [FORWARDS]: FORWARDS (ITERS+1: the last one in eval)
+# forwards, ITERS backwards and optimizer steps.
 spans() {
 	"$cgtrace" export "$(trace_of "$1")" >"$tmp/$1.jsonl" 2>"$tmp/err" || { ko "$1: export"; return; }
 	grep '"span_start"' "$tmp/$1.jsonl" >"$tmp/$1.spans"
 	f=$(count '"name":"forward","start_ns"' "$tmp/$1.spans")
 	b=$(count '"step":"backward"' "$tmp/$1.spans")
 	o=$(count '"step":"optimizer"' "$tmp/$1.spans")
-	[ "$f $b $o" = "$(($2 + 1)) $2 $2" ] && ok ||
-		ko "$1: forward, backward, optimizer spans: $f $b $o, not $(($2 + 1)) $2 $2"
+	want="${3:-$(($2 + 1))} $2 $2"
+	[ "$f $b $o" = "$want" ] && ok || ko "$1: forward, backward, optimizer spans: $f $b $o, not $want"
 	has "$1: forward is a module span with its step" '"span_kind":"module","measured":false,"step":"forward"' "$tmp/$1.spans"
 }
 
@@ -116,14 +121,19 @@ else
 fi
 
 # --- watch() in the script ------------------------------------------------
-# CUDA faked (torch.cuda's figures): a device checkpoint at each step's start and end.
+# CUDA faked (torch.cuda's figures): a device checkpoint at each step's
+# start and end. A first forward that raises is closed by the next one.
 if probe watch env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 CGPROBE_TEST_FAKE_CUDA=1 \
-	"$py" "$here/train.py" 3; then
+	CGPROBE_TEST_RAISE=1 "$py" "$here/train.py" 3; then
 	cats watch activation gradient optimizer
-	spans watch 3
+	spans watch 3 5
+	"$cgtrace" validate "$(trace_of watch)" >"$tmp/watch.valid" 2>&1 && ok ||
+		ko "watch: cgtrace validate: $(cat "$tmp/watch.valid")"
+	[ ! -s "$tmp/watch.err" ] && ok || ko "watch: the probe complained: $(cat "$tmp/watch.err")"
 	grep '"device_memory"' "$tmp/watch.jsonl" >"$tmp/watch.dev"
 	n=$(count '"device":"cuda:0","used_bytes":21474836480,"free_bytes":64424509440,"reserved_bytes":3145728' "$tmp/watch.dev")
-	[ "$n" -eq 20 ] && ok || ko "watch: $n device checkpoints, not 20 (3 updates, 1 eval forward): $(head -c 400 "$tmp/watch.dev")"
+	[ "$n" -eq 21 ] && ok ||
+		ko "watch: $n device checkpoints, not 21 (1 failed forward, 3 updates, 1 eval forward): $(head -c 400 "$tmp/watch.dev")"
 	has "watch: the allocated bytes" '"cgprobe_allocated_bytes":2097152' "$tmp/watch.dev"
 else
 	ko "watch: train.py under the probe failed"

@@ -135,7 +135,7 @@ class Watch:
 
     def __init__(self, model, optimizer=None, checkpoints=None, updates=True):
         self.model = weakref.ref(model) if model is not None else None
-        self.updates = updates
+        self.updates = updates and optimizer is not None  # no step, no end of an update
         self.checkpoints = checkpoints
         self.active = True
         self.parameter_bytes = 0
@@ -180,14 +180,16 @@ class Watch:
         except TypeError:
             self._handles.append(model.register_forward_hook(post))
 
+    # A span still open when the next one begins was left by an exception
+    # (a forward that ran out of memory and was retried, torch < 2.1 not
+    # calling the forward hook then): it ends there. The model called
+    # inside itself is one forward, ended by the inner call.
     def forward_begin(self, module=None, inputs=None):
         if not self.active:
             return None
         st = self._forward
-        depth = getattr(st, "depth", 0)
-        st.depth = depth + 1
-        if depth:  # the model called inside itself: one forward span
-            return None
+        if getattr(st, "span", 0):
+            _cg.end_span(st.span)
         if self.updates and module is not None and module.training and torch.is_grad_enabled():
             if not _cg.update_number():
                 self._mark()  # before the update begins: a capture window's snapshot sees it
@@ -198,12 +200,8 @@ class Watch:
 
     def forward_end(self, module=None, inputs=None, output=None):
         st = self._forward
-        depth = getattr(st, "depth", 0)
-        if depth <= 0:
-            return None
-        st.depth = depth - 1
-        if depth == 1:
-            _cg.end_span(getattr(st, "span", 0))
+        if getattr(st, "span", 0):
+            _cg.end_span(st.span)
             st.span = 0
             self._boundary()
         return None
@@ -244,22 +242,16 @@ class Watch:
         if not self.active:
             return
         st = self._opt_span
-        depth = getattr(st, "depth", 0)
-        st.depth = depth + 1
-        if depth:
-            return
+        if getattr(st, "span", 0):
+            _cg.end_span(st.span)
         self._boundary()
         st.span = _cg.begin_span("optimizer", "optimizer")
 
     def step_end(self, *args):
         st = self._opt_span
-        depth = getattr(st, "depth", 0)
-        if depth <= 0:
+        if not getattr(st, "span", 0):
             return
-        st.depth = depth - 1
-        if depth > 1:
-            return
-        _cg.end_span(getattr(st, "span", 0))
+        _cg.end_span(st.span)
         st.span = 0
         self._boundary()
         if self.updates:

@@ -22,6 +22,18 @@ if os.environ.get("CGPROBE_TEST_FAKE_CUDA") == "1":
 if os.environ.get("CGPROBE_TEST_WATCH") == "1":
     import cgprobe.torch
     cgprobe.torch.watch(model, opt)
+if os.environ.get("CGPROBE_TEST_RAISE") == "1":
+    # One forward fails inside the model (torch < 2.1 then skips forward
+    # hooks), as one that runs out of memory and is retried would.
+    def fail_once(module, inputs):
+        handle.remove()
+        raise MemoryError("test: a forward that fails")
+
+    handle = model.register_forward_pre_hook(fail_once)
+    try:
+        model(torch.randn(2, 256))
+    except MemoryError:
+        pass
 x = torch.randn(256, 256)
 y = torch.randint(0, 16, (256,))
 for i in range(int(sys.argv[1]) if len(sys.argv) > 1 else 3):
