@@ -74,28 +74,6 @@ fi
 PYTHONPATH=$pydir "$py" "$here/api.py" >"$tmp/plain-api.out" 2>"$tmp/err" || ko "no probe: api.py failed"
 has "no probe: not enabled" "enabled 0" "$tmp/plain-api.out"
 has "no probe: updates are 0" "update 0" "$tmp/plain-api.out"
-# torch 1.13 LR schedulers wrap optimizer.step again: they need it a bound method.
-PYTHONPATH=$pydir "$py" - >"$tmp/sched.out" 2>"$tmp/err" <<'PY'
-import warnings
-import torch
-import cgprobe.torch
-m = torch.nn.Linear(4, 2)
-opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
-w = cgprobe.torch.watch(m, opt)
-print("same", cgprobe.torch.watch(m, opt) is w)
-sched = torch.optim.lr_scheduler.StepLR(opt, 1)
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    m(torch.ones(3, 4)).sum().backward()
-    opt.step()
-    sched.step()
-print("warnings", len(caught), "count", opt._step_count)
-w.remove()
-print("removed", "step" not in opt.__dict__)
-PY
-has "watch twice: one watch" "same True" "$tmp/sched.out"
-has "LR scheduler after watch: no warning, step counted" "warnings 0 count 1" "$tmp/sched.out"
-has "remove: step unwrapped" "removed True" "$tmp/sched.out"
 
 # --- the API under the probe --------------------------------------------
 if probe api env PYTHONPATH="$pydir" "$py" "$here/api.py"; then
@@ -120,11 +98,28 @@ else
 	ko "api: api.py under the probe failed"
 fi
 
+# --- watch() details -------------------------------------------------------
+if probe hooks env PYTHONPATH="$pydir" "$py" "$here/hooks.py"; then
+	out=$tmp/hooks.out
+	has "watch twice: one watch" "same True" "$out"
+	has "LR scheduler after watch: no warning, step counted" "warnings 0 count 1" "$out"
+	has "remove: step unwrapped" "removed True" "$out"
+	has "torch 2 step hooks: used, step not wrapped" "hooked 1 1 False" "$out"
+	has "torch 2 step hooks: the update ended by the step" "update 0" "$out"
+	has "torch 2 step hooks: removed" "unhooked 0 0" "$out"
+	"$cgtrace" export "$(trace_of hooks)" 2>"$tmp/err" | grep '"span_start"' >"$tmp/hooks.spans"
+	n=$(count '"step":"optimizer"' "$tmp/hooks.spans")
+	[ "$n" -eq 3 ] && ok || ko "hooks: $n optimizer spans, not 3 (1 wrapped, 2 through hooks)"
+else
+	ko "hooks: hooks.py under the probe failed"
+fi
+
 # --- watch() in the script ------------------------------------------------
+# Under --python-steps too: marked once, the automatic watch steps aside.
 # CUDA faked (torch.cuda's figures): a device checkpoint at each step's
 # start and end. A first forward that raises is closed by the next one.
-if probe watch env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 CGPROBE_TEST_FAKE_CUDA=1 \
-	CGPROBE_TEST_RAISE=1 "$py" "$here/train.py" 3; then
+if probe watch --python-steps env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 \
+	CGPROBE_TEST_FAKE_CUDA=1 CGPROBE_TEST_RAISE=1 "$py" "$here/train.py" 3; then
 	cats watch activation gradient optimizer
 	spans watch 3 5
 	"$cgtrace" validate "$(trace_of watch)" >"$tmp/watch.valid" 2>&1 && ok ||
@@ -159,12 +154,6 @@ if probe auto --python-steps "$py" "$here/train.py" 3; then
 	spans auto 3
 else
 	ko "auto: train.py under --python-steps failed"
-fi
-# watch() in the script as well: still marked once.
-if probe both --python-steps env CGPROBE_TEST_WATCH=1 PYTHONPATH="$pydir" "$py" "$here/train.py" 2; then
-	spans both 2
-else
-	ko "both: train.py with watch() under --python-steps failed"
 fi
 # The sitecustomize that was there runs too, and a program without torch is left alone.
 mkdir "$tmp/site"
