@@ -104,6 +104,7 @@ if probe hooks env PYTHONPATH="$pydir" "$py" "$here/hooks.py"; then
 	has "watch twice: one watch" "same True" "$out"
 	has "LR scheduler after watch: no warning, step counted" "warnings 0 count 1" "$out"
 	has "remove: step unwrapped" "removed True" "$out"
+	has "torch.save of a watched model: loads and runs" "reloaded (1, 4)" "$out"
 	has "torch 2 step hooks: used, step not wrapped" "hooked 1 1 False" "$out"
 	has "torch 2 step hooks: the update ended by the step" "update 0" "$out"
 	has "torch 2 step hooks: removed" "unhooked 0 0" "$out"

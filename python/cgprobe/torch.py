@@ -123,11 +123,14 @@ class _Hook:
         return getattr(w, self.method)(*args, **kwargs) if w is not None else None
 
     def __reduce__(self):
-        return (_noop, ())
+        return (_Noop, ())
 
 
-def _noop(*args, **kwargs):
-    return None
+class _Noop:
+    """What a pickled watch hook comes back as: a hook doing nothing."""
+
+    def __call__(self, *args, **kwargs):
+        return None
 
 
 class Watch:

@@ -1,8 +1,10 @@
 # watch() details on small modules: watching twice, an LR scheduler made
 # after watch() (torch 1.13 schedulers wrap optimizer.step again), remove(),
+# torch.save of a watched model,
 # and an optimizer with torch 2's step hooks (faked on torch 1.13) marked
 # through them. Prints one "name value" line per fact.
 import collections
+import io
 import warnings
 
 import torch
@@ -23,6 +25,16 @@ with warnings.catch_warnings(record=True) as caught:
 print("warnings", len(caught), "count", opt._step_count)
 w.remove()
 print("removed", "step" not in opt.__dict__)
+
+# A watched model saved whole and loaded again: its hooks come back as no-ops.
+m3 = torch.nn.Linear(4, 4)
+w3 = cgprobe.torch.watch(m3, torch.optim.SGD(m3.parameters(), lr=0.1))
+buf = io.BytesIO()
+torch.save(m3, buf)
+buf.seek(0)
+m4 = torch.load(buf)
+print("reloaded", tuple(m4(torch.ones(1, 4)).shape))
+w3.remove()
 
 
 class HookedSGD(torch.optim.SGD):
