@@ -197,7 +197,8 @@ def update():
 
 
 def device_checkpoint(device, used_bytes, free_bytes, reserved_bytes=None, allocated_bytes=None):
-    """Records a device_memory record ("cuda:0"): a caching allocator's reserved and allocated bytes."""
+    """A device_memory record for device ("cuda:0"), with a caching allocator's reserved and
+    allocated bytes (None: absent)."""
     f = _fn.get("cgprobe_device_checkpoint")
     if f is None:
         return 0
