@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "num_scan.h"
+#include "stepmap.h"
 #include "warn.h"
 
 struct cg_options cg_opt;
@@ -20,6 +21,7 @@ enum kind {
 	OPT_SNAPSHOTS,
 	OPT_FORMAT,
 	OPT_DEPTH,
+	OPT_STEPS,
 };
 
 /*
@@ -61,6 +63,8 @@ static const struct option_def table[] = {
 	 "cgprobe_device_snapshots"},
 	/* The tag is the depth in effect: 0 when the unwinder could not be set up (stack.c). */
 	{"CGPROBE_STACK_DEPTH", OPT_DEPTH, &cg_opt.stack_depth, "32", "cgprobe_stack_depth"},
+	/* The tag is the mapping of range names to steps in use (stepmap.h). */
+	{"CGPROBE_STEPS", OPT_STEPS, &cg_opt.steps, CG_STEPS_DEFAULT, "cgprobe_steps"},
 	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
 	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
 };
@@ -127,6 +131,11 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 			return false;
 		*(uint64_t *)o->value = v;
 		return true;
+	case OPT_STEPS:
+		if (!cg_stepmap_set(s, true))
+			return false;
+		*(const char **)o->value = s;
+		return true;
 	case OPT_FORMAT:
 		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
 			return false;
@@ -141,7 +150,8 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 static const char *format_value(const struct option_def *o, char *out, size_t cap)
 {
 	switch (o->kind) {
-	case OPT_STR: {
+	case OPT_STR:
+	case OPT_STEPS: {
 		const char *s = *(const char *const *)o->value;
 		return s ? s : "";
 	}
@@ -179,6 +189,7 @@ void cg_options_load(void)
 							     [OPT_PHASE] = "train or infer",
 							     [OPT_SNAPSHOTS] = "off or alloc",
 							     [OPT_FORMAT] = "compact or jsonl",
+							     [OPT_STEPS] = "STEP=GLOB,...:STEP=GLOB,...",
 							     [OPT_DEPTH] = "an integer from 0 to "
 									   CG_STACK_DEPTH_MAX_TEXT};
 			cg_warn(o->name, "=", s, " is not ", expect[o->kind], "; using ",
