@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 # Build: meson, ninja, a C compiler, cJSON, zstd, libunwind, libdw (offline symbols), Check.
 # Tests and tools: zstd (CLI), clang + libFuzzer runtime for the fuzz target,
 # heaptrack for the benchmarks, time for peak-RSS figures, python3 and its
-# zstandard module for the independent decoder of the compact encoding.
+# zstandard module for the independent decoder of the compact encoding, and
+# python3-torch (CPU) for the tests of the Python module (tests/test-python.sh).
 packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev libdw-dev
-check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard"
+check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard python3-torch"
 
 missing=""
 for p in $packages; do
