@@ -5,9 +5,16 @@
  * Nothing has to change in a program for the probe to record its heap and
  * GPU memory. A program that wants memory attributed to training steps
  * (forward/backward/optimizer, giving the categories activation, gradient
- * and optimizer) can open spans around them. Define CGPROBE_OPTIONAL before
- * including this header to declare the functions weak: the program then
- * runs unchanged without the probe, where the functions are NULL.
+ * and optimizer) can open spans around them. The cgprobe_*_opt() forms at
+ * the end find the probe at first use and do nothing without it:
+ *
+ *	uint64_t id = cgprobe_span_begin_opt("forward", CGPROBE_STEP_FORWARD);
+ *	...
+ *	cgprobe_span_end_opt(id);
+ *
+ * Or define CGPROBE_OPTIONAL before including this header to declare the
+ * functions weak: the program then runs unchanged without the probe, where
+ * the functions are NULL.
  *
  *	#define CGPROBE_OPTIONAL
  *	#include <cgprobe.h>
@@ -48,6 +55,107 @@ CGPROBE_DECL uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step ste
 CGPROBE_DECL int cgprobe_span_end(uint64_t id);
 /* Writes everything recorded so far to the trace file: 0 or a negative errno. */
 CGPROBE_DECL int cgprobe_flush(void);
+
+/*
+ * The functions below return 0 (or an id) when the process is not being
+ * recorded, and a negative errno for bad arguments.
+ */
+enum cgprobe_span_kind { CGPROBE_KIND_FUNCTION = 0, CGPROBE_KIND_OP = 1, CGPROBE_KIND_MODULE = 2 };
+/* flags: the span is the trace's one measured region (trace/6 `measured`). */
+#define CGPROBE_SPAN_MEASURED 1u
+/* cgprobe_span_begin with a span kind and flags; the span ends with cgprobe_span_end. */
+CGPROBE_DECL uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_step step,
+					    enum cgprobe_span_kind kind, unsigned flags);
+
+enum cgprobe_grad_state {
+	CGPROBE_GRAD_PRESENT = 0,
+	CGPROBE_GRAD_MISSING = 1,
+	CGPROBE_GRAD_ZERO = 2,
+	CGPROBE_GRAD_NON_FINITE = 3,
+};
+/* A `gradient` record: parameter key under root, its state and norm (NaN: none). */
+CGPROBE_DECL int cgprobe_gradient(const char *root, const char *key,
+				  enum cgprobe_grad_state state, double norm);
+/*
+ * A `device_memory` record for device ("cuda:0"); reserved and allocated:
+ * UINT64_MAX when absent. allocated_bytes (a caching allocator's bytes in
+ * live tensors) rides as the extension field cgprobe_allocated_bytes.
+ */
+CGPROBE_DECL int cgprobe_device_checkpoint(const char *device, uint64_t used_bytes,
+					   uint64_t free_bytes, uint64_t reserved_bytes,
+					   uint64_t allocated_bytes);
+/*
+ * Training updates, numbered 1, 2, ... in begin order across the process:
+ * begin returns the update's number (0 when not recorded); end closes the
+ * one open (-EINVAL when none is).
+ */
+CGPROBE_DECL uint64_t cgprobe_update_begin(void);
+CGPROBE_DECL int cgprobe_update_end(void);
+/*
+ * Memory [ptr, ptr + bytes) holds model parameters: allocations inside it,
+ * and the allocation starting at ptr, are categorized `parameter`.
+ */
+CGPROBE_DECL int cgprobe_mark_parameters(const void *ptr, uint64_t bytes);
+/* Names the calling thread in the trace (threads are otherwise named from their comm). */
+CGPROBE_DECL int cgprobe_thread_name(const char *name);
+
+/*
+ * The same functions found at first use: cgprobe_x_opt(...) looks up
+ * cgprobe_x once with dlsym and does nothing (returns 0) when the probe is
+ * not loaded, so a program needs no link dependency on the probe and no
+ * weak symbols (glibc before 2.34 wants -ldl for dlsym). Each costs one
+ * load and a call when the probe is there, one load and a compare when it
+ * is not. Define CGPROBE_NO_OPT to leave them out.
+ */
+#ifndef CGPROBE_NO_OPT
+#include <dlfcn.h>
+#ifndef RTLD_DEFAULT /* glibc names it only with _GNU_SOURCE; its value is NULL */
+#define RTLD_DEFAULT ((void *)0)
+#endif
+
+/* The function, or NULL when absent; the slot holds its own address for "looked, absent". */
+static inline void *cgprobe_opt_find_(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(p == (void *)0, 0)) {
+		p = dlsym(RTLD_DEFAULT, name);
+		if (!p)
+			p = (void *)slot;
+		__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	}
+	return p == (void *)slot ? (void *)0 : p;
+}
+
+#define CGPROBE_OPT_(ret, name, params, args)                                                   \
+	static inline ret name##_opt params                                                    \
+	{                                                                                      \
+		static void *slot;                                                             \
+		ret(*fn) params;                                                               \
+		*(void **)&fn = cgprobe_opt_find_(&slot, #name);                               \
+		return fn ? fn args : (ret)0;                                                  \
+	}
+
+CGPROBE_OPT_(uint64_t, cgprobe_span_begin, (const char *name, enum cgprobe_step step),
+	     (name, step))
+CGPROBE_OPT_(int, cgprobe_span_end, (uint64_t id), (id))
+CGPROBE_OPT_(int, cgprobe_flush, (void), ())
+CGPROBE_OPT_(uint64_t, cgprobe_span_begin_ex,
+	     (const char *name, enum cgprobe_step step, enum cgprobe_span_kind kind,
+	      unsigned flags),
+	     (name, step, kind, flags))
+CGPROBE_OPT_(int, cgprobe_gradient,
+	     (const char *root, const char *key, enum cgprobe_grad_state state, double norm),
+	     (root, key, state, norm))
+CGPROBE_OPT_(int, cgprobe_device_checkpoint,
+	     (const char *device, uint64_t used_bytes, uint64_t free_bytes,
+	      uint64_t reserved_bytes, uint64_t allocated_bytes),
+	     (device, used_bytes, free_bytes, reserved_bytes, allocated_bytes))
+CGPROBE_OPT_(uint64_t, cgprobe_update_begin, (void), ())
+CGPROBE_OPT_(int, cgprobe_update_end, (void), ())
+CGPROBE_OPT_(int, cgprobe_mark_parameters, (const void *ptr, uint64_t bytes), (ptr, bytes))
+CGPROBE_OPT_(int, cgprobe_thread_name, (const char *name), (name))
+#undef CGPROBE_OPT_
+#endif
 
 #ifdef __cplusplus
 }

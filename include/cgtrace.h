@@ -287,6 +287,8 @@ struct cgtrace_device_memory {
 	uint64_t reserved_bytes;
 	bool has_oom_request; /* extension field `oom_request_bytes` */
 	uint64_t oom_request_bytes;
+	bool has_allocated; /* extension field `cgprobe_allocated_bytes` */
+	uint64_t cgprobe_allocated_bytes;
 };
 
 struct cgtrace_gradient {

@@ -103,7 +103,7 @@ void cg_probe_device_alloc_stack(uint64_t addr, uint64_t size, uint8_t device, u
 	cg_self.guard++;
 	announce(device);
 	struct cg_event e = {cg_hook_stamp(false), addr, size, cg_thread_span(),
-			     (uint8_t)(CG_EV_DEV_ALLOC | flags), op, cg_thread_category(), device};
+			     (uint8_t)(CG_EV_DEV_ALLOC | flags), op, cg_hook_category(addr, size), device};
 	cg_hook_push(&e, stack);
 	cg_self.guard--;
 	errno = saved;

@@ -10,7 +10,12 @@
 enum cg_ev_kind {
 	CG_EV_ALLOC,      /* host heap */
 	CG_EV_FREE,
-	CG_EV_SPAN_START, /* addr: the name (a copy the writer frees); size: the parent span */
+	/*
+	 * addr: the name (a copy the writer frees, the thread's name after it
+	 * when category has CG_SPAN_NAMED); size: the parent span; op: the span
+	 * kind; category: CG_SPAN_* flags (spans.h).
+	 */
+	CG_EV_SPAN_START,
 	CG_EV_SPAN_END,   /* size: the start's ticks */
 	CG_EV_DEV_ALLOC,  /* device source (probe.h): op indexes its op_names; step: the device */
 	CG_EV_DEV_FREE,
@@ -26,6 +31,8 @@ enum cg_ev_kind {
 	CG_EV_FRAMES,  /* ts, addr, size: three frames of the CG_EV_STACK before it */
 	CG_EV_MODULES, /* addr: a module list (modules.h), mapped memory the writer unmaps */
 	CG_EV_UNLOAD,  /* a dlclose unmapped code: stacks sent after it are interned anew */
+	CG_EV_GRADIENT,   /* addr: a struct cg_grad_blob (spans.h) the writer frees; span: number */
+	CG_EV_CHECKPOINT, /* addr: a struct cg_ckpt_blob the writer frees (the annotation API's) */
 };
 
 #define CG_EV_FRAMES_PER_SLOT 3

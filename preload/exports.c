@@ -15,13 +15,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The probe defines the functions the _opt forms would look up. */
+#define CGPROBE_NO_OPT
 #include "cgprobe.h"
+#include "cgtrace.h"
 #include "hooks.h"
 #include "modules.h"
+#include "params.h"
 #include "probe.h"
 #include "real.h"
 #include "session.h"
 #include "signals.h"
+#include "spans.h"
 #include "stack.h"
 #include "thread.h"
 #include "warn.h"
@@ -487,20 +492,66 @@ CG_PROBE_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 /* Annotation API (include/cgprobe.h)                                  */
 /* ------------------------------------------------------------------ */
 
+/* Each runs inside the probe: what it allocates is not the program's. */
+#define API_CALL(type, call)                                                                   \
+	do {                                                                                   \
+		cg_self.guard++;                                                               \
+		type r_ = call;                                                                \
+		cg_self.guard--;                                                               \
+		return r_;                                                                     \
+	} while (0)
+
 CG_PROBE_EXPORT uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step step)
 {
-	cg_self.guard++;
-	uint64_t id = cg_hook_span_begin(name, (uint8_t)step);
-	cg_self.guard--;
-	return id;
+	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, CGTRACE_SPAN_FUNCTION, 0));
+}
+
+CG_PROBE_EXPORT uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_step step,
+					       enum cgprobe_span_kind kind, unsigned flags)
+{
+	if ((unsigned)kind > CGTRACE_SPAN_MODULE)
+		return 0;
+	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, (uint8_t)kind,
+					 flags & CGPROBE_SPAN_MEASURED ? CG_SPAN_MEASURED : 0));
 }
 
 CG_PROBE_EXPORT int cgprobe_span_end(uint64_t id)
 {
-	cg_self.guard++;
-	int r = cg_hook_span_end(id);
-	cg_self.guard--;
-	return r;
+	API_CALL(int, cg_span_end(id));
+}
+
+CG_PROBE_EXPORT int cgprobe_gradient(const char *root, const char *key,
+				     enum cgprobe_grad_state state, double norm)
+{
+	API_CALL(int, cg_gradient(root, key, (uint8_t)state, norm));
+}
+
+CG_PROBE_EXPORT int cgprobe_device_checkpoint(const char *device, uint64_t used_bytes,
+					      uint64_t free_bytes, uint64_t reserved_bytes,
+					      uint64_t allocated_bytes)
+{
+	API_CALL(int, cg_checkpoint(device, used_bytes, free_bytes, reserved_bytes,
+				    allocated_bytes));
+}
+
+CG_PROBE_EXPORT uint64_t cgprobe_update_begin(void)
+{
+	API_CALL(uint64_t, cg_update_begin());
+}
+
+CG_PROBE_EXPORT int cgprobe_update_end(void)
+{
+	API_CALL(int, cg_update_end());
+}
+
+CG_PROBE_EXPORT int cgprobe_mark_parameters(const void *ptr, uint64_t bytes)
+{
+	API_CALL(int, cg_params_mark((uint64_t)(uintptr_t)ptr, bytes));
+}
+
+CG_PROBE_EXPORT int cgprobe_thread_name(const char *name)
+{
+	API_CALL(int, cg_thread_set_name(name));
 }
 
 CG_PROBE_EXPORT int cgprobe_flush(void)

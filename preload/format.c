@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "format.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "jsonl_format.h"
 #include "jsonl_heap.h"
 #include "record.h"
+#include "spans.h"
 
 const char *const cg_op_names[CG_OP_COUNT] = {
 	[CG_OP_MALLOC] = "malloc",
@@ -60,29 +62,72 @@ static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t t
 	cg_jsonl_format_heap(b, &r);
 }
 
-static void format_span(struct cg_buf *b, const struct cg_event *e, uint64_t ts, uint64_t start)
+static void format_span_end(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
+			    uint64_t start)
+{
+	char id[24];
+	struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_END};
+	r.u.span_end = (struct cg_rec_span_end){.id = span_id(id, e->span),
+						.duration_ns = ts > start ? ts - start : 0};
+	cg_jsonl_format(b, &r);
+}
+
+void cg_format_span_start(struct cg_buf *b, const struct cg_event *e, uint64_t ts, uint64_t tid)
 {
 	char id[24], parent[24];
-	struct cg_rec r;
-	if (e->kind == CG_EV_SPAN_END) {
-		r.kind = CGTRACE_KIND_SPAN_END;
-		r.u.span_end = (struct cg_rec_span_end){.id = span_id(id, e->span),
-							.duration_ns = ts > start ? ts - start : 0};
-		cg_jsonl_format(b, &r);
-		return;
-	}
 	char *name = (char *)(uintptr_t)e->addr;
-	r.kind = CGTRACE_KIND_SPAN_START;
+	struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_START};
 	r.u.span_start = (struct cg_rec_span_start){
 		.id = span_id(id, e->span),
 		.parent_id = span_id(parent, e->size),
 		.name = cg_sv_c(name ? name : "?"),
 		.start_ns = ts,
-		.span_kind = CGTRACE_SPAN_FUNCTION,
+		.span_kind = e->op <= CGTRACE_SPAN_MODULE ? e->op : CGTRACE_SPAN_FUNCTION,
+		.measured = (e->category & CG_SPAN_MEASURED) != 0,
 		.step = e->step,
+		.has_thread = tid != 0,
+		.cgprobe_thread = tid,
 	};
+	if (name && (e->category & CG_SPAN_NAMED))
+		r.u.span_start.cgprobe_thread_name = cg_sv_c(name + strlen(name) + 1);
 	cg_jsonl_format(b, &r);
 	free(name);
+}
+
+void cg_format_gradient(struct cg_buf *b, const struct cg_event *e)
+{
+	char id[24];
+	struct cg_grad_blob *g = (struct cg_grad_blob *)(uintptr_t)e->addr;
+	id[0] = 'g';
+	struct cg_rec r = {.kind = CGTRACE_KIND_GRADIENT};
+	r.u.gradient = (struct cg_rec_gradient){
+		.event_id = {id, (uint32_t)(1 + cg_fmt_u64(id + 1, e->span))},
+		.root = cg_sv_c(g->strings),
+		.key = cg_sv_c(g->strings + strlen(g->strings) + 1),
+		.state = g->state,
+		.has_norm = !isnan(g->norm),
+		.norm = g->norm,
+	};
+	cg_jsonl_format(b, &r);
+	free(g);
+}
+
+void cg_format_checkpoint(struct cg_buf *b, const struct cg_event *e, uint64_t ts)
+{
+	struct cg_ckpt_blob *c = (struct cg_ckpt_blob *)(uintptr_t)e->addr;
+	struct cg_rec r = {.kind = CGTRACE_KIND_DEVICE_MEMORY};
+	r.u.device_memory = (struct cg_rec_device_memory){
+		.timestamp_ns = ts,
+		.device = cg_sv_c(c->device),
+		.used_bytes = c->used,
+		.free_bytes = c->free_bytes,
+		.has_reserved = c->reserved != UINT64_MAX,
+		.reserved_bytes = c->reserved,
+		.has_allocated = c->allocated != UINT64_MAX,
+		.cgprobe_allocated_bytes = c->allocated,
+	};
+	cg_jsonl_format(b, &r);
+	free(c);
 }
 
 void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns,
@@ -90,8 +135,10 @@ void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns,
 {
 	if (e->kind == CG_EV_ALLOC || e->kind == CG_EV_FREE)
 		format_memory(b, e, ts_ns, st);
+	else if (e->kind == CG_EV_SPAN_START)
+		cg_format_span_start(b, e, ts_ns, 0);
 	else
-		format_span(b, e, ts_ns, start_ns);
+		format_span_end(b, e, ts_ns, start_ns);
 }
 
 void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns)

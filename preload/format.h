@@ -28,6 +28,11 @@ struct cg_format_stack {
  */
 void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns,
 		     const struct cg_format_stack *st);
+/* A span start of thread tid (0: unknown); frees the event's strings. */
+void cg_format_span_start(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t tid);
+/* The annotation API's gradient and device checkpoint records; each frees its event's blob. */
+void cg_format_gradient(struct cg_buf *b, const struct cg_event *e);
+void cg_format_checkpoint(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns);
 void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns);
 /* A device's identity as a DEV_INFO event brings it, for the device's first record. */
 struct cg_device_ident {

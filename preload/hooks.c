@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "options.h"
+#include "params.h"
 #include "real.h"
 #include "ring.h"
 #include "run_meta.h"
@@ -15,18 +16,6 @@
 #include "thread.h"
 
 __thread struct cg_thread cg_self __attribute__((tls_model("initial-exec")));
-
-/* Span numbers: s1 is the root, annotations count from s2 across all threads. */
-static atomic_uint_fast32_t next_span = 2;
-
-uint8_t cg_thread_category(void)
-{
-	int d = cg_self.depth < CG_MAX_SPAN_DEPTH ? cg_self.depth : CG_MAX_SPAN_DEPTH;
-	for (int i = d - 1; i >= 0; i--)
-		if (cg_self.step[i] != CGTRACE_STEP_NONE)
-			return (uint8_t)cg_category_for_step((enum cgtrace_step)cg_self.step[i], false);
-	return CGTRACE_CAT_OTHER;
-}
 
 /* Strictly increasing per thread, from the one monotonic clock. */
 static inline uint64_t stamp_ticks(uint64_t t)
@@ -93,13 +82,20 @@ void cg_hook_push(const struct cg_event *e, uint32_t stack)
 	push(e, stack);
 }
 
+uint8_t cg_hook_category(uint64_t addr, uint64_t size)
+{
+	if (cg_params_contains(addr, size))
+		return CGTRACE_CAT_PARAMETER;
+	return cg_thread_category();
+}
+
 void cg_hook_alloc(void *p, size_t size, uint8_t op)
 {
 	if (size < cg_opt.min_bytes || !cg_session_recording())
 		return;
 	/* Before the stamp: a new stack's definition goes first, stamped before the allocation. */
 	uint32_t stack = cg_stack_depth ? cg_stack_capture() : 0;
-	uint8_t cat = cg_thread_category();
+	uint8_t cat = cg_hook_category((uint64_t)(uintptr_t)p, size);
 	struct cg_event e = {stamp(), (uint64_t)(uintptr_t)p, size, cg_thread_span(),
 			     CG_EV_ALLOC, op, cat, 0};
 	push(&e, stack);
@@ -134,47 +130,4 @@ void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,
 	}
 	if (p)
 		cg_hook_alloc(p, size, op);
-}
-
-uint64_t cg_hook_span_begin(const char *name, uint8_t step)
-{
-	if (!cg_session_recording() || !name || step > CGTRACE_STEP_OPTIMIZER)
-		return 0;
-	uint32_t parent = cg_thread_span();
-	uint32_t id = (uint32_t)atomic_fetch_add(&next_span, 1);
-	uint64_t ts = stamp();
-	int d = cg_self.depth++;
-	if (d < CG_MAX_SPAN_DEPTH) {
-		cg_self.span[d] = id;
-		cg_self.step[d] = step;
-		cg_self.start[d] = ts;
-	}
-	/* The writer frees the copy once the record is out. */
-	size_t n = strnlen(name, 4096);
-	char *copy = cg_real.malloc(n + 1);
-	if (copy) {
-		memcpy(copy, name, n);
-		copy[n] = '\0';
-	}
-	struct cg_event e = {ts, (uint64_t)(uintptr_t)copy, parent, id, CG_EV_SPAN_START, 0, 0,
-			     step};
-	push(&e, 0);
-	return id;
-}
-
-int cg_hook_span_end(uint64_t id)
-{
-	int d = cg_self.depth;
-	/* Past the tracked depth ids cannot be checked; their duration is unknown (0). */
-	if (d <= 0 || (d <= CG_MAX_SPAN_DEPTH && cg_self.span[d - 1] != id))
-		return -EINVAL;
-	cg_self.depth--;
-	if (!cg_session_recording())
-		return 0;
-	uint64_t ts = stamp();
-	/* The writer turns the start's ticks into the duration; past the depth it is unknown. */
-	uint64_t start = d <= CG_MAX_SPAN_DEPTH ? cg_self.start[d - 1] : ts;
-	struct cg_event e = {ts, 0, start, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
-	push(&e, 0);
-	return 0;
 }

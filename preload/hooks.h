@@ -43,8 +43,10 @@ bool cg_hook_push_n(const struct cg_event *ev, unsigned n);
 /* The calling thread's ring, mapped on first use; NULL when none can be. */
 struct cg_ring *cg_hook_ring(void);
 
-/* The annotation API's work. */
-uint64_t cg_hook_span_begin(const char *name, uint8_t step);
-int cg_hook_span_end(uint64_t id);
+/*
+ * The category of memory allocated now at [addr, addr + size): parameter
+ * inside marked parameters (params.h), else from the open steps (thread.h).
+ */
+uint8_t cg_hook_category(uint64_t addr, uint64_t size);
 
 #endif

@@ -163,7 +163,8 @@ void cg_rings_reset_after_fork(struct cg_ring *keep)
 void cg_event_discard(const struct cg_event *e)
 {
 	uint8_t kind = e->kind & CG_EV_KIND_MASK;
-	if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_INFO)
+	if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_INFO || kind == CG_EV_GRADIENT ||
+	    kind == CG_EV_CHECKPOINT)
 		cg_real.free((void *)(uintptr_t)e->addr);
 	else if (kind == CG_EV_MODULES)
 		cg_modules_release((struct cg_modules *)(uintptr_t)e->addr);

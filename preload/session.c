@@ -19,6 +19,7 @@
 #include "out.h"
 #include "outpath.h"
 #include "ring.h"
+#include "spans.h"
 #include "stack.h"
 #include "thread.h"
 #include "warn.h"
@@ -278,7 +279,7 @@ void cg_session_fork_child(void)
 	if (copy.fd >= 0)
 		close(copy.fd);
 	copy.fd = -1;
-	cg_self.depth = 0;
+	cg_spans_after_fork();
 	cg_self.last_ts = 0;
 	atomic_store(&cg_state, CG_OFF);
 	pid_t parent = getppid();

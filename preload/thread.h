@@ -8,6 +8,7 @@
 #ifndef CG_THREAD_H
 #define CG_THREAD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define CG_MAX_SPAN_DEPTH 64
@@ -23,6 +24,9 @@ struct cg_thread {
 	uint32_t span[CG_MAX_SPAN_DEPTH];
 	uint8_t step[CG_MAX_SPAN_DEPTH];
 	uint64_t start[CG_MAX_SPAN_DEPTH];
+	/* The thread's name for the trace ("" until known) and whether a span_start carried it. */
+	char name[64];
+	bool name_sent;
 };
 
 extern __thread struct cg_thread cg_self __attribute__((tls_model("initial-exec")));
@@ -36,7 +40,11 @@ static inline uint32_t cg_thread_span(void)
 	return d > 0 ? cg_self.span[d - 1] : 1;
 }
 
-/* The category of the innermost step span: other outside annotated steps. */
+/*
+ * The category of a memory record made now: the innermost step span of the
+ * calling thread, else the innermost step open on any thread (spans.h),
+ * other outside every step.
+ */
 uint8_t cg_thread_category(void);
 
 #endif

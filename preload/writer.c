@@ -438,17 +438,16 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 			w.ident[device] =
 			    (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
 			return 1;
-		case CG_EV_SPAN_START: {
-			char *name = (char *)(uintptr_t)e->addr;
-			if (c)
-				packed = cg_cout_span_start(ns, e->span, e->size, name ? name : "?",
-							    e->step);
-			if (w.text || !packed)
-				cg_format_event(&w.buf, e, ns, 0, NULL); /* frees the name */
-			else
-				free(name);
+		case CG_EV_SPAN_START:
+			/* The opening thread rides as an extension field: TEXT in compact mode. */
+			cg_format_span_start(&w.buf, e, ns, (uint64_t)r->tid); /* frees the name */
 			break;
-		}
+		case CG_EV_GRADIENT:
+			cg_format_gradient(&w.buf, e);
+			break;
+		case CG_EV_CHECKPOINT:
+			cg_format_checkpoint(&w.buf, e, ns);
+			break;
 		default: {
 			uint64_t start = cg_clock_map_ns(&w.clock, e->size);
 			if (c) {

@@ -92,7 +92,17 @@
 	X(k, U64, start_ns, CG_REQUIRED)                                                           \
 	X(k, ENUM, span_kind, CG_REQUIRED, cg_span_kind_names, 0)                                  \
 	X(k, BOOL, measured, CG_DEFAULT)                                                           \
-	X(k, ENUM, step, CG_OPTIONAL, cg_step_names, CGTRACE_STEP_NONE)
+	X(k, ENUM, step, CG_OPTIONAL, cg_step_names, CGTRACE_STEP_NONE)                           \
+	CG_FIELDS_span_thread(X, k)
+
+/*
+ * Extension fields: the thread that opened the span (its OS thread id) and,
+ * on the first span_start of a thread that has a name, the name
+ * (docs/probe.md). Spans of one thread nest; spans of others need not.
+ */
+#define CG_FIELDS_span_thread(X, k)                                                                \
+	X(k, U64_OPT, cgprobe_thread, CG_OPTIONAL, has_thread)                                     \
+	X(k, STR, cgprobe_thread_name, CG_OPTIONAL)
 
 #define CG_FIELDS_span_end(X, k)                                                                   \
 	X(k, STR, id, CG_REQUIRED)                                                                 \
@@ -165,6 +175,8 @@
 
 /*
  * oom_request_bytes is an extension: the request that failed with out-of-memory.
+ * cgprobe_allocated_bytes too: a caching allocator's bytes in live tensors,
+ * where reserved_bytes is what it holds from the device.
  * The document keeps the checkpoint's own fields; the identity goes to its
  * device table (doc.h).
  */
@@ -177,7 +189,8 @@
 	X(k, U64, used_bytes, CG_REQUIRED)                                                         \
 	X(k, U64, free_bytes, CG_REQUIRED)                                                         \
 	X(k, U64_OPT, reserved_bytes, CG_OPTIONAL, has_reserved)                                   \
-	X(k, U64_OPT, oom_request_bytes, CG_OPTIONAL, has_oom_request)
+	X(k, U64_OPT, oom_request_bytes, CG_OPTIONAL, has_oom_request)                             \
+	X(k, U64_OPT, cgprobe_allocated_bytes, CG_OPTIONAL, has_allocated)
 
 #define CG_FIELDS_gradient(X, k)                                                                   \
 	X(k, STR, event_id, CG_REQUIRED)                                                           \

@@ -418,6 +418,8 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 			.reserved_bytes = dm->reserved_bytes,
 			.has_oom_request = dm->has_oom_request,
 			.oom_request_bytes = dm->oom_request_bytes,
+			.has_allocated = dm->has_allocated,
+			.cgprobe_allocated_bytes = dm->cgprobe_allocated_bytes,
 		};
 		out->u.device_memory = &r->view.device_memory;
 		view_ident(r, dm->device, dm->cgprobe_device_uuid, dm->cgprobe_device_name,

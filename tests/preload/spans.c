@@ -43,14 +43,14 @@ static void free_in(void *p, size_t n, uint64_t span, const char *category)
 	free(p);
 }
 
-/* A thread starts outside every span, whatever the main thread has open. */
+/* A thread starts outside every span; a step open on another thread applies to it too. */
 static void *worker(void *arg)
 {
 	(void)arg;
-	void *p = alloc_in("malloc", 106, 1, "other");
+	void *p = alloc_in("malloc", 106, 1, "activation");
 	uint64_t w = begin("worker", CGPROBE_STEP_OPTIMIZER);
 	void *q = alloc_in("malloc", 107, w, "optimizer");
-	free_in(p, 106, w, "other");
+	free_in(p, 106, w, "activation");
 	end(w);
 	free_in(q, 107, 1, "optimizer");
 	return NULL;

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Training steps told to the probe (docs/probe.md, "Annotations" and
+ * "NVTX ranges"): tests/steps/api.c through the header's _opt forms and
+ * tests/steps/nvtx.c through NVTX ranges run with and without the probe;
+ * their traces read back with the reader: spans per thread, steps that
+ * apply to the whole process, categories, autograd_retained_bytes,
+ * gradient and device checkpoint records, unbalanced ends.
+ *
+ * Environment (tests/meson.build): STEPS_TEST_PROBE, STEPS_TEST_BIN.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgtrace.h"
+#include "child.h"
+#include "rundir.h"
+#include "test-main.h"
+
+static const char *probe, *bin;
+
+struct run {
+	char dir[RUNDIR_MAX], cwd[RUNDIR_MAX + 16], out[RUNDIR_MAX + 16];
+	int status;
+	char *stdout_text, *stderr_text;
+	char *trace_text; /* JSONL runs: the trace as written */
+	struct cgtrace_doc *doc;
+};
+
+/* Runs bin/prog, under the probe when with_probe, with extra environment; reads its trace. */
+static struct run *run(const char *prog, bool with_probe, const char *format,
+                       const char *const *extra)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	rundir_make(r->dir, r->cwd, r->out, "steps");
+	char *owned[16] = {0};
+	if (with_probe)
+		rundir_probe_env(owned, probe, r->out);
+	char *fmt = strf("CGPROBE_FORMAT=%s", format);
+	char *output = strf("CGPROBE_OUTPUT=%s/trace.%%p.%s", r->out,
+	                    strcmp(format, "jsonl") ? "cgt" : "jsonl");
+	const char *all[16] = {fmt, output};
+	for (size_t i = 0; extra && extra[i] && i < 12; i++)
+		all[i + 2] = extra[i];
+	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, "NVTX_INJECTION64_PATH=", NULL};
+	char **env = child_env(drop, owned, all);
+	char *path = strf("%s/%s", bin, prog);
+	const char *args[] = {NULL};
+	pid_t pid = rundir_spawn(r->dir, r->cwd, path, args, env);
+	r->status = child_wait(pid, 60000, path);
+	rundir_read_output(r->dir, &r->stdout_text, &r->stderr_text);
+	ck_assert_msg(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s: %s; stderr: %s",
+	              path, status_text(r->status), r->stderr_text);
+	char *files[4];
+	size_t k = rundir_files(r->out, files, 4);
+	ck_assert_msg(k == (with_probe ? 1u : 0u), "%s left %zu traces", path, k);
+	if (k == 1) {
+		char err[1024];
+		int rc = cgtrace_doc_read(files[0], NULL, &r->doc, err, sizeof(err));
+		ck_assert_msg(rc == 0, "%s: %s", files[0], err);
+		if (!strcmp(format, "jsonl"))
+			r->trace_text = read_file(files[0], NULL);
+		free(files[0]);
+	}
+	free(path);
+	free(env);
+	free(fmt);
+	free(output);
+	for (size_t i = 0; owned[i]; i++)
+		free(owned[i]);
+	return r;
+}
+
+static void run_free(struct run *r)
+{
+	if (r->doc)
+		cgtrace_doc_free(r->doc);
+	remove_tree(r->dir);
+	free(r->stdout_text);
+	free(r->stderr_text);
+	free(r->trace_text);
+	free(r);
+}
+
+/* The value the program printed for key. */
+static long long said(const struct run *r, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *p = r->stdout_text; p && *p;) {
+		if (!strncmp(p, key, n) && p[n] == ' ')
+			return strtoll(p + n + 1, NULL, 10);
+		const char *nl = strchr(p, '\n');
+		p = nl ? nl + 1 : NULL;
+	}
+	ck_abort_msg("the program printed no %s; stdout: %s", key, r->stdout_text);
+	return 0;
+}
+
+static bool find_span(const struct run *r, const char *name, struct cgtrace_span *out)
+{
+	size_t n = cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START);
+	for (size_t i = 0; i < n; i++) {
+		cgtrace_doc_span(r->doc, i, out);
+		if (!strcmp(out->name, name))
+			return true;
+	}
+	return false;
+}
+
+static void expect_span(const struct run *r, const char *name, const char *parent,
+                        enum cgtrace_step step, enum cgtrace_span_kind kind)
+{
+	struct cgtrace_span s;
+	ck_assert_msg(find_span(r, name, &s), "no span %s", name);
+	ck_assert_str_eq(s.parent_id, parent);
+	ck_assert_int_eq(s.step, step);
+	ck_assert_int_eq(s.kind, kind);
+	ck_assert_msg(s.closed, "span %s not closed", name);
+}
+
+static char *sid(long long id)
+{
+	return strf("s%lld", id);
+}
+
+/* The allocation of exactly bytes: its span and category. */
+static void expect_alloc(const struct run *r, uint64_t bytes, const char *span,
+                         enum cgtrace_category cat)
+{
+	size_t n = cgtrace_doc_count(r->doc, CGTRACE_KIND_MEMORY);
+	for (size_t i = 0; i < n; i++) {
+		struct cgtrace_memory m;
+		cgtrace_doc_memory(r->doc, i, &m);
+		if (m.action != CGTRACE_ALLOC || m.bytes != bytes)
+			continue;
+		if (span)
+			ck_assert_msg(!strcmp(m.span_id, span), "%" PRIu64 " bytes in %s, not %s",
+			              bytes, m.span_id, span);
+		ck_assert_msg(m.category == cat, "%" PRIu64 " bytes: %s, not %s", bytes,
+		              cgtrace_category_name(m.category), cgtrace_category_name(cat));
+		return;
+	}
+	ck_abort_msg("no allocation of %" PRIu64 " bytes", bytes);
+}
+
+/* ------------------------------------------------------------------ */
+/* The C API                                                           */
+/* ------------------------------------------------------------------ */
+
+static void check_api_trace(const struct run *r)
+{
+	char *f = sid(said(r, "forward")), *lin = sid(said(r, "linear"));
+	char *w = sid(said(r, "work")), *b = sid(said(r, "backward"));
+	char *o = sid(said(r, "optimizer"));
+	ck_assert_int_eq(said(r, "forward"), 2);
+	expect_span(r, "forward", "s1", CGTRACE_STEP_FORWARD, CGTRACE_SPAN_MODULE);
+	expect_span(r, "linear", f, CGTRACE_STEP_NONE, CGTRACE_SPAN_OP);
+	/* A thread's first span hangs under the root, whatever other threads have open. */
+	expect_span(r, "work", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
+	expect_span(r, "backward", "s1", CGTRACE_STEP_BACKWARD, CGTRACE_SPAN_FUNCTION);
+	struct cgtrace_span m;
+	ck_assert(find_span(r, "measured", &m));
+	ck_assert(m.measured);
+	ck_assert(find_span(r, "forward", &m));
+	ck_assert(!m.measured);
+
+	expect_alloc(r, 1001, f, CGTRACE_CAT_ACTIVATION);
+	expect_alloc(r, 1002, lin, CGTRACE_CAT_ACTIVATION);
+	/* Another thread, no step of its own: forward open on main applies. */
+	expect_alloc(r, 1003, "s1", CGTRACE_CAT_ACTIVATION);
+	expect_alloc(r, 1004, w, CGTRACE_CAT_ACTIVATION);
+	expect_alloc(r, 1005, "s1", CGTRACE_CAT_GRADIENT);
+	expect_alloc(r, 1007, b, CGTRACE_CAT_GRADIENT);
+	expect_alloc(r, 1006, o, CGTRACE_CAT_OPTIMIZER);
+	expect_alloc(r, 1008, "s1", CGTRACE_CAT_OTHER);
+	expect_alloc(r, 1010, "s1", CGTRACE_CAT_PARAMETER);
+
+	struct cgtrace_memory_report *rep;
+	ck_assert_int_eq(cgtrace_memory_analyze(r->doc, &rep), 0);
+	/* Live activations when backward's first record came: 1001 + 1003 + 1004. */
+	ck_assert_uint_eq(rep->autograd_retained_bytes, 3008);
+	cgtrace_memory_report_free(rep);
+
+	ck_assert_uint_eq(cgtrace_doc_count(r->doc, CGTRACE_KIND_GRADIENT), 2);
+	struct cgtrace_gradient g;
+	cgtrace_doc_gradient(r->doc, 0, &g);
+	ck_assert_str_eq(g.root, "model");
+	ck_assert_str_eq(g.key, "w1");
+	ck_assert_int_eq(g.state, CGTRACE_GRAD_PRESENT);
+	ck_assert(g.has_norm && g.norm == 1.5);
+	cgtrace_doc_gradient(r->doc, 1, &g);
+	ck_assert_str_eq(g.key, "w2");
+	ck_assert_int_eq(g.state, CGTRACE_GRAD_MISSING);
+	ck_assert(!g.has_norm);
+	ck_assert_str_ne(g.event_id, "");
+
+	ck_assert_uint_eq(cgtrace_doc_count(r->doc, CGTRACE_KIND_DEVICE_MEMORY), 2);
+	struct cgtrace_device_memory d;
+	cgtrace_doc_device_memory(r->doc, 0, &d);
+	ck_assert_str_eq(d.device, "cuda:0");
+	ck_assert_uint_eq(d.used_bytes, 100);
+	ck_assert_uint_eq(d.free_bytes, 900);
+	ck_assert(d.has_reserved && d.reserved_bytes == 500);
+	ck_assert(d.has_allocated && d.cgprobe_allocated_bytes == 300);
+	cgtrace_doc_device_memory(r->doc, 1, &d);
+	ck_assert_str_eq(d.device, "cuda:1");
+	ck_assert(!d.has_reserved && !d.has_allocated);
+	free(f);
+	free(lin);
+	free(w);
+	free(b);
+	free(o);
+}
+
+static void check_api_results(const struct run *r)
+{
+	ck_assert_int_eq(said(r, "thread-name"), 0);
+	ck_assert_int_eq(said(r, "update"), 1);
+	ck_assert_int_eq(said(r, "gradient"), 0);
+	ck_assert_int_eq(said(r, "checkpoint"), 0);
+	ck_assert_int_eq(said(r, "end-outer-first"), -22);
+	ck_assert_int_eq(said(r, "end-outer-again"), -22);
+	ck_assert_int_eq(said(r, "end-inner"), 0);
+	ck_assert_int_eq(said(r, "end-outer"), 0);
+	ck_assert_int_eq(said(r, "end-none"), -22);
+	ck_assert_int_eq(said(r, "update-end"), 0);
+	ck_assert_int_eq(said(r, "update-end-again"), -22);
+	ck_assert_int_eq(said(r, "update-2"), 2);
+	ck_assert_int_eq(said(r, "update-2-end"), 0);
+	ck_assert_int_eq(said(r, "mark"), 0);
+	ck_assert_int_eq(said(r, "mark-empty"), -22);
+	ck_assert_int_eq(said(r, "flush"), 0);
+	/* Three bad ends, one line. */
+	ck_assert_str_eq(r->stderr_text, "cgprobe: a span ended that is not its thread's innermost "
+	                                 "open span; such ends are ignored (warned once)\n");
+}
+
+START_TEST(test_api_jsonl)
+{
+	struct run *r = run("steps-api", true, "jsonl", NULL);
+	check_api_results(r);
+	check_api_trace(r);
+	/* The opening thread on each span; names once per thread, the program's or set. */
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"name\":\"forward\""));
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_thread_name\":\"trainer\""));
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_thread_name\":\"loader\""));
+	ck_assert_ptr_null(strstr(strstr(r->trace_text, "\"cgprobe_thread_name\":\"trainer\"") + 1,
+	                          "\"cgprobe_thread_name\":\"trainer\""));
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_allocated_bytes\":300"));
+	const char *fwd = strstr(r->trace_text, "\"name\":\"forward\"");
+	const char *work = strstr(r->trace_text, "\"name\":\"work\"");
+	const char *t1 = strstr(fwd, "\"cgprobe_thread\":"),
+	           *t2 = strstr(work, "\"cgprobe_thread\":");
+	ck_assert_ptr_nonnull(t1);
+	ck_assert_ptr_nonnull(t2);
+	ck_assert_uint_gt(strtoull(t1 + 17, NULL, 10), 0);
+	ck_assert_uint_ne(strtoull(t1 + 17, NULL, 10), strtoull(t2 + 17, NULL, 10));
+	run_free(r);
+}
+END_TEST
+
+START_TEST(test_api_compact)
+{
+	struct run *r = run("steps-api", true, "compact", NULL);
+	check_api_results(r);
+	check_api_trace(r);
+	run_free(r);
+}
+END_TEST
+
+START_TEST(test_api_without_probe)
+{
+	struct run *r = run("steps-api", false, "jsonl", NULL);
+	ck_assert_str_eq(r->stderr_text, "");
+	ck_assert_int_eq(said(r, "forward"), 0);
+	ck_assert_int_eq(said(r, "update"), 0);
+	ck_assert_int_eq(said(r, "end-outer-first"), 0);
+	ck_assert_int_eq(said(r, "done"), 0);
+	run_free(r);
+}
+END_TEST
+
+static Suite *api_suite(void)
+{
+	Suite *s = suite_create("steps-api");
+	TCase *tc = tcase_create("api");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_api_jsonl);
+	tcase_add_test(tc, test_api_compact);
+	tcase_add_test(tc, test_api_without_probe);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+static int steps_setup(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	probe = getenv("STEPS_TEST_PROBE");
+	bin = getenv("STEPS_TEST_BIN");
+	if (!probe || !bin) {
+		fprintf(stderr, "STEPS_TEST_PROBE and STEPS_TEST_BIN must be set\n");
+		return 1;
+	}
+	return TEST_GO_ON;
+}
+
+TEST_MAIN_SETUP(steps_setup, api_suite);
