@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "num_scan.h"
 #include "warn.h"
 
@@ -211,6 +212,10 @@ void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *valu
 		if (table[i].tag)
 			fn(ctx, table[i].tag,
 			   format_value(&table[i], tag_text[i], sizeof(tag_text[i])));
+	/* Not a setting but the window's outcome, known when the head is written. */
+	const char *reached = cg_capture_reached_tag();
+	if (reached)
+		fn(ctx, "cgprobe_capture_reached", reached);
 }
 
 static bool match_list(const char *globs, const char *name)
