@@ -7,7 +7,10 @@
  *
  *	LD_PRELOAD=libcgprobe.so ./cgprobe-demo-mlp
  *
- * gives a memory profile shaped like a real training run.
+ * gives a memory profile shaped like a real training run. Each training
+ * step is marked as an update (cgprobe_update_begin/end), so a capture
+ * window (CGPROBE_CAPTURE=update) can take one; parameters are marked as
+ * such (cgprobe_mark_parameters), and worker threads named.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -152,6 +155,25 @@ static uint64_t span_begin(const char *name, enum cgprobe_step step)
 	if (cgprobe_span_begin)
 		return cgprobe_span_begin(name, step);
 	return 0;
+}
+
+/* Update boundaries and parameter memory, when the probe is there. */
+static void update_begin(void)
+{
+	if (cgprobe_update_begin)
+		cgprobe_update_begin();
+}
+
+static void update_end(void)
+{
+	if (cgprobe_update_end)
+		cgprobe_update_end();
+}
+
+static void mark_parameters(const struct tensor *t)
+{
+	if (cgprobe_mark_parameters)
+		cgprobe_mark_parameters(t->data, (uint64_t)t->shape[0] * t->shape[1] * sizeof(float));
 }
 
 /* Id 0 means the probe is loaded but not recording: there is no span to close. */
@@ -322,6 +344,8 @@ static void model_init(struct model *m, size_t hidden, struct rng *rng)
 		for (size_t i = 0; i < tensor_numel(w); i++)
 			w->data[i] = bound * (2.0f * rng_uniform(rng) - 1.0f);
 		memset(b->data, 0, tensor_numel(b) * sizeof(float));
+		mark_parameters(w);
+		mark_parameters(b);
 		m->params[2 * l].value = w;
 		m->params[2 * l + 1].value = b;
 	}
@@ -405,6 +429,8 @@ static void mm_backward_rows(struct mm_task *task)
 static void *mm_thread(void *arg)
 {
 	struct mm_task *task = arg;
+	if (cgprobe_thread_name)
+		cgprobe_thread_name("mlp-matmul");
 	uint64_t span = span_begin(task->span_name, task->step);
 
 	task->fn(task);
@@ -690,6 +716,7 @@ static void adam_step(struct model *m)
 static float train_step(struct model *m, const struct dataset *ds, const struct options *o,
                         struct rng *rng)
 {
+	update_begin();
 	uint64_t step = span_begin("step", CGPROBE_STEP_NONE);
 	struct batch b;
 	struct tape t = {.threads = (int)o->threads};
@@ -714,6 +741,7 @@ static float train_step(struct model *m, const struct dataset *ds, const struct 
 
 	batch_free(&b);
 	span_end(step);
+	update_end();
 	return loss;
 }
 

@@ -8,6 +8,7 @@
 
 #include "capture.h"
 #include "num_scan.h"
+#include "stepmap.h"
 #include "warn.h"
 
 struct cg_options cg_opt;
@@ -22,6 +23,7 @@ enum kind {
 	OPT_FORMAT,
 	OPT_DEPTH,
 	OPT_CAPTURE,
+	OPT_STEPS,
 };
 
 /*
@@ -67,6 +69,8 @@ static const struct option_def table[] = {
 	 "cgprobe_device_snapshots"},
 	/* The tag is the depth in effect: 0 when the unwinder could not be set up (stack.c). */
 	{"CGPROBE_STACK_DEPTH", OPT_DEPTH, &cg_opt.stack_depth, "32", "cgprobe_stack_depth"},
+	/* The tag is the mapping of range names to steps in use (stepmap.h). */
+	{"CGPROBE_STEPS", OPT_STEPS, &cg_opt.steps, CG_STEPS_DEFAULT, "cgprobe_steps"},
 	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
 	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
 };
@@ -138,6 +142,11 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 			return false;
 		*(bool *)o->value = strcmp(s, "update") == 0;
 		return true;
+	case OPT_STEPS:
+		if (!cg_stepmap_set(s, true))
+			return false;
+		*(const char **)o->value = s;
+		return true;
 	case OPT_FORMAT:
 		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
 			return false;
@@ -152,7 +161,8 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 static const char *format_value(const struct option_def *o, char *out, size_t cap)
 {
 	switch (o->kind) {
-	case OPT_STR: {
+	case OPT_STR:
+	case OPT_STEPS: {
 		const char *s = *(const char *const *)o->value;
 		return s ? s : "";
 	}
@@ -193,6 +203,7 @@ void cg_options_load(void)
 							     [OPT_SNAPSHOTS] = "off or alloc",
 							     [OPT_FORMAT] = "compact or jsonl",
 							     [OPT_CAPTURE] = "all or update",
+							     [OPT_STEPS] = "STEP=GLOB,...:STEP=GLOB,...",
 							     [OPT_DEPTH] = "an integer from 0 to "
 									   CG_STACK_DEPTH_MAX_TEXT};
 			cg_warn(o->name, "=", s, " is not ", expect[o->kind], "; using ",

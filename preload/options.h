@@ -39,6 +39,7 @@ struct cg_options {
 	bool stats;                 /* CGPROBE_STATS: the writer's costs on stderr at exit */
 	const char *test_jsonl_copy; /* CGPROBE_TEST_JSONL_COPY: tests only, see docs/probe.md */
 	uint64_t stack_depth;        /* CGPROBE_STACK_DEPTH: frames per call stack, 0 = off */
+	const char *steps;           /* CGPROBE_STEPS: range names to steps (stepmap.h) */
 };
 
 extern struct cg_options cg_opt;

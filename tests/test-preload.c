@@ -57,8 +57,8 @@ static const char *default_suffix(void)
 /* The tags every trace has: meta.c's own, the settings', the zstd level of a compact one. */
 static size_t probe_tag_count(void)
 {
-	/* cgprobe_capture, cgprobe_capture_step and cgprobe_update_range among them. */
-	return compact_mode ? 14 : 13;
+	/* cgprobe_steps; cgprobe_capture, cgprobe_capture_step, cgprobe_update_range. */
+	return compact_mode ? 15 : 14;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1349,6 +1349,7 @@ START_TEST(test_meta_defaults)
 		      tag(t, "cmdline"));
 	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), "0");
 	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), "off");
+	ck_assert_ptr_nonnull(strstr(tag(t, "cgprobe_steps"), "forward=*forward*"));
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	ck_assert_str_eq(tag(t, "hostname"), host);
 	ck_assert_ptr_null(tag(t, "forked_from"));

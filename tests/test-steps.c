@@ -301,6 +301,120 @@ static Suite *api_suite(void)
 	return s;
 }
 
+/* ------------------------------------------------------------------ */
+/* NVTX ranges                                                         */
+/* ------------------------------------------------------------------ */
+
+static const char *span_id_of(const struct run *r, const char *name)
+{
+	static struct cgtrace_span s;
+	ck_assert_msg(find_span(r, name, &s), "no span %s", name);
+	return s.id;
+}
+
+static const char *tag(const struct run *r, const char *key)
+{
+	struct cgtrace_meta m;
+	cgtrace_doc_meta(r->doc, &m);
+	for (size_t i = 0; i < m.n_tags; i++)
+		if (!strcmp(m.tags[i].key, key))
+			return m.tags[i].value;
+	return NULL;
+}
+
+static struct run *run_nvtx(const char *format, const char *steps)
+{
+	char *inject = strf("NVTX_INJECTION64_PATH=%s", probe);
+	const char *extra[] = {inject, steps, NULL};
+	struct run *r = run("steps-nvtx", true, format, extra);
+	free(inject);
+	ck_assert_str_eq(r->stderr_text, "");
+	return r;
+}
+
+static void check_nvtx(const struct run *r)
+{
+	expect_span(r, "model.forward", "s1", CGTRACE_STEP_FORWARD, CGTRACE_SPAN_FUNCTION);
+	char *fwd = strf("%s", span_id_of(r, "model.forward"));
+	expect_span(r, "lin\u00e9aire", fwd, CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
+	expect_span(r, "loss.backward", "s1", CGTRACE_STEP_BACKWARD, CGTRACE_SPAN_FUNCTION);
+	/* Started on main, ended on the helper thread. */
+	expect_span(r, "optimizer", "s1", CGTRACE_STEP_OPTIMIZER, CGTRACE_SPAN_FUNCTION);
+	expect_span(r, "Optimizer.step#SGD.step", "s1", CGTRACE_STEP_OPTIMIZER,
+	            CGTRACE_SPAN_FUNCTION);
+	expect_span(r, "registered", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
+
+	expect_alloc(r, 2001, fwd, CGTRACE_CAT_ACTIVATION);
+	expect_alloc(r, 2002, span_id_of(r, "lin\u00e9aire"), CGTRACE_CAT_ACTIVATION);
+	expect_alloc(r, 2003, "s1", CGTRACE_CAT_GRADIENT);
+	expect_alloc(r, 2004, "s1", CGTRACE_CAT_OPTIMIZER);
+	expect_alloc(r, 2005, "s1", CGTRACE_CAT_OTHER);
+	expect_alloc(r, 2006, span_id_of(r, "Optimizer.step#SGD.step"), CGTRACE_CAT_OPTIMIZER);
+	expect_alloc(r, 2007, "s1", CGTRACE_CAT_OTHER);
+	free(fwd);
+}
+
+START_TEST(test_nvtx_ranges)
+{
+	struct run *r = run_nvtx("jsonl", NULL);
+	check_nvtx(r);
+	ck_assert_ptr_nonnull(tag(r, "cgprobe_steps"));
+	ck_assert_ptr_nonnull(strstr(tag(r, "cgprobe_steps"), "backward=*backward*"));
+	run_free(r);
+	r = run_nvtx("compact", NULL);
+	check_nvtx(r);
+	run_free(r);
+}
+END_TEST
+
+START_TEST(test_nvtx_steps_option)
+{
+	struct run *r = run_nvtx("jsonl", "CGPROBE_STEPS=backward=model.*:optimizer=Opt*");
+	ck_assert_str_eq(tag(r, "cgprobe_steps"), "backward=model.*:optimizer=Opt*");
+	expect_span(r, "model.forward", "s1", CGTRACE_STEP_BACKWARD, CGTRACE_SPAN_FUNCTION);
+	expect_span(r, "loss.backward", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
+	expect_alloc(r, 2001, NULL, CGTRACE_CAT_GRADIENT);
+	expect_alloc(r, 2006, NULL, CGTRACE_CAT_OPTIMIZER);
+	run_free(r);
+
+	/* A mapping that does not parse: one warning, the default. */
+	char *inject = strf("NVTX_INJECTION64_PATH=%s", probe);
+	const char *extra[] = {inject, "CGPROBE_STEPS=sideways=*", NULL};
+	r = run("steps-nvtx", true, "jsonl", extra);
+	free(inject);
+	ck_assert_ptr_nonnull(strstr(r->stderr_text, "CGPROBE_STEPS=sideways=* is not"));
+	check_nvtx(r);
+	run_free(r);
+}
+END_TEST
+
+/* Under the probe without the injection, and with neither: ranges are no spans. */
+START_TEST(test_nvtx_without_injection)
+{
+	struct run *r = run("steps-nvtx", true, "jsonl", NULL);
+	ck_assert_uint_eq(cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START), 1);
+	expect_alloc(r, 2001, "s1", CGTRACE_CAT_OTHER);
+	expect_alloc(r, 2003, "s1", CGTRACE_CAT_OTHER);
+	run_free(r);
+	r = run("steps-nvtx", false, "jsonl", NULL);
+	ck_assert_str_eq(r->stderr_text, "");
+	ck_assert_int_eq(said(r, "done"), 0);
+	run_free(r);
+}
+END_TEST
+
+static Suite *nvtx_suite(void)
+{
+	Suite *s = suite_create("steps-nvtx");
+	TCase *tc = tcase_create("nvtx");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_nvtx_ranges);
+	tcase_add_test(tc, test_nvtx_steps_option);
+	tcase_add_test(tc, test_nvtx_without_injection);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
 static int steps_setup(int argc, char **argv)
 {
 	(void)argc;
@@ -311,7 +425,12 @@ static int steps_setup(int argc, char **argv)
 		fprintf(stderr, "STEPS_TEST_PROBE and STEPS_TEST_BIN must be set\n");
 		return 1;
 	}
+	const char *only = getenv("CK_RUN_SUITE");
+	if (only && !strcmp(only, "steps-nvtx") && !getenv("STEPS_TEST_NVTX")) {
+		fprintf(stderr, "no NVTX headers (nvtx3/nvToolsExt.h): skipped\n");
+		return 77;
+	}
 	return TEST_GO_ON;
 }
 
-TEST_MAIN_SETUP(steps_setup, api_suite);
+TEST_MAIN_SETUP(steps_setup, api_suite, nvtx_suite);

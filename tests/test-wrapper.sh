@@ -232,6 +232,12 @@ case $(cat "$tmp/out") in
 esac
 run -q env
 if grep -q '^LD_PRELOAD=' "$tmp/out"; then ok; else ko "LD_PRELOAD not in PROGRAM's environment"; fi
+# NVTX's injection is the probe, unless one is set already (Nsight's wins).
+(unset NVTX_INJECTION64_PATH; run -q sh -c 'echo "$NVTX_INJECTION64_PATH"'
+ case $(cat "$tmp/out") in /*/"${CGPROBE_LIB##*/}") exit 0 ;; *) exit 1 ;; esac) && ok ||
+	ko "NVTX_INJECTION64_PATH: $(cat "$tmp/out")"
+NVTX_INJECTION64_PATH=/opt/nsight/libinj.so run -q sh -c 'echo "$NVTX_INJECTION64_PATH"'
+if [ "$(cat "$tmp/out")" = /opt/nsight/libinj.so ]; then ok; else ko "NVTX_INJECTION64_PATH kept: $(cat "$tmp/out")"; fi
 if [ -r /proc/self/status ] && env --default-signal=INT true 2>/dev/null; then
 	# A shell starts background jobs with INT ignored; PROGRAM must not inherit that.
 	env --default-signal=INT,QUIT "$wrapper" -q sh -c 'sed -n "s/^SigIgn:[[:space:]]*//p" /proc/$$/status' \
