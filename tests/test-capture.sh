@@ -11,6 +11,8 @@ set -u
 . "$(dirname "$0")/lib/sh-check.sh"
 need_args 4 "test-capture.sh CGTRACE LIBCGPROBE CAPTURE_PROG DEMO" "$@"
 cgtrace=$(abs "$1") lib=$(abs "$2") prog=$(abs "$3") demo=$(abs "$4")
+decoder=$(abs "$(dirname "$0")")/compact_decode.py
+scripts=$(abs "$(dirname "$0")")/../scripts
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -67,6 +69,12 @@ for ext in jsonl cgt; do
 	"$cgtrace" validate "$t" >/dev/null 2>v
 	grep -q 'warning: capture window (update 5) never reached' v && ok || ko "$ext: validate warns"
 
+	# The wrapper prints the reader's line for it.
+	CGPROBE_LIB=$lib PATH=$(dirname "$cgtrace"):$PATH CGPROBE_CAPTURE=update CGPROBE_CAPTURE_STEP=5 \
+		sh "$scripts/cgprobe" -o "$tmp/wrap-$ext/t.%p.$ext" "$prog" updates 3 >/dev/null 2>w
+	[ "$(count w 'cgprobe: .*capture window \(update 5\) never reached')" -eq 1 ] && ok ||
+		ko "$ext: the wrapper reports the window never reached"
+
 	# The demo trainer: update 2's window against the full trace over that update.
 	probe "demo-all-$ext" "$demo" --steps 3 && ok || ko "$ext: demo full run"
 	probe "demo-win-$ext" CGPROBE_CAPTURE=update CGPROBE_CAPTURE_STEP=2 "$demo" --steps 3 &&
@@ -98,6 +106,13 @@ for ext in jsonl cgt; do
 	grep -q '"kind":"span_start","id":"s2","parent_id":"s1","name":"step"' win.jsonl && ok ||
 		ko "$ext: the update's step span is s2"
 	"$cgtrace" validate "$win" >/dev/null 2>"$tmp/err" && ok || ko "$ext: demo window valid"
+	# The second reader (docs/compact-format.md alone) decodes the marks (key 2) alike.
+	if [ "$ext" = cgt ] && command -v python3 >/dev/null 2>&1 &&
+		{ python3 -c 'import zstandard' >/dev/null 2>&1 || command -v zstd >/dev/null 2>&1; }; then
+		"$cgtrace" export --order stream "$win" >stream.jsonl 2>"$tmp/err"
+		python3 "$decoder" --check --compare stream.jsonl "$win" 2>"$tmp/err" && ok ||
+			ko "cgt: the Python decoder agrees on the demo window"
+	fi
 
 	# A fork child: what it inherited, pre-existing, and its frees of it kept.
 	probe "fork-$ext" "$prog" fork && ok || ko "$ext: fork run"
