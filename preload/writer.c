@@ -919,7 +919,10 @@ int cg_writer_park(int timeout_ms)
 {
 	if (!w.running)
 		return 0;
-	atomic_store(&parked, 1);
+	/* One at a time: a fork while a window opens must not unpark the writer under it. */
+	int none = 0;
+	if (!atomic_compare_exchange_strong(&parked, &none, 1))
+		return -EBUSY;
 	int r = cg_writer_request(CG_REQ_PARK, timeout_ms);
 	if (r < 0)
 		cg_writer_unpark();

@@ -57,7 +57,8 @@ bool cg_writer_dropped(void);
 /*
  * Another thread takes over the writer's state: the writer drains every
  * ring, then waits until cg_writer_unpark. 0 (also without a running
- * writer), or -ETIMEDOUT (the writer is then not parked).
+ * writer), -EBUSY when another thread has it parked, or -ETIMEDOUT (the
+ * writer is then not parked).
  */
 int cg_writer_park(int timeout_ms);
 void cg_writer_unpark(void);
