@@ -13,6 +13,11 @@ need_args 4 "test-capture.sh CGTRACE LIBCGPROBE CAPTURE_PROG DEMO" "$@"
 cgtrace=$(abs "$1") lib=$(abs "$2") prog=$(abs "$3") demo=$(abs "$4")
 decoder=$(abs "$(dirname "$0")")/compact_decode.py
 scripts=$(abs "$(dirname "$0")")/../scripts
+# A probe built with AddressSanitizer cannot be preloaded into these programs.
+if grep -q __asan_init "$lib" 2>/dev/null; then
+	echo "SKIP: $lib is built with AddressSanitizer"
+	exit 77
+fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
