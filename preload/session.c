@@ -175,14 +175,13 @@ int cg_session_window_open(void)
 		return -EINVAL;
 	if (cg_writer_park(5000) < 0)
 		return -ETIMEDOUT;
-	uint64_t base = cg_clock_now();
 	struct cg_buf b = {0};
 	cg_capture_set_reached(true);
 	format_head(&b, forked_from_pid);
 	int r = head_now(&b);
 	cg_buf_fini(&b);
 	if (r == 0)
-		cg_writer_window_begin(base);
+		cg_writer_window_begin();
 	cg_writer_unpark();
 	if (r < 0) {
 		cg_warn("cannot write trace ", path, ": ", strerror(-r),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -328,14 +329,95 @@ static inline uint64_t trace_ns(uint64_t ticks)
  * live table holds, at ns, in the root span; each entry gets the ordinal
  * its free names. Memory the program marked as parameters is `parameter`.
  */
+/*
+ * The order of records with one timestamp in a trace's canonical order:
+ * by tensor_id, bytewise ("0x10" before "0x9", all before "vmm:"). A
+ * streaming reader keeps a snapshot larger than its window in order only
+ * when it comes sorted so. The hex digits left-aligned, then their count,
+ * give that order as numbers.
+ */
+struct snap_key {
+	uint64_t hi; /* bit 63 for vmm, below it the address left-aligned by nibbles */
+	uint64_t slot;
+};
+
+static uint64_t snap_order(uint64_t key)
+{
+	uint64_t addr = key & ~VMM_KEY;
+	unsigned digits = 1;
+	while (digits < 16 && addr >> (4 * digits))
+		digits++;
+	/* 14 nibbles left-aligned hold any user-space or device address; the count breaks ties. */
+	uint64_t left = digits > 14 ? addr >> (4 * (digits - 14)) : addr << (4 * (14 - digits));
+	return (key & VMM_KEY) | left << 5 | digits;
+}
+
+static bool snap_less(const struct snap_key *a, const struct snap_key *b)
+{
+	return a->hi < b->hi;
+}
+
+/* Heapsort: the writer thread allocates nothing (qsort may). */
+static void snap_sift(struct snap_key *k, size_t i, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			return;
+		if (c + 1 < n && snap_less(&k[c], &k[c + 1]))
+			c++;
+		if (!snap_less(&k[i], &k[c]))
+			return;
+		struct snap_key x = k[i];
+		k[i] = k[c];
+		k[c] = x;
+		i = c;
+	}
+}
+
+static void snap_sort(struct snap_key *k, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		snap_sift(k, i, n);
+	for (size_t end = n; end > 1; end--) {
+		struct snap_key x = k[0];
+		k[0] = k[end - 1];
+		k[end - 1] = x;
+		snap_sift(k, 0, end - 1);
+	}
+}
+
+static void snapshot_entry(struct cg_live_entry *s, uint64_t ns);
+
 static void snapshot(uint64_t ns)
 {
 	struct cg_live_table *t = &cg_live_t;
-	uint64_t n = 0;
-	for (uint64_t i = 0; t->mask && i <= t->mask; i++) {
-		struct cg_live_entry *s = &t->slots[i];
-		if (!s->addr)
-			continue;
+	if (!t->mask || !t->count)
+		return;
+	/* Mapped, not malloc'ed, as the table is; without it the records go in table order. */
+	size_t n = 0, len = t->count * sizeof(struct snap_key);
+	struct snap_key *k = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k == MAP_FAILED) {
+		for (uint64_t i = 0; i <= t->mask; i++)
+			if (t->slots[i].addr)
+				snapshot_entry(&t->slots[i], ns);
+		return;
+	}
+	for (uint64_t i = 0; i <= t->mask && n < t->count; i++)
+		if (t->slots[i].addr)
+			k[n++] = (struct snap_key){snap_order(t->slots[i].addr), i};
+	snap_sort(k, n);
+	for (size_t i = 0; i < n; i++) {
+		snapshot_entry(&t->slots[k[i].slot], ns);
+		if (w.compact && (i + 1) % 512 == 0)
+			cg_cout_room(0);
+	}
+	munmap(k, len);
+}
+
+static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
+{
+	{
 		uint64_t bytes = s->size & CG_LIVE_SIZE_MASK, addr = s->addr & ~VMM_KEY;
 		uint8_t device = (uint8_t)(s->size >> CG_LIVE_DEV_SHIFT);
 		uint8_t cat = (uint8_t)(s->size >> CG_LIVE_CAT_SHIFT);
@@ -366,8 +448,6 @@ static void snapshot(uint64_t ns)
 		w.events++;
 		if (w.buf.len >= BUF_FLUSH)
 			emit_buffer();
-		if (w.compact && ++n % 512 == 0)
-			cg_cout_room(0);
 	}
 }
 
@@ -940,15 +1020,18 @@ void cg_writer_head_written(void)
 	w.head_later = false;
 }
 
-void cg_writer_window_begin(uint64_t base_ns)
+void cg_writer_window_begin(void)
 {
-	w.base_ns = base_ns;
-	/* Times start again at the window's begin. */
 	w.last_ns = 0;
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
 		r->last_ns = 0;
 	w.span_first = w.span_seen + 1 > 2 ? w.span_seen + 1 : 2;
 	w.head_later = false;
 	snapshot(0);
+	/*
+	 * Times start again once the snapshot is out: the thread that began
+	 * the update waited for it, and the update's own time starts now.
+	 */
+	w.base_ns = cg_clock_now();
 	w.gate = CG_GATE_OPEN;
 }

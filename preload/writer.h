@@ -65,10 +65,10 @@ void cg_writer_unpark(void);
 /* Parked: the head went out, records may follow. */
 void cg_writer_head_written(void);
 /*
- * Parked: the capture window begins at base_ns (the trace's t=0): the
- * snapshot of what is live, marked pre-existing, then every record.
+ * Parked: the capture window begins: the snapshot of what is live, marked
+ * pre-existing at t=0, then every record, timed from the snapshot's end.
  */
-void cg_writer_window_begin(uint64_t base_ns);
+void cg_writer_window_begin(void);
 /* In a fork child: the parent's writer thread does not exist here. */
 void cg_writer_forget(void);
 
