@@ -201,6 +201,10 @@ struct cgtrace_span {
 	bool closed;
 	uint64_t duration_ns;
 	enum cgtrace_step step;
+	/* Extension fields cgprobe_thread (the opening thread) and cgprobe_thread_name. */
+	bool has_thread;
+	uint64_t thread;
+	const char *thread_name; /* NULL when absent */
 };
 
 struct cgtrace_op {

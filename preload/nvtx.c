@@ -170,47 +170,68 @@ static int pop(void)
 	return id ? d : -1;
 }
 
-/* Start/end ranges open: the start's stamp and step, by span id. */
+/*
+ * Start/end ranges open: the start's stamp and step in a table whose slot
+ * is claimed with a compare-and-swap and freed at the range's end. The
+ * range id NVTX hands the program is the span's number and the slot
+ * (SLOT_BITS bits). Past LOOSE_SLOTS open at once a range is a span
+ * without a step whose end is not recorded.
+ */
 #define LOOSE_SLOTS 4096
+#define CLAIMING UINT64_MAX
+#define SLOT_BITS 13 /* a slot, or LOOSE_SLOTS for none */
 static struct {
-	_Atomic uint64_t id;
+	_Atomic uint64_t id; /* 0: free */
 	uint64_t ticks;
 	uint8_t step;
 	bool update;
 } loose[LOOSE_SLOTS];
+
+static size_t claim(uint64_t hint)
+{
+	for (size_t k = 0; k < LOOSE_SLOTS; k++) {
+		size_t i = (hint + k) % LOOSE_SLOTS;
+		uint64_t want = 0;
+		if (atomic_load_explicit(&loose[i].id, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&loose[i].id, &want, CLAIMING))
+			return i;
+	}
+	return LOOSE_SLOTS;
+}
 
 static uint64_t start(const char *name)
 {
 	if (!cg_session_recording())
 		return 0;
 	cg_self.guard++;
-	uint8_t step = cg_stepmap_step(name);
-	bool update = is_update(name);
+	static atomic_uint_fast64_t hint;
+	size_t i = claim(atomic_fetch_add_explicit(&hint, 1, memory_order_relaxed));
+	bool kept = i < LOOSE_SLOTS;
+	uint8_t step = kept ? cg_stepmap_step(name) : CGTRACE_STEP_NONE;
+	bool update = kept && is_update(name);
 	if (update)
 		cg_update_begin();
 	uint64_t ticks;
 	uint64_t id = cg_span_start_loose(name, step, &ticks);
-	if (id) {
-		/* A slot still held by a range never ended is taken over: that one's end is lost.
-		 */
-		size_t i = id % LOOSE_SLOTS;
-		atomic_store_explicit(&loose[i].id, 0, memory_order_relaxed);
+	if (kept) {
 		loose[i].ticks = ticks;
 		loose[i].step = step;
 		loose[i].update = update;
 		atomic_store_explicit(&loose[i].id, id, memory_order_release);
+		if (!id && update) /* not recorded after all: the update ends with nothing kept */
+			cg_update_end();
 	}
 	cg_self.guard--;
-	return id;
+	return id ? id << SLOT_BITS | i : 0;
 }
 
-static void end(uint64_t id)
+static void end(uint64_t range)
 {
-	if (!id)
+	uint64_t id = range >> SLOT_BITS, want = id;
+	size_t i = range & ((1u << SLOT_BITS) - 1);
+	if (!id || i >= LOOSE_SLOTS)
 		return;
 	cg_self.guard++;
-	size_t i = id % LOOSE_SLOTS;
-	uint64_t want = id;
 	uint64_t ticks = loose[i].ticks;
 	uint8_t step = loose[i].step;
 	bool update = loose[i].update;

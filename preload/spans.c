@@ -15,8 +15,29 @@
 #include "thread.h"
 #include "warn.h"
 
-/* Span numbers: s1 is the root, annotations count from s2 across all threads. */
-static atomic_uint_fast32_t next_span = 2;
+/*
+ * Span numbers: s1 is the root, annotations count from s2 across all
+ * threads, in start order: the number and the start's stamp are taken
+ * together, under a spin lock held for those two reads only. A thread that
+ * re-enters from a signal handler while it holds the lock gets no span.
+ */
+static uint32_t next_span = 2;
+static atomic_flag id_lock = ATOMIC_FLAG_INIT;
+static __thread bool taking_id __attribute__((tls_model("initial-exec")));
+
+static bool next_id(uint32_t *id, uint64_t *ts)
+{
+	if (taking_id)
+		return false;
+	taking_id = true;
+	while (atomic_flag_test_and_set_explicit(&id_lock, memory_order_acquire))
+		;
+	*id = next_span++;
+	*ts = cg_hook_stamp(false);
+	atomic_flag_clear_explicit(&id_lock, memory_order_release);
+	taking_id = false;
+	return true;
+}
 static atomic_uint_fast32_t next_gradient = 1;
 
 /*
@@ -84,6 +105,9 @@ uint8_t cg_thread_category(void)
 
 void cg_spans_after_fork(void)
 {
+	/* Another thread may have held it at the fork: it is gone. */
+	atomic_flag_clear(&id_lock);
+	taking_id = false;
 	cg_self.depth = 0;
 	cg_self.name_sent = false;
 	atomic_store(&step_word, 0);
@@ -129,9 +153,10 @@ uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned fl
 	if (!cg_session_recording() || !name || step > CGTRACE_STEP_OPTIMIZER ||
 	    kind > CGTRACE_SPAN_MODULE)
 		return 0;
-	uint32_t parent = cg_thread_span();
-	uint32_t id = (uint32_t)atomic_fetch_add(&next_span, 1);
-	uint64_t ts = cg_hook_stamp(false);
+	uint32_t parent = cg_thread_span(), id;
+	uint64_t ts;
+	if (!next_id(&id, &ts))
+		return 0;
 	int d = cg_self.depth++;
 	if (d < CG_MAX_SPAN_DEPTH) {
 		cg_self.span[d] = id;
@@ -190,8 +215,10 @@ uint64_t cg_span_start_loose(const char *name, uint8_t step, uint64_t *start_tic
 	*start_ticks = 0;
 	if (!cg_session_recording() || !name || step > CGTRACE_STEP_OPTIMIZER)
 		return 0;
-	uint32_t id = (uint32_t)atomic_fetch_add(&next_span, 1);
-	uint64_t ts = cg_hook_stamp(false);
+	uint32_t id;
+	uint64_t ts;
+	if (!next_id(&id, &ts))
+		return 0;
 	*start_ticks = ts;
 	steps_open(step);
 	return push_start(name, step, CGTRACE_SPAN_FUNCTION, 0, id, cg_thread_span(), ts);

@@ -156,6 +156,16 @@ static void expect_alloc(const struct run *r, uint64_t bytes, const char *span,
 /* The C API                                                           */
 /* ------------------------------------------------------------------ */
 
+struct id_start {
+	uint64_t id, start;
+};
+
+static int by_id(const void *a, const void *b)
+{
+	const struct id_start *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static void check_api_trace(const struct run *r)
 {
 	char *f = sid(said(r, "forward")), *lin = sid(said(r, "linear"));
@@ -167,7 +177,17 @@ static void check_api_trace(const struct run *r)
 	/* A thread's first span hangs under the root, whatever other threads have open. */
 	expect_span(r, "work", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
 	expect_span(r, "backward", "s1", CGTRACE_STEP_BACKWARD, CGTRACE_SPAN_FUNCTION);
-	struct cgtrace_span m;
+	struct cgtrace_span m, m2;
+	/* The opening threads, named once each: the program's name, the worker's own. */
+	ck_assert(find_span(r, "forward", &m));
+	ck_assert(find_span(r, "work", &m2));
+	ck_assert(m.has_thread && m2.has_thread);
+	ck_assert_uint_ne(m.thread, m2.thread);
+	ck_assert_str_eq(m.thread_name, "trainer");
+	ck_assert_str_eq(m2.thread_name, "loader");
+	ck_assert(find_span(r, "backward", &m2));
+	ck_assert(m2.has_thread && m2.thread == m.thread);
+	ck_assert_ptr_null(m2.thread_name);
 	ck_assert(find_span(r, "measured", &m));
 	ck_assert(m.measured);
 	ck_assert(find_span(r, "forward", &m));
@@ -189,6 +209,24 @@ static void check_api_trace(const struct run *r)
 	/* Live activations when backward's first record came: 1001 + 1003 + 1004. */
 	ck_assert_uint_eq(rep->autograd_retained_bytes, 3008);
 	cgtrace_memory_report_free(rep);
+
+	/* Ids in start order across threads (the racers' 8000 spans among them). */
+	size_t n = cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START), races = 0;
+	struct id_start *v = calloc(n, sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		struct cgtrace_span s;
+		cgtrace_doc_span(r->doc, i, &s);
+		v[i] = (struct id_start){strtoull(s.id + 1, NULL, 10), s.start_ns};
+		races += !strcmp(s.name, "race");
+	}
+	qsort(v, n, sizeof(*v), by_id);
+	for (size_t i = 1; i < n; i++) {
+		ck_assert_uint_gt(v[i].id, v[i - 1].id);
+		ck_assert_msg(v[i].start >= v[i - 1].start, "s%" PRIu64 " starts before s%" PRIu64,
+		              v[i].id, v[i - 1].id);
+	}
+	free(v);
+	ck_assert_uint_eq(races, 8000);
 
 	ck_assert_uint_eq(cgtrace_doc_count(r->doc, CGTRACE_KIND_GRADIENT), 2);
 	struct cgtrace_gradient g;
@@ -343,6 +381,7 @@ static void check_nvtx(const struct run *r)
 	expect_span(r, "Optimizer.step#SGD.step", "s1", CGTRACE_STEP_OPTIMIZER,
 	            CGTRACE_SPAN_FUNCTION);
 	expect_span(r, "registered", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
+	expect_span(r, "epoch", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
 
 	expect_alloc(r, 2001, fwd, CGTRACE_CAT_ACTIVATION);
 	expect_alloc(r, 2002, span_id_of(r, "lin\u00e9aire"), CGTRACE_CAT_ACTIVATION);

@@ -54,6 +54,9 @@ struct cg_span {
 	uint8_t step;
 	bool measured;
 	bool closed;
+	bool has_thread;
+	uint32_t thread_name; /* the extension fields cgprobe_thread and cgprobe_thread_name */
+	uint64_t thread;
 	uint64_t start_ns;
 	uint64_t duration_ns;
 };

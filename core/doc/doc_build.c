@@ -426,6 +426,9 @@ static int add_span_start(struct cgtrace_doc *d, const struct cg_rec_span_start 
 		.kind = s->span_kind,
 		.step = s->step,
 		.measured = s->measured,
+		.has_thread = s->has_thread,
+		.thread = s->cgprobe_thread,
+		.thread_name = intern(d, s->cgprobe_thread_name),
 		.start_ns = s->start_ns,
 	};
 	int r = cg_map_put(&d->build->span_by_id, id, (uint32_t)(d->spans.len - 1));

@@ -96,6 +96,9 @@ CG_EXPORT void cgtrace_doc_span(const struct cgtrace_doc *d, size_t i, struct cg
 		.closed = s->closed,
 		.duration_ns = s->duration_ns,
 		.step = (enum cgtrace_step)s->step,
+		.has_thread = s->has_thread,
+		.thread = s->thread,
+		.thread_name = cg_doc_str(d, s->thread_name),
 	};
 }
 

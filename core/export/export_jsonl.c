@@ -155,6 +155,9 @@ static void emit_spans(struct out *o, const struct cgtrace_doc *d)
 			.span_kind = s->kind,
 			.step = s->step,
 			.measured = s->measured,
+			.has_thread = s->has_thread,
+			.cgprobe_thread = s->thread,
+			.cgprobe_thread_name = sv(d, s->thread_name),
 		};
 		emit(o, &r);
 		if (!s->closed)

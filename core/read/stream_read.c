@@ -339,6 +339,9 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 			.measured = rec->u.span_start.measured,
 			.start_ns = rec->u.span_start.start_ns,
 			.step = rec->u.span_start.step,
+			.has_thread = rec->u.span_start.has_thread,
+			.thread = rec->u.span_start.cgprobe_thread,
+			.thread_name = cstr(r, rec->u.span_start.cgprobe_thread_name),
 		};
 		out->u.span_start = &r->view.span;
 		break;

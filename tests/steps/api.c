@@ -48,6 +48,15 @@ static void *autograd(void *arg)
 	return NULL;
 }
 
+/* Spans opened on several threads at once: their ids must follow their starts. */
+static void *racer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2000; i++)
+		cgprobe_span_end_opt(cgprobe_span_begin_opt("race", CGPROBE_STEP_NONE));
+	return NULL;
+}
+
 int main(void)
 {
 	pthread_t tw, ta;
@@ -122,6 +131,12 @@ int main(void)
 	say("mark-empty", cgprobe_mark_parameters_opt(blocks[9], 0));
 	blocks[10] = malloc(1010); /* parameter */
 	say("flush", cgprobe_flush_opt());
+	pthread_t racers[4];
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&racers[i], NULL, racer, NULL))
+			return 3;
+	for (int i = 0; i < 4; i++)
+		pthread_join(racers[i], NULL);
 	pthread_join(tw, NULL);
 	pthread_join(ta, NULL);
 	for (int i = 0; i < 16; i++)

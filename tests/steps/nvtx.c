@@ -45,6 +45,10 @@ int main(void)
 	sem_init(&done, 0, 0);
 	if (pthread_create(&t, NULL, helper, NULL))
 		return 3;
+	/* A range open across many others keeps its end. */
+	nvtxRangeId_t epoch = nvtxRangeStartA("epoch");
+	for (int i = 0; i < 5000; i++)
+		nvtxRangeEnd(nvtxRangeStartA("tick"));
 	printf("push %d\n", nvtxRangePushA("model.forward"));
 	blocks[1] = malloc(2001); /* activation, forward */
 	nvtxRangePushW(L"lin\u00e9aire");
@@ -79,6 +83,7 @@ int main(void)
 	nvtxRangeId_t r = nvtxDomainRangeStartEx(d, &a);
 	blocks[7] = malloc(2007); /* other */
 	nvtxDomainRangeEnd(d, r);
+	nvtxRangeEnd(epoch);
 	pthread_join(t, NULL);
 	for (int i = 0; i < 16; i++)
 		free(blocks[i]);
