@@ -233,7 +233,7 @@ void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_n
 }
 
 void cg_format_preexisting(struct cg_buf *b, uint64_t ts_ns, uint64_t addr, uint64_t bytes,
-			   uint8_t device, uint8_t category, bool vmm)
+			   uint8_t device, uint8_t category, bool vmm, const struct cg_device_ident *ident)
 {
 	char id[32], dev[32];
 	struct cg_rec r = {.kind = CGTRACE_KIND_MEMORY};
@@ -252,5 +252,6 @@ void cg_format_preexisting(struct cg_buf *b, uint64_t ts_ns, uint64_t addr, uint
 		.ndim = 1,
 		.dtype = CG_SV_LIT("u8"),
 	};
+	SET_IDENTITY(&r.u.memory, ident);
 	cg_jsonl_format(b, &r);
 }

@@ -415,40 +415,44 @@ static void snapshot(uint64_t ns)
 	munmap(k, len);
 }
 
+/*
+ * One block's record; a device identity waiting for the device's first
+ * record rides on it (as TEXT in compact mode).
+ */
 static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
 {
-	{
-		uint64_t bytes = s->size & CG_LIVE_SIZE_MASK, addr = s->addr & ~VMM_KEY;
-		uint8_t device = (uint8_t)(s->size >> CG_LIVE_DEV_SHIFT);
-		uint8_t cat = (uint8_t)(s->size >> CG_LIVE_CAT_SHIFT);
-		bool vmm = s->addr & VMM_KEY;
-		if (cg_params_contains(addr, bytes))
-			cat = CGTRACE_CAT_PARAMETER;
-		size_t mark = w.buf.len;
-		bool packed = false;
-		uint64_t ord = CG_COUT_NO_ORD;
-		if (w.compact) {
-			uint64_t key =
-			    device == CG_PROBE_HOST
-				? cg_cout_key(1, CG_OP_MALLOC, device, cat, 0)
-				: cg_cout_key(1, CG_COUT_DEVICE_OP, device, cat, vmm ? CG_CLASS_VMM : 0);
-			packed = cg_cout_alloc_pre(key, ns, addr, bytes, &ord);
-		}
-		if (w.text || !packed)
-			cg_format_preexisting(&w.buf, ns, addr, bytes, device, cat, vmm);
-		if (w.compact) {
-			if (!packed)
-				cg_cout_text(w.buf.p + mark, w.buf.len - mark);
-			if (!w.copy)
-				w.buf.len = mark;
-		}
-		s->size = (s->size & ~(15ull << CG_LIVE_CAT_SHIFT)) |
-			  ((uint64_t)cat << CG_LIVE_CAT_SHIFT);
-		s->ord = ord;
-		w.events++;
-		if (w.buf.len >= BUF_FLUSH)
-			emit_buffer();
+	uint64_t bytes = s->size & CG_LIVE_SIZE_MASK, addr = s->addr & ~VMM_KEY;
+	uint8_t device = (uint8_t)(s->size >> CG_LIVE_DEV_SHIFT);
+	uint8_t cat = (uint8_t)(s->size >> CG_LIVE_CAT_SHIFT);
+	bool vmm = s->addr & VMM_KEY;
+	if (cg_params_contains(addr, bytes))
+		cat = CGTRACE_CAT_PARAMETER;
+	const struct cg_device_ident *id = device == CG_PROBE_HOST ? NULL : ident_of(device);
+	size_t mark = w.buf.len;
+	bool packed = false;
+	uint64_t ord = CG_COUT_NO_ORD;
+	if (w.compact && !id) {
+		uint64_t key =
+		    device == CG_PROBE_HOST
+			? cg_cout_key(1, CG_OP_MALLOC, device, cat, 0)
+			: cg_cout_key(1, CG_COUT_DEVICE_OP, device, cat, vmm ? CG_CLASS_VMM : 0);
+		packed = cg_cout_alloc_pre(key, ns, addr, bytes, &ord);
 	}
+	if (w.text || !packed)
+		cg_format_preexisting(&w.buf, ns, addr, bytes, device, cat, vmm, id);
+	if (id)
+		ident_drop(device);
+	if (w.compact) {
+		if (!packed)
+			cg_cout_text(w.buf.p + mark, w.buf.len - mark);
+		if (!w.copy)
+			w.buf.len = mark;
+	}
+	s->size = (s->size & ~(15ull << CG_LIVE_CAT_SHIFT)) | ((uint64_t)cat << CG_LIVE_CAT_SHIFT);
+	s->ord = ord;
+	w.events++;
+	if (w.buf.len >= BUF_FLUSH)
+		emit_buffer();
 }
 
 /*
@@ -934,6 +938,8 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	/* A fork child keeps what it inherited, for its snapshot. */
 	if (!o->keep_live)
 		cg_live_clear();
+	else
+		cg_live_keep_host();
 	modules_reset();
 	/* Without the table a trace simply has no stacks. */
 	if (cg_stack_depth)
