@@ -70,6 +70,11 @@ enum cli_note_style {
  * the trace, so its peaks and totals are low; false (buf untouched) when the
  * trace recorded every size or the tag is malformed.
  */
+/*
+ * CGPROBE_CAPTURE=update whose window never came (tag cgprobe_capture_reached
+ * no): the one line saying so.
+ */
+bool cli_capture_note(char *buf, size_t len, const struct cgtrace_doc *doc);
 bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bool exact,
 			enum cli_note_style style);
 

@@ -220,6 +220,8 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 	else
 		printf("%-12s none\n", "peak");
 	char note[160];
+	if (cli_capture_note(note, sizeof(note), doc))
+		printf("%-12s %s\n", "note", note);
 	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_FULL))
 		printf("%-12s %s\n", "note", note);
 	print_devices(rep, exact);
@@ -280,6 +282,8 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 			printf(", capacity %s", cli_bytes(a, p->capacity_bytes, exact));
 		putchar('\n');
 	}
+	if (cli_capture_note(note, sizeof(note), doc))
+		printf("%s\n", note);
 	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_BRIEF))
 		printf("%s\n", note);
 }

@@ -4,6 +4,7 @@
  * what a reader must tell a user because the trace leaves something out.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -41,5 +42,17 @@ bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bo
 	else
 		snprintf(buf, len, "allocations under %s were not recorded (CGPROBE_MIN_BYTES): "
 				   "peaks and totals leave them out", n);
+	return true;
+}
+
+bool cli_capture_note(char *buf, size_t len, const struct cgtrace_doc *doc)
+{
+	const char *reached = cli_tag(doc, "cgprobe_capture_reached");
+	if (!reached || strcmp(reached, "no") != 0)
+		return false;
+	struct cgtrace_meta m;
+	cgtrace_doc_meta(doc, &m);
+	snprintf(buf, len, "capture window (update %llu) never reached: the trace holds no records",
+		 (unsigned long long)m.capture_step);
 	return true;
 }

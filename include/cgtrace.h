@@ -248,6 +248,8 @@ struct cgtrace_memory {
 	const char *dtype;
 	enum cgtrace_category category;
 	bool managed; /* extension field `managed` */
+	/* Extension field `cgprobe_preexisting`: an alloc of a block live before recording began. */
+	bool preexisting;
 	/*
 	 * Extension field `cgprobe_stack` (docs/stacks.md): the id of the
 	 * allocation's call stack, 0 for none. A free has none: its

@@ -1,13 +1,67 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until the capture window lands: updates are counted by the API, nothing more. */
 #include "capture.h"
+
+#include <stdatomic.h>
+
+#include "options.h"
+#include "session.h"
+#include "writer.h"
+
+bool cg_capture_outside;
+static atomic_int state;
+static bool reached;
+
+enum cg_capture_state cg_capture_state(void)
+{
+	return (enum cg_capture_state)atomic_load(&state);
+}
+
+void cg_capture_session_start(void)
+{
+	/* A fork child of an open or ended window keeps its parent's state (session.c). */
+	if (!cg_opt.capture_update || atomic_load(&state) != CG_CAPTURE_NONE)
+		return;
+	atomic_store(&state, CG_CAPTURE_WAITING);
+	cg_capture_outside = true;
+}
+
+const char *cg_capture_reached_tag(void)
+{
+	if (!cg_opt.capture_update)
+		return NULL;
+	return reached ? "yes" : "no";
+}
+
+void cg_capture_set_reached(bool r)
+{
+	reached = r;
+}
+
+bool cg_capture_is_update_range(const char *name)
+{
+	return cg_options_match(cg_opt.update_range, name);
+}
 
 void cg_capture_update_begin(uint64_t n)
 {
-	(void)n;
+	int want = CG_CAPTURE_WAITING;
+	if (n != cg_opt.capture_step || !cg_session_recording() ||
+	    !atomic_compare_exchange_strong(&state, &want, CG_CAPTURE_OPEN))
+		return;
+	cg_capture_outside = false;
+	if (cg_session_window_open() < 0) {
+		atomic_store(&state, CG_CAPTURE_DONE);
+		cg_capture_outside = true;
+	}
 }
 
 void cg_capture_update_end(uint64_t n)
 {
-	(void)n;
+	int want = CG_CAPTURE_OPEN;
+	if (n != cg_opt.capture_step ||
+	    !atomic_compare_exchange_strong(&state, &want, CG_CAPTURE_DONE))
+		return;
+	cg_capture_outside = true;
+	/* The window's records are written now: nothing later belongs to the trace. */
+	cg_writer_request(CG_REQ_WINDOW_END | CG_REQ_SYNC, 5000);
 }

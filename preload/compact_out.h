@@ -95,6 +95,18 @@ static inline bool cg_cout_alloc(uint64_t key, uint64_t ts, uint64_t addr, uint6
 	return true;
 }
 
+/* A block live before recording began (a snapshot's): `"cgprobe_preexisting":true`. */
+static inline bool cg_cout_alloc_pre(uint64_t key, uint64_t ts, uint64_t addr, uint64_t bytes,
+				     uint64_t *ord)
+{
+	uint32_t cls = cg_cout_class(key);
+	*ord = CG_COUT_NO_ORD;
+	if (cls == CG_CENC_NONE)
+		return false;
+	*ord = cg_cenc_alloc_pre(cg_cout_hot.e, cls, ts, addr, bytes);
+	return true;
+}
+
 /*
  * The same for an allocation whose call stack is stack (0: none), defining
  * it first when frames is set (its first use); a definition the encoder

@@ -231,3 +231,27 @@ void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_n
 	SET_IDENTITY(&r.u.device_memory, ident);
 	cg_jsonl_format(b, &r);
 }
+
+void cg_format_preexisting(struct cg_buf *b, uint64_t ts_ns, uint64_t addr, uint64_t bytes,
+			   uint8_t device, uint8_t category, bool vmm, const struct cg_device_ident *ident)
+{
+	char id[32], dev[32];
+	struct cg_rec r = {.kind = CGTRACE_KIND_MEMORY};
+	r.u.memory = (struct cg_rec_memory){
+		.timestamp_ns = ts_ns,
+		.tensor_id = hex_id(id, addr, vmm),
+		.span_id = CG_SV_LIT("s1"),
+		.op_name = cg_sv_c(device == CG_PROBE_HOST ? cg_op_names[CG_OP_MALLOC]
+							  : cg_device_op_name(0)),
+		.device = device_name(dev, device),
+		.bytes = bytes,
+		.action = CGTRACE_ALLOC,
+		.category = category,
+		.cgprobe_preexisting = true,
+		.shape = &bytes,
+		.ndim = 1,
+		.dtype = CG_SV_LIT("u8"),
+	};
+	SET_IDENTITY(&r.u.memory, ident);
+	cg_jsonl_format(b, &r);
+}

@@ -47,6 +47,13 @@ struct cg_device_ident {
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
 		      const char *op, const struct cg_device_ident *id,
 		      const struct cg_format_stack *st);
+/*
+ * A snapshot's alloc record of a block live before recording began, in s1:
+ * op malloc on the host, the device source's first op on a device; id as
+ * for cg_format_device.
+ */
+void cg_format_preexisting(struct cg_buf *b, uint64_t ts_ns, uint64_t addr, uint64_t bytes,
+			   uint8_t device, uint8_t category, bool vmm, const struct cg_device_ident *id);
 /* A device_memory checkpoint, with the failed request when it came from an OOM, and id as above. */
 void cg_format_meminfo(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns,
 		       const uint64_t *oom_request, const struct cg_device_ident *id);

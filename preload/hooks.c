@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "capture.h"
 #include "clock.h"
 #include "options.h"
 #include "params.h"
@@ -94,7 +95,7 @@ void cg_hook_alloc(void *p, size_t size, uint8_t op)
 	if (size < cg_opt.min_bytes || !cg_session_recording())
 		return;
 	/* Before the stamp: a new stack's definition goes first, stamped before the allocation. */
-	uint32_t stack = cg_stack_depth ? cg_stack_capture() : 0;
+	uint32_t stack = cg_stack_depth && !cg_capture_outside ? cg_stack_capture() : 0;
 	uint8_t cat = cg_hook_category((uint64_t)(uintptr_t)p, size);
 	struct cg_event e = {stamp(), (uint64_t)(uintptr_t)p, size, cg_thread_span(),
 			     CG_EV_ALLOC, op, cat, 0};

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "probe.h"
+
 struct cg_live_table cg_live_t;
 #define t cg_live_t
 
@@ -48,4 +50,18 @@ void cg_live_clear(void)
 	if (t.mask)
 		munmap(t.slots, (t.mask + 1) * sizeof(*t.slots));
 	memset(&t, 0, sizeof(t));
+}
+
+void cg_live_keep_host(void)
+{
+	struct cg_live v;
+	/* A removal shifts a later entry into slot i: look at it again. */
+	for (uint64_t i = 0; t.mask && i <= t.mask;) {
+		if (t.slots[i].addr &&
+		    (uint8_t)(t.slots[i].size >> CG_LIVE_DEV_SHIFT) != CG_PROBE_HOST) {
+			cg_live_remove(t.slots[i].addr, &v);
+			continue;
+		}
+		i++;
+	}
 }

@@ -123,7 +123,12 @@ static inline void cg_live_prefetch(uint64_t key)
 }
 /* Whether the table has outgrown the caches, so that prefetching pays. */
 bool cg_live_large(void);
-/* A new session (fork child) starts with nothing live. */
+/* A new session starts with nothing live. */
 void cg_live_clear(void);
+/*
+ * A fork child keeps only the host's blocks: device memory belongs to the
+ * parent's context, which does not survive fork.
+ */
+void cg_live_keep_host(void);
 
 #endif

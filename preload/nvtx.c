@@ -14,6 +14,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "capture.h"
 #include "cgtrace.h"
 #include "probe.h"
 #include "real.h"
@@ -126,16 +127,10 @@ static const char *attr_name(const struct event_attributes *a, char buf[NAME_MAX
 	return "?";
 }
 
-/*
- * Whether a range is a training update's (CGPROBE_UPDATE_RANGE's globs).
- * TODO: the capture window owns that option; once it lands this is
- *	return cg_opt.update_range && cg_options_match(cg_opt.update_range, name);
- * (or however its matcher is named). Until then no range is an update.
- */
+/* Whether a range is a training update's (CGPROBE_UPDATE_RANGE's globs, capture.c). */
 static bool is_update(const char *name)
 {
-	(void)name;
-	return false;
+	return cg_capture_is_update_range(name);
 }
 
 /* Push/pop ranges that opened an update, by depth on this thread (the first 64). */

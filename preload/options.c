@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "num_scan.h"
 #include "stepmap.h"
 #include "warn.h"
@@ -21,6 +22,7 @@ enum kind {
 	OPT_SNAPSHOTS,
 	OPT_FORMAT,
 	OPT_DEPTH,
+	OPT_CAPTURE,
 	OPT_STEPS,
 };
 
@@ -30,8 +32,8 @@ enum kind {
  * small blocks). Settings that choose processes (ONLY, FOLLOW), where and
  * when output goes (OUTPUT, FLUSH_MS, MANIFEST, QUIET, STATS,
  * TEST_JSONL_COPY) or that are meta fields of their own (ENTRYPOINT,
- * PHASE, CAPTURE_STEP, CORRELATION_ID, DEVICE) or tags themselves (TAGS)
- * have none. FORMAT's tag is the trace's encoding, which its name may
+ * PHASE, CORRELATION_ID, DEVICE) or tags themselves (TAGS) have none;
+ * CAPTURE_STEP is a meta field and, with the window's other settings, a tag. FORMAT's tag is the trace's encoding, which its name may
  * decide rather than the variable.
  */
 struct option_def {
@@ -55,7 +57,11 @@ static const struct option_def table[] = {
 	{"CGPROBE_TAGS", OPT_STR, &cg_opt.tags, NULL, NULL},
 	{"CGPROBE_ENTRYPOINT", OPT_STR, &cg_opt.entrypoint, NULL, NULL},
 	{"CGPROBE_PHASE", OPT_PHASE, &cg_opt.phase, "train", NULL},
-	{"CGPROBE_CAPTURE_STEP", OPT_POS_U64, &cg_opt.capture_step, "1", NULL},
+	/* The window's settings are tags too: a reader must know the trace is one update. */
+	{"CGPROBE_CAPTURE", OPT_CAPTURE, &cg_opt.capture_update, "all", "cgprobe_capture"},
+	{"CGPROBE_CAPTURE_STEP", OPT_POS_U64, &cg_opt.capture_step, "1", "cgprobe_capture_step"},
+	{"CGPROBE_UPDATE_RANGE", OPT_STR, &cg_opt.update_range, CG_UPDATE_RANGE_DEFAULT,
+	 "cgprobe_update_range"},
 	{"CGPROBE_CORRELATION_ID", OPT_STR, &cg_opt.correlation_id, NULL, NULL},
 	{"CGPROBE_DEVICE", OPT_STR, &cg_opt.device, "cpu", NULL},
 	{"CGPROBE_MANIFEST", OPT_STR, &cg_opt.manifest, NULL, NULL},
@@ -131,6 +137,11 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 			return false;
 		*(uint64_t *)o->value = v;
 		return true;
+	case OPT_CAPTURE:
+		if (strcmp(s, "all") && strcmp(s, "update"))
+			return false;
+		*(bool *)o->value = strcmp(s, "update") == 0;
+		return true;
 	case OPT_STEPS:
 		if (!cg_stepmap_set(s, true))
 			return false;
@@ -166,6 +177,8 @@ static const char *format_value(const struct option_def *o, char *out, size_t ca
 		return *(const uint8_t *)o->value ? "infer" : "train";
 	case OPT_SNAPSHOTS:
 		return *(const bool *)o->value ? "alloc" : "off";
+	case OPT_CAPTURE:
+		return *(const bool *)o->value ? "update" : "all";
 	case OPT_FORMAT:
 		return cg_opt.trace_format == CG_FORMAT_COMPACT ? "compact" : "jsonl";
 	}
@@ -189,6 +202,7 @@ void cg_options_load(void)
 							     [OPT_PHASE] = "train or infer",
 							     [OPT_SNAPSHOTS] = "off or alloc",
 							     [OPT_FORMAT] = "compact or jsonl",
+							     [OPT_CAPTURE] = "all or update",
 							     [OPT_STEPS] = "STEP=GLOB,...:STEP=GLOB,...",
 							     [OPT_DEPTH] = "an integer from 0 to "
 									   CG_STACK_DEPTH_MAX_TEXT};
@@ -209,6 +223,10 @@ void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *valu
 		if (table[i].tag)
 			fn(ctx, table[i].tag,
 			   format_value(&table[i], tag_text[i], sizeof(tag_text[i])));
+	/* Not a setting but the window's outcome, known when the head is written. */
+	const char *reached = cg_capture_reached_tag();
+	if (reached)
+		fn(ctx, "cgprobe_capture_reached", reached);
 }
 
 static bool match_list(const char *globs, const char *name)
@@ -226,6 +244,11 @@ static bool match_list(const char *globs, const char *name)
 		p += n + (end != NULL);
 	}
 	return false;
+}
+
+bool cg_options_match(const char *globs, const char *name)
+{
+	return globs && name && match_list(globs, name);
 }
 
 bool cg_options_selected(const char *exe_name, const char *argv0_name)

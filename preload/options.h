@@ -26,6 +26,8 @@ struct cg_options {
 	const char *entrypoint;     /* CGPROBE_ENTRYPOINT */
 	uint8_t phase;              /* CGPROBE_PHASE */
 	uint64_t capture_step;      /* CGPROBE_CAPTURE_STEP */
+	bool capture_update;        /* CGPROBE_CAPTURE=update: only update capture_step is recorded */
+	const char *update_range;   /* CGPROBE_UPDATE_RANGE: globs naming an update's NVTX range */
 	const char *correlation_id; /* CGPROBE_CORRELATION_ID */
 	const char *device;         /* CGPROBE_DEVICE */
 	const char *manifest;       /* CGPROBE_MANIFEST: the wrapper's list of traces */
@@ -57,6 +59,10 @@ void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *valu
  * CGPROBE_FORMAT (compact by default).
  */
 enum cg_format cg_options_format(const char *path, bool stream);
+/* CGPROBE_UPDATE_RANGE's default: PyTorch's profiler steps, the usual loop functions. */
+#define CG_UPDATE_RANGE_DEFAULT "ProfilerStep#*,train_step,training_step,train_batch,optimizer_step"
+/* Whether name matches one of the comma-separated shell globs (CGPROBE_ONLY, UPDATE_RANGE). */
+bool cg_options_match(const char *globs, const char *name);
 /* Whether the executable (by exe or argv[0] base name) matches CGPROBE_ONLY. */
 bool cg_options_selected(const char *exe_name, const char *argv0_name);
 

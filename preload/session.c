@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "capture.h"
 #include "clock.h"
 #include "compact_out.h"
 #include "device.h"
@@ -43,6 +44,13 @@ static dev_t own_dev;
 static ino_t own_ino;
 /* Before an exec the trace held nothing but its head: it was closed (and removed). */
 static bool dropped;
+/* A fork child's session: it keeps the live table it inherited (cg_session_fork_child). */
+static bool forking;
+/* The writer was parked for the fork: the table the child inherits is whole. */
+static bool fork_parked;
+/* CGPROBE_CAPTURE=update: the head waits for the window; this one if it never comes. */
+static bool head_later;
+static struct cg_buf unreached_head;
 
 const char *cg_session_path(void)
 {
@@ -105,28 +113,91 @@ static int move_high(int fd)
  * The meta record and s1 go out at once: even a process killed right away
  * leaves them. In compact mode they are the first block after the header.
  */
-static int write_head(pid_t forked_from)
+static void format_head(struct cg_buf *b, pid_t forked_from)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	struct cg_buf b = {0};
-	cg_meta_format(&b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, forked_from);
-	int r = b.err;
+	cg_meta_format(b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, forked_from);
+}
+
+/* The head's lines into the trace (the encoder, in compact mode, already open). */
+static int put_head(const struct cg_buf *b)
+{
+	int r = b->err;
 	if (r == 0 && compact) {
-		r = cg_cout_open(&out, cg_opt.stats);
-		if (r == 0)
-			cg_cout_text(b.p, b.len);
-		if (r == 0)
-			r = cg_cout_flush();
+		cg_cout_text(b->p, b->len);
+		r = cg_cout_flush();
 	} else if (r == 0) {
-		r = cg_out_write(&out, b.p, b.len);
+		r = cg_out_write(&out, b->p, b->len);
 		if (r == 0)
 			r = cg_out_flush(&out);
 	}
 	if (r == 0 && copy.fd >= 0)
-		cg_out_write(&copy, b.p, b.len);
+		cg_out_write(&copy, b->p, b->len);
+	return r;
+}
+
+/*
+ * With CGPROBE_CAPTURE=update the meta record waits for the window (its
+ * time is the window's); the one saying it never came is made now, as the
+ * end may come in a signal handler.
+ */
+static int write_head(pid_t forked_from)
+{
+	int r = compact ? cg_cout_open(&out, cg_opt.stats) : 0;
+	if (r < 0)
+		return r;
+	if (head_later) {
+		unreached_head.len = 0;
+		cg_capture_set_reached(false);
+		format_head(&unreached_head, forked_from);
+		return unreached_head.err;
+	}
+	struct cg_buf b = {0};
+	format_head(&b, forked_from);
+	r = put_head(&b);
 	cg_buf_fini(&b);
 	return r;
+}
+
+/* The writer parked: the head goes out now. */
+static int head_now(const struct cg_buf *b)
+{
+	int r = put_head(b);
+	head_later = false;
+	cg_writer_head_written();
+	return r;
+}
+
+int cg_session_window_open(void)
+{
+	if (!head_later || getpid() != owner)
+		return -EINVAL;
+	if (cg_writer_park(5000) < 0)
+		return -ETIMEDOUT;
+	struct cg_buf b = {0};
+	cg_capture_set_reached(true);
+	format_head(&b, forked_from_pid);
+	int r = head_now(&b);
+	cg_buf_fini(&b);
+	if (r == 0)
+		cg_writer_window_begin();
+	cg_writer_unpark();
+	if (r < 0) {
+		cg_warn("cannot write trace ", path, ": ", strerror(-r),
+			"; recording stopped, the program goes on", NULL);
+		cg_session_stop();
+	}
+	return r;
+}
+
+/* The window never came: the trace says so (cgprobe_capture_reached no). */
+static void head_unreached(void)
+{
+	if (!head_later || cg_writer_park(5000) < 0)
+		return;
+	head_now(&unreached_head);
+	cg_writer_unpark();
 }
 
 /* The test-only copy, named from its template as the trace is; trouble leaves it out. */
@@ -156,6 +227,8 @@ void cg_session_start(pid_t parent)
 	owner = getpid();
 	forked_from_pid = parent;
 	dropped = false;
+	cg_capture_session_start();
+	head_later = cg_capture_state() == CG_CAPTURE_WAITING;
 	atomic_store(&ended, 0);
 	r = cg_outpath_create(cg_opt.output, cg_process.exe_name, next_seq++, path, sizeof(path),
 			      &fd);
@@ -177,8 +250,14 @@ void cg_session_start(pid_t parent)
 	open_copy();
 	if (r == 0)
 		r = write_head(parent);
+	/*
+	 * A fork child's trace starts with what it inherited, once it makes an
+	 * allocation of its own; before a window, only the live table is kept.
+	 */
+	uint8_t gate = head_later ? CG_GATE_WINDOW : forking ? CG_GATE_FIRST_ALLOC : CG_GATE_OPEN;
 	struct cg_writer_opts wo = {cg_opt.flush_ms, compact, copy.fd >= 0 ? &copy : NULL,
-				    cg_opt.stats};
+				    cg_opt.stats,     gate,    head_later,
+				    forking && fork_parked};
 	if (r == 0)
 		r = cg_writer_start(&out, &wo);
 	if (r < 0) {
@@ -197,6 +276,8 @@ void cg_session_start(pid_t parent)
 	atomic_store(&cg_state, CG_RECORDING);
 }
 
+static void unlink_own_file(void);
+
 void cg_session_end(int timeout_ms)
 {
 	/* vfork children share our memory but are not the session's process. */
@@ -205,7 +286,12 @@ void cg_session_end(int timeout_ms)
 	int was = atomic_exchange(&cg_state, CG_STOPPED);
 	if (was == CG_OFF)
 		return;
-	cg_writer_request(CG_REQ_FINISH, timeout_ms);
+	head_unreached();
+	/* A fork child that made no allocation of its own leaves no file, as before an exec. */
+	bool child = forked_from_pid != 0 && own_file;
+	cg_writer_request(CG_REQ_FINISH | (child ? CG_REQ_DROP_EMPTY : 0), timeout_ms);
+	if (child && cg_writer_dropped())
+		unlink_own_file();
 }
 
 /*
@@ -235,6 +321,7 @@ void cg_session_before_exec(void)
 	/* A vfork child runs in our memory on its way to exec: the session is not its own. */
 	if (getpid() != owner || !cg_session_recording())
 		return;
+	head_unreached();
 	int req = CG_REQ_CLOSE_ROOT | (own_file ? CG_REQ_DROP_EMPTY : 0);
 	/* Late (timed out), the writer may drop the file still; it then stops recording. */
 	if (cg_writer_request(req, 5000) < 0 || !cg_writer_dropped())
@@ -254,14 +341,21 @@ void cg_session_exec_failed(void)
 	cg_session_start(forked_from_pid);
 }
 
-/* Hooks hold no lock, so fork needs nothing taken beforehand. */
+/*
+ * Hooks hold no lock, so fork needs nothing taken beforehand; the writer
+ * is parked, so that the child inherits a live table no change is amid.
+ */
 void cg_session_fork_prepare(void)
 {
 	cg_self.guard++;
+	fork_parked = cg_session_recording() && cg_writer_park(1000) == 0;
 }
 
 void cg_session_fork_parent(void)
 {
+	if (fork_parked)
+		cg_writer_unpark();
+	fork_parked = false;
 	cg_self.guard--;
 }
 
@@ -283,8 +377,15 @@ void cg_session_fork_child(void)
 	cg_self.last_ts = 0;
 	atomic_store(&cg_state, CG_OFF);
 	pid_t parent = getppid();
-	if (was_recording && cg_opt.follow)
+	/* The parked word is the parent's writer's; the child's has not started. */
+	cg_writer_unpark();
+	/* A child of an update whose window has ended has nothing to record. */
+	if (was_recording && cg_opt.follow && cg_capture_state() != CG_CAPTURE_DONE) {
+		forking = true;
 		cg_session_start(parent);
+		forking = false;
+	}
+	fork_parked = false;
 	cg_self.guard--;
 	errno = saved;
 }

@@ -35,6 +35,11 @@ void cg_session_before_exec(void);
 /* After an exec that failed: a removed trace is followed by a new session, same forked_from. */
 void cg_session_exec_failed(void);
 const char *cg_session_path(void);
+/*
+ * The capture window begins (capture.c): the writer parked, the head goes
+ * out with the window's time as t=0, then the snapshot. 0 or -errno.
+ */
+int cg_session_window_open(void);
 /* Fork handlers. */
 void cg_session_fork_prepare(void);
 void cg_session_fork_parent(void);

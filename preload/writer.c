@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "live.h"
 #include "modules.h"
 #include "options.h"
+#include "params.h"
 #include "real.h"
 #include "ring.h"
 #include "session.h"
@@ -52,6 +54,11 @@ static struct {
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
 	bool root_closed;
+	uint8_t gate;     /* enum cg_writer_gate: what reaches the trace */
+	bool head_later;  /* the head is not written yet: nothing may go out */
+	uint64_t base_ns; /* the trace's t=0, on the session's clock (a capture window's begin) */
+	uint32_t span_first; /* spans numbered below it began before the window: records go to s1 */
+	uint32_t span_seen;  /* the highest span number seen while gated */
 	bool dropped;  /* CG_REQ_DROP_EMPTY found nothing to keep */
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
@@ -310,6 +317,217 @@ static struct cg_format_stack stack_of(const struct cg_ring *r, uint64_t pos, bo
  * the copy of a compact trace), or both; a record the packed forms do not
  * take (a device's identity, ...) is formatted as JSONL and rides as TEXT.
  */
+/* An event's time on the trace's clock: t=0 is base_ns. */
+static inline uint64_t trace_ns(uint64_t ticks)
+{
+	uint64_t ns = cg_clock_map_ns(&w.clock, ticks);
+	return ns > w.base_ns ? ns - w.base_ns : 0;
+}
+
+/*
+ * The snapshot: an alloc record, marked pre-existing, for every block the
+ * live table holds, at ns, in the root span; each entry gets the ordinal
+ * its free names. Memory the program marked as parameters is `parameter`.
+ */
+/*
+ * The order of records with one timestamp in a trace's canonical order:
+ * by tensor_id, bytewise ("0x10" before "0x9", all before "vmm:"). A
+ * streaming reader keeps a snapshot larger than its window in order only
+ * when it comes sorted so. The hex digits left-aligned, then their count,
+ * give that order as numbers.
+ */
+struct snap_key {
+	uint64_t hi; /* bit 63 for vmm, below it the address left-aligned by nibbles */
+	uint64_t slot;
+};
+
+static uint64_t snap_order(uint64_t key)
+{
+	uint64_t addr = key & ~VMM_KEY;
+	unsigned digits = 1;
+	while (digits < 16 && addr >> (4 * digits))
+		digits++;
+	/* 14 nibbles left-aligned hold any user-space or device address; the count breaks ties. */
+	uint64_t left = digits > 14 ? addr >> (4 * (digits - 14)) : addr << (4 * (14 - digits));
+	return (key & VMM_KEY) | left << 5 | digits;
+}
+
+static bool snap_less(const struct snap_key *a, const struct snap_key *b)
+{
+	return a->hi < b->hi;
+}
+
+/* Heapsort: the writer thread allocates nothing (qsort may). */
+static void snap_sift(struct snap_key *k, size_t i, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			return;
+		if (c + 1 < n && snap_less(&k[c], &k[c + 1]))
+			c++;
+		if (!snap_less(&k[i], &k[c]))
+			return;
+		struct snap_key x = k[i];
+		k[i] = k[c];
+		k[c] = x;
+		i = c;
+	}
+}
+
+static void snap_sort(struct snap_key *k, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		snap_sift(k, i, n);
+	for (size_t end = n; end > 1; end--) {
+		struct snap_key x = k[0];
+		k[0] = k[end - 1];
+		k[end - 1] = x;
+		snap_sift(k, 0, end - 1);
+	}
+}
+
+static void snapshot_entry(struct cg_live_entry *s, uint64_t ns);
+
+static void snapshot(uint64_t ns)
+{
+	struct cg_live_table *t = &cg_live_t;
+	if (!t->mask || !t->count)
+		return;
+	/* Mapped, not malloc'ed, as the table is; without it the records go in table order. */
+	size_t n = 0, len = t->count * sizeof(struct snap_key);
+	struct snap_key *k = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k == MAP_FAILED) {
+		for (uint64_t i = 0; i <= t->mask; i++)
+			if (t->slots[i].addr)
+				snapshot_entry(&t->slots[i], ns);
+		return;
+	}
+	for (uint64_t i = 0; i <= t->mask && n < t->count; i++)
+		if (t->slots[i].addr)
+			k[n++] = (struct snap_key){snap_order(t->slots[i].addr), i};
+	snap_sort(k, n);
+	for (size_t i = 0; i < n; i++) {
+		snapshot_entry(&t->slots[k[i].slot], ns);
+		if (w.compact && (i + 1) % 512 == 0)
+			cg_cout_room(0);
+	}
+	munmap(k, len);
+}
+
+/*
+ * One block's record; a device identity waiting for the device's first
+ * record rides on it (as TEXT in compact mode).
+ */
+static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
+{
+	uint64_t bytes = s->size & CG_LIVE_SIZE_MASK, addr = s->addr & ~VMM_KEY;
+	uint8_t device = (uint8_t)(s->size >> CG_LIVE_DEV_SHIFT);
+	uint8_t cat = (uint8_t)(s->size >> CG_LIVE_CAT_SHIFT);
+	bool vmm = s->addr & VMM_KEY;
+	if (cg_params_contains(addr, bytes))
+		cat = CGTRACE_CAT_PARAMETER;
+	const struct cg_device_ident *id = device == CG_PROBE_HOST ? NULL : ident_of(device);
+	size_t mark = w.buf.len;
+	bool packed = false;
+	uint64_t ord = CG_COUT_NO_ORD;
+	if (w.compact && !id) {
+		uint64_t key =
+		    device == CG_PROBE_HOST
+			? cg_cout_key(1, CG_OP_MALLOC, device, cat, 0)
+			: cg_cout_key(1, CG_COUT_DEVICE_OP, device, cat, vmm ? CG_CLASS_VMM : 0);
+		packed = cg_cout_alloc_pre(key, ns, addr, bytes, &ord);
+	}
+	if (w.text || !packed)
+		cg_format_preexisting(&w.buf, ns, addr, bytes, device, cat, vmm, id);
+	if (id)
+		ident_drop(device);
+	if (w.compact) {
+		if (!packed)
+			cg_cout_text(w.buf.p + mark, w.buf.len - mark);
+		if (!w.copy)
+			w.buf.len = mark;
+	}
+	s->size = (s->size & ~(15ull << CG_LIVE_CAT_SHIFT)) | ((uint64_t)cat << CG_LIVE_CAT_SHIFT);
+	s->ord = ord;
+	w.events++;
+	if (w.buf.len >= BUF_FLUSH)
+		emit_buffer();
+}
+
+/*
+ * Outside the window (enum cg_writer_gate) the live table is kept and
+ * nothing is written; a fork child's first own allocation brings the
+ * snapshot first. Returns the slots taken, or 0 when the event goes on
+ * to be recorded.
+ */
+static unsigned gated(struct cg_ring *r, const struct cg_event *e, unsigned kind)
+{
+	struct cg_live v;
+	switch (kind) {
+	case CG_EV_ALLOC:
+	case CG_EV_DEV_ALLOC:
+		if (w.gate == CG_GATE_FIRST_ALLOC) {
+			uint64_t ns = trace_ns(e->ts);
+			if (ns < w.last_ns)
+				ns = w.last_ns;
+			snapshot(ns);
+			w.gate = CG_GATE_OPEN;
+			return 0;
+		}
+		cg_live_insert(kind == CG_EV_ALLOC ? e->addr : live_key(e),
+			       &(struct cg_live){e->size, e->category,
+						 kind == CG_EV_ALLOC ? CG_PROBE_HOST : e->step,
+						 CG_COUT_NO_ORD});
+		return 1;
+	case CG_EV_FREE:
+	case CG_EV_DEV_FREE:
+		/* Before the child's snapshot: the block is simply not in it. */
+		cg_live_remove(live_key(e), &v);
+		return 1;
+	case CG_EV_DEV_INFO:
+		return 0;
+	default:
+		break;
+	}
+	/* A fork child's other records before its first allocation go out, not counted. */
+	if (w.gate == CG_GATE_FIRST_ALLOC)
+		return 0;
+	if (kind == CG_EV_SPAN_START && e->span > w.span_seen)
+		w.span_seen = e->span;
+	if (kind == CG_EV_DEV_MEMINFO)
+		r->has_pending_oom = false;
+	cg_event_discard(e);
+	return 1;
+}
+
+/*
+ * In a window: spans begun before it are not in the trace; their records
+ * go to s1, and the window's own spans are numbered from s2.
+ */
+static inline uint32_t window_span(uint32_t s)
+{
+	return s < w.span_first ? 1 : s - w.span_first + 2;
+}
+
+/* Returns false for an event of a span the trace does not hold. */
+static bool renumber(struct cg_event *e, unsigned kind)
+{
+	if (kind == CG_EV_SPAN_START || kind == CG_EV_SPAN_END) {
+		if (e->span < w.span_first) {
+			cg_event_discard(e);
+			return false;
+		}
+		if (kind == CG_EV_SPAN_START)
+			e->size = window_span((uint32_t)e->size);
+		e->span = window_span(e->span);
+	} else if (kind == CG_EV_ALLOC || kind == CG_EV_FREE || kind == CG_EV_DEV_ALLOC ||
+		   kind == CG_EV_DEV_FREE) {
+		e->span = window_span(e->span);
+	}
+	return true;
+}
+
 static unsigned process(struct cg_ring *r, uint64_t pos)
 {
 	const struct cg_event *e = &r->ev[pos % CG_RING_EVENTS];
@@ -327,12 +545,22 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 		cg_intern_unload();
 		return 1;
 	}
+	bool counted = true;
+	if (__builtin_expect(w.gate != CG_GATE_OPEN, 0)) {
+		unsigned n = gated(r, e, kind);
+		if (n)
+			return n;
+		counted = w.gate == CG_GATE_OPEN;
+	}
+	/* The writer owns the slot until it is released: the window's numbers go in place. */
+	if (__builtin_expect(w.span_first != 0, 0) && !renumber((struct cg_event *)e, kind))
+		return 1;
 	/*
 	 * Threads' stamps can disagree by a few ns: the trace's times never go
 	 * back (a packed record carries a delta from the one before it), and a
 	 * thread's own stay strictly increasing.
 	 */
-	uint64_t ns = cg_clock_map_ns(&w.clock, e->ts);
+	uint64_t ns = trace_ns(e->ts);
 	if (ns < w.last_ns)
 		ns = w.last_ns;
 	if (ns <= r->last_ns)
@@ -449,7 +677,7 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 			cg_format_checkpoint(&w.buf, e, ns);
 			break;
 		default: {
-			uint64_t start = cg_clock_map_ns(&w.clock, e->size);
+			uint64_t start = trace_ns(e->size);
 			if (c) {
 				cg_cout_span_end(e->span, ns > start ? ns - start : 0);
 				packed = true;
@@ -463,7 +691,7 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 	if (mods && (kind == CG_EV_ALLOC || kind == CG_EV_FREE || kind == CG_EV_DEV_ALLOC ||
 		     kind == CG_EV_DEV_FREE))
 		modules_written();
-	w.events++;
+	w.events += counted;
 	if (c) {
 		if (!packed)
 			cg_cout_text(w.buf.p + mark, w.buf.len - mark);
@@ -550,7 +778,7 @@ static void close_root(void)
 {
 	if (w.root_closed)
 		return;
-	uint64_t duration = cg_clock_now();
+	uint64_t now = cg_clock_now(), duration = now > w.base_ns ? now - w.base_ns : 0;
 	if (w.compact)
 		cg_cout_span_end(1, duration);
 	if (w.text)
@@ -595,11 +823,39 @@ static void print_stats(void)
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
 }
 
+/* Set while a thread other than the writer works on the writer's state (cg_writer_park). */
+static atomic_int parked;
+
+/* CG_REQ_PARK: after the round the writer waits, touching nothing, until unparked. */
+static void park(int req)
+{
+	if (!(req & CG_REQ_PARK))
+		return;
+	while (atomic_load(&parked))
+		futex(&parked, FUTEX_WAIT_PRIVATE, 1, NULL);
+}
+
 /* One round: drain, honour requests, flush. Returns false when finished. */
 static bool round_trip(void)
 {
 	int req = atomic_exchange(&w.requests, 0);
 	drain(req != 0);
+	if (req & CG_REQ_WINDOW_END) {
+		/* The window's end ends the trace's root span; later records stay out. */
+		close_root();
+		w.gate = CG_GATE_AFTER;
+	}
+	/* Until its head is written the trace gets nothing; it is closed as it is. */
+	if (w.head_later) {
+		if (req & CG_REQ_FINISH)
+			cg_out_close(w.out);
+		if (req) {
+			atomic_fetch_add(&w.done, 1);
+			futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+		}
+		park(req);
+		return !(req & CG_REQ_FINISH);
+	}
 	/* Before the root's end goes in: any record but the head's is one of the program's. */
 	if ((req & CG_REQ_DROP_EMPTY) && w.events == 0) {
 		/* Without a file nothing can be recorded: hooks must not wait on the rings. */
@@ -610,7 +866,7 @@ static bool round_trip(void)
 	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
 		close_root();
 	emit_buffer();
-	flush_output(req != 0);
+	flush_output((req & ~CG_REQ_PARK) != 0);
 	check_output();
 	if (req & CG_REQ_FINISH) {
 		/* The encoder stays allocated: freeing could meet a malloc lock a crash left held.
@@ -627,6 +883,7 @@ static bool round_trip(void)
 		atomic_fetch_add(&w.done, 1);
 		futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	}
+	park(req);
 	return !(req & CG_REQ_FINISH);
 }
 
@@ -670,11 +927,19 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 		pthread_join(w.thread, NULL);
 	w.joinable = false;
 	w.root_closed = false;
+	w.gate = o->gate;
+	w.head_later = o->head_later;
+	w.base_ns = 0;
+	w.span_first = w.span_seen = 0;
 	w.dropped = false;
 	w.warned = false;
 	w.buf.len = 0;
 	cg_clock_map_start(&w.clock);
-	cg_live_clear();
+	/* A fork child keeps what it inherited, for its snapshot. */
+	if (!o->keep_live)
+		cg_live_clear();
+	else
+		cg_live_keep_host();
 	modules_reset();
 	/* Without the table a trace simply has no stacks. */
 	if (cg_stack_depth)
@@ -734,4 +999,45 @@ void cg_writer_forget(void)
 	w.out = NULL;
 	atomic_store(&w.requests, 0);
 	atomic_store(&w.wake, 0);
+}
+
+int cg_writer_park(int timeout_ms)
+{
+	if (!w.running)
+		return 0;
+	/* One at a time: a fork while a window opens must not unpark the writer under it. */
+	int none = 0;
+	if (!atomic_compare_exchange_strong(&parked, &none, 1))
+		return -EBUSY;
+	int r = cg_writer_request(CG_REQ_PARK, timeout_ms);
+	if (r < 0)
+		cg_writer_unpark();
+	return r;
+}
+
+void cg_writer_unpark(void)
+{
+	if (atomic_exchange(&parked, 0))
+		futex(&parked, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+void cg_writer_head_written(void)
+{
+	w.head_later = false;
+}
+
+void cg_writer_window_begin(void)
+{
+	w.last_ns = 0;
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
+		r->last_ns = 0;
+	w.span_first = w.span_seen + 1 > 2 ? w.span_seen + 1 : 2;
+	w.head_later = false;
+	snapshot(0);
+	/*
+	 * Times start again once the snapshot is out: the thread that began
+	 * the update waited for it, and the update's own time starts now.
+	 */
+	w.base_ns = cg_clock_now();
+	w.gate = CG_GATE_OPEN;
 }

@@ -19,6 +19,16 @@ enum cg_writer_req {
 	CG_REQ_CLOSE_ROOT = 2, /* and write the root span's end */
 	CG_REQ_FINISH = 4,     /* and close the file; the thread exits */
 	CG_REQ_DROP_EMPTY = 8, /* with CLOSE_ROOT: finish too if nothing but the head was written */
+	CG_REQ_PARK = 16,      /* drain, then wait for cg_writer_unpark (cg_writer_park) */
+	CG_REQ_WINDOW_END = 32, /* the capture window ends: the root span closes, nothing more */
+};
+
+/* What reaches the trace (capture window, fork child). */
+enum cg_writer_gate {
+	CG_GATE_OPEN,        /* every record */
+	CG_GATE_FIRST_ALLOC, /* a fork child: its first own allocation brings the snapshot */
+	CG_GATE_WINDOW,      /* before the window: only the live table is kept */
+	CG_GATE_AFTER,       /* after it: the same, the trace done */
 };
 
 struct cg_writer_opts {
@@ -27,6 +37,9 @@ struct cg_writer_opts {
 	struct cg_out
 	    *copy;  /* compact mode: the JSONL of the same records goes here too, or NULL */
 	bool stats; /* CGPROBE_STATS: one line of the writer's costs at the end */
+	uint8_t gate;    /* enum cg_writer_gate at the start */
+	bool head_later; /* the head is written later (cg_writer_head_written): nothing goes out */
+	bool keep_live;  /* a fork child: the live table it inherited stays */
 };
 
 /* Starts the thread on an open output that already holds meta and s1. */
@@ -41,6 +54,21 @@ void cg_writer_wake(void);
 int cg_writer_request(int req, int timeout_ms);
 /* A CG_REQ_DROP_EMPTY found the trace empty: the file is closed, the thread gone. */
 bool cg_writer_dropped(void);
+/*
+ * Another thread takes over the writer's state: the writer drains every
+ * ring, then waits until cg_writer_unpark. 0 (also without a running
+ * writer), -EBUSY when another thread has it parked, or -ETIMEDOUT (the
+ * writer is then not parked).
+ */
+int cg_writer_park(int timeout_ms);
+void cg_writer_unpark(void);
+/* Parked: the head went out, records may follow. */
+void cg_writer_head_written(void);
+/*
+ * Parked: the capture window begins: the snapshot of what is live, marked
+ * pre-existing at t=0, then every record, timed from the snapshot's end.
+ */
+void cg_writer_window_begin(void);
 /* In a fork child: the parent's writer thread does not exist here. */
 void cg_writer_forget(void);
 

@@ -374,11 +374,16 @@ class Decoder:
         if not free:
             nbytes = it.varint()
         stack = 0
+        pre = False
         if op & 0x20:
             ext = skip_ext(it)
             if ext.get(1) == 0:
                 raise DecodeError("stack id 0 in a MEMORY item")
             stack = ext.get(1, 0)
+            # Key 2: the pre-existing mark, 1 on allocs only.
+            if ext.get(2, 0) > 1 or (free and 2 in ext):
+                raise DecodeError("bad pre-existing mark in a MEMORY item")
+            pre = ext.get(2, 0) == 1
         tid = ("vmm:" if vmm else "") + "0x%x" % addr
         if free:
             nbytes = self.live.get((device, tid))
@@ -391,6 +396,8 @@ class Decoder:
         rec.update(shape=[nbytes], dtype="u8", category=category)
         if managed and not free:
             rec["managed"] = True
+        if pre:
+            rec["cgprobe_preexisting"] = True
         # docs/stacks.md: the stack id, and the pending items this record takes.
         if stack:
             rec["cgprobe_stack"] = stack
@@ -547,6 +554,7 @@ KINDS = {
         ("op_name", STR, OPT), ("device", STR, REQ), ("bytes", U64, REQ),
         ("action", enum("alloc", "free"), REQ), ("shape", U64_LIST, DEF), ("dtype", STR, REQ),
         ("category", CATEGORY, DEF), ("managed", BOOL, OPT),
+        ("cgprobe_preexisting", BOOL, OPT),
     ] + DEVICE_ID + [
         # docs/stacks.md
         ("cgprobe_stack", U64, OPT), ("cgprobe_stack_frames", STR_LIST, OPT),

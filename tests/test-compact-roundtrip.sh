@@ -31,7 +31,8 @@ roundtrip() {
 # A trace of many records besides: frees, and allocs of an address freed
 # a moment ago, by history and by delta, VMM and
 # managed allocations, class ids past 30, ids and dtypes that ride as TEXT,
-# late timestamps, frees of another size, device checkpoints.
+# late timestamps, frees of another size, device checkpoints, pre-existing
+# allocations (extension key 2).
 cat >"$tmp/gen.awk" <<'AWK'
 BEGIN {
 	srand(7)
@@ -59,7 +60,7 @@ BEGIN {
 			if (r >= 0.15 && nf > 0 && rand() < 0.4) { k = nf - int(rand() * (nf < 8 ? nf : 8)); a = freed[k] }
 			n++; addr[n] = a; bytes[n] = b; adev[n] = d
 			op = rand() < 0.1 ? "" : ",\"op_name\":\"" ops[1 + int(rand() * 4)] "\""
-			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s%s%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : "", stack(), modules()
+			printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"s%d\"%s,\"device\":\"%s\",\"bytes\":%d,\"action\":\"alloc\",\"shape\":[%d],\"dtype\":\"%s\",\"category\":\"%s\"%s%s%s%s}\n", t, a, 1 + int(rand() * 45), op, d, b, b, rand() < 0.03 ? "f32" : "u8", cat[1 + int(rand() * 5)], rand() < 0.05 ? ",\"managed\":true" : "", rand() < 0.05 ? ",\"cgprobe_preexisting\":true" : "", stack(), modules()
 		}
 		if (rand() < 0.02)
 			printf "{\"kind\":\"device_memory\",\"timestamp_ns\":%d,\"device\":\"cuda:0\",\"used_bytes\":%d,\"free_bytes\":%d%s%s}\n", ts, i * 7, 1000000 - i, rand() < 0.5 ? ",\"reserved_bytes\":" i : "", rand() < 0.1 ? ",\"oom_request_bytes\":99" : ""
@@ -90,7 +91,10 @@ function modules(   m) {
 }
 AWK
 mkdir "$tmp/gen" && awk -f "$tmp/gen.awk" >"$tmp/gen/many.jsonl" || exit 1
-"$cgtrace" export "$tmp/gen/many.jsonl" >/dev/null 2>"$tmp/err" && ok || ko "generated trace read"
+"$cgtrace" export "$tmp/gen/many.jsonl" >"$tmp/many.out" 2>"$tmp/err" && ok || ko "generated trace read"
+# The export keeps the mark.
+[ "$(grep -c '"cgprobe_preexisting":true' "$tmp/many.out")" -gt 10 ] && ok ||
+	ko "pre-existing marks kept by export"
 
 n=0
 for dir in "$@" "$tmp/gen"; do

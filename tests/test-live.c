@@ -126,12 +126,46 @@ START_TEST(reinsert_and_unknown)
 }
 END_TEST
 
+/* A fork child keeps the host's blocks only, whatever the probe chains look like. */
+START_TEST(keep_host_drops_devices)
+{
+	struct cg_live got;
+	uint64_t seed = 11;
+	cg_live_clear();
+	for (uint64_t i = 1; i <= 20000; i++) {
+		uint64_t key = (xorshift64(&seed) & 0xffffffffff0ull) | 16;
+		cg_live_insert(key, &(struct cg_live){i, 0, i % 3 ? 255 : (uint8_t)(i % 5), 0});
+	}
+	uint64_t before = cg_live_t.count;
+	cg_live_keep_host();
+	ck_assert_uint_gt(cg_live_t.count, 0);
+	ck_assert_uint_lt(cg_live_t.count, before);
+	uint64_t host = 0;
+	for (uint64_t i = 0; i <= cg_live_t.mask; i++) {
+		if (!cg_live_t.slots[i].addr)
+			continue;
+		ck_assert_uint_eq((uint8_t)(cg_live_t.slots[i].size >> CG_LIVE_DEV_SHIFT), 255);
+		host++;
+	}
+	ck_assert_uint_eq(host, cg_live_t.count);
+	/* Every host block is still found by lookup: the probe chains were kept whole. */
+	seed = 11;
+	for (uint64_t i = 1; i <= 20000; i++) {
+		uint64_t key = (xorshift64(&seed) & 0xffffffffff0ull) | 16;
+		bool found = cg_live_remove(key, &got);
+		if (i % 3)
+			ck_assert_msg(found, "host block %llu lost", (unsigned long long)i);
+	}
+	ck_assert_uint_eq(cg_live_t.count, 0);
+}
+END_TEST
+
 static Suite *live_suite(void)
 {
 	Suite *s = suite_create("live");
 	TCase *tc = test_tcase(s, "live:table", 60);
 	test_add(tc, small_blocks_side_by_side, same_offset_in_many_pages, random_addresses,
-	         vmm_handles_beside_addresses, reinsert_and_unknown);
+	         vmm_handles_beside_addresses, reinsert_and_unknown, keep_host_drops_devices);
 	return s;
 }
 

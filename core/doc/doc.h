@@ -30,6 +30,7 @@ struct cg_mem_class {
 	uint8_t action;
 	uint8_t category;
 	uint8_t managed;
+	uint8_t preexisting; /* cgprobe_preexisting */
 	uint8_t shape_kind; /* CG_SHAPE_EMPTY, CG_SHAPE_BYTES or CG_SHAPE_OTHER */
 };
 

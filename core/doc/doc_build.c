@@ -24,7 +24,7 @@
 
 struct class_cache_entry {
 	uint8_t lens[4]; /* span, op (255 = absent), dtype, device */
-	uint8_t action, category, managed, shape_kind;
+	uint8_t action, category, managed, preexisting, shape_kind;
 	uint32_t cls;
 	char str[4][CACHE_STR];
 };
@@ -123,14 +123,14 @@ static int class_id(struct cgtrace_doc *d, const struct cg_mem_class *c, uint32_
 	uint64_t h = cg_hash_mix64(((uint64_t)c->span_id << 32) ^ c->op_name);
 	h = cg_hash_mix64(h ^ ((uint64_t)c->dtype << 24) ^ ((uint64_t)c->device << 8) ^
 		  ((uint64_t)c->shape_kind << 6) ^ ((uint64_t)c->action << 4) ^
-		  ((uint64_t)c->category << 1) ^ c->managed);
+		  ((uint64_t)c->category << 1) ^ c->managed ^ ((uint64_t)c->preexisting << 40));
 	uint32_t pos = UINT32_MAX, val;
 	while (cg_map_next(&d->build->class_by_key, h, &pos, &val)) {
 		const struct cg_mem_class *e = cg_doc_class(d, val);
 		if (e->span_id == c->span_id && e->op_name == c->op_name && e->dtype == c->dtype &&
 		    e->device == c->device && e->action == c->action &&
 		    e->category == c->category && e->managed == c->managed &&
-		    e->shape_kind == c->shape_kind) {
+		    e->preexisting == c->preexisting && e->shape_kind == c->shape_kind) {
 			*out = val;
 			return 0;
 		}
@@ -155,7 +155,7 @@ static bool cache_match(const struct class_cache_entry *e, const struct cg_rec_m
 {
 	const struct cg_sv f[4] = {m->span_id, m->op_name, m->dtype, m->device};
 	if (e->action != m->action || e->category != m->category || e->managed != m->managed ||
-	    e->shape_kind != shape_kind)
+	    e->preexisting != m->cgprobe_preexisting || e->shape_kind != shape_kind)
 		return false;
 	for (int i = 0; i < 4; i++) {
 		uint8_t n = f[i].p ? (uint8_t)f[i].n : 255;
@@ -187,6 +187,7 @@ static void cache_put(struct cg_build *b, const struct cg_rec_memory *m, uint8_t
 	e->action = m->action;
 	e->category = m->category;
 	e->managed = m->managed;
+	e->preexisting = m->cgprobe_preexisting;
 	e->shape_kind = shape_kind;
 	e->cls = cls;
 }
@@ -208,6 +209,7 @@ static int mem_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint8
 		.action = m->action,
 		.category = m->category,
 		.managed = m->managed,
+		.preexisting = m->cgprobe_preexisting,
 		.shape_kind = shape_kind,
 	};
 	int r = device_index(d, m->device, &c.device);

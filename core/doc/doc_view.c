@@ -152,6 +152,7 @@ void cg_doc_mem_view(const struct cgtrace_doc *d, size_t i, struct cgtrace_memor
 		.dtype = cg_doc_str(d, c->dtype),
 		.category = (enum cgtrace_category)c->category,
 		.managed = c->managed,
+		.preexisting = c->preexisting,
 	};
 	o->shape = cg_doc_shape(d, cg_doc_mem_shape(d, i), &m->bytes, &o->ndim);
 	uint32_t stack = cg_doc_mem_stack(d, i);

@@ -286,6 +286,7 @@ static int emit_memory(struct out *o, const struct cgtrace_doc *d)
 			.action = c->action,
 			.category = c->category,
 			.managed = c->managed,
+			.cgprobe_preexisting = c->preexisting,
 			.shape = shape,
 			.ndim = (uint32_t)ndim,
 			.dtype = sv(d, c->dtype),

@@ -152,7 +152,11 @@
 	X(k, HEXS, stack_frames, CG_OPTIONAL, n_stack_frames)                                      \
 	X(k, MODS, modules, CG_OPTIONAL, n_modules)
 
-/* managed is an extension: CUDA managed (unified) memory. */
+/*
+ * managed is an extension: CUDA managed (unified) memory. So is
+ * cgprobe_preexisting: an alloc record for a block that was live before the
+ * recording began (a capture window's start, a forked child's inherited heap).
+ */
 #define CG_FIELDS_memory(X, k)                                                                     \
 	X(k, U64, timestamp_ns, CG_REQUIRED)                                                       \
 	X(k, STR, tensor_id, CG_REQUIRED)                                                          \
@@ -165,6 +169,7 @@
 	X(k, STR, dtype, CG_REQUIRED)                                                              \
 	X(k, ENUM, category, CG_DEFAULT, cg_category_names, CGTRACE_CAT_OTHER)                     \
 	X(k, FLAG, managed, CG_DEFAULT)                                                            \
+	X(k, FLAG, cgprobe_preexisting, CG_DEFAULT)                                                \
 	CG_FIELDS_device_identity(X, k)                                                            \
 	CG_FIELDS_stacks(X, k)
 

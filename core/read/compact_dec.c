@@ -627,8 +627,11 @@ static int skip_ext(struct cg_cdec *d, const uint8_t **pp, const char *item)
 	return 0;
 }
 
-/* A MEMORY item's extension area: key 1 is its stack id (docs/stacks.md), others are skipped. */
-static int memory_ext(struct cg_cdec *d, const uint8_t **pp, uint64_t *stack)
+/*
+ * A MEMORY item's extension area: key 1 is its stack id (docs/stacks.md),
+ * key 2 its pre-existing mark (1), others are skipped.
+ */
+static int memory_ext(struct cg_cdec *d, const uint8_t **pp, uint64_t *stack, bool *pre)
 {
 	const uint8_t *p = *pp, *end = d->end, *s;
 	size_t n;
@@ -641,6 +644,11 @@ static int memory_ext(struct cg_cdec *d, const uint8_t **pp, uint64_t *stack)
 			return fail(d, -EBADMSG, "stack id 0 in a MEMORY item");
 		if (k == 1)
 			*stack = v;
+		if (k == 2 && v > 1)
+			return fail(d, -EBADMSG, "pre-existing mark %llu in a MEMORY item",
+				    (unsigned long long)v);
+		if (k == 2)
+			*pre = v == 1;
 	}
 	*pp = p;
 	return 0;
@@ -819,8 +827,11 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	if (!is_free)
 		GET(bytes, "MEMORY");
 	uint64_t stack = 0;
-	if ((op & CG_CF_MEM_EXT) && memory_ext(d, &p, &stack) < 0)
+	bool pre = false;
+	if ((op & CG_CF_MEM_EXT) && memory_ext(d, &p, &stack, &pre) < 0)
 		return d->state;
+	if (pre && is_free)
+		return fail(d, -EBADMSG, "pre-existing mark on a free");
 	if (!is_free) {
 		if (cg_clive_set(&d->live, c->space, addr, bytes, 0) < 0)
 			return fail(d, -ENOMEM, "out of memory");
@@ -874,6 +885,8 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	m->action = is_free ? CGTRACE_FREE : CGTRACE_ALLOC;
 	m->category = c->category;
 	m->managed = c->managed && !is_free;
+	/* A lean reader keeps no extensions, and its later records reuse this one's class. */
+	m->cgprobe_preexisting = pre && !d->lean;
 	m->tensor_id = put_tensor_id(d->dst_ids, c->vmm, addr);
 	if (__builtin_expect(stack || d->n_pend_mods || m->stack || m->n_stack_frames || m->n_modules,
 			     0) &&

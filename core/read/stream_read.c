@@ -404,6 +404,7 @@ static void view(struct cgtrace_reader *r, const struct cg_rec *rec, struct cgtr
 			.dtype = cstr(r, m->dtype),
 			.category = m->category,
 			.managed = m->managed,
+			.preexisting = m->cgprobe_preexisting,
 			.stack_id = m->stack,
 		};
 		out->u.memory = &r->view.memory;

@@ -40,6 +40,7 @@
 #define OP_MODULE 0x07
 #define OP_EXT 0x20
 #define EXT_STACK 1u
+#define EXT_PREEXISTING 2u
 #define OP_SPAN_START 0x10
 #define OP_SPAN_END 0x11
 #define OP_DEVICE_MEMORY 0x12
@@ -603,7 +604,7 @@ static size_t fmt_span_id(char *out, uint64_t id)
 }
 
 static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes,
-			bool is_free, uint64_t stack)
+			bool is_free, uint64_t stack, bool pre)
 {
 	const struct cls_ent *c = &e->cls[cls];
 	char id[32];
@@ -621,6 +622,7 @@ static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t a
 	    .dtype = CG_SV_LIT("u8"),
 	    .category = c->category,
 	    .managed = !is_free && (c->flags & CG_CLASS_MANAGED),
+	    .cgprobe_preexisting = pre,
 	    .stack = stack,
 	};
 	hot_text(e, &r);
@@ -698,31 +700,37 @@ static inline unsigned varint_len(uint64_t v)
 }
 
 static inline uint64_t alloc_item(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
-				  uint64_t bytes, uint64_t stack)
+				  uint64_t bytes, uint64_t stack, bool pre)
 {
 	if (unlikely(ts < e->prev_ts || cls >= e->ncls)) {
 		if (cls >= e->ncls)
 			return UINT64_MAX;
 		/* Pending items go to the next packed record: a fresh block takes any ts. */
 		if (!e->pending) {
-			memory_text(e, cls, ts, addr, bytes, false, stack);
+			memory_text(e, cls, ts, addr, bytes, false, stack, pre);
 			return UINT64_MAX;
 		}
 		end_block(e);
 	}
 	uint8_t *w = put_thread(e, hot_room(e));
-	w = put_memory_head(e, w, cls, stack ? OP_MEMORY | OP_EXT : OP_MEMORY, ts);
+	w = put_memory_head(e, w, cls, stack || pre ? OP_MEMORY | OP_EXT : OP_MEMORY, ts);
 	/* malloc hands out again what was freed a moment ago: the history often names it. */
 	uint64_t ord = put_addr(e, &w, addr, seen_ref(e, addr));
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, bytes & KEEP(e, size));
 	STAT(e, size, w - w0);
-	if (stack) {
-		/* The extension area: its length, then key 1 and the stack id. */
+	if (stack || pre) {
+		/* The extension area: its length, then key 1 and the stack id, key 2 and 1. */
 		w0 = w;
-		*w++ = (uint8_t)(1 + varint_len(stack));
-		*w++ = EXT_STACK;
-		w = cg_varint_put(w, stack & KEEP(e, stack));
+		*w++ = (uint8_t)((stack ? 1 + varint_len(stack) : 0) + (pre ? 2 : 0));
+		if (stack) {
+			*w++ = EXT_STACK;
+			w = cg_varint_put(w, stack & KEEP(e, stack));
+		}
+		if (pre) {
+			*w++ = EXT_PREEXISTING;
+			*w++ = 1;
+		}
 		STAT(e, stack, w - w0);
 	}
 	e->w = w;
@@ -733,13 +741,19 @@ static inline uint64_t alloc_item(struct cg_cenc *e, uint32_t cls, uint64_t ts, 
 
 uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes)
 {
-	return alloc_item(e, cls, ts, addr, bytes, 0);
+	return alloc_item(e, cls, ts, addr, bytes, 0, false);
+}
+
+uint64_t cg_cenc_alloc_pre(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
+			   uint64_t bytes)
+{
+	return alloc_item(e, cls, ts, addr, bytes, 0, true);
 }
 
 uint64_t cg_cenc_alloc_stack(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
 			     uint64_t bytes, uint64_t stack)
 {
-	return alloc_item(e, cls, ts, addr, bytes, stack);
+	return alloc_item(e, cls, ts, addr, bytes, stack, false);
 }
 
 bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint32_t n)
@@ -960,7 +974,7 @@ static uint32_t sv_string(struct cg_cenc *e, struct cg_sv s)
  * it field for field (cg_rec_equal), which a field added to the kind
  * later fails until the packed form learns it.
  */
-static bool memory_fits(const struct cg_rec *r, uint64_t addr, bool vmm, bool managed)
+static bool memory_fits(const struct cg_rec *r, uint64_t addr, bool vmm, bool managed, bool pre)
 {
 	const struct cg_rec_memory *m = &r->u.memory;
 	char id[32];
@@ -978,6 +992,7 @@ static bool memory_fits(const struct cg_rec *r, uint64_t addr, bool vmm, bool ma
 	    .dtype = CG_SV_LIT("u8"),
 	    .category = m->category,
 	    .managed = managed,
+	    .cgprobe_preexisting = pre,
 	    /* Carried by the extension area and the STACK and MODULE items before it. */
 	    .stack = m->stack,
 	    .stack_frames = m->stack_frames,
@@ -1019,7 +1034,8 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	uint32_t space = dev << 1 | vmm; /* the live table's, with a device */
 	bool pack = canon && dev != CG_CENC_NONE && m->action <= CGTRACE_FREE &&
 		    m->category < CGTRACE_CAT_COUNT && stacks_fit(m) &&
-		    memory_fits(r, addr, vmm, !is_free && m->managed);
+		    memory_fits(r, addr, vmm, !is_free && m->managed,
+				!is_free && m->cgprobe_preexisting);
 	const struct cg_clive_ent *x = NULL;
 	if (pack && is_free) {
 		x = e->o.track_live ? cg_clive_get(&e->live, space, addr) : NULL;
@@ -1044,7 +1060,8 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 		if (is_free)
 			cg_cenc_free(e, cls, m->timestamp_ns, addr, x->aux);
 		else
-			ord = alloc_item(e, cls, m->timestamp_ns, addr, m->bytes, m->stack);
+			ord = alloc_item(e, cls, m->timestamp_ns, addr, m->bytes, m->stack,
+					 m->cgprobe_preexisting);
 	}
 	if (ret == 0 && e->o.track_live && dev != CG_CENC_NONE) {
 		uint64_t bytes;

@@ -155,6 +155,9 @@ void cg_cenc_thread(struct cg_cenc *e, uint64_t tid);
  * hot calls never fail a record.
  */
 uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes);
+/* cg_cenc_alloc of a block live before recording began: `"cgprobe_preexisting":true`. */
+uint64_t cg_cenc_alloc_pre(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
+			   uint64_t bytes);
 /*
  * A packed free of a live allocation of the same bytes; ord: its alloc's
  * ordinal, or UINT64_MAX (the table then finds the alloc if it can). A
