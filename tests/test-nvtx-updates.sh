@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The capture window opened by NVTX ranges alone: tests/steps/nvtx-updates.c
+# marks three updates with ProfilerStep#N ranges (CGPROBE_UPDATE_RANGE's
+# default), run with the probe as its NVTX injection and
+# CGPROBE_CAPTURE=update CGPROBE_CAPTURE_STEP=2: the trace holds update 2's
+# block, update 1's still-live block as pre-existing, nothing of update 3.
+# Exits 77 where the NVTX headers were absent at build time.
+#   test-nvtx-updates.sh CGTRACE PROBE PROGRAM
+set -u
+# shellcheck source=tests/lib/sh-check.sh
+. "$(dirname "$0")/lib/sh-check.sh"
+need_args 3 "test-nvtx-updates.sh CGTRACE PROBE PROGRAM" "$@"
+cgtrace=$(abs "$1")
+probe=$(abs "$2")
+prog=$3
+skip_unless_built "$probe"
+if [ ! -x "$prog" ]; then
+	echo "SKIP: no NVTX headers at build time"
+	exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+unset CGPROBE_UPDATE_RANGE CGPROBE_STEPS CGPROBE_MIN_BYTES
+
+for fmt in jsonl compact; do
+	env LD_PRELOAD="$probe" NVTX_INJECTION64_PATH="$probe" CGPROBE_FORMAT=$fmt \
+		CGPROBE_CAPTURE=update CGPROBE_CAPTURE_STEP=2 CGPROBE_OUTPUT="$tmp/t.$fmt" "$prog" \
+		>/dev/null 2>"$tmp/err" || { ko "$fmt: the program failed: $(cat "$tmp/err")"; continue; }
+	"$cgtrace" export "$tmp/t.$fmt" >"$tmp/j" 2>"$tmp/err" || { ko "$fmt: export: $(cat "$tmp/err")"; continue; }
+	grep '"capture_step":2' "$tmp/j" | grep -q '"cgprobe_capture_reached":"yes"' && ok ||
+		ko "$fmt: meta of the window: $(head -n 1 "$tmp/j")"
+	grep '"bytes":3002,' "$tmp/j" | grep '"action":"alloc"' | grep -qv cgprobe_preexisting && ok ||
+		ko "$fmt: update 2's block not recorded as its own"
+	grep '"bytes":3001,' "$tmp/j" | grep -q '"cgprobe_preexisting":true' && ok ||
+		ko "$fmt: update 1's live block not pre-existing"
+	! grep -q '"bytes":3003,' "$tmp/j" && ok || ko "$fmt: update 3 recorded"
+	[ ! -s "$tmp/err" ] && ok || ko "$fmt: stderr: $(cat "$tmp/err")"
+done
+finish
