@@ -34,6 +34,7 @@ int cg_stream_new(struct cg_stream **out)
 	if (!s)
 		return -ENOMEM;
 	s->peak_device = -1;
+	s->first_dev = -1;
 	s->window = cg_stream_window;
 	s->last_alloc = UINT32_MAX;
 	*out = s;
@@ -307,6 +308,11 @@ static int entry_leave(struct cg_stream *s, struct cg_stream_dev *edv, uint32_t 
 		*slot = i;
 		e->state = CG_ENT_DEAD;
 	}
+	if (!s->multi_dev) {
+		if (e->state == CG_ENT_OUT)
+			entry_release(s, i);
+		return 0;
+	}
 	if (e->dstate == CG_ENT_NEW) {
 		uint32_t *born = edv->born.p, last = born[--edv->born.len];
 		born[e->dlink] = last;
@@ -331,7 +337,7 @@ static void snapshot_commit(struct cg_stream *s)
 	for (size_t k = 0; k < s->gone.len; k++) {
 		struct cg_stream_entry *e = &s->ent[gone[k]];
 		e->state = CG_ENT_OUT;
-		if (e->dstate == CG_ENT_OUT)
+		if (!s->multi_dev || e->dstate == CG_ENT_OUT)
 			entry_release(s, gone[k]);
 	}
 	for (size_t k = 0; k < s->born.len; k++)
@@ -404,10 +410,41 @@ static int backward_check(struct cgtrace_doc *d, uint32_t cls, uint64_t activati
 
 /* ---- applying one record ---- */
 
+/*
+ * A second device: the first one's snapshot lists and states start as
+ * the global ones, which they have equalled so far.
+ */
+static int go_multi(struct cg_stream *s)
+{
+	struct cg_stream_dev *dv = dev_at(s, (uint16_t)s->first_dev);
+	if (!dv || cg_vec_grow(&dv->born, sizeof(uint32_t), s->born.len) < 0 ||
+	    cg_vec_grow(&dv->gone, sizeof(uint32_t), s->gone.len) < 0)
+		return -ENOMEM;
+	memcpy(dv->born.p, s->born.p, s->born.len * sizeof(uint32_t));
+	memcpy(dv->gone.p, s->gone.p, s->gone.len * sizeof(uint32_t));
+	dv->born.len = s->born.len;
+	dv->gone.len = s->gone.len;
+	for (uint32_t i = 0; i < s->n_ent; i++) {
+		struct cg_stream_entry *e = &s->ent[i];
+		if (e->state == CG_ENT_FREE)
+			continue;
+		e->dstate = e->state;
+		e->dlink = e->link;
+	}
+	s->multi_dev = true;
+	return 0;
+}
+
 static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 {
 	struct cg_stream *s = d->stream;
 	const struct cg_mem_class *c = cg_doc_class(d, g->cls);
+	if (!s->multi_dev && (long)c->device != s->first_dev) {
+		if (s->first_dev < 0)
+			s->first_dev = c->device;
+		else if (go_multi(s) < 0)
+			return -ENOMEM;
+	}
 	struct cg_stream_dev *dv = dev_at(s, c->device);
 	if (!dv)
 		return -ENOMEM;
@@ -420,14 +457,14 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		if (s->slots[slot].val) {
 			s->realloc_live++;
 			uint32_t old = slot_entry(&s->slots[slot]);
-			r = entry_leave(s, entry_dev(d, old), old);
+			r = entry_leave(s, s->multi_dev ? entry_dev(d, old) : NULL, old);
 			table_remove(s, slot);
 			slot = find_slot(s, g->key, str, g->str_len);
 		}
 		uint32_t i, fig;
 		uint32_t *b = CG_VEC_PUSH(&s->born, uint32_t);
-		uint32_t *db = CG_VEC_PUSH(&dv->born, uint32_t);
-		if (r < 0 || !b || !db || (r = entry_new(s, &i)) < 0 ||
+		uint32_t *db = s->multi_dev ? CG_VEC_PUSH(&dv->born, uint32_t) : NULL;
+		if (r < 0 || !b || (s->multi_dev && !db) || (r = entry_new(s, &i)) < 0 ||
 		    (r = cg_stack_fig_at(&s->figs, g->stack, c->device, &fig)) < 0)
 			return r < 0 ? r : -ENOMEM;
 		struct cg_stream_entry *e = &s->ent[i];
@@ -442,13 +479,14 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 			.shape = g->shape,
 			.link = (uint32_t)(s->born.len - 1),
 			.fig = fig,
-			.dlink = (uint32_t)(dv->born.len - 1),
+			.dlink = s->multi_dev ? (uint32_t)(dv->born.len - 1) : 0,
 			.state = CG_ENT_NEW,
 			.dstate = CG_ENT_NEW,
 		};
 		g->str = NULL;
 		*b = i;
-		*db = i;
+		if (db)
+			*db = i;
 		struct cg_stack_fig *f = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, fig);
 		f->count++;
 		f->total = cg_sat_add(f->total, g->bytes);
@@ -471,7 +509,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 			/* Freed right after it was made, nothing in between: as heaptrack counts. */
 			if (i == s->last_alloc)
 				CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig)->temporary++;
-			r = entry_leave(s, entry_dev(d, i), i);
+			r = entry_leave(s, s->multi_dev ? entry_dev(d, i) : NULL, i);
 			table_remove(s, slot);
 			if (r < 0)
 				return r;
@@ -488,7 +526,8 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
 		dv->peak_ts = g->ts;
-		dev_commit(s, dv);
+		if (s->multi_dev)
+			dev_commit(s, dv);
 	}
 	if (dv->live > s->peak_bytes) {
 		s->peak_bytes = dv->live;
@@ -792,6 +831,10 @@ int cg_stream_finish(struct cgtrace_doc *d)
 		r = apply_head(d, least_run(s));
 	if (r < 0)
 		return r;
+	/* One device: its peak was the global one all along. */
+	for (uint32_t i = 0; !s->multi_dev && i < s->n_ent; i++)
+		if (s->ent[i].state != CG_ENT_FREE)
+			s->ent[i].dstate = s->ent[i].state;
 	/* Candidates came before any record of a span known to be backward, in order. */
 	const struct cg_stream_candidate *c = s->candidates.p;
 	for (size_t k = 0; k < s->candidates.len; k++) {

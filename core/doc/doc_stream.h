@@ -150,6 +150,14 @@ struct cg_stream {
 	uint64_t alloc_count, free_count, total_alloc_bytes;
 	uint64_t peak_bytes, peak_ts;
 	long peak_device; /* -1 before the first peak */
+	/*
+	 * While one device has records, its peak is the global one and its
+	 * snapshot lists would repeat the global lists: they are kept only
+	 * from the first record of a second device on (go_multi), and an
+	 * entry's dstate mirrors its state until then (cg_stream_finish).
+	 */
+	bool multi_dev;
+	long first_dev; /* -1 before the first record */
 	uint64_t peak_by_category[CGTRACE_CAT_COUNT];
 	uint64_t realloc_live, unknown_free;
 

@@ -91,6 +91,7 @@ struct cg_cdec {
 	/* Block state. */
 	uint64_t prev_ts, prev_addr, thread;
 	struct cg_cdec_mem last; /* the last packed memory record */
+	struct cg_cdec_mem *dst_mem; /* where the gist of packed memory records goes */
 	bool lean;
 	uint64_t hist[CG_CF_HISTORY];
 	uint64_t hist_n;
@@ -147,7 +148,7 @@ static int open_common(struct cg_cdec **out)
 	d->state = 1;
 	cg_arena_init(&d->strs);
 	cg_parse_init(&d->parse);
-	cg_cdec_target(d, NULL, NULL);
+	cg_cdec_target(d, NULL, NULL, NULL);
 	*out = d;
 	return 0;
 }
@@ -194,10 +195,11 @@ void cg_cdec_close(struct cg_cdec *d)
 	free(d);
 }
 
-void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids)
+void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids, struct cg_cdec_mem *mem)
 {
 	d->dst = rec ? rec : &d->rec;
 	d->dst_ids = rec ? ids : d->ids;
+	d->dst_mem = rec ? mem : &d->last;
 }
 
 uint64_t cg_cdec_records(const struct cg_cdec *d)
@@ -217,7 +219,7 @@ const char *cg_cdec_error(const struct cg_cdec *d)
 
 void cg_cdec_last_memory(const struct cg_cdec *d, struct cg_cdec_mem *out)
 {
-	*out = d->last;
+	*out = *d->dst_mem;
 }
 
 bool cg_cdec_in_order(const struct cg_cdec *d)
@@ -850,9 +852,9 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	/* A record that takes pending STACK or MODULE items is yielded whole: they ride on it. */
 	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks);
 	bool full = !d->lean || c->vmm || !(c->yielded & bit) || takes;
-	d->last = (struct cg_cdec_mem){ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, full};
+	*d->dst_mem = (struct cg_cdec_mem){ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, full};
 	out->rec = d->dst;
-	out->mem = &d->last;
+	out->mem = d->dst_mem;
 	if (!full)
 		return CG_CDEC_REC;
 	d->classes[cid].yielded |= bit;

@@ -67,7 +67,7 @@ int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out);
  * A target is zeroed before its first use and written by the decoder only:
  * it keeps the fields a kind's packed records share from one to the next.
  */
-void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids);
+void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids, struct cg_cdec_mem *mem);
 /* Trace records yielded so far: the last one's number, 1-based. */
 uint64_t cg_cdec_records(const struct cg_cdec *d);
 /* True once the end came inside a block header or payload. */

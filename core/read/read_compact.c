@@ -87,8 +87,12 @@ struct entry {
 	uint32_t text_off, text_len; /* a TEXT item's line in the batch's text */
 	bool text;
 	bool packed_memory; /* pk holds what the analysis needs, so it leaves rec alone */
-	bool full;          /* packed_memory: rec holds the whole record (cg_cdec_lean) */
-	struct cg_stream_packed pk;
+	/*
+	 * packed_memory: the record's gist, written by the decoder in place
+	 * (a copy made right after it wrote its own stalls the decoder's
+	 * thread on store forwarding) and read only by the consumer.
+	 */
+	struct cg_cdec_mem mem;
 };
 
 struct batch {
@@ -140,7 +144,7 @@ static bool producer_step(struct pipe *p)
 	b->last = false;
 	while (b->n < BATCH_RECS && b->text_len < BATCH_TEXT) {
 		struct cg_cdec_out out;
-		cg_cdec_target(p->d, &b->recs[b->n], b->ids + b->n * CG_CDEC_IDS);
+		cg_cdec_target(p->d, &b->recs[b->n], b->ids + b->n * CG_CDEC_IDS, &b->entries[b->n].mem);
 		int r = cg_cdec_next(p->d, &out);
 		if (r == CG_CDEC_TEXT && add_text(b, &out) < 0)
 			r = -ENOMEM;
@@ -152,13 +156,6 @@ static bool producer_step(struct pipe *p)
 		struct entry *e = &b->entries[b->n];
 		e->text = r == CG_CDEC_TEXT;
 		e->packed_memory = out.mem != NULL;
-		if (out.mem) {
-			const struct cg_cdec_mem *mem = out.mem;
-			e->pk = (struct cg_stream_packed){
-			    mem->ts, mem->bytes, mem->addr, mem->stack, mem->cls,
-			    mem->free ? CGTRACE_FREE : CGTRACE_ALLOC, mem->vmm};
-			e->full = mem->full;
-		}
 		b->n++;
 	}
 	pthread_mutex_lock(&p->mu);
@@ -219,8 +216,17 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 			if (r < 0)
 				return r;
 		}
-		int r = e->packed_memory ? cg_read_apply_packed(ctx, rec, &e->pk, e->full)
-					 : cg_read_apply_rec(ctx, rec);
+		int r;
+		if (e->packed_memory) {
+			const struct cg_cdec_mem *m = &e->mem;
+			struct cg_stream_packed pk = {m->ts,  m->bytes,
+						      m->addr, m->stack,
+						      m->cls, m->free ? CGTRACE_FREE : CGTRACE_ALLOC,
+						      m->vmm};
+			r = cg_read_apply_packed(ctx, rec, &pk, m->full);
+		} else {
+			r = cg_read_apply_rec(ctx, rec);
+		}
 		if (r < 0)
 			return r;
 	}
