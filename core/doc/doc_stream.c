@@ -420,8 +420,10 @@ static int go_multi(struct cg_stream *s)
 	if (!dv || cg_vec_grow(&dv->born, sizeof(uint32_t), s->born.len) < 0 ||
 	    cg_vec_grow(&dv->gone, sizeof(uint32_t), s->gone.len) < 0)
 		return -ENOMEM;
-	memcpy(dv->born.p, s->born.p, s->born.len * sizeof(uint32_t));
-	memcpy(dv->gone.p, s->gone.p, s->gone.len * sizeof(uint32_t));
+	if (s->born.len)
+		memcpy(dv->born.p, s->born.p, s->born.len * sizeof(uint32_t));
+	if (s->gone.len)
+		memcpy(dv->gone.p, s->gone.p, s->gone.len * sizeof(uint32_t));
 	dv->born.len = s->born.len;
 	dv->gone.len = s->gone.len;
 	for (uint32_t i = 0; i < s->n_ent; i++) {
