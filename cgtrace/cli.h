@@ -132,6 +132,12 @@ struct cli_site_row {
  */
 int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, enum cli_by by,
 		  struct cli_site_row **rows, size_t *n);
+/*
+ * cli_sites_open, then cli_site_rows: CLI_OK with both to free, or
+ * CLI_FAIL, printed, with nothing left open.
+ */
+int cli_sites_open_rows(struct cli_sites *s, const char *path, const char *device, bool by_stack,
+			enum cli_by by, struct cli_site_row **rows, size_t *n);
 /* "function (file:line)", "function (module+0xoffset)", "module+0xoffset" or "0xaddress". */
 const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f);
 /* The site frame of a resolved stack, or NULL when it has none. */

@@ -256,23 +256,20 @@ static int folded_lines(const struct cli_site_row *rows, size_t n, enum cli_by b
 static int export_folded(const char *path, const char *output, enum cli_by by, const char *device)
 {
 	struct cli_sites s;
-	if (cli_sites_open(&s, path) != CLI_OK)
+	struct cli_site_row *rows;
+	size_t n;
+	if (cli_sites_open_rows(&s, path, device, true, by, &rows, &n) != CLI_OK)
 		return CLI_FAIL;
-	struct cli_site_row *rows = NULL;
-	size_t n = 0;
-	int ret = cli_site_rows(&s, device, true, by, &rows, &n);
 	bool several = false;
 	for (size_t i = 1; i < s.n; i++)
 		several |= strcmp(s.stats[i].device, s.stats[0].device) != 0;
-	int fd = ret < 0 ? -1 : open_output(output);
+	int ret = 0, fd = open_output(output);
 	if (fd >= 0) {
 		ret = folded_lines(rows, n, by, several && !device, fd);
 		if (ret < 0)
 			fprintf(stderr, "%s: %s\n", output ? output : "<stdout>", strerror(-ret));
 		if (close_output(output, fd) < 0)
 			ret = -1;
-	} else if (ret < 0) {
-		fprintf(stderr, "%s: out of memory\n", path);
 	}
 	free(rows);
 	cli_sites_close(&s);

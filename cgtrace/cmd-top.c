@@ -150,15 +150,10 @@ static int run(int argc, char **argv)
 	if (!path)
 		return status;
 	struct cli_sites s;
-	if (cli_sites_open(&s, path) != CLI_OK)
-		return CLI_FAIL;
 	struct cli_site_row *rows;
 	size_t n;
-	if (cli_site_rows(&s, o.device, o.full, o.by, &rows, &n) < 0) {
-		fprintf(stderr, "%s: out of memory\n", path);
-		cli_sites_close(&s);
+	if (cli_sites_open_rows(&s, path, o.device, o.full, o.by, &rows, &n) != CLI_OK)
 		return CLI_FAIL;
-	}
 	size_t shown = o.n && o.n < n ? o.n : n;
 	if (o.json)
 		status = print_json(rows, shown, &o);

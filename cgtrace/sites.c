@@ -334,3 +334,16 @@ int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, 
 	*n = out;
 	return 0;
 }
+
+int cli_sites_open_rows(struct cli_sites *s, const char *path, const char *device, bool by_stack,
+			enum cli_by by, struct cli_site_row **rows, size_t *n)
+{
+	if (cli_sites_open(s, path) != CLI_OK)
+		return CLI_FAIL;
+	if (cli_site_rows(s, device, by_stack, by, rows, n) < 0) {
+		fprintf(stderr, "%s: out of memory\n", path);
+		cli_sites_close(s);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
