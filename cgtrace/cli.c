@@ -177,3 +177,13 @@ int cli_json_print(struct cli_buf *b)
 	cli_buf_fini(b);
 	return ret;
 }
+
+bool cli_count_arg(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end)
+		return false;
+	*out = v;
+	return true;
+}

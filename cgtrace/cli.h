@@ -19,6 +19,8 @@ struct cli_cmd {
 	int (*run)(int argc, char **argv);
 };
 
+/* A count option's value: plain decimal digits only (as "-n 5", "--top 0"); false otherwise. */
+bool cli_count_arg(const char *s, size_t *out);
 /* Prints "cgtrace NAME: message" and the usage line on stderr; returns CLI_USAGE. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -110,15 +110,13 @@ static int run(int argc, char **argv)
 	bool json = false, exact = false;
 	size_t top = 20;
 	int c, status = CLI_OK;
-	char *end;
 	while ((c = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			device = optarg;
 			break;
 		case 'n':
-			top = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end)
+			if (!cli_count_arg(optarg, &top))
 				return cli_usage_error(&cli_leaks, "-n needs a number, got '%s'",
 				                       optarg);
 			break;

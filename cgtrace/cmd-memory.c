@@ -269,7 +269,6 @@ static int run(int argc, char **argv)
 	bool json = false, exact = false, top_given = false;
 	size_t top = 20;
 	int c, status = CLI_OK;
-	char *end;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -279,8 +278,7 @@ static int run(int argc, char **argv)
 			exact = true;
 			break;
 		case 't':
-			top = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end)
+			if (!cli_count_arg(optarg, &top))
 				return cli_usage_error(&cli_memory, "--top needs a number, got '%s'",
 						       optarg);
 			top_given = true;

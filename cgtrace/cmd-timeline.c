@@ -295,7 +295,6 @@ static int run(int argc, char **argv)
 	const char *device = NULL;
 	size_t rows = 24;
 	int c, status = CLI_OK;
-	char *end;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -308,8 +307,7 @@ static int run(int argc, char **argv)
 			exact = true;
 			break;
 		case 'r':
-			rows = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || rows == 0 || rows > 10000)
+			if (!cli_count_arg(optarg, &rows) || rows == 0 || rows > 10000)
 				return cli_usage_error(&cli_timeline,
 						       "--rows needs a number from 1 to 10000");
 			break;

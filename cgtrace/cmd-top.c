@@ -104,7 +104,6 @@ static int parse(int argc, char **argv, struct top_opts *o)
 	    {0},
 	};
 	int c;
-	char *end;
 	while ((c = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'y':
@@ -113,8 +112,7 @@ static int parse(int argc, char **argv, struct top_opts *o)
 				                       optarg, CLI_BY_NAMES);
 			break;
 		case 'n':
-			o->n = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end)
+			if (!cli_count_arg(optarg, &o->n))
 				return cli_usage_error(&cli_top, "-n needs a number, got '%s'",
 				                       optarg);
 			break;
