@@ -153,6 +153,22 @@ void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f);
 /* [frame, ...] from the site outwards (all frames when full). */
 void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full);
 
+/* A view's output file (output.c). */
+struct cli_out {
+	FILE *f;
+	const char *path;
+	char *tmp; /* written here, renamed to path on success */
+};
+/*
+ * Opens path ("-" or NULL: stdout) to write; replace: an existing file is
+ * replaced once the output is complete, else refused. CLI_FAIL printed.
+ */
+int cli_out_open(struct cli_out *o, const char *path, bool replace);
+/* Ends the output: ok, it replaces path; else it is removed. CLI_FAIL printed. */
+int cli_out_close(struct cli_out *o, bool ok);
+/* The view of path (cgtrace_view_read); prints the error and returns NULL. */
+struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_options *opts);
+
 extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export,
 	cli_top, cli_leaks;
 

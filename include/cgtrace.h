@@ -579,6 +579,12 @@ struct cgtrace_timeline_point {
 	bool has_free;
 	uint64_t free_bytes; /* capacity - live, when the capacity is known */
 	size_t record;       /* index of the memory record, see cgtrace_doc_memory */
+	/* The device's live bytes by category after the record (they sum to live_bytes). */
+	uint64_t by_category[CGTRACE_CAT_COUNT];
+	enum cgtrace_action action;
+	/* What the record added or took: a free of a known allocation takes its bytes and category. */
+	uint64_t bytes;
+	enum cgtrace_category category;
 };
 
 /*
@@ -605,6 +611,124 @@ int cgtrace_memory_timeline(const struct cgtrace_doc *doc,
 int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
 				 int (*fn)(void *user, const struct cgtrace_timeline_point *p),
 				 void *user, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Views: bounded summaries that plots, timelines and reports draw    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A view is what every picture of a trace draws, reduced so that its size
+ * does not grow with the record count: live bytes per device on one grid of
+ * time buckets, each bucket at the instant its device's total was highest
+ * (so the highest bucket is the true peak and no peak is lost), the device
+ * checkpoints one per bucket, the largest allocations one by one, memory
+ * by span. It is built in two streamed reads (docs/views.md), in memory
+ * bounded as a streamed read's plus the view itself.
+ */
+struct cgtrace_view_options {
+	size_t buckets;    /* time buckets across the trace; 0: 2000; at most 1000000 */
+	size_t max_allocs; /* largest allocations kept one by one; 0: 500; at most 100000 */
+	const struct cgtrace_read_options *read; /* warnings; NULL: into err */
+};
+
+/* One device in one time bucket [view->start_ns + i * bucket_ns, + bucket_ns). */
+struct cgtrace_view_bucket {
+	/*
+	 * The highest live bytes of the device in the bucket, counting what
+	 * was live when it began, the instant it was reached (the bucket's
+	 * start when it was carried in), and the live bytes by category then,
+	 * which sum to max_bytes.
+	 */
+	uint64_t max_ns, max_bytes;
+	uint64_t max_by_category[CGTRACE_CAT_COUNT];
+	/* After the bucket's last record (the bucket's start and the carried bytes when none). */
+	uint64_t end_ns, end_bytes;
+	uint64_t end_by_category[CGTRACE_CAT_COUNT];
+	uint64_t records; /* the device's memory records in the bucket */
+	uint64_t allocs, alloc_bytes;
+	/* Of max_bytes, the bytes of view->allocs (those kept one by one) live at max_ns. */
+	uint64_t drawn_bytes;
+};
+
+/* A device checkpoint (device_memory record). */
+struct cgtrace_view_checkpoint {
+	uint64_t timestamp_ns, used_bytes, free_bytes;
+	bool has_reserved;
+	uint64_t reserved_bytes;
+	bool oom; /* an out-of-memory failure: oom_request_bytes is set */
+	uint64_t oom_request_bytes;
+};
+
+struct cgtrace_view_device {
+	const char *device;
+	uint64_t capacity_bytes; /* 0: unknown */
+	uint64_t peak_bytes, peak_ns; /* 0, 0 without memory records */
+	uint64_t peak_by_category[CGTRACE_CAT_COUNT];
+	uint64_t alloc_count, free_count, alloc_bytes, final_bytes;
+	struct cgtrace_view_bucket *buckets; /* view->n_buckets, on the shared grid */
+	/* Per bucket with checkpoints, the one with the highest used bytes; time order. */
+	struct cgtrace_view_checkpoint *checkpoints;
+	size_t n_checkpoints;
+	/* Every out-of-memory checkpoint, up to 10000 (n_ooms counts them all). */
+	struct cgtrace_view_checkpoint *ooms;
+	size_t n_ooms_kept;
+	uint64_t n_ooms;
+};
+
+/* One allocation kept one by one: the largest of the trace, the earlier first among equals. */
+struct cgtrace_view_alloc {
+	uint64_t alloc_ns;
+	bool freed;
+	uint64_t free_ns; /* 0 when not freed */
+	uint64_t bytes;
+	size_t device; /* index in view->devices */
+	enum cgtrace_category category;
+	uint64_t stack_id; /* 0: none */
+	bool preexisting;  /* cgprobe_preexisting: live when a capture window began */
+	const char *tensor_id, *span_id;
+	const char *op_name; /* NULL when absent */
+};
+
+/* The memory records a span's allocations and frees made (the records' span_id). */
+struct cgtrace_view_span_memory {
+	const char *span_id;
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+};
+
+struct cgtrace_view {
+	/* The streamed document of the first read: meta, spans, stacks, modules, devices. */
+	struct cgtrace_doc *doc;
+	/* cgtrace_memory_analyze of doc: peaks, the global peak's breakdown. */
+	struct cgtrace_memory_report *report;
+	/*
+	 * The grid: the first and last timestamp of the memory and device_memory
+	 * records (0, 0 without any), n_buckets of bucket_ns each from
+	 * start_ns, the last one holding end_ns.
+	 */
+	uint64_t start_ns, end_ns, bucket_ns;
+	size_t n_buckets;
+	struct cgtrace_view_device *devices; /* sorted by device, as report->by_device */
+	size_t n_devices;
+	struct cgtrace_view_alloc *allocs; /* largest first, then alloc_ns */
+	size_t n_allocs;
+	/* By span, for the spans with memory records, sorted by span_id; strings in doc. */
+	struct cgtrace_view_span_memory *spans;
+	size_t n_spans;
+	/* CGPROBE_CAPTURE=update (meta tag cgprobe_capture): the window, [0, root span's end]. */
+	bool has_capture;
+	uint64_t capture_begin_ns, capture_end_ns;
+};
+
+/*
+ * Reads the trace at path ("-": standard input, spooled as for a timeline)
+ * and builds its view. Errors and warnings as cgtrace_memory_timeline_read.
+ * Free it with cgtrace_view_free.
+ */
+int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
+		      struct cgtrace_view **out, char *err, size_t errlen);
+void cgtrace_view_free(struct cgtrace_view *view);
+/* The bucket holding t (clamped to the grid). */
+size_t cgtrace_view_bucket_of(const struct cgtrace_view *view, uint64_t t);
 
 /* Re-emits the document as JSONL, records in the format's stream order; -ENODATA when streamed. */
 int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
