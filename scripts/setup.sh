@@ -8,10 +8,13 @@ cd "$(dirname "$0")/.."
 # Build: meson, ninja, a C compiler, cJSON, zstd, libunwind, libdw (offline symbols), Check.
 # Tests and tools: zstd (CLI), clang + libFuzzer runtime for the fuzz target,
 # heaptrack for the benchmarks, time for peak-RSS figures, python3 and its
-# zstandard module for the independent decoder of the compact encoding, and
-# python3-torch (CPU) for the tests of the Python module (tests/test-python.sh).
+# zstandard module for the independent decoder of the compact encoding,
+# python3-torch (CPU) for the tests of the Python module (tests/test-python.sh),
+# chromium (headless) for the browser test of the HTML report, and valgrind
+# for ms_print, which reads the massif export.
 packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev libdw-dev
-check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard python3-torch"
+check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard python3-torch
+chromium valgrind"
 
 missing=""
 for p in $packages; do

@@ -1,0 +1,144 @@
+#!/bin/sh
+# The HTML report in a real browser: headless Chromium loads `cgtrace
+# report`'s page of the demo trainer's trace and of a hand-written trace of
+# two devices (checkpoints, an out-of-memory failure, strings that would end
+# a script element) from file:// URLs. Asserted: no console message at all
+# (the page logs nothing, so any line is an error), the page's self-test
+# (<pre id="cg-selftest">) says it rendered without errors, the summary
+# shows `cgtrace memory --json`'s peak, and the stacked timeline's highest
+# drawn point is that peak, by category and by allocation; the page names no
+# URL. Screenshots at 1280x720 go to BUILDDIR/report.png and report-2dev.png.
+# Exits 77 without chromium (or chromium-browser).
+#   test-report-browser.sh CGTRACE PROBE DEMO BUILDDIR
+set -u
+# shellcheck source=tests/lib/sh-check.sh
+. "$(dirname "$0")/lib/sh-check.sh"
+need_args 4 "test-report-browser.sh CGTRACE PROBE DEMO BUILDDIR" "$@"
+cgtrace=$(abs "$1")
+probe=$(abs "$2")
+demo=$(abs "$3")
+build=$(abs "$4")
+skip_unless_built "$probe"
+browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) ||
+	{ echo "SKIP: no chromium or chromium-browser in PATH"; exit 77; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_STEPS CGPROBE_FORMAT CGTRACE_DEBUG_DIR CGPROBE_CAPTURE
+# Root has no sandbox; each run its own profile, so parallel tests do not share one.
+sandbox=
+[ "$(id -u)" != 0 ] || sandbox=--no-sandbox
+run_browser() {
+	timeout 120 "$browser" --headless $sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$tmp/profile" "$@"
+}
+
+# A hand-written trace: three steps on cuda:0 with the host beside it.
+awk 'BEGIN {
+	MiB = 1048576
+	print "{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/6\",\"run_id\":\"run-1-1\",\"correlation_id\":\"two/update-1\",\"entrypoint\":\"two-devices\",\"phase\":\"train\",\"timestamp\":\"2026-12-01T12:00:00.000Z\",\"capture_step\":1,\"warmup_steps\":0,\"device\":\"cuda:0\",\"timing_mode\":\"host\",\"tags\":{\"note\":\"</script><!-- a tag -->\"}}"
+	print "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"two-devices\",\"start_ns\":0,\"span_kind\":\"function\"}"
+	n = 1
+	for (k = 0; k < 3; k++) {
+		b = k * 100000000 + 1000
+		f = "s" (++n); bw = "s" (++n); o = "s" (++n)
+		span(f, "forward", b, "forward")
+		for (a = 0; a < 3; a++) mem(b + 1000 + a * 1000, "0x" (k * 16 + a + 4096), f, "cuda:0", 8 * MiB, "alloc", "activation")
+		mem(b + 5000, "cpu" k, f, "cpu", 4096 * (k + 1), "alloc", "other")
+		ckpt(b + 9000, 24 * MiB + 64 * MiB, 0)
+		end(f, 20000000)
+		span(bw, "backward", b + 30000000, "backward")
+		mem(b + 30001000, "0x" (k * 16 + 8 + 4096), bw, "cuda:0", 16 * MiB, "alloc", "gradient")
+		for (a = 0; a < 3; a++) mem(b + 30002000 + a * 1000, "0x" (k * 16 + a + 4096), bw, "cuda:0", 8 * MiB, "free", "activation")
+		if (k == 2) ckpt(b + 30009000, 90 * MiB, 512 * MiB)
+		end(bw, 20000000)
+		span(o, "optimizer", b + 60000000, "optimizer")
+		if (k == 0) mem(b + 60001000, "</script><b>opt", o, "cuda:0", 12 * MiB, "alloc", "optimizer")
+		mem(b + 60002000, "0x" (k * 16 + 8 + 4096), o, "cuda:0", 16 * MiB, "free", "gradient")
+		if (k < 2) mem(b + 60003000, "cpu" k, o, "cpu", 4096 * (k + 1), "free", "other")
+		end(o, 10000000)
+	}
+	print "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":300000000}"
+}
+function span(id, name, t, step) {
+	printf "{\"kind\":\"span_start\",\"id\":\"%s\",\"parent_id\":\"s1\",\"name\":\"%s\",\"start_ns\":%d,\"span_kind\":\"module\",\"step\":\"%s\"}\n", id, name, t, step
+}
+function end(id, d) {
+	printf "{\"kind\":\"span_end\",\"id\":\"%s\",\"duration_ns\":%d}\n", id, d
+}
+function mem(t, id, span, dev, bytes, action, cat) {
+	printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"%s\",\"op_name\":\"%s\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"%s\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, id, span, dev == "cpu" ? "malloc" : "cudaMalloc", dev, bytes, action, bytes, cat
+}
+function ckpt(t, used, oom) {
+	printf "{\"kind\":\"device_memory\",\"timestamp_ns\":%d,\"device\":\"cuda:0\",\"used_bytes\":%d,\"free_bytes\":%d%s}\n", t, used, 1073741824 - used, oom ? ",\"oom_request_bytes\":" oom : ""
+}' >"$tmp/two.jsonl"
+
+env LD_PRELOAD="$probe" CGPROBE_OUTPUT="$tmp/demo.cgt" "$demo" --steps 3 >"$tmp/out" 2>"$tmp/err" ||
+	ko "the demo failed under the probe"
+
+# json_number KEY FILE: the first number after "KEY": in FILE.
+json_number() {
+	sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p" "$2" | head -n 1
+}
+
+# check NAME TRACE SHOT: the report of TRACE loaded and drawn; SHOT: the screenshot's name.
+check() {
+	name=$1 trace=$2 shot=$3
+	page=$tmp/$name.html
+	if ! "$cgtrace" report -o "$page" "$trace" >"$tmp/out" 2>"$tmp/err"; then
+		ko "$name: cgtrace report failed"
+		return
+	fi
+	ok
+	"$cgtrace" memory --json "$trace" >"$tmp/mem.json" 2>"$tmp/err" || ko "$name: cgtrace memory failed"
+	peak=$(sed -n 's/.*"summary":{[^}]*"peak_bytes":\([0-9]*\).*/\1/p' "$tmp/mem.json")
+	[ -n "$peak" ] && [ "$peak" -gt 0 ] && ok || ko "$name: no peak in cgtrace memory --json"
+
+	# Nothing to fetch: no URL anywhere (the page's own text has none; the trace's strings neither).
+	if grep -Eiq '(src|href)[[:space:]]*=|https?://|@import|url\(' "$page"; then
+		ko "$name: the page names a resource: $(grep -Eio '.{20}((src|href)[[:space:]]*=|https?://|@import|url\().{20}' "$page" | head -n 1)"
+	else
+		ok
+	fi
+	grep -q '<script type="application/json" id="cg-data">' "$page" && ok || ko "$name: no data block"
+	# The data block ends once, where the page ends it: no string closed it early.
+	n=$(grep -o '</script>' "$page" | wc -l)
+	[ "$n" -eq 2 ] && ok || ko "$name: $n '</script>' in the page, expected 2"
+
+	run_browser --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom \
+		"file://$page" >"$tmp/dom.html" 2>"$tmp/browser.err"
+	st=$?
+	[ "$st" -eq 0 ] && ok || { cp "$tmp/browser.err" "$tmp/err"; ko "$name: chromium --dump-dom exit status $st"; }
+	# Chromium prints every console message as "...:CONSOLE:LINE] "text", source: URL (LINE)".
+	if grep -q ':CONSOLE' "$tmp/browser.err"; then
+		grep ':CONSOLE' "$tmp/browser.err" >"$tmp/err"
+		ko "$name: console messages"
+	else
+		ok
+	fi
+	sed -n 's/.*<pre id="cg-selftest"[^>]*>\([^<]*\)<\/pre>.*/\1/p' "$tmp/dom.html" >"$tmp/selftest"
+	echo "$name selftest: $(cat "$tmp/selftest") (peak $peak)"
+	: >"$tmp/err"
+	grep -q '"rendered":true' "$tmp/selftest" && ok || ko "$name: the page did not render"
+	grep -q '"errors":\[\]' "$tmp/selftest" && ok || ko "$name: the page met errors"
+	for k in peak_shown timeline_max timeline_max_alloc; do
+		v=$(json_number "$k" "$tmp/selftest")
+		[ "$v" = "$peak" ] && ok || ko "$name: $k is '$v', cgtrace memory says $peak"
+	done
+	# Each tag and string came through as text, the script-ending ones included.
+	case $name in
+	two)
+		grep -q 'note = &lt;/script&gt;&lt;!-- a tag --&gt;' "$tmp/dom.html" && ok ||
+			ko "$name: the tag holding </script> is not shown as text"
+		grep -q '"drawn_mismatch":0' "$tmp/selftest" && ok ||
+			ko "$name: the kept allocations live at a bucket's highest instant do not sum to its drawn bytes"
+		;;
+	esac
+	rm -f "$build/$shot"
+	run_browser --hide-scrollbars --window-size=1280,720 --screenshot="$build/$shot" \
+		"file://$page" >/dev/null 2>"$tmp/browser.err"
+	[ -s "$build/$shot" ] && ok || { cp "$tmp/browser.err" "$tmp/err"; ko "$name: no screenshot"; }
+}
+
+check demo "$tmp/demo.cgt" report.png
+check two "$tmp/two.jsonl" report-2dev.png
+finish
