@@ -584,6 +584,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		s->free_count++;
 	}
 	dv->listed = true;
+	cg_series_add(&dv->series, g->ts, dv->live);
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
 		dv->peak_ts = g->ts;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cgtrace.h"
+#include "peak_series.h"
 #include "record.h"
 #include "u64map.h"
 #include "vec.h"
@@ -88,6 +89,7 @@ struct cg_stream_dev {
 	uint64_t capacity; /* largest used + free of the device's checkpoints */
 	bool has_capacity;
 	bool listed;       /* has memory or device_memory records */
+	struct cg_peak_series series; /* live bytes over time, for a sparkline */
 	/* The device's own snapshot at its peak, as born and gone for the global one. */
 	struct cg_vec born, gone; /* uint32_t entry indices */
 };
