@@ -65,8 +65,8 @@ function span(id, name, t, step) {
 function end(id, d) {
 	printf "{\"kind\":\"span_end\",\"id\":\"%s\",\"duration_ns\":%d}\n", id, d
 }
-function mem(t, id, span, dev, bytes, action, cat) {
-	printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"%s\",\"op_name\":\"%s\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"%s\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, id, span, dev == "cpu" ? "malloc" : "cudaMalloc", dev, bytes, action, bytes, cat
+function mem(t, id, sp, dev, bytes, action, cat) {
+	printf "{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"%s\",\"span_id\":\"%s\",\"op_name\":\"%s\",\"device\":\"%s\",\"bytes\":%d,\"action\":\"%s\",\"shape\":[%d],\"dtype\":\"u8\",\"category\":\"%s\"}\n", t, id, sp, dev == "cpu" ? "malloc" : "cudaMalloc", dev, bytes, action, bytes, cat
 }
 function ckpt(t, used, oom) {
 	printf "{\"kind\":\"device_memory\",\"timestamp_ns\":%d,\"device\":\"cuda:0\",\"used_bytes\":%d,\"free_bytes\":%d%s}\n", t, used, 1073741824 - used, oom ? ",\"oom_request_bytes\":" oom : ""

@@ -67,7 +67,7 @@ grep -q '^cgprobe: report: ' "$tmp/err" && ko "failed report: announced as writt
 # Without --report, no page.
 run -o "$tmp/none.cgt" "$hello"
 [ ! -e "$tmp/none.cgt.html" ] && ok || ko "a report without --report"
-grep -q 'report' "$tmp/err" && ko "report lines without --report" || ok
+grep -q '^cgprobe: report: ' "$tmp/err" && ko "report lines without --report" || ok
 # The wrapper's temporary files are gone.
 [ -z "$(ls -A "$tmp/tmpdir")" ] && ok || ko "left behind in TMPDIR: $(ls -A "$tmp/tmpdir")"
 finish

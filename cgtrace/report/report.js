@@ -76,9 +76,9 @@
 		var d = span > 0 ? Math.max(3, Math.min(9, Math.ceil(-Math.log10(span / 1e9)) + 3)) : 3;
 		return (ns / 1e9).toFixed(d) + ' s';
 	}
-	/* An instant of the trace, at a ten-thousandth of its duration. */
+	/* An instant of the trace in cards and tables, as cgtrace memory prints it. */
 	function fmtT(ns) {
-		return fmtSec(ns, (full.t1 - full.t0) / 10);
+		return fmtNs(ns);
 	}
 	function plural(n, noun) {
 		return fmtCount(n) + ' ' + noun + (n === 1 ? '' : 's');
@@ -249,7 +249,7 @@
 			tags.forEach(function (k) {
 				list.appendChild(el('div', {text: k + ' = ' + m.tags[k]}));
 			});
-			meta.appendChild(el('span', null, [el('details', null, [el('summary', {text: tags.length + ' tags'}), list])]));
+			meta.appendChild(el('span', null, [el('details', null, [el('summary', {text: plural(tags.length, 'tag')}), list])]));
 		}
 		$('cg-footer').textContent = 'Written by ' + D.generator + ' from ' + (D.trace || 'a trace') + '. ' +
 			'The timeline shows, per device and time bucket (' + fmtNs(D.grid.bucket_ns) + ' each, ' + fmtCount(D.grid.n) +
