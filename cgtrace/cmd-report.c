@@ -23,8 +23,9 @@ const struct cli_cmd cli_report = {
             "of any kind) and opens offline in any browser.\n\n"
             "  -o, --output FILE  the page (default: standard output); an existing\n"
             "                     file is replaced once the page is complete\n"
-            "  --buckets N        time buckets across the trace (default 2000)\n"
-            "  --allocs N         largest allocations drawn one by one (default 500)\n\n"
+            "  --buckets N        time buckets across the trace (default 2000, <= 100000)\n"
+            "  --allocs N         largest allocations drawn one by one (default 500,\n"
+            "                     <= 100000)\n\n"
             "The page embeds the trace's view (docs/views.md), whose size does not grow\n"
             "with the record count: a few MB at most with the defaults.\n",
     .run = run,
@@ -90,9 +91,9 @@ static int run(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'B':
-			if (!count_option(optarg, 1000000, &vo.buckets))
-				return cli_usage_error(
-				    &cli_report, "--buckets needs a number from 1 to 1000000");
+			if (!count_option(optarg, 100000, &vo.buckets))
+				return cli_usage_error(&cli_report,
+				                       "--buckets needs a number from 1 to 100000");
 			break;
 		case 'A':
 			if (!count_option(optarg, 100000, &vo.max_allocs))

@@ -6,9 +6,12 @@
 # (the page logs nothing, so any line is an error), the page's self-test
 # (<pre id="cg-selftest">) says it rendered without errors, the summary
 # shows `cgtrace memory --json`'s peak, and the stacked timeline's highest
-# drawn point is that peak, by category and by allocation; the page names no
-# URL. Screenshots at 1280x720 go to BUILDDIR/report.png and report-2dev.png.
-# Exits 77 without chromium (or chromium-browser).
+# drawn point is that peak, by category and by allocation; hovering, the
+# wheel, a drag, the reset and a click do their work (the page's synthetic
+# events, #selftest=interact); the page names no URL. Screenshots at 1280x720 go to BUILDDIR/report.png and report-2dev.png.
+# Before the browser, the command line: usage errors, unreadable traces, and
+# the data block read back as JSON. Exits 77 without chromium (or
+# chromium-browser) when those passed.
 #   test-report-browser.sh CGTRACE PROBE DEMO BUILDDIR
 set -u
 # shellcheck source=tests/lib/sh-check.sh
@@ -19,10 +22,60 @@ probe=$(abs "$2")
 demo=$(abs "$3")
 build=$(abs "$4")
 skip_unless_built "$probe"
-browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) ||
-	{ echo "SKIP: no chromium or chromium-browser in PATH"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+golden=$(dirname "$0")/golden/traces
+
+# The command line first, no browser needed: usage errors, unreadable
+# traces (one line, status 1, no page left), -o - and the data block as JSON.
+for args in '' '--buckets 0 x' '--allocs 100001 x' '--bogus x' 'a b'; do
+	# shellcheck disable=SC2086 # each case is a list of words
+	"$cgtrace" report $args >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	[ "$st" -eq 2 ] && ok || ko "cgtrace report $args: status $st, expected 2"
+done
+for bad in "$tmp/missing.cgt" "$golden/bad.jsonl"; do
+	echo old >"$tmp/kept.html"
+	"$cgtrace" report -o "$tmp/kept.html" "$bad" >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	if [ "$st" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ "$(cat "$tmp/kept.html")" = old ] &&
+		[ "$(find "$tmp" -name 'kept.html.tmp*' | wc -l)" -eq 0 ]; then
+		ok
+	else
+		ko "cgtrace report $bad: status $st, the old page replaced or a temporary left"
+	fi
+done
+: >"$tmp/err"
+"$cgtrace" report -o - "$golden/train.jsonl" >"$tmp/train.html" 2>"$tmp/err" && ok || ko "report -o - failed"
+head -n 1 "$tmp/train.html" | grep -q '^<!DOCTYPE html>' && ok || ko "report -o -: no page on stdout"
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$tmp/train.html" >"$tmp/err" 2>&1 <<'PY' && ok || ko "the data block is not the JSON expected"
+import json, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+start = page.index('<script type="application/json" id="cg-data">') + len('<script type="application/json" id="cg-data">')
+d = json.loads(page[start:page.index("</script>", start)])
+assert d["format"] == "cgprobe-report/1", d["format"]
+assert [x["name"] for x in d["devices"]] == ["cpu", "cuda:0"], d["devices"]
+n = d["grid"]["n"]
+for dev in d["devices"]:
+    b = dev["buckets"]
+    assert all(len(b[k]) == n for k in ("max_ns", "max", "end", "drawn")), "bucket columns"
+    assert max(b["max"]) == dev["peak"], (max(b["max"]), dev["peak"])
+    for i in range(n):
+        assert sum(c[i] for c in b["cat"]) == b["max"][i], "categories sum to the bucket's max"
+assert d["peak"]["bytes"] == max(x["peak"] for x in d["devices"])
+assert {s["step"] for s in d["steps"]} >= {"forward", "backward", "optimizer"}, d["steps"]
+assert len(d["step_bands"]["t0"]) == len(d["step_bands"]["k"]) > 0
+PY
+else
+	skip "the data block as JSON (no python3)"
+fi
+
+browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) || {
+	[ "$fail" -eq 0 ] || finish
+	echo "SKIP: no chromium or chromium-browser in PATH ($pass command-line checks passed)"
+	exit 77
+}
 unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_STEPS CGPROBE_FORMAT CGTRACE_DEBUG_DIR CGPROBE_CAPTURE
 # Root has no sandbox; each run its own profile, so parallel tests do not share one.
 sandbox=
@@ -133,6 +186,15 @@ check() {
 			ko "$name: the kept allocations live at a bucket's highest instant do not sum to its drawn bytes"
 		;;
 	esac
+	# The pointer's work, by the page's own synthetic events (#selftest=interact).
+	run_browser --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom \
+		"file://$page#selftest=interact" >"$tmp/dom.html" 2>"$tmp/browser.err"
+	if grep -q ':CONSOLE' "$tmp/browser.err"; then
+		grep ':CONSOLE' "$tmp/browser.err" >"$tmp/err"
+		ko "$name: console messages while interacting"
+	fi
+	got=$(sed -n 's/.*"interact":"\([^"]*\)".*/\1/p' "$tmp/dom.html")
+	[ "$got" = ok ] && ok || ko "$name: hover, zoom, click: '${got:-no answer}'"
 	rm -f "$build/$shot"
 	run_browser --hide-scrollbars --window-size=1280,720 --screenshot="$build/$shot" \
 		"file://$page" >/dev/null 2>"$tmp/browser.err"

@@ -1152,6 +1152,53 @@
 	}
 
 	/*
+	 * #selftest=interact: the pointer's work done by synthetic events, so a
+	 * headless browser can check it: the hover's tooltip, the wheel's and a
+	 * drag's zoom, the reset, a click's live list, the other stacking.
+	 */
+	function interactTest() {
+		var p = panels[0];
+		if (!p)
+			return 'no timeline panel';
+		var r = p.canvas.getBoundingClientRect();
+		var y = r.top + p.y0 + p.ph - 2, xa = r.left + p.x0 + p.w * 0.25, xb = r.left + p.x0 + p.w * 0.6;
+		var span0 = view.t1 - view.t0;
+		function mouse(target, type, x) {
+			target.dispatchEvent(new MouseEvent(type, {clientX: x, clientY: y, button: 0, bubbles: true, cancelable: true}));
+		}
+		mouse(p.canvas, 'mousemove', xa);
+		if ($('cg-tip').hidden || !$('cg-tip').textContent)
+			return 'hovering showed no tooltip';
+		mouse(p.canvas, 'mouseleave', xa);
+		p.canvas.dispatchEvent(new WheelEvent('wheel', {clientX: xa, clientY: y, deltaY: -120, bubbles: true, cancelable: true}));
+		if (!(view.t1 - view.t0 < span0))
+			return 'the wheel did not zoom in';
+		$('cg-reset').click();
+		if (view.t1 - view.t0 !== span0)
+			return 'reset did not show the whole trace';
+		mouse(p.canvas, 'mousedown', xa);
+		mouse(window, 'mousemove', xb);
+		mouse(window, 'mouseup', xb);
+		if (!(view.t1 - view.t0 < span0 * 0.5))
+			return 'a drag did not zoom to its range';
+		$('cg-reset').click();
+		mouse(p.canvas, 'mousedown', xb);
+		mouse(p.canvas, 'mouseup', xb);
+		if (!$('cg-live').querySelector('table'))
+			return 'a click did not list what was live';
+		var radio = document.querySelector('input[name=cg-mode][value=alloc]');
+		radio.checked = true;
+		radio.dispatchEvent(new Event('change'));
+		var top = drawAll();
+		document.querySelector('input[name=cg-mode][value=category]').checked = true;
+		document.querySelector('input[name=cg-mode][value=category]').dispatchEvent(new Event('change'));
+		$('cg-live').textContent = '';
+		if (top !== selftest.timeline_max)
+			return 'by allocation the timeline reaches ' + top + ', by category ' + selftest.timeline_max;
+		return 'ok';
+	}
+
+	/*
 	 * A link can open the page in a state: #mode=alloc, zoom=T0,T1 (seconds),
 	 * live=DEVICE,T (what was live on the device index at T seconds).
 	 */
@@ -1168,6 +1215,8 @@
 				drawAll();
 			} else if (p[0] === 'zoom' && v.length === 2 && v[1] > v[0]) {
 				setView(v[0] * 1e9, v[1] * 1e9);
+			} else if (p[0] === 'selftest' && p[1] === 'interact') {
+				selftest.interact = interactTest();
 			} else if (p[0] === 'live' && v.length === 2 && D.devices[v[0]]) {
 				showLive(D.devices[v[0]], bucketOf(v[1] * 1e9));
 			}
