@@ -48,14 +48,19 @@ done
 : >"$tmp/err"
 "$cgtrace" report -o - "$golden/train.jsonl" >"$tmp/train.html" 2>"$tmp/err" && ok || ko "report -o - failed"
 head -n 1 "$tmp/train.html" | grep -q '^<!DOCTYPE html>' && ok || ko "report -o -: no page on stdout"
-if command -v python3 >/dev/null 2>&1; then
-	python3 - "$tmp/train.html" >"$tmp/err" 2>&1 <<'PY' && ok || ko "the data block is not the JSON expected"
+# check_json PAGE [stacks] [steps]: the data block is JSON as docs/report.md says.
+cat >"$tmp/check.py" <<'PY'
 import json, sys
 page = open(sys.argv[1], encoding="utf-8").read()
-start = page.index('<script type="application/json" id="cg-data">') + len('<script type="application/json" id="cg-data">')
-d = json.loads(page[start:page.index("</script>", start)])
+want = set(sys.argv[2:])
+mark = '<script type="application/json" id="cg-data">'
+start = page.index(mark) + len(mark)
+def no_repeats(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), "a repeated key: %s" % keys
+    return dict(pairs)
+d = json.loads(page[start:page.index("</script>", start)], object_pairs_hook=no_repeats)
 assert d["format"] == "cgprobe-report/1", d["format"]
-assert [x["name"] for x in d["devices"]] == ["cpu", "cuda:0"], d["devices"]
 n = d["grid"]["n"]
 for dev in d["devices"]:
     b = dev["buckets"]
@@ -63,13 +68,28 @@ for dev in d["devices"]:
     assert max(b["max"]) == dev["peak"], (max(b["max"]), dev["peak"])
     for i in range(n):
         assert sum(c[i] for c in b["cat"]) == b["max"][i], "categories sum to the bucket's max"
+        assert b["drawn"][i] <= b["max"][i], "drawn within the max"
 assert d["peak"]["bytes"] == max(x["peak"] for x in d["devices"])
-assert {s["step"] for s in d["steps"]} >= {"forward", "backward", "optimizer"}, d["steps"]
-assert len(d["step_bands"]["t0"]) == len(d["step_bands"]["k"]) > 0
+assert len(d["peak"]["breakdown"]) + d["peak"]["rest"]["count"] == d["peak"]["count"]
+for a in d["allocs"]:
+    assert -1 <= a["s"] < len(d["sites"]), "site index"
+assert d["stacks"] == ("stacks" in want), "stacks"
+if "stacks" in want:
+    assert d["top_sites"] and d["top_sites_rows"] >= len(d["top_sites"]), "top sites"
+    assert d["leaks_total"]["count"] >= 0 and d["leaks_rows"] >= len(d["leaks"]), "leaks"
+if "steps" in want:
+    assert {s["step"] for s in d["steps"]} >= {"forward", "backward", "optimizer"}, d["steps"]
+    assert len(d["step_bands"]["t0"]) == len(d["step_bands"]["k"]) > 0, "bands"
+    assert d["step_spans"], "step spans"
 PY
-else
-	skip "the data block as JSON (no python3)"
-fi
+check_json() {
+	if command -v python3 >/dev/null 2>&1; then
+		python3 "$tmp/check.py" "$@" >"$tmp/err" 2>&1 && ok || ko "$1: the data block is not the JSON expected"
+	else
+		skip "the data block as JSON (no python3)"
+	fi
+}
+check_json "$tmp/train.html" steps
 
 browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) || {
 	[ "$fail" -eq 0 ] || finish
@@ -153,6 +173,10 @@ check() {
 		ok
 	fi
 	grep -q '<script type="application/json" id="cg-data">' "$page" && ok || ko "$name: no data block"
+	case $name in
+	demo) check_json "$page" stacks steps ;;
+	*) check_json "$page" steps ;;
+	esac
 	# The data block ends once, where the page ends it: no string closed it early.
 	n=$(grep -o '</script>' "$page" | wc -l)
 	[ "$n" -eq 2 ] && ok || ko "$name: $n '</script>' in the page, expected 2"

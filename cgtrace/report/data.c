@@ -472,7 +472,7 @@ static int json_rows(struct report_ctx *c, const char *name, enum cli_by by, uin
 		*bytes = sat_add(*bytes, rows[i].sum.leaked_bytes);
 	}
 	char total[64];
-	snprintf(total, sizeof(total), "%s_total", name);
+	snprintf(total, sizeof(total), "%s_rows", name);
 	key(c->b, total);
 	cli_json_u64(c->b, n);
 	free(rows);

@@ -1024,12 +1024,12 @@
 		];
 		section('cg-sites', 'Top allocation sites', [
 			note('By bytes live at their device\'s peak; ' + fmtCount(D.top_sites.length) + ' sites shown' +
-				(D.top_sites_total > D.top_sites.length ? ' of ' + fmtCount(D.top_sites_total) : '') + '. Click a site for its stack.'),
+				(D.top_sites_rows > D.top_sites.length ? ' of ' + fmtCount(D.top_sites_rows) : '') + '. Click a site for its stack.'),
 			D.top_sites.length ? table(cols, D.top_sites, {sort: 2, limit: 15}) : null]);
 		var lt = D.leaks_total || {count: 0, bytes: 0};
 		section('cg-leaks', 'Never freed', [
-			note(lt.count ? plural(lt.count, 'allocation') + ', ' + fmtBytes(lt.bytes) + ', were live at the end of the trace' +
-				(D.leaks_sites_total > D.leaks.length ? ' (the ' + D.leaks.length + ' largest of ' + fmtCount(D.leaks_sites_total) + ' sites shown)' : '') + '.'
+			note(lt.count ? 'Live at the end of the trace: ' + plural(lt.count, 'allocation') + ', ' + fmtBytes(lt.bytes) +
+				(D.leaks_rows > D.leaks.length ? ' (the ' + D.leaks.length + ' largest of ' + fmtCount(D.leaks_rows) + ' sites shown)' : '') + '.'
 				: 'Every allocation was freed.'),
 			D.leaks.length ? table([cols[0], cols[1],
 				{h: 'never freed', n: true, v: function (r) { return r.leaked; }, f: function (r) { return fmtBytes(r.leaked); }},
