@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "doc_stream.h"
+#include "peak_series.h"
 #include "test-main.h"
 #include "test-util.h"
 
@@ -373,6 +374,51 @@ START_TEST(capture_window)
 }
 END_TEST
 
+/* The sparkline's series: no cell below what was live in it, the peak in some cell, nothing before. */
+START_TEST(series_cells)
+{
+	enum { EVENTS = 20000, CELLS = 60 };
+	static uint64_t t[EVENTS], val[EVENTS];
+	for (unsigned seed = 1; seed <= 20; seed++) {
+		rnd_state = seed;
+		struct cg_peak_series s;
+		memset(&s, 0, sizeof(s));
+		uint64_t now = 10000 + rnd(1000000), top = 0;
+		size_t n = 1 + rnd(EVENTS);
+		for (size_t i = 0; i < n; i++) {
+			now += rnd(seed % 3 ? 1000 : 100000000);
+			t[i] = now;
+			val[i] = rnd(1u << 30);
+			top = val[i] > top ? val[i] : top;
+			cg_series_add(&s, t[i], val[i]);
+		}
+		uint64_t base = t[0] - rnd(5000), end = t[n - 1] + rnd(5000), cells[CELLS];
+		cg_series_cells(&s, base, end, cells, CELLS);
+		uint64_t got = 0;
+		double span = (double)(end - base) + 1;
+		size_t i = 0;
+		uint64_t live = 0;
+		for (unsigned c = 0; c < CELLS; c++) {
+			double c0 = (double)base + span * c / CELLS, c1 = (double)base + span * (c + 1) / CELLS;
+			uint64_t want = live;
+			while (i < n && (double)t[i] < c1) {
+				live = val[i++];
+				want = live > want ? live : want;
+			}
+			if (c1 <= (double)t[0])
+				ck_assert_uint_eq(cells[c], 0);
+			else
+				ck_assert_msg(cells[c] >= want, "seed %u cell %u: %llu < %llu", seed, c,
+					      (unsigned long long)cells[c], (unsigned long long)want);
+			(void)c0;
+			got = cells[c] > got ? cells[c] : got;
+		}
+		ck_assert_uint_eq(got, top);
+		ck_assert_uint_eq(cells[CELLS - 1] >= val[n - 1], 1);
+	}
+}
+END_TEST
+
 static Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
@@ -381,7 +427,7 @@ static Suite *view_suite(void)
 	TCase *tc = test_tcase(s, "view", 60);
 	test_add(tc, grid_peaks, grid_one_instant, checkpoints_reduce, allocs_largest,
 		 spans_figures, random_streamed_equals_full, bad_options, empty_trace,
-		 capture_window);
+		 capture_window, series_cells);
 	return s;
 }
 

@@ -63,15 +63,8 @@ CG_EXPORT int cgtrace_doc_live_cells(const struct cgtrace_doc *d, const char *de
 		if ((size_t)dev >= st->devs.len)
 			return -ENOENT;
 		s = &CG_VEC_AT(&st->devs, struct cg_stream_dev, dev)->series;
-		/* Every device's first value: the cells of a trace's devices line up. */
-		bool any = false;
-		for (size_t k = 0; k < st->devs.len; k++) {
-			const struct cg_peak_series *o = &CG_VEC_AT(&st->devs, struct cg_stream_dev, k)->series;
-			if (o->any && (!any || o->base < lo))
-				lo = o->base;
-			any |= o->any;
-		}
-		hi = st->ts_hi;
+		/* Every device's cells line up: the trace's span, not the device's. */
+		cg_stream_time(st, &lo, &hi);
 	} else {
 		int r = replay_series(d, (uint16_t)dev, &local, &lo, &hi);
 		if (r < 0)

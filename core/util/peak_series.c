@@ -15,17 +15,25 @@ static void halve(struct cg_peak_series *s)
 	s->last /= 2;
 }
 
+/* Where the last slot ends; UINT64_MAX when past 2^64. */
+static uint64_t slot_end(const struct cg_peak_series *s)
+{
+	uint64_t w = s->shift >= 64 ? UINT64_MAX : (uint64_t)1 << s->shift;
+	uint64_t off = ((uint64_t)s->last + 1) * w;
+	if (s->shift >= 64 || off / w != (uint64_t)s->last + 1 || s->base + off < s->base)
+		return UINT64_MAX;
+	return s->base + off;
+}
+
 void cg_series_move(struct cg_peak_series *s, uint64_t t)
 {
 	if (!s->any) {
 		memset(s, 0, sizeof(*s));
 		s->base = t;
 		s->any = true;
+		s->next = slot_end(s);
 		return;
 	}
-	/* Times come in order; an earlier one (a caller's bug) counts in the last slot. */
-	if (t < s->base)
-		return;
 	uint64_t k;
 	while ((k = (t - s->base) >> s->shift) >= CG_SERIES_SLOTS)
 		halve(s);
@@ -35,6 +43,7 @@ void cg_series_move(struct cg_peak_series *s, uint64_t t)
 			s->max[i] = s->value;
 	if (k > s->last)
 		s->last = (uint32_t)k;
+	s->next = slot_end(s);
 }
 
 void cg_series_cells(const struct cg_peak_series *s, uint64_t base, uint64_t end, uint64_t *out,

@@ -16,6 +16,7 @@
 
 struct cg_peak_series {
 	uint64_t base; /* the time of the first value */
+	uint64_t next; /* where the last slot ends: a time from here on moves on (0: no value yet) */
 	uint64_t max[CG_SERIES_SLOTS];
 	uint32_t shift;
 	uint32_t last;  /* the slot of the last value */
@@ -23,13 +24,13 @@ struct cg_peak_series {
 	bool any;
 };
 
-/* Called for a slot past the last: carries the last value through, merges as needed. */
+/* Called for a time past the last slot: carries the last value through, merges as needed. */
 void cg_series_move(struct cg_peak_series *s, uint64_t t);
 
-/* The value after an event at t (never before the last one's). */
+/* The value after an event at t (never before the last one's): one comparison, mostly. */
 static inline void cg_series_add(struct cg_peak_series *s, uint64_t t, uint64_t value)
 {
-	if (!s->any || t < s->base || ((t - s->base) >> s->shift) != s->last)
+	if (t >= s->next)
 		cg_series_move(s, t);
 	if (value > s->max[s->last])
 		s->max[s->last] = value;
