@@ -222,12 +222,13 @@ static void json_bands(struct cli_buf *b, const struct cgtrace_view *v, struct s
 				continue;
 			}
 			if (open) {
-				const char *sep = bands++ ? "," : "";
-				cli_buf_puts(&t0, sep);
+				if (bands++) {
+					cli_buf_putc(&t0, ',');
+					cli_buf_putc(&t1, ',');
+					cli_buf_putc(&k, ',');
+				}
 				cli_json_u64(&t0, s);
-				cli_buf_puts(&t1, sep);
 				cli_json_u64(&t1, e);
-				cli_buf_puts(&k, sep);
 				cli_json_u64(&k, (uint64_t)step);
 			}
 			if (i < n) {
@@ -238,11 +239,14 @@ static void json_bands(struct cli_buf *b, const struct cgtrace_view *v, struct s
 		}
 	}
 	cli_buf_lit(b, ",\"step_bands\":{\"t0\":[");
-	cli_buf_put(b, t0.p, t0.len);
+	if (bands)
+		cli_buf_put(b, t0.p, t0.len);
 	cli_buf_lit(b, "],\"t1\":[");
-	cli_buf_put(b, t1.p, t1.len);
+	if (bands)
+		cli_buf_put(b, t1.p, t1.len);
 	cli_buf_lit(b, "],\"k\":[");
-	cli_buf_put(b, k.p, k.len);
+	if (bands)
+		cli_buf_put(b, k.p, k.len);
 	cli_buf_lit(b, "]}");
 	if (t0.err || t1.err || k.err)
 		b->err = true;
