@@ -716,7 +716,9 @@
 			ev.preventDefault();
 			var q = localXY(p, ev);
 			var t = timeAt(p, Math.min(p.x0 + p.w, Math.max(p.x0, q.x)));
-			var f = ev.deltaY < 0 ? 1 / 1.3 : 1.3;
+			/* Lines and pages as pixels; a trackpad's many small steps zoom as one wheel notch. */
+			var dy = ev.deltaY * (ev.deltaMode === 1 ? 16 : ev.deltaMode === 2 ? 400 : 1);
+			var f = Math.min(2, Math.max(0.5, Math.exp(dy * 0.002)));
 			setView(t - (t - view.t0) * f, t + (view.t1 - t) * f);
 			hover(p, ev);
 		}, {passive: false});
@@ -908,7 +910,12 @@
 				top = Math.max(top, c.top);
 			});
 			var b = p.d.buckets;
-			for (var i = 0; i < D.grid.n; i++) {
+			/* Bounded work: with very many buckets and allocations the count is left out. */
+			if (D.grid.n * p.d.kept.length > 2e7) {
+				mismatch = null;
+				return;
+			}
+			for (var i = 0; i < D.grid.n && mismatch !== null; i++) {
 				var s = 0;
 				keptLive(p.d, b.max_ns[i]).forEach(function (a) {
 					s += a.b;
