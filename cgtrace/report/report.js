@@ -302,7 +302,7 @@
 			{'data-bytes': String(fin)}));
 		box.appendChild(card('allocations', fmtCount(allocs), [fmtCount(frees) + ' frees', fmtBytes(total) + ' allocated in total']));
 		box.appendChild(card('duration', fmtNs(D.grid.end_ns - D.grid.start_ns), ['from ' + fmtT(D.grid.start_ns),
-			fmtCount(D.spans_total) + ' spans with memory']));
+			plural(D.spans_total, 'span') + ' with memory']));
 		var shown = 0;
 		var vs = box.querySelectorAll('.v[data-device]');
 		for (var i = 0; i < vs.length; i++)
@@ -865,20 +865,27 @@
 		}}));
 		if (sum !== b.drawn[i])
 			box.appendChild(note('The kept allocations live at this instant hold ' + fmtBytes(sum) + '; the trace says ' + fmtBytes(b.drawn[i]) + ' (allocations at the very same nanosecond).'));
+		/* Records that share the instant: which side of the highest point they fell on is not kept. */
+		var same = d.kept.filter(function (a) {
+			return a.t1 === t;
+		});
+		if (same.length && rest > 0)
+			box.appendChild(note('Freed at this very nanosecond, so not listed: ' + same.slice(0, 5).map(function (a) {
+				return a.tensor + ' (' + fmtBytes(a.b) + ')';
+			}).join(', ') + (same.length > 5 ? ', ...' : '') + '; the other allocations above may include them.'));
 		box.scrollIntoView({block: 'nearest'});
 	}
 
 	function renderLegend() {
 		var lg = $('cg-legend');
 		lg.textContent = '';
-		if (mode === 'category')
-			cats.forEach(function (c, i) {
-				lg.appendChild(el('span', null, [swatch(CAT_COLORS[i]), c]));
-			});
-		else {
-			lg.appendChild(el('span', null, [swatch(CAT_COLORS[1]), 'the ' + fmtCount(D.allocs.length) + ' largest allocations, one band each, in their category\'s colour']));
-			lg.appendChild(el('span', null, [swatch(REST_COLOR), 'other allocations']));
-		}
+		if (mode === 'alloc')
+			lg.appendChild(el('span', {text: 'the ' + plural(D.allocs.length, 'largest allocation') + ', one band each:'}));
+		cats.forEach(function (c, i) {
+			lg.appendChild(el('span', null, [swatch(CAT_COLORS[i]), c]));
+		});
+		if (mode === 'alloc')
+			lg.appendChild(el('span', null, [swatch(REST_COLOR), 'all other allocations']));
 		[1, 2, 3].forEach(function (k) {
 			if (D.step_bands && D.step_bands.k.indexOf(k) >= 0)
 				lg.appendChild(el('span', null, [swatch(STEP_SWATCH[k]), STEP_NAMES[k] + ' step']));
