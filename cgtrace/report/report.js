@@ -238,7 +238,7 @@
 		var parts = [D.trace ? 'trace ' + D.trace : null, m.run_id ? 'run ' + m.run_id : null, m.timestamp || null,
 			m.phase ? 'phase ' + m.phase : null, m.device ? 'device ' + m.device : null,
 			D.capture ? 'capture window ' + fmtNs(D.capture.begin_ns) + ' to ' + fmtNs(D.capture.end_ns) : null,
-			fmtCount(D.records.memory) + ' memory records'];
+			plural(D.records.memory, 'memory record')];
 		parts.forEach(function (p) {
 			if (p)
 				meta.appendChild(el('span', {text: p}));
@@ -653,9 +653,10 @@
 		ctx.fillStyle = '#5f6368';
 		ctx.textAlign = 'center';
 		ctx.textBaseline = 'top';
-		var span = view.t1 - view.t0, step = niceStep(span, Math.max(2, Math.floor(w / 110)));
+		var span = view.t1 - view.t0, step = Math.max(1, niceStep(span, Math.max(2, Math.floor(w / 110))));
 		var first = Math.ceil(view.t0 / step) * step;
 		var dec = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / 1e9))));
+		var lastRight = -Infinity;
 		for (var t = first; t <= view.t1 + 1e-6; t += step) {
 			var x = Math.round(X(t)) + 0.5;
 			ctx.beginPath();
@@ -663,8 +664,13 @@
 			ctx.lineTo(x, y0 + h + 4);
 			ctx.stroke();
 			var lab = (t / 1e9).toFixed(dec) + ' s', lw = ctx.measureText(lab).width;
-			ctx.textAlign = x + lw / 2 > cssW - 1 ? 'right' : 'center';
-			ctx.fillText(lab, ctx.textAlign === 'right' ? cssW - 1 : x, y0 + h + 5);
+			/* The last label stays inside the canvas; one that would overlap the previous is left out. */
+			var left = Math.min(x - lw / 2, cssW - 1 - lw);
+			if (left < lastRight + 8)
+				continue;
+			ctx.textAlign = 'left';
+			ctx.fillText(lab, left, y0 + h + 5);
+			lastRight = left + lw;
 		}
 	}
 
@@ -800,7 +806,8 @@
 			tip.appendChild(el('div', null, [swatch(CAT_COLORS[a.c]), fmtBytes(a.b) + ' ' + cats[a.c] + (a.op ? ', ' + a.op : '')]));
 			if (siteName(a.s))
 				tip.appendChild(el('div', {text: siteName(a.s)}));
-			tip.appendChild(el('div', {text: 'allocated at ' + fmtSec(a.t0, span) + (a.t1 == null ? ', never freed' : ', freed at ' + fmtSec(a.t1, span))}));
+			tip.appendChild(el('div', {text: (a.pre ? 'live when the capture window began' : 'allocated at ' + fmtSec(a.t0, span)) +
+				(a.t1 == null ? ', never freed' : ', freed at ' + fmtSec(a.t1, span))}));
 		} else if (hit && hit.rest) {
 			tip.appendChild(el('div', null, [swatch(REST_COLOR), 'other allocations ' + fmtBytes(hit.v)]));
 		}
@@ -854,7 +861,7 @@
 			{h: 'op', v: function (a) { return a.op || ''; }},
 			{h: 'span', v: function (a) { return a.span_name || a.span || ''; }},
 			{h: 'tensor_id', code: true, v: function (a) { return a.tensor; }},
-			{h: 'allocated', n: true, v: function (a) { return a.t0; }, f: function (a) { return fmtT(a.t0); }},
+			{h: 'allocated', n: true, v: function (a) { return a.t0; }, f: function (a) { return a.pre ? 'before the window' : fmtT(a.t0); }},
 			{h: 'freed', n: true, v: function (a) { return a.t1; }, f: function (a) { return a.t1 == null ? 'never' : fmtT(a.t1); }}
 		].filter(function (c) {
 			return c;
