@@ -626,7 +626,7 @@ int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_opt
  * bounded as a streamed read's plus the view itself.
  */
 struct cgtrace_view_options {
-	size_t buckets;    /* time buckets across the trace; 0: 2000; at most 1000000 */
+	size_t buckets;    /* time buckets across the trace; 0: 2000; at most 100000 */
 	size_t max_allocs; /* largest allocations kept one by one; 0: 500; at most 100000 */
 	const struct cgtrace_read_options *read; /* warnings; NULL: into err */
 };
@@ -711,7 +711,7 @@ struct cgtrace_view {
 	size_t n_devices;
 	struct cgtrace_view_alloc *allocs; /* largest first, then alloc_ns */
 	size_t n_allocs;
-	/* By span, for the spans with memory records, sorted by span_id; strings in doc. */
+	/* By span, for the spans with memory records, sorted by span_id bytewise. */
 	struct cgtrace_view_span_memory *spans;
 	size_t n_spans;
 	/* CGPROBE_CAPTURE=update (meta tag cgprobe_capture): the window, [0, root span's end]. */
