@@ -53,7 +53,7 @@ const struct cli_cmd cli_export = {
 		"                   devices gets the device as the root frame); massif: the\n"
 		"                   device written (default: the one that peaked)\n"
 		"  --buckets N      perfetto: time buckets of the counters (default 10000, at\n"
-		"                   most 1000000); two samples per bucket and device at most\n"
+		"                   most 100000); two samples per bucket and device at most\n"
 		"  --max-spans N    perfetto: spans kept, the longest (default 100000); the\n"
 		"                   file's metadata says so when some are left out\n"
 		"  --level N        compact: the zstd level (default 1; 0: stored blocks)\n"
@@ -386,8 +386,8 @@ static int run(int argc, char **argv)
 	if ((folded || perfetto || massif) && order)
 		return cli_usage_error(&cli_export, "--order goes with --format jsonl or compact");
 	size_t n_buckets = CLI_PERFETTO_BUCKETS, n_spans = CLI_PERFETTO_MAX_SPANS;
-	if (buckets && (!cli_count_arg(buckets, &n_buckets) || n_buckets < 1 || n_buckets > 1000000))
-		return cli_usage_error(&cli_export, "--buckets: '%s' is not 1 to 1000000", buckets);
+	if (buckets && (!cli_count_arg(buckets, &n_buckets) || n_buckets < 1 || n_buckets > 100000))
+		return cli_usage_error(&cli_export, "--buckets: '%s' is not 1 to 100000", buckets);
 	if (max_spans && !cli_count_arg(max_spans, &n_spans))
 		return cli_usage_error(&cli_export, "--max-spans: '%s' is not a count", max_spans);
 	enum cli_by by = CLI_BY_PEAK;
