@@ -133,7 +133,7 @@ def nest_ok(events):
         spans.sort(key=lambda s: (s[0], -s[1]))
         stack = []
         for s, e in spans:
-            while stack and stack[-1] <= s and stack[-1] < e:
+            while stack and stack[-1] <= s:
                 stack.pop()
             if stack and e > stack[-1]:
                 return False
@@ -197,6 +197,9 @@ def main():
         print("usage: test-export-perfetto.py CGTRACE LIBCGPROBE DEMO", file=sys.stderr)
         return 2
     cgtrace, probe, demo = (os.path.abspath(a) for a in sys.argv[1:])
+    overlap = [{"pid": 1, "tid": 1, "ts": "0.000", "dur": "2.000"},
+               {"pid": 1, "tid": 1, "ts": "1.000", "dur": "2.000"}]
+    check(not nest_ok(overlap) and nest_ok(overlap[:1]), "the nesting check catches an overlap")
     with tempfile.TemporaryDirectory() as tmp:
         hand = os.path.join(tmp, "two.jsonl")
         with open(hand, "w") as f:
