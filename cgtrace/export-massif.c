@@ -429,12 +429,15 @@ int cli_export_massif(const char *path, const char *output, const char *device)
 	if (v) {
 		const char *want = device ? device : v->report ? v->report->peak_device : "";
 		d = find_device(v, want);
-		if (d == v->n_devices && (device || v->n_devices)) {
+		/* No peak (only frees of unknown blocks): the first device, as good as any. */
+		if (d == v->n_devices && !device)
+			d = 0;
+		if (d == v->n_devices && device) {
 			fprintf(stderr, "%s: no memory records on device '%s'\n", path, want);
 			ret = -ENOENT;
 		}
 	}
-	if (ret == 0 && cgtrace_doc_stack_count(v->doc) > 0) {
+	if (ret == 0 && v->doc && cgtrace_doc_stack_count(v->doc) > 0) {
 		attached = cli_sites_attach(&sites, v->doc, path) == CLI_OK;
 		ret = attached ? 0 : -EINVAL;
 	}
