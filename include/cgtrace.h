@@ -730,6 +730,18 @@ void cgtrace_view_free(struct cgtrace_view *view);
 /* The bucket holding t (clamped to the grid). */
 size_t cgtrace_view_bucket_of(const struct cgtrace_view *view, uint64_t t);
 
+/*
+ * A device's live bytes over the trace in n cells, each the highest live
+ * bytes in its share of [*t0, *t1] (the first memory record of any device
+ * to the last memory or device_memory record), for a sparkline; a cell
+ * before the device's first record is 0. A streamed document keeps 256
+ * slots per device as it reads (so n beyond about 128 adds no detail), a
+ * full one replays its records. -ENOENT when the device has no memory
+ * records, -EINVAL when n is 0.
+ */
+int cgtrace_doc_live_cells(const struct cgtrace_doc *doc, const char *device, uint64_t *out,
+			   size_t n, uint64_t *t0, uint64_t *t1);
+
 /* Re-emits the document as JSONL, records in the format's stream order; -ENODATA when streamed. */
 int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);
 

@@ -181,6 +181,25 @@ static void stream_time(struct cg_stream *s, uint64_t ts)
 	s->has_ts = true;
 }
 
+bool cg_stream_time(const struct cg_stream *s, uint64_t *lo, uint64_t *hi)
+{
+	bool any = s->has_ts;
+	*lo = s->ts_lo;
+	*hi = s->ts_hi;
+	/* Memory records: the latest one seen, and each device's first. */
+	if (s->memory_seen) {
+		*hi = !any || s->max_ts > *hi ? s->max_ts : *hi;
+		for (size_t k = 0; k < s->devs.len; k++) {
+			const struct cg_peak_series *o =
+				&CG_VEC_AT(&s->devs, struct cg_stream_dev, k)->series;
+			if (o->any && (!any || o->base < *lo))
+				*lo = o->base;
+			any |= o->any;
+		}
+	}
+	return any;
+}
+
 int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, const struct cg_rec_device_memory *x)
 {
 	struct cg_stream *s = d->stream;
@@ -508,15 +527,14 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	const char *str = g->str;
 	uint32_t slot = find_slot(s, g->key, str, g->str_len);
 	int r = 0;
-	struct cg_stream_seen seen = {
-	    .doc = d, .entry = UINT32_MAX, .cls = g->cls, .replaced = UINT32_MAX};
+	uint32_t entry = UINT32_MAX, replaced = UINT32_MAX;
 	uint64_t bytes = g->bytes;
 	uint8_t cat = c->category;
 	if (c->action == CGTRACE_ALLOC) {
 		if (s->slots[slot].val) {
 			s->realloc_live++;
 			uint32_t old = slot_entry(&s->slots[slot]);
-			seen.replaced = old;
+			replaced = old;
 			r = entry_leave(s, s->multi_dev ? entry_dev(d, old) : NULL, old);
 			table_remove(s, slot);
 			slot = find_slot(s, g->key, str, g->str_len);
@@ -551,8 +569,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		f->count++;
 		f->total = cg_sat_add(f->total, g->bytes);
 		s->last_alloc = i;
-		seen.entry = i;
-		seen.stack = g->stack;
+		entry = i;
 		s->slots[slot] = (struct cg_stream_slot){g->key, (i + 1) | (str ? CG_SLOT_STR : 0)};
 		s->used++;
 		dv->live = cg_sat_add(dv->live, g->bytes);
@@ -564,7 +581,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		if (s->slots[slot].val) {
 			uint32_t i = slot_entry(&s->slots[slot]);
 			const struct cg_stream_entry *e = &s->ent[i];
-			seen.entry = i;
+			entry = i;
 			bytes = e->bytes;
 			cat = cg_doc_class(d, e->cls)->category;
 			/* Freed right after it was made, nothing in between: as heaptrack counts. */
@@ -584,6 +601,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		s->free_count++;
 	}
 	dv->listed = true;
+	cg_series_add(&dv->series, g->ts, dv->live);
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
 		dv->peak_ts = g->ts;
@@ -600,9 +618,12 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	if (!s->seen_backward)
 		r = backward_check(d, g->cls, dv->by_cat[CGTRACE_CAT_ACTIVATION]);
 	s->pos++;
-	stream_time(s, g->ts);
-	if (r == 0 && (s->point || s->hooks))
+	if (r == 0 && (s->point || s->hooks)) {
+		struct cg_stream_seen seen = {.doc = d, .entry = entry, .cls = g->cls,
+					      .stack = c->action == CGTRACE_ALLOC ? g->stack : 0,
+					      .replaced = replaced};
 		r = tell(d, g, dv, c, bytes, cat, &seen);
+	}
 	return r;
 }
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cgtrace.h"
+#include "peak_series.h"
 #include "record.h"
 #include "u64map.h"
 #include "vec.h"
@@ -88,6 +89,7 @@ struct cg_stream_dev {
 	uint64_t capacity; /* largest used + free of the device's checkpoints */
 	bool has_capacity;
 	bool listed;       /* has memory or device_memory records */
+	struct cg_peak_series series; /* live bytes over time, for a sparkline */
 	/* The device's own snapshot at its peak, as born and gone for the global one. */
 	struct cg_vec born, gone; /* uint32_t entry indices */
 };
@@ -202,7 +204,7 @@ struct cg_stream {
 	/* A view's read: both as point (point_ret too). */
 	const struct cg_stream_hooks *hooks;
 	void *hooks_user;
-	/* The first and last timestamp of the memory and device_memory records (has_ts: any). */
+	/* The first and last timestamp of the device_memory records (has_ts: any). */
 	uint64_t ts_lo, ts_hi;
 	bool has_ts;
 };
@@ -244,6 +246,8 @@ void cg_stream_in_order(struct cg_stream *s);
  * capacity from its first point. -ENOMEM.
  */
 int cg_stream_preset_capacity(struct cg_stream *s, const struct cg_stream *from);
+/* The first and last timestamp of the memory and device_memory records; false: none. */
+bool cg_stream_time(const struct cg_stream *s, uint64_t *lo, uint64_t *hi);
 /* A device_memory checkpoint of device dev: its capacity, its time; the view's hook. */
 int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, const struct cg_rec_device_memory *x);
 /*

@@ -96,11 +96,8 @@ static const struct cg_stream_hooks hooks = {.record = on_record, .checkpoint = 
 /* The first and last timestamp of the memory and checkpoint records of a full document. */
 static bool doc_time(const struct cgtrace_doc *d, uint64_t *lo, uint64_t *hi)
 {
-	if (d->stream) {
-		*lo = d->stream->ts_lo;
-		*hi = d->stream->ts_hi;
-		return d->stream->has_ts;
-	}
+	if (d->stream)
+		return cg_stream_time(d->stream, lo, hi);
 	bool any = false;
 	for (size_t i = 0; i < d->memory.len; i++) {
 		uint64_t t = CG_VEC_AT(&d->memory, struct cg_mem, i)->timestamp_ns;

@@ -146,8 +146,10 @@ int cg_vgrid_finish(struct cg_view_build *b)
 		struct cgtrace_view_device *vd = &v->devices[b->dev_index[dev]];
 		carry(v, vd->buckets, d, d->started ? d->cur + 1 : 0, v->n_buckets);
 		/* Checkpoints come in file order, which several writers may interleave. */
-		qsort(d->cks.p, d->cks.len, sizeof(struct cgtrace_view_checkpoint), ck_cmp);
-		qsort(d->ooms.p, d->ooms.len, sizeof(struct cgtrace_view_checkpoint), ck_cmp);
+		if (d->cks.len)
+			qsort(d->cks.p, d->cks.len, sizeof(struct cgtrace_view_checkpoint), ck_cmp);
+		if (d->ooms.len)
+			qsort(d->ooms.p, d->ooms.len, sizeof(struct cgtrace_view_checkpoint), ck_cmp);
 		vd->checkpoints = d->cks.p;
 		vd->n_checkpoints = d->cks.len;
 		vd->ooms = d->ooms.p;
