@@ -378,6 +378,7 @@ static int draw(struct plot *p, const struct legend *l, const char *path)
 			peak = p->panels[i].d->peak_bytes;
 	svg_open(s, "svg");
 	svg_attr(s, "xmlns", "http://www.w3.org/2000/svg");
+	svg_attr(s, "xmlns:xlink", "http://www.w3.org/1999/xlink");
 	svg_attr_num(s, "width", p->width);
 	svg_attr_num(s, "height", p->height);
 	snprintf(vb, sizeof(vb), "0 0 %s %s", svg_num(a, p->width), svg_num(b, p->height));

@@ -70,7 +70,9 @@ static void bands(struct plot *p, const struct plot_panel *pn)
 		svg_open(s, "use");
 		svg_attr(s, "class", "bands");
 		svg_attr(s, "data-step", name);
+		/* SVG 2's href for browsers, xlink:href for SVG 1.1 viewers. */
 		svg_attr(s, "href", href);
+		svg_attr(s, "xlink:href", href);
 		svg_attr(s, "transform", tr);
 		svg_attr(s, "fill", plot_steps[k].fill);
 		svg_attr(s, "fill-opacity", "0.45");
@@ -234,12 +236,12 @@ static void used_line(struct plot *p, const struct plot_panel *pn)
 	svg_close(s, "path");
 }
 
+/* A dashed line; the panel's header names the figure, so nothing covers the peak's label. */
 static void capacity(struct plot *p, const struct plot_panel *pn)
 {
 	if (!pn->capacity_shown)
 		return;
 	struct svg *s = &p->svg;
-	char b[32], label[64];
 	double y = plot_y(pn, pn->d->capacity_bytes);
 	svg_open(s, "path");
 	svg_attr(s, "class", "capacity");
@@ -250,8 +252,6 @@ static void capacity(struct plot *p, const struct plot_panel *pn)
 	svg_d_h(s, p->right);
 	svg_d_end(s);
 	svg_close(s, "path");
-	snprintf(label, sizeof(label), "capacity %s", plot_bytes_text(b, pn->d->capacity_bytes));
-	text_at(s, p->right - 4, y - 4, "end", "label", label);
 }
 
 /* Out-of-memory failures: a line each, those within 3 px of each other as one. */
