@@ -328,6 +328,7 @@ static void titles(struct plot *p, const char *path)
 		if (m.entrypoint && m.entrypoint[0])
 			snprintf(title, sizeof(title), "Live bytes by category: %s", m.entrypoint);
 	}
+	plot_text_fit(title, sizeof(title), 17, p->right - p->left);
 	svg_open(s, "text");
 	svg_attr(s, "class", "title");
 	svg_attr_num(s, "x", p->left);
@@ -337,14 +338,20 @@ static void titles(struct plot *p, const char *path)
 	svg_text(s, title);
 	svg_close(s, "text");
 	const char *base = strrchr(path, '/');
-	svg_open(s, "text");
-	svg_attr(s, "class", "trace");
-	svg_attr_num(s, "x", p->right);
-	svg_attr_num(s, "y", TITLE_Y);
-	svg_attr(s, "text-anchor", "end");
-	svg_attr(s, "fill", "#555555");
-	svg_text(s, strcmp(path, "-") == 0 ? "standard input" : base ? base + 1 : path);
-	svg_close(s, "text");
+	const char *name = strcmp(path, "-") == 0 ? "standard input" : base ? base + 1 : path;
+	/* The trace's name on the right, when the title leaves room for it. */
+	if (plot_text_width(title, 17) + plot_text_width(name, 12) + 24 > p->right - p->left)
+		name = NULL;
+	if (name) {
+		svg_open(s, "text");
+		svg_attr(s, "class", "trace");
+		svg_attr_num(s, "x", p->right);
+		svg_attr_num(s, "y", TITLE_Y);
+		svg_attr(s, "text-anchor", "end");
+		svg_attr(s, "fill", "#555555");
+		svg_text(s, name);
+		svg_close(s, "text");
+	}
 
 	char axis[96];
 	snprintf(axis, sizeof(axis), "time since the session start (%s)", p->time.unit);

@@ -23,6 +23,22 @@ double plot_text_width(const char *s, double size)
 	return (double)chars * size * 0.6;
 }
 
+void plot_text_fit(char *s, size_t cap, double size, double room)
+{
+	if (plot_text_width(s, size) <= room)
+		return;
+	/* Whole characters, then an ellipsis (3 bytes), within room and cap. */
+	double fit_chars = room / (size * 0.6) - 1;
+	size_t fit = fit_chars > 0 ? (size_t)fit_chars : 0, chars = 0, i = 0;
+	for (; s[i]; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == fit)
+			break;
+	while (i > 0 && (i + 4 > cap || ((unsigned char)s[i] & 0xc0) == 0x80))
+		i--;
+	if (i + 4 <= cap)
+		memcpy(s + i, "\xe2\x80\xa6", 4);
+}
+
 /*
  * What the areas draw: runs of buckets at least a pixel wide, each showing
  * the bucket of the run whose device total was highest, so that no peak
@@ -313,16 +329,25 @@ static void peak(struct plot *p, const struct plot_panel *pn)
 	svg_attr(s, "fill", PLOT_PEAK_COLOUR);
 	svg_attr(s, "stroke", "#ffffff");
 	svg_close(s, "circle");
-	/* Beside the dot, on the side with room, above it when the panel leaves room there. */
-	double w = plot_text_width(label, 12);
-	bool left = x + 8 + w > p->right;
-	double ty = y - 8 - 12 >= pn->top ? y - 8 : y + 4;
+	/*
+	 * Beside the dot on the side with room (inside the plot), else as far
+	 * right as fits; above the dot when the panel leaves room there.
+	 */
+	double w = plot_text_width(label, 12), tx = x + 8;
+	const char *anchor = NULL;
+	if (tx + w > p->right && x - 8 - w >= p->left) {
+		tx = x - 8;
+		anchor = "end";
+	} else if (tx + w > p->right) {
+		tx = p->right - w > p->left ? p->right - w : p->left;
+	}
+	double ty = y - 8 - 12 >= pn->top ? y - 8 : y + 16;
 	svg_open(s, "text");
 	svg_attr(s, "class", "peak-label");
-	svg_attr_num(s, "x", left ? x - 8 : x + 8);
+	svg_attr_num(s, "x", tx);
 	svg_attr_num(s, "y", ty);
-	if (left)
-		svg_attr(s, "text-anchor", "end");
+	if (anchor)
+		svg_attr(s, "text-anchor", anchor);
 	svg_attr(s, "fill", PLOT_PEAK_COLOUR);
 	svg_attr(s, "font-weight", "bold");
 	svg_attr(s, "stroke", "#ffffff");
@@ -347,12 +372,30 @@ static void frame(struct plot *p, const struct plot_panel *pn)
 	svg_close(s, "path");
 }
 
-/* The device, its name and capacity; its totals on the right. */
+/*
+ * The device, its name and capacity; its totals on the right. What does not
+ * fit the width is left out, the totals first.
+ */
 static void header(struct plot *p, const struct plot_panel *pn)
 {
 	struct svg *s = &p->svg;
 	const struct cgtrace_view_device *d = pn->d;
-	char b[32], c[32], detail[256];
+	char b[32], c[32], dev[256], detail[256], totals[128];
+	snprintf(dev, sizeof(dev), "%s", d->device);
+	plot_text_fit(dev, sizeof(dev), 13, p->right - p->left);
+	size_t n = 0;
+	detail[0] = '\0';
+	if (pn->info_name)
+		n += (size_t)snprintf(detail + n, sizeof(detail) - n, "  %s", pn->info_name);
+	if (d->capacity_bytes && n < sizeof(detail))
+		snprintf(detail + n, sizeof(detail) - n, "%s capacity %s%s",
+		         pn->info_name ? "," : " ", plot_bytes_text(b, d->capacity_bytes),
+		         pn->capacity_shown ? "" : " (off the scale)");
+	snprintf(totals, sizeof(totals), "%s allocations, %s at the end",
+	         cli_count(c, d->alloc_count), plot_bytes_text(b, d->final_bytes));
+	double room = p->right - p->left - plot_text_width(dev, 13);
+	double dw = plot_text_width(detail, 12), tw = plot_text_width(totals, 12) + 16;
+	bool show_detail = dw <= room, show_totals = dw + tw <= room;
 	svg_open(s, "text");
 	svg_attr(s, "class", "device");
 	svg_attr_num(s, "x", p->left);
@@ -360,27 +403,17 @@ static void header(struct plot *p, const struct plot_panel *pn)
 	svg_open(s, "tspan");
 	svg_attr(s, "font-weight", "bold");
 	svg_attr(s, "font-size", "13");
-	svg_text(s, d->device);
+	svg_text(s, dev);
 	svg_close(s, "tspan");
-	size_t n = 0;
-	detail[0] = '\0';
-	if (pn->info_name)
-		n += (size_t)snprintf(detail + n, sizeof(detail) - n, "  %s", pn->info_name);
-	if (d->capacity_bytes && n < sizeof(detail))
-		n += (size_t)snprintf(detail + n, sizeof(detail) - n, "%s capacity %s%s",
-		                      pn->info_name ? "," : " ",
-		                      plot_bytes_text(b, d->capacity_bytes),
-		                      pn->capacity_shown ? "" : " (off the scale)");
-	if (detail[0]) {
+	if (detail[0] && show_detail) {
 		svg_open(s, "tspan");
 		svg_attr(s, "fill", "#555555");
 		svg_text(s, detail);
 		svg_close(s, "tspan");
 	}
 	svg_close(s, "text");
-	snprintf(detail, sizeof(detail), "%s allocations, %s at the end",
-	         cli_count(c, d->alloc_count), plot_bytes_text(b, d->final_bytes));
-	text_at(s, p->right, pn->top - 7, "end", "totals", detail);
+	if (show_totals)
+		text_at(s, p->right, pn->top - 7, "end", "totals", totals);
 }
 
 int plot_panel_draw(struct plot *p, const struct plot_panel *pn)

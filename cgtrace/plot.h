@@ -80,5 +80,7 @@ int plot_panel_draw(struct plot *p, const struct plot_panel *pn);
 
 /* Text width estimate for layout: sans-serif at size px, about 0.6 em a character. */
 double plot_text_width(const char *s, double size);
+/* Cuts s (a buffer of cap bytes) at a character to fit room px, ending it with an ellipsis. */
+void plot_text_fit(char *s, size_t cap, double size, double room);
 
 #endif
