@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <locale.h>
+
 #include "cli.h"
 
 static const struct cli_cmd *const commands[] = {
@@ -34,6 +36,8 @@ static const struct cli_cmd *find(const char *name)
 
 int main(int argc, char **argv)
 {
+	/* Only the character set: whether the terminal takes block elements (summary). */
+	setlocale(LC_CTYPE, "");
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_USAGE;

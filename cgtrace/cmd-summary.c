@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace summary: the format's summary plus host and devices side by side. */
 #include <getopt.h>
+#include <langinfo.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -173,6 +175,51 @@ static void print_devices(const struct cgtrace_memory_report *rep, bool exact)
 	}
 }
 
+#define SPARK_CELLS 60
+
+/* Nine levels, blank for nothing live: block elements, or ASCII where the locale is not UTF-8. */
+static const char *spark_level(unsigned k, bool utf8)
+{
+	static const char *const blocks[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584",
+					     "\u2585", "\u2586", "\u2587", "\u2588"};
+	static const char *const ascii[] = {" ", ".", ",", "-", ":", "=", "+", "*", "#"};
+	return utf8 ? blocks[k] : ascii[k];
+}
+
+static bool utf8_locale(void)
+{
+	const char *cs = nl_langinfo(CODESET);
+	return cs && (strcasecmp(cs, "UTF-8") == 0 || strcasecmp(cs, "utf8") == 0);
+}
+
+/* One line per device: its live bytes over the trace, scaled to its own peak. */
+static void print_sparklines(const struct cgtrace_doc *doc, const struct cgtrace_memory_report *rep,
+			     bool exact)
+{
+	uint64_t cells[SPARK_CELLS], t0 = 0, t1 = 0;
+	bool utf8 = utf8_locale(), head = false;
+	char a[32], b[32], c[32];
+	for (size_t i = 0; i < rep->n_devices; i++) {
+		const struct cgtrace_device_peak *p = &rep->by_device[i];
+		if (!p->peak_bytes ||
+		    cgtrace_doc_live_cells(doc, p->device, cells, SPARK_CELLS, &t0, &t1) < 0)
+			continue;
+		if (!head)
+			printf("\nlive bytes over time, %s to %s, each line scaled to its device's peak\n",
+			       cli_ns(a, t0), cli_ns(b, t1));
+		head = true;
+		printf("%-12s ", p->device);
+		for (unsigned k = 0; k < SPARK_CELLS; k++) {
+			uint64_t v = cells[k] > p->peak_bytes ? p->peak_bytes : cells[k];
+			/* Anything live shows; only the peak's own cells reach the top. */
+			unsigned level = !v ? 0 : v == p->peak_bytes ? 8
+				       : 1 + (unsigned)((double)v / (double)p->peak_bytes * 7);
+			fputs(spark_level(level, utf8), stdout);
+		}
+		printf("  %s\n", cli_bytes(c, p->peak_bytes, exact));
+	}
+}
+
 static void print_human(const char *path, const struct cgtrace_doc *doc,
 			const struct cgtrace_summary *s, const struct cgtrace_memory_report *rep,
 			bool exact)
@@ -226,6 +273,7 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 		printf("%-12s %s\n", "note", note);
 	print_devices(rep, exact);
 	print_identities(doc, rep);
+	print_sparklines(doc, rep, exact);
 	print_ooms(doc, exact);
 }
 

@@ -19,7 +19,9 @@ const struct cli_cmd cli_timeline = {
 		"Without --csv, a chart of the device given by --device, else of the device\n"
 		"that reached the highest live bytes.\n\n"
 		"  --csv       timestamp_ns,device,live_bytes,free_bytes rows (free_bytes is\n"
-		"              empty when the device's capacity is unknown)\n"
+		"              empty when the device's capacity is unknown), then the\n"
+		"              device's live bytes by category: parameter_bytes,\n"
+		"              activation_bytes, gradient_bytes, optimizer_bytes, other_bytes\n"
 		"  --device D  only records of device D (e.g. cpu, cuda:0)\n"
 		"  --rows N    chart rows (default 24), one per time slice: the slice's start\n"
 		"              and end, the highest live bytes in it, the live bytes at its\n"
@@ -71,6 +73,10 @@ static int csv_row(void *user, const struct cgtrace_timeline_point *p)
 	cli_buf_putc(&s->out, ',');
 	if (p->has_free)
 		cli_json_u64(&s->out, p->free_bytes);
+	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
+		cli_buf_putc(&s->out, ',');
+		cli_json_u64(&s->out, p->by_category[c]);
+	}
 	cli_buf_putc(&s->out, '\n');
 	/* Positive: a read error is negative. */
 	if (s->out.len > (1u << 16) && flush_out(&s->out))
@@ -324,7 +330,14 @@ static int run(int argc, char **argv)
 	int ret;
 	if (csv) {
 		struct csv_state s = {.device = device};
-		cli_buf_lit(&s.out, "timestamp_ns,device,live_bytes,free_bytes\n");
+		/* The first four columns were the whole header once: new ones go after them. */
+		cli_buf_lit(&s.out, "timestamp_ns,device,live_bytes,free_bytes");
+		for (int k = 0; k < CGTRACE_CAT_COUNT; k++) {
+			cli_buf_putc(&s.out, ',');
+			cli_buf_puts(&s.out, cgtrace_category_name((enum cgtrace_category)k));
+			cli_buf_lit(&s.out, "_bytes");
+		}
+		cli_buf_putc(&s.out, '\n');
 		ret = timeline_pass(path, -1, csv_row, &s, true);
 		if (ret == 0)
 			ret = flush_out(&s.out) ? 1 : 0;

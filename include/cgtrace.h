@@ -626,7 +626,7 @@ int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_opt
  * bounded as a streamed read's plus the view itself.
  */
 struct cgtrace_view_options {
-	size_t buckets;    /* time buckets across the trace; 0: 2000; at most 1000000 */
+	size_t buckets;    /* time buckets across the trace; 0: 2000; at most 100000 */
 	size_t max_allocs; /* largest allocations kept one by one; 0: 500; at most 100000 */
 	const struct cgtrace_read_options *read; /* warnings; NULL: into err */
 };
@@ -711,7 +711,7 @@ struct cgtrace_view {
 	size_t n_devices;
 	struct cgtrace_view_alloc *allocs; /* largest first, then alloc_ns */
 	size_t n_allocs;
-	/* By span, for the spans with memory records, sorted by span_id; strings in doc. */
+	/* By span, for the spans with memory records, sorted by span_id bytewise. */
 	struct cgtrace_view_span_memory *spans;
 	size_t n_spans;
 	/* CGPROBE_CAPTURE=update (meta tag cgprobe_capture): the window, [0, root span's end]. */
@@ -729,6 +729,18 @@ int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
 void cgtrace_view_free(struct cgtrace_view *view);
 /* The bucket holding t (clamped to the grid). */
 size_t cgtrace_view_bucket_of(const struct cgtrace_view *view, uint64_t t);
+
+/*
+ * A device's live bytes over the trace in n cells, each the highest live
+ * bytes in its share of [*t0, *t1] (the first memory record of any device
+ * to the last memory or device_memory record), for a sparkline; a cell
+ * before the device's first record is 0. A streamed document keeps 256
+ * slots per device as it reads (so n beyond about 128 adds no detail), a
+ * full one replays its records. -ENOENT when the device has no memory
+ * records, -EINVAL when n is 0.
+ */
+int cgtrace_doc_live_cells(const struct cgtrace_doc *doc, const char *device, uint64_t *out,
+			   size_t n, uint64_t *t0, uint64_t *t1);
 
 /* Re-emits the document as JSONL, records in the format's stream order; -ENODATA when streamed. */
 int cgtrace_doc_export_jsonl(const struct cgtrace_doc *doc, int fd);

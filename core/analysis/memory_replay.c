@@ -67,33 +67,42 @@ size_t cg_replay_index(const struct cg_replay *r, size_t k)
 	return r->order ? r->order[k] : k;
 }
 
-uint16_t cg_replay_step(struct cg_replay *r)
+uint16_t cg_replay_step_did(struct cg_replay *r, struct cg_replay_did *did)
 {
 	const struct cgtrace_doc *d = r->doc;
 	size_t idx = cg_replay_index(r, r->pos++);
 	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
 	const struct cg_mem_class *c = cg_doc_class(d, m->cls);
 	struct cg_replay_dev *dv = &r->dev[c->device];
-
-	if (c->action == CGTRACE_ALLOC) {
-		r->realloc_live += r->live_of[m->tensor_id] != 0;
-		dv->live = cg_sat_add(dv->live, m->bytes);
-		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], m->bytes);
-		r->live_of[m->tensor_id] = (uint32_t)idx + 1;
-		return c->device;
-	}
+	uint32_t prev = r->live_of[m->tensor_id];
 	uint64_t bytes = m->bytes;
 	uint8_t cat = c->category;
-	uint32_t prev = r->live_of[m->tensor_id];
-	if (prev) {
-		const struct cg_mem *a = CG_VEC_AT(&d->memory, struct cg_mem, prev - 1);
-		bytes = a->bytes;
-		cat = cg_doc_class(d, a->cls)->category;
-		r->live_of[m->tensor_id] = 0;
+	*did = (struct cg_replay_did){.index = idx, .undid = prev};
+
+	if (c->action == CGTRACE_ALLOC) {
+		r->realloc_live += prev != 0;
+		dv->live = cg_sat_add(dv->live, bytes);
+		dv->by_cat[cat] = cg_sat_add(dv->by_cat[cat], bytes);
+		r->live_of[m->tensor_id] = (uint32_t)idx + 1;
 	} else {
-		r->unknown_free++;
+		if (prev) {
+			const struct cg_mem *a = CG_VEC_AT(&d->memory, struct cg_mem, prev - 1);
+			bytes = a->bytes;
+			cat = cg_doc_class(d, a->cls)->category;
+			r->live_of[m->tensor_id] = 0;
+		} else {
+			r->unknown_free++;
+		}
+		dv->live = cg_sat_sub(dv->live, bytes);
+		dv->by_cat[cat] = cg_sat_sub(dv->by_cat[cat], bytes);
 	}
-	dv->live = cg_sat_sub(dv->live, bytes);
-	dv->by_cat[cat] = cg_sat_sub(dv->by_cat[cat], bytes);
+	did->bytes = bytes;
+	did->category = cat;
 	return c->device;
+}
+
+uint16_t cg_replay_step(struct cg_replay *r)
+{
+	struct cg_replay_did did;
+	return cg_replay_step_did(r, &did);
 }

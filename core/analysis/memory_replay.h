@@ -36,7 +36,21 @@ void cg_replay_fini(struct cg_replay *r);
 void cg_replay_reset(struct cg_replay *r);
 /* Document index of the k-th record in analysis order. */
 size_t cg_replay_index(const struct cg_replay *r, size_t k);
+/* What a step did: the bytes and category it added or took, the alloc a free undid. */
+struct cg_replay_did {
+	size_t index;     /* the record's document index */
+	uint64_t bytes;
+	uint8_t category;
+	uint32_t undid;   /* a free: its alloc's index + 1; an alloc: the live alloc it replaced + 1; 0: none */
+};
 /* Applies the next record; returns its device number. */
 uint16_t cg_replay_step(struct cg_replay *r);
+/* The same, saying what it did. */
+uint16_t cg_replay_step_did(struct cg_replay *r, struct cg_replay_did *did);
+
+/* The timeline point of the step that did did (timeline.c); p is filled and returned. */
+const struct cgtrace_timeline_point *cg_replay_point(const struct cg_replay *r,
+						     const struct cg_replay_did *did, uint16_t dev,
+						     struct cgtrace_timeline_point *p);
 
 #endif

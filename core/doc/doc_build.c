@@ -549,7 +549,7 @@ static int add_checkpoint(struct cgtrace_doc *d, const struct cg_rec_device_memo
 	uint16_t dev = c->device;
 	/* A streamed document keeps a device's capacity, and the checkpoints of an OOM. */
 	if (d->stream) {
-		r = cg_stream_checkpoint(d, dev, x->used_bytes, x->free_bytes);
+		r = cg_stream_checkpoint(d, dev, x);
 		if (r < 0)
 			return r;
 		if (!x->has_oom_request)

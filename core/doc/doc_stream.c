@@ -172,17 +172,33 @@ int cg_stream_preset_capacity(struct cg_stream *s, const struct cg_stream *from)
 	return 0;
 }
 
-int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uint64_t free_b)
+static void stream_time(struct cg_stream *s, uint64_t ts)
 {
-	struct cg_stream_dev *dv = dev_at(d->stream, dev);
+	if (!s->has_ts || ts < s->ts_lo)
+		s->ts_lo = ts;
+	if (!s->has_ts || ts > s->ts_hi)
+		s->ts_hi = ts;
+	s->has_ts = true;
+}
+
+int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, const struct cg_rec_device_memory *x)
+{
+	struct cg_stream *s = d->stream;
+	struct cg_stream_dev *dv = dev_at(s, dev);
 	if (!dv)
 		return -ENOMEM;
-	uint64_t cap = cg_sat_add(used, free_b);
+	uint64_t cap = cg_sat_add(x->used_bytes, x->free_bytes);
 	if (cap > dv->capacity)
 		dv->capacity = cap;
 	dv->has_capacity = true;
 	dv->listed = true;
-	d->stream->devmem_seen++;
+	s->devmem_seen++;
+	stream_time(s, x->timestamp_ns);
+	if (s->hooks && s->hooks->checkpoint) {
+		s->point_ret = s->hooks->checkpoint(s->hooks_user, x, dev);
+		if (s->point_ret)
+			return -ECANCELED;
+	}
 	return 0;
 }
 
@@ -437,6 +453,43 @@ static int go_multi(struct cg_stream *s)
 	return 0;
 }
 
+static struct cg_sv rec_id(const struct cg_stream_rec *g, char *buf);
+
+/* The record applied, to a timeline's callback or a view's hook. */
+static int tell(struct cgtrace_doc *d, const struct cg_stream_rec *g,
+		const struct cg_stream_dev *dv, const struct cg_mem_class *c, uint64_t bytes,
+		uint8_t cat, struct cg_stream_seen *seen)
+{
+	struct cg_stream *s = d->stream;
+	struct cgtrace_timeline_point p = {
+		.timestamp_ns = g->ts,
+		.device = cg_doc_str(d, cg_doc_device_str(d, c->device)),
+		.live_bytes = dv->live,
+		.has_free = dv->has_capacity,
+		.free_bytes = cg_sat_sub(dv->capacity, dv->live),
+		.record = (size_t)g->index,
+		.action = c->action,
+		.bytes = bytes,
+		.category = cat,
+	};
+	memcpy(p.by_category, dv->by_cat, sizeof(p.by_category));
+	if (s->point)
+		s->point_ret = s->point(s->point_user, &p);
+	if (!s->point_ret && s->hooks && s->hooks->record) {
+		char buf[24];
+		if (c->action == CGTRACE_ALLOC) {
+			/* The entry took the record's string. */
+			const struct cg_stream_entry *e = &s->ent[seen->entry];
+			struct cg_stream_rec k = {.key = e->key, .str = e->str, .str_len = e->str_len};
+			struct cg_sv id = rec_id(&k, buf);
+			seen->id = id.p;
+			seen->id_len = (uint32_t)id.n;
+		}
+		s->point_ret = s->hooks->record(s->hooks_user, &p, seen);
+	}
+	return s->point_ret ? -ECANCELED : 0;
+}
+
 static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 {
 	struct cg_stream *s = d->stream;
@@ -455,10 +508,15 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	const char *str = g->str;
 	uint32_t slot = find_slot(s, g->key, str, g->str_len);
 	int r = 0;
+	struct cg_stream_seen seen = {
+	    .doc = d, .entry = UINT32_MAX, .cls = g->cls, .replaced = UINT32_MAX};
+	uint64_t bytes = g->bytes;
+	uint8_t cat = c->category;
 	if (c->action == CGTRACE_ALLOC) {
 		if (s->slots[slot].val) {
 			s->realloc_live++;
 			uint32_t old = slot_entry(&s->slots[slot]);
+			seen.replaced = old;
 			r = entry_leave(s, s->multi_dev ? entry_dev(d, old) : NULL, old);
 			table_remove(s, slot);
 			slot = find_slot(s, g->key, str, g->str_len);
@@ -493,6 +551,8 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		f->count++;
 		f->total = cg_sat_add(f->total, g->bytes);
 		s->last_alloc = i;
+		seen.entry = i;
+		seen.stack = g->stack;
 		s->slots[slot] = (struct cg_stream_slot){g->key, (i + 1) | (str ? CG_SLOT_STR : 0)};
 		s->used++;
 		dv->live = cg_sat_add(dv->live, g->bytes);
@@ -501,11 +561,10 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		s->alloc_count++;
 		s->total_alloc_bytes = cg_sat_add(s->total_alloc_bytes, g->bytes);
 	} else {
-		uint64_t bytes = g->bytes;
-		uint8_t cat = c->category;
 		if (s->slots[slot].val) {
 			uint32_t i = slot_entry(&s->slots[slot]);
 			const struct cg_stream_entry *e = &s->ent[i];
+			seen.entry = i;
 			bytes = e->bytes;
 			cat = cg_doc_class(d, e->cls)->category;
 			/* Freed right after it was made, nothing in between: as heaptrack counts. */
@@ -525,6 +584,7 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 		s->free_count++;
 	}
 	dv->listed = true;
+	cg_series_add(&dv->series, g->ts, dv->live);
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
 		dv->peak_ts = g->ts;
@@ -541,19 +601,9 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	if (!s->seen_backward)
 		r = backward_check(d, g->cls, dv->by_cat[CGTRACE_CAT_ACTIVATION]);
 	s->pos++;
-	if (r == 0 && s->point) {
-		struct cgtrace_timeline_point p = {
-			.timestamp_ns = g->ts,
-			.device = cg_doc_str(d, cg_doc_device_str(d, c->device)),
-			.live_bytes = dv->live,
-			.has_free = dv->has_capacity,
-			.free_bytes = cg_sat_sub(dv->capacity, dv->live),
-			.record = (size_t)g->index,
-		};
-		s->point_ret = s->point(s->point_user, &p);
-		if (s->point_ret)
-			return -ECANCELED;
-	}
+	stream_time(s, g->ts);
+	if (r == 0 && (s->point || s->hooks))
+		r = tell(d, g, dv, c, bytes, cat, &seen);
 	return r;
 }
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cgtrace.h"
+#include "peak_series.h"
 #include "record.h"
 #include "u64map.h"
 #include "vec.h"
@@ -88,6 +89,7 @@ struct cg_stream_dev {
 	uint64_t capacity; /* largest used + free of the device's checkpoints */
 	bool has_capacity;
 	bool listed;       /* has memory or device_memory records */
+	struct cg_peak_series series; /* live bytes over time, for a sparkline */
 	/* The device's own snapshot at its peak, as born and gone for the global one. */
 	struct cg_vec born, gone; /* uint32_t entry indices */
 };
@@ -118,6 +120,31 @@ struct cg_stream_run {
 #define CG_STREAM_RUNS 16
 /* The window new streams get (tests shrink it to 0: records held only while their timestamp is the latest). */
 extern uint32_t cg_stream_window;
+
+/* What a view (core/view) learns of a memory record applied, beyond its timeline point. */
+struct cg_stream_seen {
+	const struct cgtrace_doc *doc; /* the document read: its classes and strings */
+	/*
+	 * The allocation's live-table entry: an alloc's own, a free's of the
+	 * alloc it undoes (UINT32_MAX: a free of nothing live). An entry is
+	 * reused only after its allocation is gone.
+	 */
+	uint32_t entry;
+	uint32_t cls;   /* the record's memory class */
+	uint64_t stack; /* an alloc's stack id, 0: none */
+	const char *id; /* an alloc's tensor_id, valid during the call */
+	uint32_t id_len;
+	/* An alloc that replaced a live allocation of the same id: that one's entry, else UINT32_MAX. */
+	uint32_t replaced;
+};
+
+struct cg_stream_hooks {
+	/* After each memory record applied, in analysis order; non-zero stops the read. */
+	int (*record)(void *user, const struct cgtrace_timeline_point *p,
+		      const struct cg_stream_seen *x);
+	/* Each device_memory record, in file order, with its device number. */
+	int (*checkpoint)(void *user, const struct cg_rec_device_memory *x, uint16_t dev);
+};
 
 /* A span id not yet started when its first memory record was applied. */
 struct cg_stream_candidate {
@@ -174,6 +201,12 @@ struct cg_stream {
 	int (*point)(void *user, const struct cgtrace_timeline_point *p);
 	void *point_user;
 	int point_ret; /* the callback's non-zero return, which stopped the read */
+	/* A view's read: both as point (point_ret too). */
+	const struct cg_stream_hooks *hooks;
+	void *hooks_user;
+	/* The first and last timestamp of the memory and device_memory records (has_ts: any). */
+	uint64_t ts_lo, ts_hi;
+	bool has_ts;
 };
 
 int cg_stream_new(struct cg_stream **out);
@@ -213,8 +246,8 @@ void cg_stream_in_order(struct cg_stream *s);
  * capacity from its first point. -ENOMEM.
  */
 int cg_stream_preset_capacity(struct cg_stream *s, const struct cg_stream *from);
-/* A device_memory checkpoint's capacity for device dev. */
-int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, uint64_t used, uint64_t free);
+/* A device_memory checkpoint of device dev: its capacity, its time; the view's hook. */
+int cg_stream_checkpoint(struct cgtrace_doc *d, uint16_t dev, const struct cg_rec_device_memory *x);
 /*
  * After the last record, while the builder's span table still stands:
  * applies the last group and settles autograd_retained_bytes.

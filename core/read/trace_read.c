@@ -28,6 +28,7 @@
 #include "read_apply.h"
 #include "read_compact.h"
 #include "read_pipe.h"
+#include "read_points.h"
 #include "trace_src.h"
 #include "write_all.h"
 
@@ -42,6 +43,8 @@ struct req {
 	/* A streamed timeline's second read: its callback, and the first read's capacities. */
 	int (*point)(void *user, const struct cgtrace_timeline_point *p);
 	void *point_user;
+	const struct cg_stream_hooks *hooks; /* a view's second read */
+	void *hooks_user;
 	const struct cg_stream *preset;
 	int *stopped; /* the callback's non-zero return, when it stopped the read */
 };
@@ -50,9 +53,11 @@ static int read_source(struct cg_src *src, const struct req *q)
 {
 	bool streamed = q->flags & CGTRACE_READ_STREAM_MEMORY;
 	struct cgtrace_doc *doc = streamed ? cg_doc_new_streamed() : cg_doc_new();
-	if (doc && streamed && q->point) {
+	if (doc && streamed && (q->point || q->hooks)) {
 		doc->stream->point = q->point;
 		doc->stream->point_user = q->point_user;
+		doc->stream->hooks = q->hooks;
+		doc->stream->hooks_user = q->hooks_user;
 		if (cg_stream_preset_capacity(doc->stream, q->preset) < 0) {
 			cgtrace_doc_free(doc);
 			doc = NULL;
@@ -349,9 +354,7 @@ static void no_warn(void *user, const char *line)
 }
 
 /* The second read of a streamed timeline: the points, with every capacity known. */
-static int timeline_points(struct twice *t, const struct req *first,
-			   int (*fn)(void *user, const struct cgtrace_timeline_point *p),
-			   void *user)
+static int timeline_points(struct twice *t, const struct req *first, const struct cg_read_points *pts)
 {
 	/* The first read gave the warnings; err keeps them. */
 	static const struct cgtrace_read_options quiet = {.warn = no_warn};
@@ -363,8 +366,10 @@ static int timeline_points(struct twice *t, const struct req *first,
 	q.out = &doc;
 	q.err = err;
 	q.errlen = sizeof(err);
-	q.point = fn;
-	q.point_user = user;
+	q.point = pts->point;
+	q.point_user = pts->user;
+	q.hooks = pts->hooks;
+	q.hooks_user = pts->user;
 	q.preset = (*first->out)->stream;
 	q.stopped = &stopped;
 	int fd = twice_rewind(t, &q);
@@ -377,10 +382,9 @@ static int timeline_points(struct twice *t, const struct req *first,
 	return ret;
 }
 
-CG_EXPORT int
-cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
-                             int (*fn)(void *user, const struct cgtrace_timeline_point *p),
-                             void *user, char *err, size_t errlen)
+int cg_read_points(const char *path, const struct cgtrace_read_options *opts,
+		   const struct cg_read_points *pts, struct cgtrace_doc **keep, char *err,
+		   size_t errlen)
 {
 	const char *name;
 	int fd = open_trace(path, &name, err, errlen);
@@ -400,15 +404,30 @@ cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options
 		if (ret == -ECANCELED)
 			ret = read_again(&t, &q);
 	}
+	if (ret == 0 && pts->between)
+		ret = pts->between(pts->user, doc);
 	/* A full document (read again, or read once) has its records: its timeline is at hand. */
-	if (ret == 0)
-		ret = cg_doc_streamed(doc) ? timeline_points(&t, &q, fn, user)
-					   : cgtrace_memory_timeline(doc, fn, user);
-	cgtrace_doc_free(doc);
+	if (ret == 0 && cg_doc_streamed(doc))
+		ret = timeline_points(&t, &q, pts);
+	else if (ret == 0 && pts->point)
+		ret = cgtrace_memory_timeline(doc, pts->point, pts->user);
+	if (keep && ret == 0)
+		*keep = doc;
+	else
+		cgtrace_doc_free(doc);
 	twice_close(&t);
 	if (strcmp(path, "-") != 0)
 		close(fd);
 	return ret;
+}
+
+CG_EXPORT int
+cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
+                             int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+                             void *user, char *err, size_t errlen)
+{
+	const struct cg_read_points pts = {.point = fn, .user = user};
+	return cg_read_points(path, opts, &pts, NULL, err, errlen);
 }
 
 CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,

@@ -11,6 +11,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The compressed copy is made here so the repository holds one source of truth.
 zstd -q -f -o "$tmp/train.jsonl.zst" traces/train.jsonl || exit 1
+# The summary's sparkline follows the locale's character set: ASCII here,
+# block elements in the cases named *-utf8.
+export LC_ALL=C
 pass=0
 fail=0
 while IFS='|' read -r name args status input; do
@@ -21,8 +24,10 @@ while IFS='|' read -r name args status input; do
   # without it, so a command reading stdin never eats this loop's cases).
   input=$(echo "${input:-/dev/null}" | tr -d ' ')
   args=$(echo "$args" | sed "s#traces/train.jsonl.zst#$tmp/train.jsonl.zst#")
+  locale=C
+  case "$name" in *-utf8) locale=C.UTF-8 ;; esac
   # shellcheck disable=SC2086
-  "$cgtrace" $args <"$input" >"$tmp/out" 2>"$tmp/err"
+  LC_ALL=$locale "$cgtrace" $args <"$input" >"$tmp/out" 2>"$tmp/err"
   got=$?
   sed -i "s#$tmp/#traces/#g" "$tmp/out" "$tmp/err"
   if [ "$update" = "--update" ]; then

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Views (cgtrace_view_read): the grid keeps every device's true peak at
+ * its instant, categories sum to the bucket's total, carried buckets hold
+ * what was live, the largest allocations keep their lifetimes, checkpoints
+ * reduce per bucket with OOMs kept, and a trace read in full (records back
+ * in time) gives the same view as the streamed read of the same records.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "doc_stream.h"
+#include "test-main.h"
+#include "test-util.h"
+
+static char dir[] = "/tmp/cgtrace-view-XXXXXX";
+
+static const char *write_trace(const char *name, const char *text)
+{
+	static char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return path;
+}
+
+static struct cgtrace_view *view_of(const char *text, size_t buckets, size_t allocs)
+{
+	const char *path = write_trace("t.jsonl", text);
+	struct cgtrace_view_options o = {.buckets = buckets, .max_allocs = allocs};
+	struct cgtrace_view *v = NULL;
+	char err[1024];
+	int r = cgtrace_view_read(path, &o, &v, err, sizeof(err));
+	ck_assert_msg(r == 0, "%s", err);
+	return v;
+}
+
+#define MEM(ts, id, dev, bytes, act, cat)                                                     \
+	"{\"kind\":\"memory\",\"timestamp_ns\":" #ts ",\"tensor_id\":\"" id                     \
+	"\",\"span_id\":\"s1\",\"device\":\"" dev "\",\"bytes\":" #bytes ",\"action\":\"" act     \
+	"\",\"dtype\":\"u8\",\"category\":\"" cat "\"}\n"
+#define SPAN1 "{\"kind\":\"span_start\",\"id\":\"s1\",\"name\":\"main\",\"start_ns\":0,\"span_kind\":\"function\"}\n"
+
+/* Two devices: cpu peaks at 350 (t=30), cuda:0 at 1000 (t=50), inside buckets. */
+static const char two_dev[] = META_LINE SPAN1
+	MEM(10, "a", "cpu", 100, "alloc", "parameter")
+	MEM(20, "b", "cpu", 200, "alloc", "activation")
+	MEM(30, "c", "cpu", 50, "alloc", "gradient")
+	MEM(35, "b", "cpu", 200, "free", "activation")
+	MEM(40, "g", "cuda:0", 600, "alloc", "activation")
+	MEM(50, "h", "cuda:0", 400, "alloc", "optimizer")
+	MEM(55, "g", "cuda:0", 600, "free", "activation")
+	MEM(990, "c", "cpu", 50, "free", "gradient")
+	"{\"kind\":\"device_memory\",\"timestamp_ns\":45,\"device\":\"cuda:0\",\"used_bytes\":700,\"free_bytes\":300}\n"
+	"{\"kind\":\"device_memory\",\"timestamp_ns\":46,\"device\":\"cuda:0\",\"used_bytes\":900,\"free_bytes\":100}\n"
+	"{\"kind\":\"device_memory\",\"timestamp_ns\":47,\"device\":\"cuda:0\",\"used_bytes\":800,\"free_bytes\":200,\"oom_request_bytes\":4096}\n";
+
+static const struct cgtrace_view_device *dev_named(const struct cgtrace_view *v, const char *name)
+{
+	for (size_t i = 0; i < v->n_devices; i++)
+		if (strcmp(v->devices[i].device, name) == 0)
+			return &v->devices[i];
+	ck_abort_msg("no device %s", name);
+	return NULL;
+}
+
+/* The grid's promises on any view: the peak, its instant, categories, carried buckets. */
+static void check_grid(const struct cgtrace_view *v)
+{
+	for (size_t d = 0; d < v->n_devices; d++) {
+		const struct cgtrace_view_device *vd = &v->devices[d];
+		uint64_t top = 0;
+		size_t at = 0;
+		for (size_t i = 0; i < v->n_buckets; i++) {
+			const struct cgtrace_view_bucket *b = &vd->buckets[i];
+			uint64_t sum = 0, esum = 0;
+			for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
+				sum += b->max_by_category[c];
+				esum += b->end_by_category[c];
+			}
+			ck_assert_uint_eq(sum, b->max_bytes);
+			ck_assert_uint_eq(esum, b->end_bytes);
+			ck_assert_uint_ge(b->max_bytes, b->end_bytes);
+			ck_assert_uint_le(b->drawn_bytes, b->max_bytes);
+			ck_assert_uint_eq(cgtrace_view_bucket_of(v, b->max_ns), i);
+			if (i > 0)
+				ck_assert_uint_ge(b->max_bytes, vd->buckets[i - 1].end_bytes);
+			if (b->records == 0 && i > 0)
+				ck_assert_uint_eq(b->max_bytes, vd->buckets[i - 1].end_bytes);
+			if (b->max_bytes > top) {
+				top = b->max_bytes;
+				at = i;
+			}
+		}
+		ck_assert_uint_eq(top, vd->peak_bytes);
+		if (top)
+			ck_assert_uint_eq(vd->buckets[at].max_ns, vd->peak_ns);
+		ck_assert_uint_eq(vd->buckets[v->n_buckets - 1].end_bytes, vd->final_bytes);
+	}
+}
+
+START_TEST(grid_peaks)
+{
+	struct cgtrace_view *v = view_of(two_dev, 10, 0);
+	ck_assert_uint_eq(v->n_devices, 2);
+	ck_assert_uint_eq(v->start_ns, 10);
+	ck_assert_uint_eq(v->end_ns, 990);
+	ck_assert_uint_eq(v->n_buckets, 10);
+	ck_assert_uint_eq(v->bucket_ns, 99);
+	check_grid(v);
+	const struct cgtrace_view_device *cpu = dev_named(v, "cpu");
+	ck_assert_uint_eq(cpu->peak_bytes, 350);
+	ck_assert_uint_eq(cpu->peak_ns, 30);
+	ck_assert_uint_eq(cpu->peak_by_category[CGTRACE_CAT_PARAMETER], 100);
+	ck_assert_uint_eq(cpu->peak_by_category[CGTRACE_CAT_ACTIVATION], 200);
+	ck_assert_uint_eq(cpu->peak_by_category[CGTRACE_CAT_GRADIENT], 50);
+	/* All of cpu's first records fall in bucket 0; it ends at 150 live. */
+	ck_assert_uint_eq(cpu->buckets[0].records, 4);
+	ck_assert_uint_eq(cpu->buckets[0].end_bytes, 150);
+	ck_assert_uint_eq(cpu->buckets[5].max_bytes, 150);
+	ck_assert_uint_eq(cpu->buckets[5].records, 0);
+	ck_assert_uint_eq(cpu->buckets[9].end_bytes, 100);
+	ck_assert_uint_eq(cpu->alloc_bytes, 350);
+	const struct cgtrace_view_device *gpu = dev_named(v, "cuda:0");
+	ck_assert_uint_eq(gpu->peak_bytes, 1000);
+	ck_assert_uint_eq(gpu->peak_ns, 50);
+	ck_assert_uint_eq(gpu->capacity_bytes, 1000);
+	ck_assert_uint_eq(gpu->final_bytes, 400);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+START_TEST(grid_one_instant)
+{
+	struct cgtrace_view *v = view_of(META_LINE SPAN1 MEM(7, "a", "cpu", 5, "alloc", "other")
+					 MEM(7, "b", "cpu", 6, "alloc", "other"), 0, 0);
+	ck_assert_uint_eq(v->n_buckets, 1);
+	ck_assert_uint_eq(v->devices[0].buckets[0].max_bytes, 11);
+	check_grid(v);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+START_TEST(checkpoints_reduce)
+{
+	struct cgtrace_view *v = view_of(two_dev, 10, 0);
+	const struct cgtrace_view_device *gpu = dev_named(v, "cuda:0");
+	/* Three checkpoints in bucket 0: the highest used is kept, the OOM on its own. */
+	ck_assert_uint_eq(gpu->n_checkpoints, 1);
+	ck_assert_uint_eq(gpu->checkpoints[0].used_bytes, 900);
+	ck_assert_uint_eq(gpu->checkpoints[0].timestamp_ns, 46);
+	ck_assert_uint_eq(gpu->n_ooms, 1);
+	ck_assert_uint_eq(gpu->n_ooms_kept, 1);
+	ck_assert(gpu->ooms[0].oom);
+	ck_assert_uint_eq(gpu->ooms[0].oom_request_bytes, 4096);
+	ck_assert_uint_eq(dev_named(v, "cpu")->n_checkpoints, 0);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+START_TEST(allocs_largest)
+{
+	struct cgtrace_view *v = view_of(two_dev, 10, 3);
+	ck_assert_uint_eq(v->n_allocs, 3);
+	ck_assert_uint_eq(v->allocs[0].bytes, 600);
+	ck_assert_str_eq(v->allocs[0].tensor_id, "g");
+	ck_assert(v->allocs[0].freed);
+	ck_assert_uint_eq(v->allocs[0].alloc_ns, 40);
+	ck_assert_uint_eq(v->allocs[0].free_ns, 55);
+	ck_assert_uint_eq(v->allocs[1].bytes, 400);
+	ck_assert(!v->allocs[1].freed);
+	ck_assert_uint_eq(v->allocs[2].bytes, 200);
+	ck_assert_str_eq(v->allocs[2].span_id, "s1");
+	ck_assert_int_eq(v->allocs[2].category, CGTRACE_CAT_ACTIVATION);
+	ck_assert_str_eq(v->devices[v->allocs[2].device].device, "cpu");
+	/* At cuda:0's peak both of its allocations are kept: all of it is drawn. */
+	const struct cgtrace_view_device *gpu = dev_named(v, "cuda:0");
+	ck_assert_uint_eq(gpu->buckets[0].drawn_bytes, 1000);
+	/* cpu's bucket 0 peaks at t=30 with a (100), b (200, kept), c (50). */
+	ck_assert_uint_eq(dev_named(v, "cpu")->buckets[0].drawn_bytes, 200);
+	check_grid(v);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+START_TEST(spans_figures)
+{
+	struct cgtrace_view *v = view_of(two_dev, 10, 0);
+	ck_assert_uint_eq(v->n_spans, 1);
+	ck_assert_str_eq(v->spans[0].span_id, "s1");
+	ck_assert_uint_eq(v->spans[0].alloc_count, 5);
+	ck_assert_uint_eq(v->spans[0].alloc_bytes, 1350);
+	ck_assert_uint_eq(v->spans[0].free_count, 3);
+	ck_assert_uint_eq(v->spans[0].free_bytes, 850);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+/* ---- random traces: streamed and full reads agree ---- */
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if ((size_t)n < t->cap - t->len) {
+			t->len += (size_t)n;
+			return;
+		}
+		t->cap = t->cap * 2 + (size_t)n + 4096;
+		t->p = realloc(t->p, t->cap);
+		ck_assert_ptr_nonnull(t->p);
+	}
+}
+
+static uint64_t rnd_state;
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (rnd_state >> 33) % n;
+}
+
+static const char *const cats[] = {"parameter", "activation", "gradient", "optimizer", "other"};
+
+/* A random trace; backwards: one early record at the end, past the window of a streamed read. */
+static char *random_trace(unsigned seed, size_t n, bool backwards)
+{
+	struct text t = {0};
+	rnd_state = seed;
+	put(&t, META_LINE SPAN1);
+	bool live[64] = {0};
+	uint64_t bytes[64];
+	for (size_t i = 0; i < n; i++) {
+		unsigned id = (unsigned)rnd(64);
+		const char *dev = id % 3 ? "cpu" : "cuda:1";
+		if (!live[id]) {
+			bytes[id] = 1 + rnd(1 << 20);
+			put(&t, "{\"kind\":\"memory\",\"timestamp_ns\":%zu,\"tensor_id\":\"0x%x\",\"span_id\":\"s1\",\"device\":\"%s\",\"bytes\":%llu,\"action\":\"alloc\",\"dtype\":\"u8\",\"category\":\"%s\"}\n",
+			    1000 + i * 10, 0x1000 + id, dev, (unsigned long long)bytes[id], cats[rnd(5)]);
+		} else {
+			put(&t, "{\"kind\":\"memory\",\"timestamp_ns\":%zu,\"tensor_id\":\"0x%x\",\"span_id\":\"s1\",\"device\":\"%s\",\"bytes\":%llu,\"action\":\"free\",\"dtype\":\"u8\"}\n",
+			    1000 + i * 10, 0x1000 + id, dev, (unsigned long long)bytes[id]);
+		}
+		live[id] = !live[id];
+		if (rnd(50) == 0)
+			put(&t, "{\"kind\":\"device_memory\",\"timestamp_ns\":%zu,\"device\":\"cuda:1\",\"used_bytes\":%llu,\"free_bytes\":1}\n",
+			    1000 + i * 10 + 5, (unsigned long long)rnd(1 << 30));
+	}
+	if (backwards)
+		put(&t, "{\"kind\":\"memory\",\"timestamp_ns\":999,\"tensor_id\":\"early\",\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":1,\"action\":\"alloc\",\"dtype\":\"u8\"}\n");
+	return t.p;
+}
+
+static void same_view(const struct cgtrace_view *a, const struct cgtrace_view *b)
+{
+	ck_assert_uint_eq(a->n_buckets, b->n_buckets);
+	ck_assert_uint_eq(a->bucket_ns, b->bucket_ns);
+	ck_assert_uint_eq(a->start_ns, b->start_ns);
+	ck_assert_uint_eq(a->n_devices, b->n_devices);
+	for (size_t d = 0; d < a->n_devices; d++) {
+		const struct cgtrace_view_device *x = &a->devices[d], *y = &b->devices[d];
+		ck_assert_str_eq(x->device, y->device);
+		ck_assert_int_eq(memcmp(x->buckets, y->buckets, a->n_buckets * sizeof(*x->buckets)),
+				 0);
+		ck_assert_uint_eq(x->n_checkpoints, y->n_checkpoints);
+		for (size_t i = 0; i < x->n_checkpoints; i++) {
+			ck_assert_uint_eq(x->checkpoints[i].timestamp_ns, y->checkpoints[i].timestamp_ns);
+			ck_assert_uint_eq(x->checkpoints[i].used_bytes, y->checkpoints[i].used_bytes);
+		}
+	}
+	ck_assert_uint_eq(a->n_allocs, b->n_allocs);
+	for (size_t i = 0; i < a->n_allocs; i++) {
+		ck_assert_uint_eq(a->allocs[i].bytes, b->allocs[i].bytes);
+		ck_assert_uint_eq(a->allocs[i].alloc_ns, b->allocs[i].alloc_ns);
+		ck_assert_uint_eq(a->allocs[i].free_ns, b->allocs[i].free_ns);
+		ck_assert_str_eq(a->allocs[i].tensor_id, b->allocs[i].tensor_id);
+	}
+}
+
+START_TEST(random_streamed_equals_full)
+{
+	for (unsigned seed = 1; seed <= 6; seed++) {
+		char *fwd = random_trace(seed, 5000, false);
+		struct cgtrace_view *a = view_of(fwd, 97, 20);
+		check_grid(a);
+		/* The early record moves the grid: compare against the full read of the same text. */
+		char *back = random_trace(seed, 5000, true);
+		/* No window: the early record makes the read start again in full, and replay. */
+		uint32_t window = cg_stream_window;
+		cg_stream_window = 0;
+		struct cgtrace_view *b = view_of(back, 97, 20);
+		cg_stream_window = window;
+		ck_assert(!cgtrace_doc_streamed(b->doc));
+		ck_assert(cgtrace_doc_streamed(a->doc));
+		check_grid(b);
+		/* The same records, the early one first: read streamed. */
+		size_t n = strlen(back);
+		char *last = back + n - 1;
+		while (last > back && last[-1] != '\n')
+			last--;
+		size_t head = strlen(META_LINE SPAN1);
+		struct text t = {0};
+		put(&t, "%.*s%s%.*s", (int)head, back, last, (int)(last - back - head), back + head);
+		struct cgtrace_view *c = view_of(t.p, 97, 20);
+		same_view(b, c);
+		cgtrace_view_free(a);
+		cgtrace_view_free(b);
+		cgtrace_view_free(c);
+		free(fwd);
+		free(back);
+		free(t.p);
+	}
+}
+END_TEST
+
+START_TEST(bad_options)
+{
+	const char *path = write_trace("t.jsonl", two_dev);
+	struct cgtrace_view_options o = {.buckets = 100001};
+	struct cgtrace_view *v = NULL;
+	char err[256];
+	ck_assert_int_eq(cgtrace_view_read(path, &o, &v, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(v);
+	ck_assert_ptr_nonnull(strstr(err, "at most 100000 buckets"));
+	ck_assert_int_lt(cgtrace_view_read("/nonexistent/t", NULL, &v, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/t"));
+	const char *bad = write_trace("bad.jsonl", META_LINE "{\"kind\":\"memory\"}\n");
+	ck_assert_int_eq(cgtrace_view_read(bad, NULL, &v, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(err, "bad.jsonl:2"));
+}
+END_TEST
+
+START_TEST(empty_trace)
+{
+	struct cgtrace_view *v = view_of(META_LINE, 0, 0);
+	ck_assert_uint_eq(v->n_devices, 0);
+	ck_assert_uint_eq(v->n_allocs, 0);
+	ck_assert_uint_eq(v->n_buckets, 1);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+START_TEST(capture_window)
+{
+	char text[4096];
+	snprintf(text, sizeof(text), "%s", META_LINE);
+	char *tags = strstr(text, "\"tags\":{}");
+	ck_assert_ptr_nonnull(tags);
+	snprintf(tags, sizeof(text) - (size_t)(tags - text),
+		 "\"tags\":{\"cgprobe_capture\":\"update\"}}\n" SPAN1
+		 MEM(5, "a", "cpu", 10, "alloc", "other")
+		 "{\"kind\":\"span_end\",\"id\":\"s1\",\"duration_ns\":500}\n");
+	struct cgtrace_view *v = view_of(text, 0, 0);
+	ck_assert(v->has_capture);
+	ck_assert_uint_eq(v->capture_begin_ns, 0);
+	ck_assert_uint_eq(v->capture_end_ns, 500);
+	cgtrace_view_free(v);
+	v = view_of(two_dev, 0, 0);
+	ck_assert(!v->has_capture);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+static Suite *view_suite(void)
+{
+	Suite *s = suite_create("view");
+	if (!mkdtemp(dir))
+		abort();
+	TCase *tc = test_tcase(s, "view", 60);
+	test_add(tc, grid_peaks, grid_one_instant, checkpoints_reduce, allocs_largest,
+		 spans_figures, random_streamed_equals_full, bad_options, empty_trace,
+		 capture_window);
+	return s;
+}
+
+TEST_MAIN(view_suite);
