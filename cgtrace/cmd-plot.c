@@ -23,7 +23,7 @@ const struct cli_cmd cli_plot = {
             "  --height H    image height in px (default 720, 240 to 16384); it grows when\n"
             "                the panels would be under 80 px each\n"
             "  --buckets N   time buckets the trace is reduced to (default 2000, at most\n"
-            "                1000000); each shows its highest live bytes, so the peak is\n"
+            "                100000); each shows its highest live bytes, so the peak is\n"
             "                never lost, and the drawing keeps at most one point a pixel\n\n"
             "The trace is read twice, streamed, in memory bounded by the allocations\n"
             "live at once plus the buckets; the file stays under a few hundred KB.\n",
@@ -128,7 +128,7 @@ static void legend_mark(struct svg *s, const struct legend_item *it, double x, d
 		svg_attr(s, "height", "12");
 		svg_attr(s, "fill", it->colour);
 		if (it->kind == LEG_BAND)
-			svg_attr(s, "fill-opacity", "0.45");
+			svg_attr(s, "fill-opacity", PLOT_BAND_OPACITY);
 		svg_close(s, "rect");
 		return;
 	case LEG_DOT:
@@ -450,9 +450,9 @@ static int parse(int argc, char **argv, struct plot_args *a)
 			break;
 		case 'b':
 			if (!cli_count_arg(optarg, &a->buckets) || a->buckets == 0 ||
-			    a->buckets > 1000000)
+			    a->buckets > 100000)
 				return cli_usage_error(
-				    &cli_plot, "--buckets needs a number from 1 to 1000000");
+				    &cli_plot, "--buckets needs a number from 1 to 100000");
 			break;
 		case 'h':
 			cli_print_help(&cli_plot, stdout);

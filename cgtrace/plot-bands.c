@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Step spans as background bands, merged at the picture's resolution: spans
- * of one step kind closer than a pixel become one band, so a trace with a
- * million steps draws at most one band every other pixel.
+ * Step spans as background bands at the picture's resolution: each pixel
+ * column shows the step kind that took most of its time, and a run of
+ * columns of one kind is one band. So wide spans draw as they are, spans
+ * narrower than a pixel merge with their neighbours of the same kind, bands
+ * never pile up on each other, and a trace with a million steps draws at
+ * most one band a pixel.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "plot.h"
 
 const struct plot_step_style plot_steps[PLOT_N_STEPS] = {
-    {CGTRACE_STEP_FORWARD, "#a8c8ec"},
-    {CGTRACE_STEP_BACKWARD, "#f5c6a0"},
-    {CGTRACE_STEP_OPTIMIZER, "#b3dcc0"},
+    {CGTRACE_STEP_FORWARD, "#8fb8e8"},
+    {CGTRACE_STEP_BACKWARD, "#f4ad7a"},
+    {CGTRACE_STEP_OPTIMIZER, "#8ccf9f"},
 };
 
 /* A step span's time range. */
@@ -24,32 +28,6 @@ static int by_start(const void *x, const void *y)
 {
 	const struct span_time *s = x, *t = y;
 	return s->a < t->a ? -1 : s->a > t->a ? 1 : 0;
-}
-
-/* Merges the spans (sorted by start) into bands over a pixel apart; out holds n. */
-static size_t merge(const struct plot *p, const struct span_time *spans, size_t n,
-                    struct plot_band *out)
-{
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		double x0 = plot_x(p, spans[i].a), x1 = plot_x(p, spans[i].b);
-		if (m && x0 <= out[m - 1].x1 + 1.0) {
-			if (x1 > out[m - 1].x1)
-				out[m - 1].x1 = x1;
-			continue;
-		}
-		out[m++] = (struct plot_band){x0, x1};
-	}
-	/* A band under a pixel wide still shows: a pixel, kept inside the plot. */
-	for (size_t i = 0; i < m; i++)
-		if (out[i].x1 - out[i].x0 < 1.0) {
-			out[i].x1 = out[i].x0 + 1.0;
-			if (out[i].x1 > p->right) {
-				out[i].x1 = p->right;
-				out[i].x0 = p->right - 1.0;
-			}
-		}
-	return m;
 }
 
 /* The spans of one step kind inside the time axis, sorted by start; -ENOMEM. */
@@ -90,23 +68,100 @@ static int spans_of(const struct plot *p, enum cgtrace_step step, struct span_ti
 	return 0;
 }
 
+/* The union of spans sorted by start, in place (nested spans of a kind count once). */
+static size_t union_of(struct span_time *s, size_t n)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && s[i].a <= s[m - 1].b) {
+			if (s[i].b > s[m - 1].b)
+				s[m - 1].b = s[i].b;
+			continue;
+		}
+		s[m++] = s[i];
+	}
+	return m;
+}
+
+/*
+ * Adds to cover[c] the px of column c ([left + c, left + c + 1)) the spans
+ * take: the end columns directly, those between through diff's running sum.
+ */
+static void add_cover(const struct plot *p, const struct span_time *s, size_t n, double *cover,
+                      double *diff, size_t ncols)
+{
+	for (size_t i = 0; i < n; i++) {
+		double xa = plot_x(p, s[i].a) - p->left, xb = plot_x(p, s[i].b) - p->left;
+		size_t c0 = xa < ncols ? (size_t)xa : ncols - 1;
+		size_t c1 = xb < ncols ? (size_t)xb : ncols - 1;
+		/* An instant still shows, in its column, when nothing longer is there. */
+		if (c0 == c1) {
+			cover[c0] += xb - xa > 1e-9 ? xb - xa : 1e-9;
+			continue;
+		}
+		cover[c0] += (double)(c0 + 1) - xa;
+		cover[c1] += xb - (double)c1;
+		diff[c0 + 1] += 1;
+		diff[c1] -= 1;
+	}
+	double run = 0;
+	for (size_t c = 0; c < ncols; c++) {
+		run += diff[c];
+		cover[c] += run;
+		diff[c] = 0;
+	}
+}
+
+/* Runs of columns of one kind as bands; best[c]: the kind column c shows, -1 none. */
+static void runs(struct plot *p, const int *best, size_t ncols)
+{
+	for (size_t c = 0; c < ncols; c++) {
+		int k = best[c];
+		if (k < 0)
+			continue;
+		double x1 = p->left + (double)c + 1 < p->right ? p->left + (double)c + 1 : p->right;
+		if (c > 0 && best[c - 1] == k)
+			p->bands[k][p->n_bands[k] - 1].x1 = x1;
+		else
+			p->bands[k][p->n_bands[k]++] = (struct plot_band){p->left + (double)c, x1};
+	}
+}
+
 int plot_bands_collect(struct plot *p)
 {
-	for (int k = 0; k < PLOT_N_STEPS; k++) {
+	size_t ncols = (size_t)ceil(p->right - p->left);
+	if (ncols == 0)
+		ncols = 1;
+	double *cover = calloc(PLOT_N_STEPS * ncols, sizeof(*cover));
+	double *diff = calloc(ncols + 1, sizeof(*diff));
+	int *best = malloc(ncols * sizeof(*best));
+	int ret = cover && diff && best ? 0 : -ENOMEM;
+	bool any = false;
+	for (int k = 0; k < PLOT_N_STEPS && ret == 0; k++) {
 		struct span_time *spans;
 		size_t n;
-		int ret = spans_of(p, plot_steps[k].step, &spans, &n);
+		ret = spans_of(p, plot_steps[k].step, &spans, &n);
 		if (ret == 0 && n) {
-			p->bands[k] = malloc(n * sizeof(*p->bands[k]));
+			add_cover(p, spans, union_of(spans, n), cover + k * ncols, diff, ncols);
+			p->bands[k] = malloc(ncols * sizeof(*p->bands[k]));
 			ret = p->bands[k] ? 0 : -ENOMEM;
+			any = true;
 		}
-		if (ret == 0 && n)
-			p->n_bands[k] = merge(p, spans, n, p->bands[k]);
 		free(spans);
-		if (ret)
-			return ret;
 	}
-	return 0;
+	for (size_t c = 0; c < ncols && ret == 0 && any; c++) {
+		best[c] = -1;
+		for (int k = 0; k < PLOT_N_STEPS; k++)
+			if (cover[k * ncols + c] > 0 &&
+			    (best[c] < 0 || cover[k * ncols + c] > cover[best[c] * ncols + c]))
+				best[c] = k;
+	}
+	if (ret == 0 && any)
+		runs(p, best, ncols);
+	free(cover);
+	free(diff);
+	free(best);
+	return ret;
 }
 
 void plot_bands_free(struct plot *p)

@@ -91,7 +91,7 @@ static void bands(struct plot *p, const struct plot_panel *pn)
 		svg_attr(s, "xlink:href", href);
 		svg_attr(s, "transform", tr);
 		svg_attr(s, "fill", plot_steps[k].fill);
-		svg_attr(s, "fill-opacity", "0.45");
+		svg_attr(s, "fill-opacity", PLOT_BAND_OPACITY);
 		svg_close(s, "use");
 	}
 }

@@ -21,6 +21,8 @@ struct plot_step_style {
 	const char *fill;
 };
 extern const struct plot_step_style plot_steps[PLOT_N_STEPS];
+/* Light enough that where spans of all kinds crowd a pixel, their blend stays a background. */
+#define PLOT_BAND_OPACITY "0.3"
 
 /* One band of merged step spans, in px along the time axis. */
 struct plot_band {
@@ -49,7 +51,7 @@ struct plot {
 	struct plot_panel *panels;
 	size_t n_panels;
 	bool category_present[CGTRACE_CAT_COUNT];
-	/* Bands per step kind, in time order; each apart from the next by over a pixel. */
+	/* Bands per step kind, in time order, whole pixel columns; no two overlap. */
 	struct plot_band *bands[PLOT_N_STEPS];
 	size_t n_bands[PLOT_N_STEPS];
 };
@@ -69,7 +71,7 @@ static inline double plot_y(const struct plot_panel *pn, uint64_t bytes)
 	return pn->bottom - (f > 1 ? 1 : f) * (pn->bottom - pn->top);
 }
 
-/* The step spans of view->doc merged into bands at the picture's resolution; -ENOMEM. */
+/* The step spans of view->doc as bands at the picture's resolution; -ENOMEM. */
 int plot_bands_collect(struct plot *p);
 void plot_bands_free(struct plot *p);
 /* <defs>: each step kind's bands as one path of unit height, which panels scale. */
