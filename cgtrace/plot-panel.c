@@ -270,47 +270,68 @@ static void capacity(struct plot *p, const struct plot_panel *pn)
 	svg_close(s, "path");
 }
 
-/* Out-of-memory failures: a line each, those within 3 px of each other as one. */
-static void ooms(struct plot *p, const struct plot_panel *pn)
+/* The marks of the out-of-memory failures: a line each, those within 3 px of each other as one. */
+static void oom_marks(struct plot *p, const struct plot_panel *pn, bool lines)
 {
 	const struct cgtrace_view_device *d = pn->d;
 	struct svg *s = &p->svg;
-	for (size_t i = 0; i < d->n_ooms_kept;) {
-		double x = plot_x(p, d->ooms[i].timestamp_ns);
-		size_t j = i + 1;
-		while (j < d->n_ooms_kept && plot_x(p, d->ooms[j].timestamp_ns) - x < 3.0)
-			j++;
-		char b[32], t[32], title[160];
-		snprintf(title, sizeof(title), "out of memory at %s: %s requested%s",
-		         plot_time_text(t, d->ooms[i].timestamp_ns),
-		         plot_bytes_text(b, d->ooms[i].oom_request_bytes),
-		         j - i > 1 ? ", and more failures just after" : "");
-		svg_open(s, "g");
-		svg_attr(s, "class", "oom");
-		svg_attr_u64(s, "data-count", j - i);
-		svg_open(s, "title");
-		svg_text(s, title);
-		svg_close(s, "title");
-		svg_open(s, "path");
+	svg_open(s, "path");
+	if (lines) {
 		svg_attr(s, "stroke", PLOT_OOM_COLOUR);
 		svg_attr(s, "stroke-dasharray", "3 2");
-		svg_d_begin(s, "d");
-		svg_d_move(s, x, pn->top);
-		svg_d_v(s, pn->bottom);
-		svg_d_end(s);
-		svg_close(s, "path");
-		svg_open(s, "path");
+	} else {
 		svg_attr(s, "fill", PLOT_OOM_COLOUR);
-		svg_d_begin(s, "d");
-		svg_d_move(s, x - 5, pn->top);
-		svg_d_h(s, x + 5);
-		svg_d_line(s, x, pn->top + 8);
-		svg_d_close(s);
-		svg_d_end(s);
-		svg_close(s, "path");
-		svg_close(s, "g");
-		i = j;
 	}
+	svg_d_begin(s, "d");
+	double last = -10;
+	for (size_t i = 0; i < d->n_ooms_kept; i++) {
+		double x = plot_x(p, d->ooms[i].timestamp_ns);
+		if (x - last < 3.0)
+			continue;
+		last = x;
+		svg_d_move(s, lines ? x : x - 5, pn->top);
+		if (lines) {
+			svg_d_v(s, pn->bottom);
+		} else {
+			svg_d_h(s, x + 5);
+			svg_d_line(s, x, pn->top + 8);
+			svg_d_close(s);
+		}
+	}
+	svg_d_end(s);
+	svg_close(s, "path");
+}
+
+/*
+ * Out-of-memory failures: two paths whatever their count (the marks, then
+ * the lines), and one tooltip that says how many, the first, the largest.
+ */
+static void ooms(struct plot *p, const struct plot_panel *pn)
+{
+	const struct cgtrace_view_device *d = pn->d;
+	if (!d->n_ooms_kept)
+		return;
+	struct svg *s = &p->svg;
+	uint64_t largest = 0;
+	for (size_t i = 0; i < d->n_ooms_kept; i++)
+		if (d->ooms[i].oom_request_bytes > largest)
+			largest = d->ooms[i].oom_request_bytes;
+	char n[32], t[32], b[32], l[32], title[256];
+	snprintf(title, sizeof(title),
+	         "%s out-of-memory failure%s on %s; the first at %s, %s requested; the largest "
+	         "request %s",
+	         cli_count(n, d->n_ooms), d->n_ooms == 1 ? "" : "s", d->device,
+	         plot_time_text(t, d->ooms[0].timestamp_ns),
+	         plot_bytes_text(b, d->ooms[0].oom_request_bytes), plot_bytes_text(l, largest));
+	svg_open(s, "g");
+	svg_attr(s, "class", "oom");
+	svg_attr_u64(s, "data-count", d->n_ooms);
+	svg_open(s, "title");
+	svg_text(s, title);
+	svg_close(s, "title");
+	oom_marks(p, pn, true);
+	oom_marks(p, pn, false);
+	svg_close(s, "g");
 }
 
 static void peak(struct plot *p, const struct plot_panel *pn)
