@@ -62,6 +62,14 @@ const char *plot_bytes_tick(char buf[32], uint64_t v)
 {
 	double s;
 	size_t u = bytes_unit(v, 2, &s);
+	/*
+	 * A tick reads exactly: 1152 MiB rather than 1.13 GiB. Two decimals
+	 * of 1024^u bytes are exact for multiples of 1024^u / 4 (100 = 4 x 25).
+	 */
+	while (u > 0 && v % ((UINT64_C(1) << (10 * u)) / 4) != 0) {
+		u--;
+		s = (double)v / (double)(UINT64_C(1) << (10 * u));
+	}
 	if (u == 0) {
 		snprintf(buf, 32, "%" PRIu64 " B", v);
 		return buf;

@@ -16,7 +16,10 @@ struct plot_bytes_axis {
 	size_t n_steps; /* top / step */
 };
 void plot_bytes_axis(struct plot_bytes_axis *a, uint64_t max, size_t max_ticks);
-/* A tick's label: v in the largest binary unit it fills, up to two decimals: "1.25 GiB". */
+/*
+ * A tick's label: v in the largest binary unit it fills, up to two decimals
+ * ("1.25 GiB"), in a smaller unit where two decimals would not be exact.
+ */
 const char *plot_bytes_tick(char buf[32], uint64_t v);
 
 /* A time axis over [t0, t1] ns: 1/2/5 x 10^k ns steps, labels in one unit. */

@@ -59,16 +59,18 @@ START_TEST(escape_bad_bytes)
 {
 	/* XML holds no C0 control but tab, newline, return; none becomes U+FFFD. */
 	expect_text("a\x01z\x1f", "a\xef\xbf\xbdz\xef\xbf\xbd", "a\xef\xbf\xbdz\xef\xbf\xbd");
-	/* Ill-formed UTF-8: a lone continuation byte, a cut sequence, an overlong form, a surrogate. */
+	/* Ill-formed UTF-8: a lone continuation byte, a cut sequence, an overlong form, a
+	 * surrogate. */
 	expect_text("\x80", "\xef\xbf\xbd", "\xef\xbf\xbd");
 	expect_text("\xc3", "\xef\xbf\xbd", "\xef\xbf\xbd");
 	expect_text("\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd", "\xef\xbf\xbd\xef\xbf\xbd");
 	expect_text("\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
-		    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	            "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 	/* U+FFFF is no XML character; U+FFFD and four-byte characters are kept. */
 	expect_text("\xef\xbf\xbf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
-		    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
-	expect_text("\xc3\xa9\xf0\x9f\x98\x80", "\xc3\xa9\xf0\x9f\x98\x80", "\xc3\xa9\xf0\x9f\x98\x80");
+	            "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	expect_text("\xc3\xa9\xf0\x9f\x98\x80", "\xc3\xa9\xf0\x9f\x98\x80",
+	            "\xc3\xa9\xf0\x9f\x98\x80");
 }
 END_TEST
 
@@ -94,7 +96,7 @@ START_TEST(elements)
 {
 	char *out = capture(empty_el, NULL);
 	ck_assert_str_eq(out, "<g><path x=\"12.3\" n=\"18446744073709551615\" "
-			      "d=\"M1 2H0V3L5 5Z\"/>\n</g>\n");
+	                      "d=\"M1 2H0V3L5 5Z\"/>\n</g>\n");
 	free(out);
 }
 END_TEST
@@ -151,6 +153,29 @@ START_TEST(bytes_labels)
 	ck_assert_str_eq(plot_bytes_tick(b, GiB), "1 GiB");
 	ck_assert_str_eq(plot_bytes_tick(b, GiB + GiB / 4), "1.25 GiB");
 	ck_assert_str_eq(plot_bytes_tick(b, 1536 * KiB), "1.5 MiB");
+	/* Exact or in a smaller unit: 1.125 GiB has three decimals. */
+	ck_assert_str_eq(plot_bytes_tick(b, 1152 * MiB), "1152 MiB");
+	ck_assert_str_eq(plot_bytes_tick(b, 1024 * GiB + GiB / 2), "1024.5 GiB");
+	ck_assert_str_eq(plot_bytes_tick(b, 3 * KiB + 1), "3073 B");
+	/* Every tick of every axis reads back as its exact value. */
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	for (uint64_t max = 1; max < 8 * 1024 * GiB; max = max * 3 + 1) {
+		struct plot_bytes_axis a;
+		plot_bytes_axis(&a, max, 7);
+		for (size_t i = 0; i <= a.n_steps; i++) {
+			char unit[8];
+			double num;
+			plot_bytes_tick(b, i * a.step);
+			ck_assert_int_eq(sscanf(b, "%lf %7s", &num, unit), 2);
+			size_t u = 0;
+			while (u < 5 && strcmp(units[u], unit) != 0)
+				u++;
+			ck_assert_uint_lt(u, 5);
+			ck_assert_msg((uint64_t)(num * (double)(1ull << (10 * u)) + 0.5) ==
+			                  i * a.step,
+			              "%s for %llu", b, (unsigned long long)(i * a.step));
+		}
+	}
 	ck_assert_str_eq(plot_bytes_text(b, 1023), "1023 B");
 	ck_assert_str_eq(plot_bytes_text(b, 1024), "1.00 KiB");
 	ck_assert_str_eq(plot_bytes_text(b, 1288490189), "1.20 GiB");
