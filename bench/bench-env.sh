@@ -151,3 +151,25 @@ memory_records() {
 		print a + f
 	}'
 }
+
+# bench_best RUNS RUSAGE_RUN TIMEFILE CMD...: runs CMD RUNS times (stdout to
+# /dev/null, stderr kept in TIMEFILE.err), syncing before each; sets
+# best_wall (s) and best_rss (KiB) of the fastest run. Dies when CMD fails.
+bench_best() {
+	b_runs=$1 b_rusage=$2 b_time=$3
+	shift 3
+	best_wall= best_rss=
+	b_i=0
+	while [ "$b_i" -lt "$b_runs" ]; do
+		b_i=$((b_i + 1))
+		sync
+		"$b_rusage" "$b_time" "$@" >/dev/null 2>"$b_time.err" || {
+			cat "$b_time.err" >&2
+			die "failed: $*"
+		}
+		read -r b_w _ _ b_k <"$b_time"
+		if [ -z "$best_wall" ] || awk -v a="$b_w" -v b="$best_wall" 'BEGIN { exit !(a < b) }'; then
+			best_wall=$b_w best_rss=$b_k
+		fi
+	done
+}

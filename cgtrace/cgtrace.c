@@ -9,6 +9,7 @@
 
 static const struct cli_cmd *const commands[] = {
 	&cli_summary, &cli_memory, &cli_top, &cli_leaks, &cli_timeline, &cli_validate, &cli_export,
+	&cli_plot,
 	&cli_report,
 };
 

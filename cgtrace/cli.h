@@ -170,6 +170,6 @@ int cli_out_close(struct cli_out *o, bool ok);
 struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_options *opts);
 
 extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export,
-	cli_top, cli_leaks, cli_report;
+	cli_top, cli_leaks, cli_plot, cli_report;
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cgtrace export: re-emits a trace as JSONL or in the compact encoding, in
- * file order (streaming) or canonical order.
+ * file order (streaming) or canonical order; or writes it for other tools:
+ * folded stacks, a Perfetto trace, a massif file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,17 +13,21 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "export-massif.h"
+#include "export-perfetto.h"
 
 static int run(int argc, char **argv);
 
 const struct cli_cmd cli_export = {
 	.name = "export",
-	.args = "[--format jsonl|compact|folded] [--order stream|canonical] [--level N] [--stats] "
-		"[--strict] [--by NAME] [--device D] [-o FILE] TRACE",
+	.args = "[--format jsonl|compact|folded|perfetto|massif] [--order stream|canonical] "
+		"[--level N] [--stats] [--strict] [--by NAME] [--device D] [--buckets N] "
+		"[--max-spans N] [-o FILE] TRACE",
 	.help = "Writes the trace as JSONL, each record in the format's field order and\n"
 		"spelling (a trace cgprobe wrote comes out byte for byte in stream order),\n"
 		"or in the compact binary encoding. Unknown fields are dropped; a .zst\n"
-		"trace comes out plain.\n\n"
+		"trace comes out plain. Or writes it for other tools: folded stacks, a\n"
+		"Perfetto trace, a massif file.\n\n"
 		"  --format jsonl   one JSON record a line (the default)\n"
 		"  --format compact the compact encoding (docs/compact-format.md): memory,\n"
 		"                   span and device checkpoint records packed into a few\n"
@@ -32,11 +37,26 @@ const struct cli_cmd cli_export = {
 		"  --format folded  folded stacks for flamegraph.pl, speedscope or Perfetto:\n"
 		"                   one `frame;frame;frame VALUE` line per call stack, root\n"
 		"                   first, down to the allocation site (docs/symbols.md)\n"
+		"  --format perfetto\n"
+		"                   Chrome Trace Event JSON for ui.perfetto.dev (Open trace\n"
+		"                   file) or chrome://tracing: spans on their threads, live\n"
+		"                   bytes by category per device as counters (each bucket at\n"
+		"                   its highest instant), device checkpoints, the peaks and\n"
+		"                   out-of-memory failures; bounded in size (docs/perfetto.md)\n"
+		"  --format massif  valgrind massif's format for ms_print and massif-visualizer:\n"
+		"                   one device's live bytes as about 100 snapshots, its peak\n"
+		"                   detailed by call stack, or by op_name and span without\n"
+		"                   stacks (docs/massif.md)\n"
 		"  --by NAME        folded: the value of a stack, as cgtrace top ranks: peak\n"
 		"                   (bytes held at the device's peak, the default), total,\n"
 		"                   count, leaked or temporary\n"
 		"  --device D       folded: only device D's stacks (else a trace of several\n"
-		"                   devices gets the device as the root frame)\n"
+		"                   devices gets the device as the root frame); massif: the\n"
+		"                   device written (default: the one that peaked)\n"
+		"  --buckets N      perfetto: time buckets of the counters (default 10000, at\n"
+		"                   most 100000); two samples per bucket and device at most\n"
+		"  --max-spans N    perfetto: spans kept, the longest (default 100000); the\n"
+		"                   file's metadata says so when some are left out\n"
 		"  --level N        compact: the zstd level (default 1; 0: stored blocks)\n"
 		"  --stats          compact: print on stderr, per field, the bytes before zstd\n"
 		"                   and what the field costs after it (the output's size less\n"
@@ -296,11 +316,12 @@ static int run(int argc, char **argv)
 	    {"stats", no_argument, NULL, 's'},        {"block-raw", required_argument, NULL, 'b'},
 	    {"strict", no_argument, NULL, 'S'},       {"by", required_argument, NULL, 'y'},
 	    {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
+	    {"buckets", required_argument, NULL, 'B'}, {"max-spans", required_argument, NULL, 'M'},
 	    {0},
 	};
-	const char *format = "jsonl", *order = "stream", *output = NULL;
+	const char *format = "jsonl", *order = NULL, *output = NULL;
 	const char *by_name = NULL, *device = NULL;
-	const char *level = NULL, *block_raw = NULL;
+	const char *level = NULL, *block_raw = NULL, *buckets = NULL, *max_spans = NULL;
 	struct how how = {.copts = {.zstd_level = 1}};
 	long long v;
 	int c, status = CLI_OK;
@@ -333,6 +354,12 @@ static int run(int argc, char **argv)
 		case 'd':
 			device = optarg;
 			break;
+		case 'B':
+			buckets = optarg;
+			break;
+		case 'M':
+			max_spans = optarg;
+			break;
 		case 'h':
 			cli_print_help(&cli_export, stdout);
 			return CLI_OK;
@@ -342,14 +369,28 @@ static int run(int argc, char **argv)
 	}
 	how.compact = strcmp(format, "compact") == 0;
 	bool folded = strcmp(format, "folded") == 0;
-	if (!how.compact && !folded && strcmp(format, "jsonl") != 0)
-		return cli_usage_error(&cli_export,
-				       "unknown format '%s' (supported: jsonl, compact, folded)",
-				       format);
-	if ((how.compact || folded) && how.jsonl_flags)
+	bool perfetto = strcmp(format, "perfetto") == 0, massif = strcmp(format, "massif") == 0;
+	if (!how.compact && !folded && !perfetto && !massif && strcmp(format, "jsonl") != 0)
+		return cli_usage_error(
+		    &cli_export,
+		    "unknown format '%s' (supported: jsonl, compact, folded, perfetto, massif)",
+		    format);
+	if (strcmp(format, "jsonl") != 0 && how.jsonl_flags)
 		return cli_usage_error(&cli_export, "--strict goes with --format jsonl");
-	if (!folded && (by_name || device))
-		return cli_usage_error(&cli_export, "--by and --device go with --format folded");
+	if (!folded && by_name)
+		return cli_usage_error(&cli_export, "--by goes with --format folded");
+	if (!folded && !massif && device)
+		return cli_usage_error(&cli_export, "--device goes with --format folded or massif");
+	if (!perfetto && (buckets || max_spans))
+		return cli_usage_error(&cli_export,
+				       "--buckets and --max-spans go with --format perfetto");
+	if ((folded || perfetto || massif) && order)
+		return cli_usage_error(&cli_export, "--order goes with --format jsonl or compact");
+	size_t n_buckets = CLI_PERFETTO_BUCKETS, n_spans = CLI_PERFETTO_MAX_SPANS;
+	if (buckets && (!cli_count_arg(buckets, &n_buckets) || n_buckets < 1 || n_buckets > 100000))
+		return cli_usage_error(&cli_export, "--buckets: '%s' is not 1 to 100000", buckets);
+	if (max_spans && !cli_count_arg(max_spans, &n_spans))
+		return cli_usage_error(&cli_export, "--max-spans: '%s' is not a count", max_spans);
 	enum cli_by by = CLI_BY_PEAK;
 	if (by_name && !cli_by_parse(by_name, &by))
 		return cli_usage_error(&cli_export, "--by: '%s' is not one of %s", by_name,
@@ -368,7 +409,7 @@ static int run(int argc, char **argv)
 					       block_raw);
 		how.copts.block_raw = (size_t)v;
 	}
-	bool stream = strcmp(order, "stream") == 0;
+	bool stream = !order || strcmp(order, "stream") == 0;
 	if (!stream && strcmp(order, "canonical") != 0)
 		return cli_usage_error(&cli_export,
 				       "unknown order '%s' (supported: stream, canonical)", order);
@@ -377,6 +418,10 @@ static int run(int argc, char **argv)
 		return status;
 	if (folded)
 		return export_folded(path, output, by, device);
+	if (perfetto)
+		return cli_export_perfetto(path, output, n_buckets, n_spans);
+	if (massif)
+		return cli_export_massif(path, output, device);
 	/* Before the trace is read: a canonical export reads it whole first. */
 	if (!output && refuse_terminal(&how, STDOUT_FILENO))
 		return CLI_USAGE;

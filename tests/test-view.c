@@ -6,6 +6,7 @@
  * reduce per bucket with OOMs kept, and a trace read in full (records back
  * in time) gives the same view as the streamed read of the same records.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -419,6 +420,40 @@ START_TEST(series_cells)
 }
 END_TEST
 
+/* Every test trace: a view or a clean error, and the grid's promises on each view. */
+START_TEST(test_traces)
+{
+	const char *dirs = getenv("VIEW_TEST_DIRS");
+	ck_assert_ptr_nonnull(dirs);
+	char *list = strdup(dirs), *save = NULL;
+	size_t views = 0;
+	for (char *d = strtok_r(list, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		DIR *dir_p = opendir(d);
+		ck_assert_msg(dir_p != NULL, "%s", d);
+		struct dirent *e;
+		while ((e = readdir(dir_p))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char path[4096], err[2048];
+			snprintf(path, sizeof(path), "%s/%s", d, e->d_name);
+			struct cgtrace_view *v = NULL;
+			int r = cgtrace_view_read(path, NULL, &v, err, sizeof(err));
+			if (r < 0) {
+				ck_assert_ptr_null(v);
+				ck_assert_msg(strstr(err, path) != NULL, "%s: %s", path, err);
+				continue;
+			}
+			check_grid(v);
+			views++;
+			cgtrace_view_free(v);
+		}
+		closedir(dir_p);
+	}
+	free(list);
+	ck_assert_uint_gt(views, 10);
+}
+END_TEST
+
 static Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
@@ -427,7 +462,7 @@ static Suite *view_suite(void)
 	TCase *tc = test_tcase(s, "view", 60);
 	test_add(tc, grid_peaks, grid_one_instant, checkpoints_reduce, allocs_largest,
 		 spans_figures, random_streamed_equals_full, bad_options, empty_trace,
-		 capture_window, series_cells);
+		 capture_window, series_cells, test_traces);
 	return s;
 }
 

@@ -143,6 +143,9 @@ int cg_vgrid_finish(struct cg_view_build *b)
 	struct cgtrace_view *v = b->v;
 	for (size_t dev = 0; dev < b->n_dev; dev++) {
 		struct cg_vdev *d = &b->dev[dev];
+		/* A device the document names without a record of its own (an identity record). */
+		if (b->dev_index[dev] == SIZE_MAX)
+			continue;
 		struct cgtrace_view_device *vd = &v->devices[b->dev_index[dev]];
 		carry(v, vd->buckets, d, d->started ? d->cur + 1 : 0, v->n_buckets);
 		/* Checkpoints come in file order, which several writers may interleave. */

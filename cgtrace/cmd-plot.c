@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/* cgtrace plot: live bytes over time per device, stacked by category, as one SVG file. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+
+static int run(int argc, char **argv);
+
+const struct cli_cmd cli_plot = {
+    .name = "plot",
+    .args = "-o FILE.svg [--device D] [--width W] [--height H] [--buckets N] TRACE",
+    .help = "Draws the live bytes of each device over time, stacked by category, as an\n"
+            "SVG image: the peak marked and labelled, training steps (forward, backward,\n"
+            "optimizer spans) as background bands, the device's used bytes from its\n"
+            "checkpoints, its capacity when known and out-of-memory failures. One panel\n"
+            "per device with memory records, stacked, on one time axis (docs/plot.md).\n\n"
+            "  -o FILE       the SVG file, replaced when it exists (- for standard output)\n"
+            "  --device D    only device D (e.g. cpu, cuda:0)\n"
+            "  --width W     image width in px (default 1280, 320 to 16384)\n"
+            "  --height H    image height in px (default 720, 240 to 16384); it grows when\n"
+            "                the panels would be under 80 px each\n"
+            "  --buckets N   time buckets the trace is reduced to (default 2000, at most\n"
+            "                100000); each shows its highest live bytes, so the peak is\n"
+            "                never lost, and the drawing keeps at most one point a pixel\n\n"
+            "The trace is read twice, streamed, in memory bounded by the allocations\n"
+            "live at once plus the buckets; the file stays under a few hundred KB.\n",
+    .run = run,
+};
+
+/* Vertical layout, px. */
+enum {
+	TITLE_Y = 26,
+	LEGEND_Y = 50, /* the first legend row's centre */
+	LEGEND_ROW = 20,
+	PANEL_HEADER = 22, /* the device's line above its plot area */
+	PANEL_GAP = 12,
+	BOTTOM = 50, /* time labels and the axis title */
+	MIN_PLOT_H = 80,
+	LEFT = 92,
+	RIGHT = 28,
+};
+
+enum legend_kind { LEG_SWATCH, LEG_BAND, LEG_DOT, LEG_DASH, LEG_LINE, LEG_OOM };
+
+struct legend_item {
+	enum legend_kind kind;
+	const char *colour;
+	char label[64];
+};
+
+#define MAX_LEGEND (CGTRACE_CAT_COUNT + PLOT_N_STEPS + 4)
+
+struct legend {
+	struct legend_item items[MAX_LEGEND];
+	size_t n, rows;
+};
+
+static double item_width(const struct legend_item *it)
+{
+	return 14 + 6 + plot_text_width(it->label, 13) + 18;
+}
+
+static void legend_add(struct legend *l, enum legend_kind kind, const char *colour,
+                       const char *label)
+{
+	struct legend_item *it = &l->items[l->n++];
+	it->kind = kind;
+	it->colour = colour;
+	snprintf(it->label, sizeof(it->label), "%s", label);
+}
+
+/* What the picture holds, in the order people read it: categories, steps, marks. */
+static void legend_build(const struct plot *p, struct legend *l)
+{
+	memset(l, 0, sizeof(*l));
+	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
+		if (p->category_present[c])
+			legend_add(l, LEG_SWATCH, plot_category_colour[c],
+			           cgtrace_category_name((enum cgtrace_category)c));
+	for (int k = 0; k < PLOT_N_STEPS; k++)
+		if (p->n_bands[k]) {
+			char name[64];
+			snprintf(name, sizeof(name), "%s step",
+			         cgtrace_step_name(plot_steps[k].step));
+			legend_add(l, LEG_BAND, plot_steps[k].fill, name);
+		}
+	legend_add(l, LEG_DOT, PLOT_PEAK_COLOUR, "peak");
+	bool cap = false, used = false;
+	uint64_t oom = 0;
+	for (size_t i = 0; i < p->n_panels; i++) {
+		cap |= p->panels[i].capacity_shown;
+		used |= p->panels[i].d->n_checkpoints > 0;
+		oom += p->panels[i].d->n_ooms;
+	}
+	if (used)
+		legend_add(l, LEG_LINE, PLOT_USED_COLOUR, "device used");
+	if (cap)
+		legend_add(l, LEG_DASH, PLOT_CAPACITY_COLOUR, "capacity");
+	if (oom) {
+		char name[64], n[32];
+		snprintf(name, sizeof(name), "out of memory (%s)", cli_count(n, oom));
+		legend_add(l, LEG_OOM, PLOT_OOM_COLOUR, name);
+	}
+	double x = 0, room = p->right - p->left;
+	l->rows = 1;
+	for (size_t i = 0; i < l->n; i++) {
+		double w = item_width(&l->items[i]);
+		if (x > 0 && x + w > room) {
+			l->rows++;
+			x = 0;
+		}
+		x += w;
+	}
+}
+
+static void legend_mark(struct svg *s, const struct legend_item *it, double x, double y)
+{
+	switch (it->kind) {
+	case LEG_SWATCH:
+	case LEG_BAND:
+		svg_open(s, "rect");
+		svg_attr_num(s, "x", x);
+		svg_attr_num(s, "y", y - 6);
+		svg_attr(s, "width", "14");
+		svg_attr(s, "height", "12");
+		svg_attr(s, "fill", it->colour);
+		if (it->kind == LEG_BAND)
+			svg_attr(s, "fill-opacity", PLOT_BAND_OPACITY);
+		svg_close(s, "rect");
+		return;
+	case LEG_DOT:
+		svg_open(s, "circle");
+		svg_attr_num(s, "cx", x + 7);
+		svg_attr_num(s, "cy", y);
+		svg_attr(s, "r", "4");
+		svg_attr(s, "fill", it->colour);
+		svg_close(s, "circle");
+		return;
+	case LEG_DASH:
+	case LEG_LINE:
+	case LEG_OOM:
+		svg_open(s, "path");
+		svg_attr(s, "stroke", it->colour);
+		if (it->kind == LEG_DASH)
+			svg_attr(s, "stroke-dasharray", "6 4");
+		else if (it->kind == LEG_OOM)
+			svg_attr(s, "stroke-dasharray", "3 2");
+		svg_attr(s, "stroke-width", it->kind == LEG_LINE ? "1.2" : "1");
+		svg_d_begin(s, "d");
+		if (it->kind == LEG_OOM) {
+			svg_d_move(s, x + 7, y - 7);
+			svg_d_v(s, y + 7);
+		} else {
+			svg_d_move(s, x, y);
+			svg_d_h(s, x + 14);
+		}
+		svg_d_end(s);
+		svg_close(s, "path");
+	}
+}
+
+static void legend_draw(struct plot *p, const struct legend *l)
+{
+	struct svg *s = &p->svg;
+	svg_open(s, "g");
+	svg_attr(s, "class", "legend");
+	svg_attr(s, "font-size", "13");
+	double x = 0, room = p->right - p->left;
+	size_t row = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct legend_item *it = &l->items[i];
+		double w = item_width(it);
+		if (x > 0 && x + w > room) {
+			row++;
+			x = 0;
+		}
+		double y = LEGEND_Y + (double)row * LEGEND_ROW;
+		legend_mark(s, it, p->left + x, y);
+		svg_open(s, "text");
+		svg_attr_num(s, "x", p->left + x + 20);
+		svg_attr_num(s, "y", y + 4.5);
+		svg_text(s, it->label);
+		svg_close(s, "text");
+		x += w;
+	}
+	svg_close(s, "g");
+}
+
+static bool has_memory(const struct cgtrace_view_device *d)
+{
+	return d->alloc_count || d->free_count || d->peak_bytes;
+}
+
+static const char *info_name(const struct cgtrace_doc *doc, const char *device)
+{
+	size_t n = doc ? cgtrace_doc_count(doc, CGTRACE_KIND_DEVICE_INFO) : 0;
+	for (size_t i = 0; i < n; i++) {
+		struct cgtrace_device_info info;
+		cgtrace_doc_device_info(doc, i, &info);
+		if (strcmp(info.device, device) == 0)
+			return info.name;
+	}
+	return NULL;
+}
+
+/* The devices drawn: device, or every one with memory records. CLI_FAIL printed. */
+static int pick_devices(struct plot *p, const char *path, const char *device)
+{
+	const struct cgtrace_view *v = p->v;
+	p->panels = calloc(v->n_devices ? v->n_devices : 1, sizeof(*p->panels));
+	if (!p->panels) {
+		fprintf(stderr, "%s: %s\n", path, strerror(ENOMEM));
+		return CLI_FAIL;
+	}
+	for (size_t i = 0; i < v->n_devices; i++) {
+		const struct cgtrace_view_device *d = &v->devices[i];
+		if (!has_memory(d) || (device && strcmp(device, d->device) != 0))
+			continue;
+		struct plot_panel *pn = &p->panels[p->n_panels++];
+		pn->d = d;
+		pn->info_name = info_name(v->doc, d->device);
+	}
+	if (p->n_panels == 0 || v->n_buckets == 0) {
+		fprintf(stderr, "%s: no memory records%s%s to plot\n", path,
+		        device ? " for device " : "", device ? device : "");
+		return CLI_FAIL;
+	}
+	for (size_t i = 0; i < p->n_panels; i++)
+		for (size_t b = 0; b < v->n_buckets; b++)
+			for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
+				p->category_present[c] |=
+				    p->panels[i].d->buckets[b].max_by_category[c] > 0;
+	return CLI_OK;
+}
+
+/*
+ * A panel's range: its peak and highest used bytes, and its capacity when
+ * that is within 4 times of them (a 80 GiB card with 1 GiB in use would
+ * flatten the picture: then the capacity is only named).
+ */
+static void panel_range(struct plot_panel *pn)
+{
+	const struct cgtrace_view_device *d = pn->d;
+	for (size_t i = 0; i < d->n_checkpoints; i++)
+		if (d->checkpoints[i].used_bytes > pn->used_max)
+			pn->used_max = d->checkpoints[i].used_bytes;
+	uint64_t data = d->peak_bytes > pn->used_max ? d->peak_bytes : pn->used_max;
+	uint64_t max = data;
+	pn->capacity_shown = d->capacity_bytes && d->capacity_bytes / 4 <= data;
+	if (pn->capacity_shown && d->capacity_bytes > max)
+		max = d->capacity_bytes;
+	/* Headroom over the highest point, so that the peak's dot and label sit inside. */
+	pn->range = max + max / 25;
+}
+
+/* The bytes axis: ticks some 24 px apart at least, 2 to 8 of them. */
+static void panel_scale(struct plot_panel *pn)
+{
+	size_t ticks = (size_t)((pn->bottom - pn->top) / 24);
+	plot_bytes_axis(&pn->bytes, pn->range, ticks < 2 ? 2 : ticks > 8 ? 8 : ticks);
+}
+
+/* Time ticks at least their label's width apart. */
+static void time_scale(struct plot *p)
+{
+	double w = p->right - p->left;
+	for (size_t max = (size_t)(w / 60); max >= 1; max--) {
+		plot_time_axis(&p->time, p->t0, p->t1, max);
+		char a[32], b[32];
+		double lw = plot_text_width(plot_time_tick(a, &p->time, p->t1), 12);
+		double fw = plot_text_width(plot_time_tick(b, &p->time, p->time.first), 12);
+		double px = (double)p->time.step / (double)(p->t1 - p->t0) * w;
+		if (px >= (lw > fw ? lw : fw) + 16)
+			return;
+	}
+}
+
+/* The time axis across the width. */
+static void layout_x(struct plot *p, double width)
+{
+	const struct cgtrace_view *v = p->v;
+	p->width = width;
+	p->left = LEFT;
+	p->right = width - RIGHT;
+	p->t0 = v->start_ns;
+	p->t1 = v->start_ns + (uint64_t)v->n_buckets * v->bucket_ns;
+	if (v->end_ns > p->t1)
+		p->t1 = v->end_ns;
+	if (p->t1 <= p->t0)
+		p->t1 = p->t0 + 1;
+	time_scale(p);
+}
+
+/* The legend, then the panels down the height (which grows for many devices). */
+static void layout_y(struct plot *p, double height, struct legend *l)
+{
+	for (size_t i = 0; i < p->n_panels; i++)
+		panel_range(&p->panels[i]);
+	legend_build(p, l);
+	double top = LEGEND_Y + (double)(l->rows - 1) * LEGEND_ROW + 16;
+	double n = (double)p->n_panels;
+	double plot_h = (height - top - BOTTOM - PANEL_GAP * (n - 1)) / n - PANEL_HEADER;
+	if (plot_h < MIN_PLOT_H) {
+		plot_h = MIN_PLOT_H;
+		height = top + BOTTOM + PANEL_GAP * (n - 1) + n * (plot_h + PANEL_HEADER);
+	}
+	p->height = height;
+	for (size_t i = 0; i < p->n_panels; i++) {
+		struct plot_panel *pn = &p->panels[i];
+		pn->top = top + (double)i * (PANEL_HEADER + plot_h + PANEL_GAP) + PANEL_HEADER;
+		pn->bottom = pn->top + plot_h;
+		pn->last = i + 1 == p->n_panels;
+		panel_scale(pn);
+	}
+}
+
+static void titles(struct plot *p, const char *path)
+{
+	struct svg *s = &p->svg;
+	const struct cgtrace_doc *doc = p->v->doc;
+	char title[512] = "Live bytes by category";
+	if (doc && cgtrace_doc_count(doc, CGTRACE_KIND_META)) {
+		struct cgtrace_meta m;
+		cgtrace_doc_meta(doc, &m);
+		if (m.entrypoint && m.entrypoint[0])
+			snprintf(title, sizeof(title), "Live bytes by category: %s", m.entrypoint);
+	}
+	plot_text_fit(title, sizeof(title), 17, p->right - p->left);
+	svg_open(s, "text");
+	svg_attr(s, "class", "title");
+	svg_attr_num(s, "x", p->left);
+	svg_attr_num(s, "y", TITLE_Y);
+	svg_attr(s, "font-size", "17");
+	svg_attr(s, "font-weight", "bold");
+	svg_text(s, title);
+	svg_close(s, "text");
+	const char *base = strrchr(path, '/');
+	const char *name = strcmp(path, "-") == 0 ? "standard input" : base ? base + 1 : path;
+	/* The trace's name on the right, when the title leaves room for it. */
+	if (plot_text_width(title, 17) + plot_text_width(name, 12) + 24 > p->right - p->left)
+		name = NULL;
+	if (name) {
+		svg_open(s, "text");
+		svg_attr(s, "class", "trace");
+		svg_attr_num(s, "x", p->right);
+		svg_attr_num(s, "y", TITLE_Y);
+		svg_attr(s, "text-anchor", "end");
+		svg_attr(s, "fill", "#555555");
+		svg_text(s, name);
+		svg_close(s, "text");
+	}
+
+	char axis[96];
+	snprintf(axis, sizeof(axis), "time since the session start (%s)", p->time.unit);
+	svg_open(s, "text");
+	svg_attr(s, "class", "x-title");
+	svg_attr_num(s, "x", (p->left + p->right) / 2);
+	svg_attr_num(s, "y", p->height - 10);
+	svg_attr(s, "text-anchor", "middle");
+	svg_text(s, axis);
+	svg_close(s, "text");
+	double mid = (p->panels[0].top + p->panels[p->n_panels - 1].bottom) / 2;
+	char tr[96], a[32];
+	snprintf(tr, sizeof(tr), "rotate(-90 18 %s)", svg_num(a, mid));
+	svg_open(s, "text");
+	svg_attr(s, "class", "y-title");
+	svg_attr_num(s, "x", 18);
+	svg_attr_num(s, "y", mid);
+	svg_attr(s, "transform", tr);
+	svg_attr(s, "text-anchor", "middle");
+	svg_text(s, "live bytes");
+	svg_close(s, "text");
+}
+
+static int draw(struct plot *p, const struct legend *l, const char *path)
+{
+	struct svg *s = &p->svg;
+	char vb[96], a[32], b[32];
+	uint64_t peak = 0;
+	for (size_t i = 0; i < p->n_panels; i++)
+		if (p->panels[i].d->peak_bytes > peak)
+			peak = p->panels[i].d->peak_bytes;
+	svg_open(s, "svg");
+	svg_attr(s, "xmlns", "http://www.w3.org/2000/svg");
+	svg_attr(s, "xmlns:xlink", "http://www.w3.org/1999/xlink");
+	svg_attr_num(s, "width", p->width);
+	svg_attr_num(s, "height", p->height);
+	snprintf(vb, sizeof(vb), "0 0 %s %s", svg_num(a, p->width), svg_num(b, p->height));
+	svg_attr(s, "viewBox", vb);
+	svg_attr(s, "font-family", "DejaVu Sans, Helvetica, Arial, sans-serif");
+	svg_attr(s, "font-size", "12");
+	svg_attr_u64(s, "data-peak-bytes", peak);
+	svg_attr_u64(s, "data-devices", p->n_panels);
+	svg_attr_u64(s, "data-buckets", p->v->n_buckets);
+	svg_attr_u64(s, "data-start-ns", p->t0);
+	svg_attr_u64(s, "data-end-ns", p->t1);
+	svg_open(s, "rect");
+	svg_attr(s, "width", "100%");
+	svg_attr(s, "height", "100%");
+	svg_attr(s, "fill", "#ffffff");
+	svg_close(s, "rect");
+	plot_bands_defs(p);
+	titles(p, path);
+	legend_draw(p, l);
+	int ret = 0;
+	for (size_t i = 0; i < p->n_panels && ret == 0; i++)
+		ret = plot_panel_draw(p, &p->panels[i]);
+	svg_close(s, "svg");
+	return ret;
+}
+
+struct plot_args {
+	const char *out, *device;
+	size_t width, height, buckets;
+};
+
+static int parse(int argc, char **argv, struct plot_args *a)
+{
+	static const struct option opts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"device", required_argument, NULL, 'd'},
+	    {"width", required_argument, NULL, 'W'},
+	    {"height", required_argument, NULL, 'H'},
+	    {"buckets", required_argument, NULL, 'b'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			a->out = optarg;
+			break;
+		case 'd':
+			a->device = optarg;
+			break;
+		case 'W':
+			if (!cli_count_arg(optarg, &a->width) || a->width < 320 || a->width > 16384)
+				return cli_usage_error(&cli_plot,
+				                       "--width needs a number from 320 to 16384");
+			break;
+		case 'H':
+			if (!cli_count_arg(optarg, &a->height) || a->height < 240 ||
+			    a->height > 16384)
+				return cli_usage_error(&cli_plot,
+				                       "--height needs a number from 240 to 16384");
+			break;
+		case 'b':
+			if (!cli_count_arg(optarg, &a->buckets) || a->buckets == 0 ||
+			    a->buckets > 100000)
+				return cli_usage_error(
+				    &cli_plot, "--buckets needs a number from 1 to 100000");
+			break;
+		case 'h':
+			cli_print_help(&cli_plot, stdout);
+			return -1;
+		default:
+			return cli_usage_error(&cli_plot, "unknown option");
+		}
+	}
+	if (!a->out)
+		return cli_usage_error(&cli_plot, "-o FILE is required (- for standard output)");
+	return CLI_OK;
+}
+
+static int run(int argc, char **argv)
+{
+	struct plot_args a = {.width = 1280, .height = 720};
+	int status = parse(argc, argv, &a);
+	if (status != CLI_OK)
+		return status < 0 ? CLI_OK : status;
+	const char *path = cli_trace_arg(&cli_plot, argc, argv, &status);
+	if (!path)
+		return status;
+	/* The allocations one by one are the report's: the plot draws the buckets only. */
+	struct cgtrace_view_options vo = {.buckets = a.buckets, .max_allocs = 1};
+	struct cgtrace_view *v = cli_view_load(path, &vo);
+	if (!v)
+		return CLI_FAIL;
+	struct plot p = {.v = v};
+	struct legend l;
+	struct cli_out o;
+	status = pick_devices(&p, path, a.device);
+	if (status == CLI_OK) {
+		layout_x(&p, (double)a.width);
+		/* The bands are merged at the time axis's resolution; the legend names them. */
+		if (plot_bands_collect(&p) < 0) {
+			fprintf(stderr, "%s: %s\n", path, strerror(ENOMEM));
+			status = CLI_FAIL;
+		} else {
+			layout_y(&p, (double)a.height, &l);
+		}
+	}
+	if (status == CLI_OK)
+		status = cli_out_open(&o, a.out, true);
+	if (status == CLI_OK) {
+		svg_begin(&p.svg, o.f);
+		int ret = draw(&p, &l, path);
+		if (ret < 0)
+			fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+		status = cli_out_close(&o, ret == 0);
+	}
+	plot_bands_free(&p);
+	free(p.panels);
+	cgtrace_view_free(v);
+	return status;
+}

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Perfetto export: a view as Chrome Trace Event JSON, object form. Its
+ * size follows the view's grid and the span cap, never the record count
+ * (docs/perfetto.md): two counter samples per bucket and device at most,
+ * one checkpoint per bucket, the longest spans.
+ */
+#include "export-perfetto.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/*
+ * Kernel thread ids stay under PID_MAX_LIMIT (2^22): the thread of the
+ * spans recorded without one and the devices' pseudo-processes take ids
+ * from there, so they never meet a real thread.
+ */
+#define PSEUDO_BASE (UINT64_C(1) << 22)
+#define SPANS_TID PSEUDO_BASE
+#define DEVICE_PID(d) (PSEUDO_BASE + 1 + (uint64_t)(d))
+
+/* The output: events go through a buffer written out every 64 KiB. */
+struct out {
+	FILE *f;
+	struct cli_buf b;
+	bool first; /* no event written yet */
+};
+
+static void flush(struct out *o, bool force)
+{
+	if (o->b.err || (!force && o->b.len < (1u << 16)))
+		return;
+	fwrite(o->b.p, 1, o->b.len, o->f);
+	o->b.len = 0;
+}
+
+/* Microseconds with exactly three decimals, so that every nanosecond survives. */
+static void put_us(struct cli_buf *b, uint64_t ns)
+{
+	char t[32];
+	cli_buf_put(
+	    b, t,
+	    (size_t)snprintf(t, sizeof(t), "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000)));
+}
+
+/* Opens an event: {"ph":..,"pid":..,"tid":..,"ts":..,"name":..; the caller closes it. */
+static void event(struct out *o, char ph, uint64_t pid, uint64_t tid, uint64_t ts, const char *name)
+{
+	flush(o, false);
+	cli_buf_puts(&o->b, o->first ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
+	o->first = false;
+	cli_buf_putc(&o->b, ph);
+	cli_buf_lit(&o->b, "\",\"pid\":");
+	cli_json_u64(&o->b, pid);
+	cli_buf_lit(&o->b, ",\"tid\":");
+	cli_json_u64(&o->b, tid);
+	cli_buf_lit(&o->b, ",\"ts\":");
+	put_us(&o->b, ts);
+	cli_buf_lit(&o->b, ",\"name\":");
+	cli_json_str(&o->b, name);
+}
+
+static void arg_u64(struct cli_buf *b, bool *first, const char *key, uint64_t v)
+{
+	cli_json_key(b, first, key);
+	cli_json_u64(b, v);
+}
+
+static void arg_str(struct cli_buf *b, bool *first, const char *key, const char *v)
+{
+	cli_json_key(b, first, key);
+	cli_json_str(b, v);
+}
+
+/* A process_name or thread_name metadata event. */
+static void name_event(struct out *o, const char *what, uint64_t pid, uint64_t tid,
+                       const char *name)
+{
+	event(o, 'M', pid, tid, 0, what);
+	cli_buf_lit(&o->b, ",\"args\":{\"name\":");
+	cli_json_str(&o->b, name);
+	cli_buf_lit(&o->b, "}}");
+}
+
+static void sort_event(struct out *o, uint64_t pid, uint64_t index)
+{
+	event(o, 'M', pid, pid, 0, "process_sort_index");
+	cli_buf_lit(&o->b, ",\"args\":{\"sort_index\":");
+	cli_json_u64(&o->b, index);
+	cli_buf_lit(&o->b, "}}");
+}
+
+/* ---- spans ---- */
+
+struct span {
+	size_t idx; /* in the document */
+	uint64_t tid, start, end;
+	const char *thread_name;
+	bool closed, clamped, kept;
+};
+
+struct spans {
+	struct span *v;
+	size_t n, kept;
+	uint64_t spans_tid; /* the thread of the spans recorded without one */
+};
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Per thread, by start; the enclosing span (longer) before what it holds. */
+static int by_thread(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	int c = cmp_u64(x->tid, y->tid);
+	if (!c)
+		c = cmp_u64(x->start, y->start);
+	if (!c)
+		c = cmp_u64(y->end, x->end);
+	return c ? c : cmp_u64(x->idx, y->idx);
+}
+
+/* The longest first, the earlier among equals. */
+static int by_length(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	int c = cmp_u64(y->end - y->start, x->end - x->start);
+	if (!c)
+		c = cmp_u64(x->start, y->start);
+	return c ? c : cmp_u64(x->idx, y->idx);
+}
+
+/*
+ * The spans on their threads; one never closed is drawn to the trace's
+ * end: the view's last record or the last span's end, whichever is later.
+ */
+static int spans_load(const struct cgtrace_view *view, uint64_t pid, struct spans *s)
+{
+	const struct cgtrace_doc *doc = view->doc;
+	size_t n = doc ? cgtrace_doc_count(doc, CGTRACE_KIND_SPAN_START) : 0;
+	s->v = calloc(n ? n : 1, sizeof(*s->v));
+	if (!s->v)
+		return -ENOMEM;
+	s->n = n;
+	uint64_t end = view->end_ns;
+	bool threads = false;
+	for (size_t i = 0; i < n; i++) {
+		struct cgtrace_span sp;
+		cgtrace_doc_span(doc, i, &sp);
+		uint64_t e = sp.start_ns;
+		if (sp.closed)
+			e = sp.start_ns + sp.duration_ns < sp.start_ns
+			        ? UINT64_MAX
+			        : sp.start_ns + sp.duration_ns;
+		end = e > end ? e : end;
+		threads |= sp.has_thread;
+		s->v[i] = (struct span){
+		    .idx = i,
+		    .tid = sp.has_thread ? sp.thread : UINT64_MAX,
+		    .start = sp.start_ns,
+		    .end = sp.closed ? e : 0,
+		    .thread_name = sp.thread_name,
+		    .closed = sp.closed,
+		};
+	}
+	/* Without any thread in the trace, every span is the process's main thread's. */
+	s->spans_tid = threads ? SPANS_TID : pid;
+	for (size_t i = 0; i < n; i++) {
+		if (s->v[i].tid == UINT64_MAX)
+			s->v[i].tid = s->spans_tid;
+		if (!s->v[i].closed)
+			s->v[i].end = end;
+	}
+	return 0;
+}
+
+/*
+ * The complete events of a thread must nest: a span that would outlive the
+ * one it is in (left open, so drawn to the trace's end, or a trace's odd
+ * clock) ends with it. The probe's own spans nest per thread already.
+ */
+static int spans_nest(struct spans *s)
+{
+	qsort(s->v, s->n, sizeof(*s->v), by_thread);
+	uint64_t *stack = malloc((s->n ? s->n : 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	size_t depth = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		struct span *sp = &s->v[i];
+		if (i && sp->tid != s->v[i - 1].tid)
+			depth = 0;
+		while (depth && stack[depth - 1] <= sp->start && stack[depth - 1] < sp->end)
+			depth--;
+		if (depth && sp->end > stack[depth - 1]) {
+			sp->end = stack[depth - 1];
+			sp->clamped = true;
+		}
+		stack[depth++] = sp->end;
+	}
+	free(stack);
+	return 0;
+}
+
+/* At most max spans, the longest; then back in thread order. */
+static void spans_cap(struct spans *s, size_t max)
+{
+	if (s->n > max)
+		qsort(s->v, s->n, sizeof(*s->v), by_length);
+	s->kept = s->n > max ? max : s->n;
+	for (size_t i = 0; i < s->kept; i++)
+		s->v[i].kept = true;
+	if (s->n > max)
+		qsort(s->v, s->n, sizeof(*s->v), by_thread);
+}
+
+/* A thread's name: the last its spans gave (a thread named again gives the new name later). */
+static void thread_names(struct out *o, const struct spans *s, uint64_t pid)
+{
+	char fallback[48];
+	for (size_t i = 0; i < s->n;) {
+		size_t j = i;
+		bool kept = false;
+		const char *name = NULL;
+		for (; j < s->n && s->v[j].tid == s->v[i].tid; j++) {
+			kept |= s->v[j].kept;
+			name = s->v[j].thread_name ? s->v[j].thread_name : name;
+		}
+		if (kept) {
+			uint64_t tid = s->v[i].tid;
+			snprintf(fallback, sizeof(fallback), "thread %" PRIu64, tid);
+			name_event(o, "thread_name", pid, tid,
+			           tid == s->spans_tid ? "spans"
+			           : name              ? name
+			                               : fallback);
+		}
+		i = j;
+	}
+}
+
+static void span_events(struct out *o, const struct cgtrace_doc *doc, const struct spans *s,
+                        uint64_t pid)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct span *v = &s->v[i];
+		if (!v->kept)
+			continue;
+		struct cgtrace_span sp;
+		cgtrace_doc_span(doc, v->idx, &sp);
+		event(o, 'X', pid, v->tid, v->start, sp.name);
+		cli_buf_lit(&o->b, ",\"dur\":");
+		put_us(&o->b, v->end - v->start);
+		cli_buf_lit(&o->b, ",\"cat\":");
+		cli_json_str(&o->b, cgtrace_span_kind_name(sp.kind));
+		cli_buf_lit(&o->b, ",\"args\":{");
+		bool first = true;
+		arg_str(&o->b, &first, "span_id", sp.id);
+		arg_str(&o->b, &first, "kind", cgtrace_span_kind_name(sp.kind));
+		if (cgtrace_step_name(sp.step))
+			arg_str(&o->b, &first, "step", cgtrace_step_name(sp.step));
+		if (!v->closed)
+			arg_str(&o->b, &first, "unclosed",
+			        "never closed: drawn to the trace's end");
+		if (v->clamped)
+			arg_str(&o->b, &first, "clamped", "ends with the span it is in");
+		cli_buf_lit(&o->b, "}}");
+	}
+}
+
+/* ---- devices ---- */
+
+/* "DEVICE WHAT", for the names of a device's process and tracks. */
+static char *device_name(const char *device, const char *what)
+{
+	size_t n = strlen(device) + strlen(what) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s %s", device, what);
+	return p;
+}
+
+static void categories(struct cli_buf *b, const uint64_t *by_category)
+{
+	cli_buf_lit(b, ",\"args\":{");
+	bool first = true;
+	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
+		arg_u64(b, &first, cgtrace_category_name((enum cgtrace_category)c), by_category[c]);
+	cli_buf_lit(b, "}}");
+}
+
+/*
+ * Live bytes by category, per bucket at the instant the device's total is
+ * highest in it, then after its last record when that differs: the stacked
+ * chart's highest point is the true peak. A sample that would share its
+ * instant with the one before goes 1 ns after it (a counter has one value
+ * per instant).
+ */
+static void live_counter(struct out *o, const struct cgtrace_view *v, size_t d, const char *name)
+{
+	const struct cgtrace_view_device *dev = &v->devices[d];
+	uint64_t pid = DEVICE_PID(d), last = 0;
+	bool any = false;
+	for (size_t i = 0; i < v->n_buckets; i++) {
+		const struct cgtrace_view_bucket *bk = &dev->buckets[i];
+		if (!bk->records)
+			continue; /* carried: the value holds from the sample before */
+		uint64_t t = any && bk->max_ns <= last ? last + 1 : bk->max_ns;
+		event(o, 'C', pid, pid, t, name);
+		categories(&o->b, bk->max_by_category);
+		last = t;
+		any = true;
+		if (bk->end_bytes == bk->max_bytes && bk->end_ns <= bk->max_ns &&
+		    memcmp(bk->end_by_category, bk->max_by_category, sizeof(bk->end_by_category)) ==
+		        0)
+			continue;
+		t = bk->end_ns > last ? bk->end_ns : last + 1;
+		event(o, 'C', pid, pid, t, name);
+		categories(&o->b, bk->end_by_category);
+		last = t;
+	}
+}
+
+/* The device's own figures (device_memory checkpoints), one per bucket. */
+static void checkpoint_counter(struct out *o, const struct cgtrace_view_device *dev, size_t d,
+                               const char *name)
+{
+	for (size_t k = 0; k < dev->n_checkpoints; k++) {
+		const struct cgtrace_view_checkpoint *c = &dev->checkpoints[k];
+		event(o, 'C', DEVICE_PID(d), DEVICE_PID(d), c->timestamp_ns, name);
+		cli_buf_lit(&o->b, ",\"args\":{");
+		bool first = true;
+		arg_u64(&o->b, &first, "used", c->used_bytes);
+		arg_u64(&o->b, &first, "free", c->free_bytes);
+		if (c->has_reserved)
+			arg_u64(&o->b, &first, "reserved", c->reserved_bytes);
+		cli_buf_lit(&o->b, "}}");
+	}
+}
+
+static void device_instants(struct out *o, const struct cgtrace_view_device *dev, size_t d,
+                            const char *peak_name, const char *oom_name)
+{
+	uint64_t pid = DEVICE_PID(d);
+	bool first;
+	if (dev->peak_bytes) {
+		char h[32];
+		event(o, 'i', pid, pid, dev->peak_ns, peak_name);
+		cli_buf_lit(&o->b, ",\"s\":\"p\",\"args\":{");
+		first = true;
+		arg_u64(&o->b, &first, "bytes", dev->peak_bytes);
+		arg_str(&o->b, &first, "live", cli_bytes(h, dev->peak_bytes, false));
+		cli_buf_lit(&o->b, "}}");
+	}
+	for (size_t k = 0; k < dev->n_ooms_kept; k++) {
+		const struct cgtrace_view_checkpoint *c = &dev->ooms[k];
+		event(o, 'i', pid, pid, c->timestamp_ns, oom_name);
+		cli_buf_lit(&o->b, ",\"s\":\"p\",\"args\":{");
+		first = true;
+		arg_u64(&o->b, &first, "request_bytes", c->oom_request_bytes);
+		arg_u64(&o->b, &first, "used_bytes", c->used_bytes);
+		arg_u64(&o->b, &first, "free_bytes", c->free_bytes);
+		cli_buf_lit(&o->b, "}}");
+	}
+}
+
+static int device_events(struct out *o, const struct cgtrace_view *v, size_t d)
+{
+	const struct cgtrace_view_device *dev = &v->devices[d];
+	char *proc = device_name(dev->device, "memory"), *live = device_name(dev->device, "live");
+	char *ck = device_name(dev->device, "device"), *peak = device_name(dev->device, "peak");
+	char *oom = device_name(dev->device, "out of memory");
+	int ret = proc && live && ck && peak && oom ? 0 : -ENOMEM;
+	if (ret == 0) {
+		name_event(o, "process_name", DEVICE_PID(d), DEVICE_PID(d), proc);
+		sort_event(o, DEVICE_PID(d), 1 + (uint64_t)d);
+		live_counter(o, v, d, live);
+		checkpoint_counter(o, dev, d, ck);
+		device_instants(o, dev, d, peak, oom);
+	}
+	free(proc);
+	free(live);
+	free(ck);
+	free(peak);
+	free(oom);
+	return ret;
+}
+
+/* ---- the file ---- */
+
+/* The program's pid: the trace's pid tag when it is a plain number under the pseudo ids. */
+static uint64_t program_pid(const struct cgtrace_doc *doc)
+{
+	const char *tag = doc ? cli_tag(doc, "pid") : NULL;
+	char *end;
+	unsigned long long v = tag && *tag >= '0' && *tag <= '9' ? strtoull(tag, &end, 10) : 0;
+	return v && !*end && v < PSEUDO_BASE ? (uint64_t)v : 1;
+}
+
+static void program_events(struct out *o, const struct cgtrace_view *v, uint64_t pid)
+{
+	struct cgtrace_meta m = {0};
+	if (v->doc)
+		cgtrace_doc_meta(v->doc, &m);
+	struct cli_buf name = {0};
+	cli_buf_puts(&name, m.entrypoint ? m.entrypoint : "trace");
+	if (m.run_id) {
+		cli_buf_lit(&name, " (");
+		cli_buf_puts(&name, m.run_id);
+		cli_buf_putc(&name, ')');
+	}
+	cli_buf_putc(&name, '\0');
+	name_event(o, "process_name", pid, pid, name.err ? "trace" : name.p);
+	cli_buf_fini(&name);
+	sort_event(o, pid, 0);
+	if (v->has_capture) {
+		event(o, 'i', pid, pid, v->capture_begin_ns, "capture window begins");
+		cli_buf_lit(&o->b, ",\"s\":\"g\"}");
+		event(o, 'i', pid, pid, v->capture_end_ns, "capture window ends");
+		cli_buf_lit(&o->b, ",\"s\":\"g\"}");
+	}
+}
+
+static void metadata(struct out *o, const struct cgtrace_view *v, const struct spans *s)
+{
+	struct cgtrace_meta m = {0};
+	if (v->doc)
+		cgtrace_doc_meta(v->doc, &m);
+	struct cli_buf *b = &o->b;
+	bool first = true;
+	cli_buf_lit(b, "\n],\n\"metadata\":{");
+	arg_str(b, &first, "source", "cgtrace export --format perfetto");
+	arg_str(b, &first, "cgtrace_version", CGTRACE_VERSION);
+	arg_str(b, &first, "schema", m.schema);
+	arg_str(b, &first, "run_id", m.run_id);
+	arg_str(b, &first, "entrypoint", m.entrypoint);
+	arg_u64(b, &first, "buckets", v->n_buckets);
+	arg_u64(b, &first, "bucket_ns", v->bucket_ns);
+	arg_u64(b, &first, "spans", s->n);
+	arg_u64(b, &first, "spans_kept", s->kept);
+	/* What the file leaves out, in words. */
+	struct cli_buf note = {0};
+	char t[160];
+	if (s->kept < s->n) {
+		snprintf(t, sizeof(t), "%zu of %zu spans kept: the longest", s->kept, s->n);
+		cli_buf_puts(&note, t);
+	}
+	for (size_t d = 0; d < v->n_devices; d++) {
+		const struct cgtrace_view_device *dev = &v->devices[d];
+		if (dev->n_ooms <= dev->n_ooms_kept)
+			continue;
+		snprintf(t, sizeof(t), "%s%zu of %" PRIu64 " out-of-memory failures on ",
+		         note.len ? "; " : "", dev->n_ooms_kept, dev->n_ooms);
+		cli_buf_puts(&note, t);
+		cli_buf_puts(&note, dev->device);
+		cli_buf_lit(&note, " marked: the first");
+	}
+	if (note.len) {
+		cli_buf_putc(&note, '\0');
+		arg_str(b, &first, "cgtrace_note", note.err ? "some events left out" : note.p);
+	}
+	cli_buf_fini(&note);
+	cli_buf_lit(b, "}}\n");
+}
+
+int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
+                       const struct cli_perfetto_options *opts)
+{
+	struct out o = {.f = f, .first = true};
+	struct spans s = {0};
+	uint64_t pid = program_pid(view->doc);
+	int ret = spans_load(view, pid, &s);
+	if (ret == 0)
+		ret = spans_nest(&s);
+	if (ret == 0) {
+		spans_cap(&s, opts->max_spans);
+		cli_buf_lit(&o.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+		program_events(&o, view, pid);
+		thread_names(&o, &s, pid);
+		span_events(&o, view->doc, &s, pid);
+	}
+	for (size_t d = 0; ret == 0 && d < view->n_devices; d++)
+		ret = device_events(&o, view, d);
+	if (ret == 0) {
+		metadata(&o, view, &s);
+		ret = o.b.err ? -ENOMEM : 0;
+	}
+	if (ret == 0)
+		flush(&o, true);
+	cli_buf_fini(&o.b);
+	free(s.v);
+	return ret;
+}
+
+int cli_export_perfetto(const char *path, const char *output, size_t buckets, size_t max_spans)
+{
+	struct cli_out o;
+	if (cli_out_open(&o, output, false) != CLI_OK)
+		return CLI_FAIL;
+	struct cgtrace_view_options vo = {.buckets = buckets};
+	struct cgtrace_view *v = cli_view_load(path, &vo);
+	int ret =
+	    v ? cli_perfetto_write(o.f, v, &(struct cli_perfetto_options){max_spans}) : -EINVAL;
+	if (v && ret < 0)
+		fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+	int status = cli_out_close(&o, ret == 0);
+	cgtrace_view_free(v);
+	return ret < 0 ? CLI_FAIL : status;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* cgtrace plot's picture: what the command lays out and the panels draw. */
+#ifndef CGTRACE_PLOT_H
+#define CGTRACE_PLOT_H
+
+#include "cli.h"
+#include "plot-axis.h"
+#include "svg.h"
+
+/* The fixed colours every view uses (docs/views.md): one per category, the peak's. */
+extern const char *const plot_category_colour[CGTRACE_CAT_COUNT];
+#define PLOT_PEAK_COLOUR "#c00000"
+#define PLOT_OOM_COLOUR "#6a3d9a"
+#define PLOT_USED_COLOUR "#333333"
+#define PLOT_CAPACITY_COLOUR "#555555"
+
+/* The step kinds drawn as background bands, one tint each. */
+#define PLOT_N_STEPS 3
+struct plot_step_style {
+	enum cgtrace_step step;
+	const char *fill;
+};
+extern const struct plot_step_style plot_steps[PLOT_N_STEPS];
+/* Light enough that where spans of all kinds crowd a pixel, their blend stays a background. */
+#define PLOT_BAND_OPACITY "0.3"
+
+/* One band of merged step spans, in px along the time axis. */
+struct plot_band {
+	double x0, x1;
+};
+
+/* One device's panel; its plot area is [p->left, p->right] x [top, bottom]. */
+struct plot_panel {
+	const struct cgtrace_view_device *d;
+	const char *info_name; /* the device's name from its identity, NULL when none */
+	double top, bottom;
+	struct plot_bytes_axis bytes;
+	bool capacity_shown; /* the capacity is on the scale (else only named) */
+	uint64_t used_max;   /* the highest used bytes of its checkpoints */
+	uint64_t range;      /* what the bytes axis must reach */
+	bool last;           /* the bottom panel: the time labels go under it */
+};
+
+struct plot {
+	const struct cgtrace_view *v;
+	struct svg svg;
+	double width, height;
+	double left, right; /* the plot areas' x extent, px */
+	uint64_t t0, t1;    /* the time axis, ns (t1 > t0) */
+	struct plot_time_axis time;
+	struct plot_panel *panels;
+	size_t n_panels;
+	bool category_present[CGTRACE_CAT_COUNT];
+	/* Bands per step kind, in time order, whole pixel columns; no two overlap. */
+	struct plot_band *bands[PLOT_N_STEPS];
+	size_t n_bands[PLOT_N_STEPS];
+};
+
+static inline double plot_x(const struct plot *p, uint64_t t)
+{
+	if (t <= p->t0)
+		return p->left;
+	if (t >= p->t1)
+		return p->right;
+	return p->left + (double)(t - p->t0) / (double)(p->t1 - p->t0) * (p->right - p->left);
+}
+
+static inline double plot_y(const struct plot_panel *pn, uint64_t bytes)
+{
+	double f = (double)bytes / (double)pn->bytes.top;
+	return pn->bottom - (f > 1 ? 1 : f) * (pn->bottom - pn->top);
+}
+
+/* The step spans of view->doc as bands at the picture's resolution; -ENOMEM. */
+int plot_bands_collect(struct plot *p);
+void plot_bands_free(struct plot *p);
+/* <defs>: each step kind's bands as one path of unit height, which panels scale. */
+void plot_bands_defs(struct plot *p);
+
+/* Everything inside one panel; -ENOMEM. */
+int plot_panel_draw(struct plot *p, const struct plot_panel *pn);
+
+/* Text width estimate for layout: sans-serif at size px, about 0.6 em a character. */
+double plot_text_width(const char *s, double size);
+/* Cuts s (a buffer of cap bytes) at a character to fit room px, ending it with an ellipsis. */
+void plot_text_fit(char *s, size_t cap, double size, double room);
+
+#endif
