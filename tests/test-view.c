@@ -454,6 +454,50 @@ START_TEST(test_traces)
 }
 END_TEST
 
+/* A maximum carried into a bucket whose first record frees at its first nanosecond. */
+START_TEST(drawn_carried)
+{
+	struct cgtrace_view *v = view_of(META_LINE SPAN1 MEM(10, "x", "cpu", 500, "alloc", "other")
+					 MEM(109, "x", "cpu", 500, "free", "other")
+					 MEM(990, "y", "cpu", 10, "alloc", "other"), 10, 10);
+	ck_assert_uint_eq(v->bucket_ns, 99);
+	const struct cgtrace_view_bucket *b = &v->devices[0].buckets[1];
+	ck_assert_uint_eq(b->max_ns, 109);
+	ck_assert_uint_eq(b->max_bytes, 500);
+	ck_assert_uint_eq(b->drawn_bytes, 500);
+	ck_assert_uint_eq(v->devices[0].buckets[2].drawn_bytes, 0);
+	check_grid(v);
+	cgtrace_view_free(v);
+}
+END_TEST
+
+/* Pre-existing allocs keep their mark through the compact encoding, beside plain ones of one class. */
+START_TEST(preexisting_compact)
+{
+	static const char text[] = META_LINE SPAN1
+		"{\"kind\":\"memory\",\"timestamp_ns\":0,\"tensor_id\":\"0x10\",\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":64,\"action\":\"alloc\",\"shape\":[64],\"dtype\":\"u8\",\"category\":\"other\",\"cgprobe_preexisting\":true}\n"
+		"{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0x20\",\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":32,\"action\":\"alloc\",\"shape\":[32],\"dtype\":\"u8\",\"category\":\"other\"}\n"
+		"{\"kind\":\"memory\",\"timestamp_ns\":6,\"tensor_id\":\"0x30\",\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":16,\"action\":\"alloc\",\"shape\":[16],\"dtype\":\"u8\",\"category\":\"other\"}\n";
+	const char *jsonl = write_trace("pre.jsonl", text);
+	char compact[256];
+	snprintf(compact, sizeof(compact), "%s/pre.cgt", dir);
+	struct cgtrace_reader *r = NULL;
+	ck_assert_int_eq(cgtrace_reader_open(&r, jsonl, NULL), 0);
+	FILE *f = fopen(compact, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(cgtrace_reader_export_compact(r, fileno(f), 1), 0);
+	fclose(f);
+	cgtrace_reader_close(r);
+	struct cgtrace_view *v = NULL;
+	char err[1024];
+	ck_assert_msg(cgtrace_view_read(compact, NULL, &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(v->n_allocs, 3);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_msg(v->allocs[i].preexisting == (v->allocs[i].bytes == 64), "alloc %zu", i);
+	cgtrace_view_free(v);
+}
+END_TEST
+
 static Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
@@ -462,7 +506,7 @@ static Suite *view_suite(void)
 	TCase *tc = test_tcase(s, "view", 60);
 	test_add(tc, grid_peaks, grid_one_instant, checkpoints_reduce, allocs_largest,
 		 spans_figures, random_streamed_equals_full, bad_options, empty_trace,
-		 capture_window, series_cells, test_traces);
+		 capture_window, series_cells, test_traces, drawn_carried, preexisting_compact);
 	return s;
 }
 

@@ -364,15 +364,26 @@
 			});
 		});
 	}
-	function liveAt(a, t) {
+	/*
+	 * Live at t, after the records at t (allocs sort before frees); carried:
+	 * at a bucket's maximum carried in from before its first record, which
+	 * comes before the records at t (the view's drawn_bytes, docs/views.md).
+	 */
+	function liveAt(a, t, carried) {
+		if (carried)
+			return a.t0 < t && (a.t1 == null || a.t1 >= t);
 		return a.t0 <= t && (a.t1 == null || a.t1 > t);
 	}
-	function keptLive(d, t) {
+	function keptLive(d, t, carried) {
 		var out = [];
 		for (var i = 0; i < d.kept.length && d.kept[i].t0 <= t; i++)
-			if (liveAt(d.kept[i], t))
+			if (liveAt(d.kept[i], t, carried))
 				out.push(d.kept[i]);
 		return out;
+	}
+	/* Bucket i's maximum is what was live when it began. */
+	function carriedIn(b, i) {
+		return b.max[i] === (i ? b.end[i - 1] : 0);
 	}
 
 	/* The segments stacked at bucket i: by category, or the kept allocations and the rest. */
@@ -385,7 +396,7 @@
 			return segs;
 		}
 		var sum = 0;
-		keptLive(d, b.max_ns[i]).forEach(function (a) {
+		keptLive(d, b.max_ns[i], carriedIn(b, i)).forEach(function (a) {
 			segs.push({v: a.b, color: CAT_COLORS[a.c] || REST_COLOR, a: a});
 			sum += a.b;
 		});
@@ -837,7 +848,7 @@
 	/* What was live at a bucket's highest instant: the kept allocations, then the rest. */
 	function showLive(d, i) {
 		var b = d.buckets, t = b.max_ns[i];
-		var live = keptLive(d, t).sort(function (x, y) {
+		var live = keptLive(d, t, carriedIn(b, i)).sort(function (x, y) {
 			return y.b - x.b;
 		});
 		var sum = 0;
@@ -872,14 +883,6 @@
 		}}));
 		if (sum !== b.drawn[i])
 			box.appendChild(note('The kept allocations live at this instant hold ' + fmtBytes(sum) + '; the trace says ' + fmtBytes(b.drawn[i]) + ' (allocations at the very same nanosecond).'));
-		/* Records that share the instant: which side of the highest point they fell on is not kept. */
-		var same = d.kept.filter(function (a) {
-			return a.t1 === t;
-		});
-		if (same.length && rest > 0)
-			box.appendChild(note('Freed at this very nanosecond, so not listed: ' + same.slice(0, 5).map(function (a) {
-				return a.tensor + ' (' + fmtBytes(a.b) + ')';
-			}).join(', ') + (same.length > 5 ? ', ...' : '') + '; the other allocations above may include them.'));
 		box.scrollIntoView({block: 'nearest'});
 	}
 
@@ -931,7 +934,7 @@
 			}
 			for (var i = 0; i < D.grid.n && mismatch !== null; i++) {
 				var s = 0;
-				keptLive(p.d, b.max_ns[i]).forEach(function (a) {
+				keptLive(p.d, b.max_ns[i], carriedIn(b, i)).forEach(function (a) {
 					s += a.b;
 				});
 				if (s !== b.drawn[i])

@@ -853,7 +853,8 @@ static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m,
 			const struct cg_stream_packed *pk, uint32_t *out)
 {
 	struct cg_stream *s = d->stream;
-	size_t at = (size_t)pk->dec_cls * 2 + (pk->action == CGTRACE_FREE);
+	/* Alloc, free, pre-existing alloc: each a class of the document. */
+	size_t at = (size_t)pk->dec_cls * 3 + (pk->action == CGTRACE_FREE ? 1 : pk->pre ? 2 : 0);
 	if (at < s->packed_cls.len && ((uint32_t *)s->packed_cls.p)[at]) {
 		*out = ((uint32_t *)s->packed_cls.p)[at] - 1;
 		return 0;

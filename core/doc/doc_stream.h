@@ -194,7 +194,7 @@ struct cg_stream {
 	uint64_t backward_pos, backward_activation;
 	struct cg_vec class_state; /* uint8_t per class: 0 unknown, 1 settled */
 	struct cg_vec candidates;  /* struct cg_stream_candidate */
-	/* Document class + 1 of each decoder class * 2 + action (0: not seen yet). */
+	/* Document class + 1 of each decoder class * 3 + (alloc, free, pre-existing alloc); 0: not seen. */
 	struct cg_vec packed_cls; /* uint32_t */
 
 	/* A streamed timeline: called after each record applied (cgtrace_memory_timeline_read). */
@@ -225,6 +225,7 @@ struct cg_stream_packed {
 	uint32_t dec_cls; /* the decoder's class number */
 	uint8_t action;
 	bool vmm; /* the tensor_id is "vmm:" and the address */
+	bool pre; /* cgprobe_preexisting */
 };
 
 /*

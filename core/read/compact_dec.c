@@ -848,11 +848,13 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	d->prev_addr = addr;
 	d->p = p;
 	d->records++;
-	uint8_t bit = is_free ? 2 : 1;
+	/* Pre-existing allocs make a class of their own: the view tells them apart. */
+	uint8_t bit = is_free ? 2 : pre ? 4 : 1;
 	/* A record that takes pending STACK or MODULE items is yielded whole: they ride on it. */
 	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks);
 	bool full = !d->lean || c->vmm || !(c->yielded & bit) || takes;
-	*d->dst_mem = (struct cg_cdec_mem){ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, full};
+	*d->dst_mem =
+		(struct cg_cdec_mem){ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, pre, full};
 	out->rec = d->dst;
 	out->mem = d->dst_mem;
 	if (!full)
@@ -887,8 +889,7 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	m->action = is_free ? CGTRACE_FREE : CGTRACE_ALLOC;
 	m->category = c->category;
 	m->managed = c->managed && !is_free;
-	/* A lean reader keeps no extensions, and its later records reuse this one's class. */
-	m->cgprobe_preexisting = pre && !d->lean;
+	m->cgprobe_preexisting = pre;
 	m->tensor_id = put_tensor_id(d->dst_ids, c->vmm, addr);
 	if (__builtin_expect(stack || d->n_pend_mods || m->stack || m->n_stack_frames || m->n_modules,
 			     0) &&

@@ -33,6 +33,7 @@ struct cg_cdec_mem {
 	uint32_t cls; /* a CLASS item's number: same span, op, device, category and flags */
 	bool vmm;     /* its tensor_id is "vmm:" and the address */
 	bool free;
+	bool pre;  /* cgprobe_preexisting: a class of its own towards the document */
 	bool full; /* the target holds the whole record (always, unless lean) */
 };
 struct cg_cdec;

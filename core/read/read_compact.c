@@ -222,7 +222,7 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 			struct cg_stream_packed pk = {m->ts,  m->bytes,
 						      m->addr, m->stack,
 						      m->cls, m->free ? CGTRACE_FREE : CGTRACE_ALLOC,
-						      m->vmm};
+						      m->vmm, m->pre};
 			r = cg_read_apply_packed(ctx, rec, &pk, m->full);
 		} else {
 			r = cg_read_apply_rec(ctx, rec);

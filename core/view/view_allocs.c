@@ -181,10 +181,23 @@ static int alloc_cmp(const void *x, const void *y)
 	return below(b, a) ? -1 : below(a, b) ? 1 : 0;
 }
 
-/* An allocation is live at t when made by then and not yet freed. */
-static bool live_at(const struct cgtrace_view_alloc *a, uint64_t t)
+/*
+ * An allocation is live at a bucket's highest instant t: made by then and
+ * not yet freed. A maximum reached by a record at t follows every alloc at
+ * t (allocs sort first) and precedes every free; a maximum carried in from
+ * before the bucket's first record (carried) precedes the records at t.
+ */
+static bool live_at(const struct cgtrace_view_alloc *a, uint64_t t, bool carried)
 {
+	if (carried)
+		return a->alloc_ns < t && (!a->freed || a->free_ns >= t);
 	return a->alloc_ns <= t && (!a->freed || a->free_ns > t);
+}
+
+/* The bucket's maximum is what was live when it began: no record of its own raised it. */
+static bool carried_in(const struct cgtrace_view_bucket *bk, size_t k)
+{
+	return bk[k].max_bytes == (k ? bk[k - 1].end_bytes : 0);
 }
 
 int cg_vallocs_finish(struct cg_view_build *b)
@@ -207,7 +220,7 @@ int cg_vallocs_finish(struct cg_view_build *b)
 		struct cgtrace_view_bucket *bk = v->devices[x->device].buckets;
 		size_t to = x->freed ? cgtrace_view_bucket_of(v, x->free_ns) : v->n_buckets - 1;
 		for (size_t k = cgtrace_view_bucket_of(v, x->alloc_ns); k <= to; k++)
-			if (live_at(x, bk[k].max_ns))
+			if (live_at(x, bk[k].max_ns, carried_in(bk, k)))
 				bk[k].drawn_bytes += x->bytes;
 	}
 	/* Equal timestamps may order an allocation's record after the maximum it shares. */
