@@ -641,13 +641,18 @@ struct cgtrace_view_bucket {
 	 */
 	uint64_t max_ns, max_bytes;
 	uint64_t max_by_category[CGTRACE_CAT_COUNT];
+	uint64_t max_live_count; /* the allocations live then */
 	/* After the bucket's last record (the bucket's start and the carried bytes when none). */
 	uint64_t end_ns, end_bytes;
 	uint64_t end_by_category[CGTRACE_CAT_COUNT];
 	uint64_t records; /* the device's memory records in the bucket */
 	uint64_t allocs, alloc_bytes;
-	/* Of max_bytes, the bytes of view->allocs (those kept one by one) live at max_ns. */
-	uint64_t drawn_bytes;
+	/*
+	 * Of max_bytes, the bytes of view->allocs (those kept one by one) live
+	 * at max_ns (before the records at max_ns for a maximum carried in,
+	 * after them otherwise), and how many they are.
+	 */
+	uint64_t drawn_bytes, drawn_count;
 };
 
 /* A device checkpoint (device_memory record). */

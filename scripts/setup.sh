@@ -39,7 +39,11 @@ ninja -C build
 demo=build/demo-traces
 mkdir -p "$demo"
 rm -f "$demo"/mlp.*.jsonl "$demo"/mlp.*.cgt
-scripts/cgprobe -o "$demo/mlp.%p.cgt" build/demo/cgprobe-demo-mlp --steps 20
+rm -f "$demo"/mlp.*.html "$demo"/mlp.svg
+# --report: the HTML report beside the trace, for a browser.
+scripts/cgprobe --report -o "$demo/mlp.%p.cgt" build/demo/cgprobe-demo-mlp --steps 20
 for trace in "$demo"/mlp.*.cgt; do break; done
 build/cgtrace/cgtrace summary "$trace"
 build/cgtrace/cgtrace memory --top 5 "$trace"
+build/cgtrace/cgtrace plot "$trace" -o "$demo/mlp.svg"
+echo "setup: the demo's picture: $demo/mlp.svg, its report: $trace.html"

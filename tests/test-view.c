@@ -88,6 +88,9 @@ static void check_grid(const struct cgtrace_view *v)
 			ck_assert_uint_eq(esum, b->end_bytes);
 			ck_assert_uint_ge(b->max_bytes, b->end_bytes);
 			ck_assert_uint_le(b->drawn_bytes, b->max_bytes);
+			ck_assert_uint_le(b->drawn_count, b->max_live_count);
+			if (b->max_bytes == 0)
+				ck_assert_uint_eq(b->drawn_count, 0);
 			ck_assert_uint_eq(cgtrace_view_bucket_of(v, b->max_ns), i);
 			if (i > 0)
 				ck_assert_uint_ge(b->max_bytes, vd->buckets[i - 1].end_bytes);
@@ -123,6 +126,8 @@ START_TEST(grid_peaks)
 	/* All of cpu's first records fall in bucket 0; it ends at 150 live. */
 	ck_assert_uint_eq(cpu->buckets[0].records, 4);
 	ck_assert_uint_eq(cpu->buckets[0].end_bytes, 150);
+	ck_assert_uint_eq(cpu->buckets[0].max_live_count, 3);
+	ck_assert_uint_eq(cpu->buckets[5].max_live_count, 2);
 	ck_assert_uint_eq(cpu->buckets[5].max_bytes, 150);
 	ck_assert_uint_eq(cpu->buckets[5].records, 0);
 	ck_assert_uint_eq(cpu->buckets[9].end_bytes, 100);
@@ -465,6 +470,9 @@ START_TEST(drawn_carried)
 	ck_assert_uint_eq(b->max_ns, 109);
 	ck_assert_uint_eq(b->max_bytes, 500);
 	ck_assert_uint_eq(b->drawn_bytes, 500);
+	ck_assert_uint_eq(b->drawn_count, 1);
+	ck_assert_uint_eq(b->max_live_count, 1);
+	ck_assert_uint_eq(v->devices[0].buckets[5].max_live_count, 0);
 	ck_assert_uint_eq(v->devices[0].buckets[2].drawn_bytes, 0);
 	check_grid(v);
 	cgtrace_view_free(v);

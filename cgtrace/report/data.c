@@ -166,6 +166,7 @@ static const struct {
     {"max_ns", BUCKET_FIELD(max_ns)},     {"max", BUCKET_FIELD(max_bytes)},
     {"end_ns", BUCKET_FIELD(end_ns)},     {"end", BUCKET_FIELD(end_bytes)},
     {"drawn", BUCKET_FIELD(drawn_bytes)}, {"records", BUCKET_FIELD(records)},
+    {"count", BUCKET_FIELD(max_live_count)}, {"drawn_count", BUCKET_FIELD(drawn_count)},
     {"allocs", BUCKET_FIELD(allocs)},     {"alloc_bytes", BUCKET_FIELD(alloc_bytes)},
 };
 

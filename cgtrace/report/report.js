@@ -879,7 +879,7 @@
 		});
 		box.appendChild(table(cols, rows, {limit: 15, restRow: function () {
 			return el('tr', {cls: 'rest'}, [el('td', {cls: 'n', text: fmtBytes(rest)}),
-				el('td', {colspan: String(cols.length - 1), text: 'other allocations (not kept one by one)'})]);
+				el('td', {colspan: String(cols.length - 1), text: plural(Math.max(0, b.count[i] - b.drawn_count[i]), 'other allocation') + ' (not kept one by one)'})]);
 		}}));
 		if (sum !== b.drawn[i])
 			box.appendChild(note('The kept allocations live at this instant hold ' + fmtBytes(sum) + '; the trace says ' + fmtBytes(b.drawn[i]) + ' (allocations at the very same nanosecond).'));

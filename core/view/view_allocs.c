@@ -220,8 +220,10 @@ int cg_vallocs_finish(struct cg_view_build *b)
 		struct cgtrace_view_bucket *bk = v->devices[x->device].buckets;
 		size_t to = x->freed ? cgtrace_view_bucket_of(v, x->free_ns) : v->n_buckets - 1;
 		for (size_t k = cgtrace_view_bucket_of(v, x->alloc_ns); k <= to; k++)
-			if (live_at(x, bk[k].max_ns, carried_in(bk, k)))
+			if (live_at(x, bk[k].max_ns, carried_in(bk, k))) {
 				bk[k].drawn_bytes += x->bytes;
+				bk[k].drawn_count++;
+			}
 	}
 	/* Equal timestamps may order an allocation's record after the maximum it shares. */
 	for (size_t d = 0; d < v->n_devices; d++)
@@ -229,6 +231,8 @@ int cg_vallocs_finish(struct cg_view_build *b)
 			struct cgtrace_view_bucket *x = &v->devices[d].buckets[k];
 			if (x->drawn_bytes > x->max_bytes)
 				x->drawn_bytes = x->max_bytes;
+			if (x->drawn_count > x->max_live_count)
+				x->drawn_count = x->max_live_count;
 		}
 	return 0;
 }

@@ -19,6 +19,7 @@
 /* A device while the view is built. */
 struct cg_vdev {
 	uint64_t live, cat[CGTRACE_CAT_COUNT]; /* after the last record */
+	uint64_t count;                        /* allocations live after it */
 	size_t cur;                            /* the bucket of the last record */
 	bool started;
 	uint32_t *ck_of;  /* per bucket: checkpoint index + 1 in cks (made at the first) */

@@ -56,6 +56,7 @@ static void carry(const struct cgtrace_view *v, struct cgtrace_view_bucket *bk,
 		struct cgtrace_view_bucket *x = &bk[i];
 		*x = (struct cgtrace_view_bucket){.max_ns = bucket_start(v, i),
 						  .max_bytes = d->live,
+						  .max_live_count = d->count,
 						  .end_ns = bucket_start(v, i),
 						  .end_bytes = d->live};
 		cg_view_fit(x->max_by_category, d->cat, d->live);
@@ -83,10 +84,14 @@ void cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r)
 	if (p->action == CGTRACE_ALLOC) {
 		x->allocs++;
 		x->alloc_bytes = cg_sat_add(x->alloc_bytes, p->bytes);
+		d->count++;
+	} else if (r->entry != UINT32_MAX) {
+		d->count--; /* a free of nothing live takes bytes, not an allocation */
 	}
 	if (p->live_bytes > x->max_bytes) {
 		x->max_bytes = p->live_bytes;
 		x->max_ns = p->timestamp_ns;
+		x->max_live_count = d->count;
 		cg_view_fit(x->max_by_category, p->by_category, p->live_bytes);
 	}
 	x->end_ns = p->timestamp_ns;
