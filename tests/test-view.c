@@ -73,6 +73,10 @@ static const struct cgtrace_view_device *dev_named(const struct cgtrace_view *v,
 /* The grid's promises on any view: the peak, its instant, categories, carried buckets. */
 static void check_grid(const struct cgtrace_view *v)
 {
+	ck_assert_uint_eq(v->bucket_ns & (v->bucket_ns - 1), 0);
+	ck_assert_uint_eq(v->start_ns % v->bucket_ns, 0);
+	ck_assert_uint_le(v->start_ns, v->end_ns);
+	ck_assert_uint_eq(cgtrace_view_bucket_of(v, v->end_ns), v->n_buckets - 1);
 	for (size_t d = 0; d < v->n_devices; d++) {
 		const struct cgtrace_view_device *vd = &v->devices[d];
 		uint64_t top = 0;
@@ -112,10 +116,11 @@ START_TEST(grid_peaks)
 {
 	struct cgtrace_view *v = view_of(two_dev, 10, 0);
 	ck_assert_uint_eq(v->n_devices, 2);
-	ck_assert_uint_eq(v->start_ns, 10);
+	/* Buckets of a power of two ns, aligned to it: the fewest that hold 10 to 990 in 10. */
+	ck_assert_uint_eq(v->bucket_ns, 128);
+	ck_assert_uint_eq(v->start_ns, 0);
 	ck_assert_uint_eq(v->end_ns, 990);
-	ck_assert_uint_eq(v->n_buckets, 10);
-	ck_assert_uint_eq(v->bucket_ns, 99);
+	ck_assert_uint_eq(v->n_buckets, 8);
 	check_grid(v);
 	const struct cgtrace_view_device *cpu = dev_named(v, "cpu");
 	ck_assert_uint_eq(cpu->peak_bytes, 350);
@@ -130,7 +135,7 @@ START_TEST(grid_peaks)
 	ck_assert_uint_eq(cpu->buckets[5].max_live_count, 2);
 	ck_assert_uint_eq(cpu->buckets[5].max_bytes, 150);
 	ck_assert_uint_eq(cpu->buckets[5].records, 0);
-	ck_assert_uint_eq(cpu->buckets[9].end_bytes, 100);
+	ck_assert_uint_eq(cpu->buckets[7].end_bytes, 100);
 	ck_assert_uint_eq(cpu->alloc_bytes, 350);
 	const struct cgtrace_view_device *gpu = dev_named(v, "cuda:0");
 	ck_assert_uint_eq(gpu->peak_bytes, 1000);
@@ -279,8 +284,17 @@ static void same_view(const struct cgtrace_view *a, const struct cgtrace_view *b
 	for (size_t d = 0; d < a->n_devices; d++) {
 		const struct cgtrace_view_device *x = &a->devices[d], *y = &b->devices[d];
 		ck_assert_str_eq(x->device, y->device);
-		ck_assert_int_eq(memcmp(x->buckets, y->buckets, a->n_buckets * sizeof(*x->buckets)),
-				 0);
+		for (size_t i = 0; i < a->n_buckets; i++) {
+			const struct cgtrace_view_bucket *p = &x->buckets[i], *q = &y->buckets[i];
+			ck_assert_msg(memcmp(p, q, sizeof(*p)) == 0,
+				      "%s bucket %zu: max %llu/%llu at %llu/%llu, end %llu/%llu, records %llu/%llu, drawn %llu/%llu",
+				      x->device, i, (unsigned long long)p->max_bytes,
+				      (unsigned long long)q->max_bytes, (unsigned long long)p->max_ns,
+				      (unsigned long long)q->max_ns, (unsigned long long)p->end_bytes,
+				      (unsigned long long)q->end_bytes, (unsigned long long)p->records,
+				      (unsigned long long)q->records, (unsigned long long)p->drawn_bytes,
+				      (unsigned long long)q->drawn_bytes);
+		}
 		ck_assert_uint_eq(x->n_checkpoints, y->n_checkpoints);
 		for (size_t i = 0; i < x->n_checkpoints; i++) {
 			ck_assert_uint_eq(x->checkpoints[i].timestamp_ns, y->checkpoints[i].timestamp_ns);
@@ -463,11 +477,11 @@ END_TEST
 START_TEST(drawn_carried)
 {
 	struct cgtrace_view *v = view_of(META_LINE SPAN1 MEM(10, "x", "cpu", 500, "alloc", "other")
-					 MEM(109, "x", "cpu", 500, "free", "other")
+					 MEM(128, "x", "cpu", 500, "free", "other")
 					 MEM(990, "y", "cpu", 10, "alloc", "other"), 10, 10);
-	ck_assert_uint_eq(v->bucket_ns, 99);
+	ck_assert_uint_eq(v->bucket_ns, 128);
 	const struct cgtrace_view_bucket *b = &v->devices[0].buckets[1];
-	ck_assert_uint_eq(b->max_ns, 109);
+	ck_assert_uint_eq(b->max_ns, 128);
 	ck_assert_uint_eq(b->max_bytes, 500);
 	ck_assert_uint_eq(b->drawn_bytes, 500);
 	ck_assert_uint_eq(b->drawn_count, 1);

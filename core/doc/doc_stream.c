@@ -495,14 +495,12 @@ static int tell(struct cgtrace_doc *d, const struct cg_stream_rec *g,
 	if (s->point)
 		s->point_ret = s->point(s->point_user, &p);
 	if (!s->point_ret && s->hooks && s->hooks->record) {
-		char buf[24];
 		if (c->action == CGTRACE_ALLOC) {
-			/* The entry took the record's string. */
+			/* The entry took the record's string; formatting waits for a hook that wants it. */
 			const struct cg_stream_entry *e = &s->ent[seen->entry];
-			struct cg_stream_rec k = {.key = e->key, .str = e->str, .str_len = e->str_len};
-			struct cg_sv id = rec_id(&k, buf);
-			seen->id = id.p;
-			seen->id_len = (uint32_t)id.n;
+			seen->key = e->key;
+			seen->str = e->str;
+			seen->str_len = e->str_len;
 		}
 		s->point_ret = s->hooks->record(s->hooks_user, &p, seen);
 	}
@@ -640,6 +638,12 @@ static struct cg_sv rec_id(const struct cg_stream_rec *g, char *buf)
 	for (unsigned i = 0; i < n; i++)
 		buf[2 + i] = "0123456789abcdef"[(g->key >> 4 * (n - 1 - i)) & 15];
 	return (struct cg_sv){buf, 2 + n};
+}
+
+struct cg_sv cg_stream_id(const struct cg_stream_seen *x, char buf[24])
+{
+	struct cg_stream_rec k = {.key = x->key, .str = (char *)x->str, .str_len = x->str_len};
+	return rec_id(&k, buf);
 }
 
 /* Analysis order but for file order: timestamp, alloc before free, tensor_id bytewise. */

@@ -132,11 +132,16 @@ struct cg_stream_seen {
 	uint32_t entry;
 	uint32_t cls;   /* the record's memory class */
 	uint64_t stack; /* an alloc's stack id, 0: none */
-	const char *id; /* an alloc's tensor_id, valid during the call */
-	uint32_t id_len;
+	/* An alloc's tensor_id: str when it is not canonical hex, else key's value (cg_stream_id). */
+	uint64_t key;
+	const char *str;
+	uint32_t str_len;
 	/* An alloc that replaced a live allocation of the same id: that one's entry, else UINT32_MAX. */
 	uint32_t replaced;
 };
+
+/* The tensor_id of an alloc a hook was told of, formatted into buf when it is canonical hex. */
+struct cg_sv cg_stream_id(const struct cg_stream_seen *x, char buf[24]);
 
 struct cg_stream_hooks {
 	/* After each memory record applied, in analysis order; non-zero stops the read. */

@@ -58,7 +58,7 @@ static int read_source(struct cg_src *src, const struct req *q)
 		doc->stream->point_user = q->point_user;
 		doc->stream->hooks = q->hooks;
 		doc->stream->hooks_user = q->hooks_user;
-		if (cg_stream_preset_capacity(doc->stream, q->preset) < 0) {
+		if (q->preset && cg_stream_preset_capacity(doc->stream, q->preset) < 0) {
 			cgtrace_doc_free(doc);
 			doc = NULL;
 		}
@@ -419,6 +419,24 @@ int cg_read_points(const char *path, const struct cgtrace_read_options *opts,
 	if (strcmp(path, "-") != 0)
 		close(fd);
 	return ret;
+}
+
+int cg_read_hooked(const char *path, const struct cgtrace_read_options *opts,
+		   const struct cg_stream_hooks *hooks, void *user, struct cgtrace_doc **out,
+		   char *err, size_t errlen)
+{
+	const char *name;
+	int fd = open_trace(path, &name, err, errlen);
+	if (fd < 0)
+		return fd;
+	int stopped = 0;
+	struct req q = {.name = name, .opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY,
+			.out = out, .err = err, .errlen = errlen, .hooks = hooks,
+			.hooks_user = user, .stopped = &stopped};
+	int ret = read_streamed(fd, &q);
+	if (strcmp(path, "-") != 0)
+		close(fd);
+	return stopped ? stopped : ret;
 }
 
 CG_EXPORT int

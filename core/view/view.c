@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The view of a trace (cgtrace.h, "Views"; docs/views.md): a first
- * streamed read gives the document, its memory report and the time span,
- * which fix the grid; a second one hands every memory record and
- * checkpoint to the grid, the largest allocations and the span figures.
- * A trace read in full instead (records going back in time) is replayed
- * from its document, to the same hooks.
+ * The view of a trace (cgtrace.h, "Views"; docs/views.md), in one
+ * streamed read: as the analysis applies each memory record and the
+ * reader meets each checkpoint, hooks hand them to the grid, the largest
+ * allocations and the figures by class; the document and its memory
+ * report then name the devices and spans. A trace read in full instead
+ * (records going back in time) is replayed from its document to the same
+ * parts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "export.h"
 #include "memory_replay.h"
 #include "read_points.h"
+#include "sat.h"
 #include "view_build.h"
 
 #define VIEW_BUCKETS 2000
@@ -26,19 +28,12 @@
 #define VIEW_ALLOCS 500
 #define VIEW_ALLOCS_MAX 100000
 
-/* The public view first, then what its strings live in. */
-struct cg_view {
-	struct cgtrace_view pub;
-	struct cg_strpool pool;
-};
-
 /* Each record to every part of the view; the first error stops the read. */
 static int feed(struct cg_view_build *b, const struct cg_vrec *r)
 {
-	if (r->dev >= b->n_dev || b->dev_index[r->dev] == SIZE_MAX)
-		return 0;
-	cg_vgrid_record(b, r);
-	int e = cg_vallocs_record(b, r);
+	int e = cg_vgrid_record(b, r);
+	if (e == 0)
+		e = cg_vallocs_record(b, r);
 	if (e == 0)
 		e = cg_vspans_record(b, r);
 	if (e < 0)
@@ -49,19 +44,15 @@ static int feed(struct cg_view_build *b, const struct cg_vrec *r)
 static int on_record(void *user, const struct cgtrace_timeline_point *p,
 		     const struct cg_stream_seen *x)
 {
-	const struct cgtrace_doc *d = x->doc;
-	const struct cg_mem_class *c = cg_doc_class(d, x->cls);
+	const struct cg_mem_class *c = cg_doc_class(x->doc, x->cls);
 	struct cg_vrec r = {
 		.p = p,
 		.dev = c->device,
+		.cls = x->cls,
 		.entry = x->entry,
 		.replaced = x->replaced,
 		.stack = x->stack,
-		.tensor_id = x->id,
-		.tensor_id_len = x->id_len,
-		.span_id = cg_doc_str(d, c->span_id),
-		.op_name = c->op_name == CG_STR_NONE ? NULL : cg_doc_str(d, c->op_name),
-		.preexisting = c->preexisting,
+		.seen = x,
 	};
 	return feed(user, &r);
 }
@@ -69,8 +60,6 @@ static int on_record(void *user, const struct cgtrace_timeline_point *p,
 static int checkpoint(struct cg_view_build *b, uint16_t dev,
 		      const struct cgtrace_view_checkpoint *ck)
 {
-	if (dev >= b->n_dev || b->dev_index[dev] == SIZE_MAX)
-		return 0;
 	int e = cg_vgrid_checkpoint(b, dev, ck);
 	if (e < 0)
 		b->err = e;
@@ -93,90 +82,7 @@ static int on_checkpoint(void *user, const struct cg_rec_device_memory *x, uint1
 
 static const struct cg_stream_hooks hooks = {.record = on_record, .checkpoint = on_checkpoint};
 
-/* The first and last timestamp of the memory and checkpoint records of a full document. */
-static bool doc_time(const struct cgtrace_doc *d, uint64_t *lo, uint64_t *hi)
-{
-	if (d->stream)
-		return cg_stream_time(d->stream, lo, hi);
-	bool any = false;
-	for (size_t i = 0; i < d->memory.len; i++) {
-		uint64_t t = CG_VEC_AT(&d->memory, struct cg_mem, i)->timestamp_ns;
-		*lo = !any || t < *lo ? t : *lo;
-		*hi = !any || t > *hi ? t : *hi;
-		any = true;
-	}
-	for (size_t i = 0; i < d->devmem.len; i++) {
-		uint64_t t = CG_VEC_AT(&d->devmem, struct cg_devmem, i)->timestamp_ns;
-		*lo = !any || t < *lo ? t : *lo;
-		*hi = !any || t > *hi ? t : *hi;
-		any = true;
-	}
-	return any;
-}
-
-static void grid(struct cgtrace_view *v, const struct cgtrace_doc *d, size_t want)
-{
-	uint64_t lo = 0, hi = 0;
-	if (!doc_time(d, &lo, &hi))
-		lo = hi = 0;
-	uint64_t span = hi - lo + 1; /* the last record's instant lies in the last bucket */
-	if (span == 0)               /* 0 .. 2^64 - 1 */
-		span = UINT64_MAX;
-	uint64_t w = span / want + (span % want != 0);
-	v->start_ns = lo;
-	v->end_ns = hi;
-	v->bucket_ns = w ? w : 1;
-	v->n_buckets = (size_t)((span - 1) / v->bucket_ns + 1);
-}
-
-/* The devices, as the report sorts them, and which document device is which. */
-static int devices(struct cg_view_build *b, const struct cgtrace_doc *d)
-{
-	struct cgtrace_view *v = b->v;
-	const struct cgtrace_memory_report *rep = v->report;
-	v->devices = calloc(rep->n_devices ? rep->n_devices : 1, sizeof(*v->devices));
-	b->n_dev = d->devices.len;
-	b->dev = calloc(b->n_dev ? b->n_dev : 1, sizeof(*b->dev));
-	b->dev_index = malloc((b->n_dev ? b->n_dev : 1) * sizeof(*b->dev_index));
-	if (!v->devices || !b->dev || !b->dev_index)
-		return -ENOMEM;
-	v->n_devices = rep->n_devices;
-	for (size_t i = 0; i < rep->n_devices; i++) {
-		const struct cgtrace_device_peak *pk = &rep->by_device[i];
-		v->devices[i] = (struct cgtrace_view_device){
-			.device = pk->device,
-			.capacity_bytes = pk->capacity_bytes,
-			.peak_bytes = pk->peak_bytes,
-			.peak_ns = pk->peak_timestamp_ns,
-			.alloc_count = pk->alloc_count,
-			.free_count = pk->free_count,
-			.final_bytes = pk->final_bytes,
-		};
-	}
-	for (size_t k = 0; k < b->n_dev; k++) {
-		const char *name = cg_doc_str(d, cg_doc_device_str(d, (uint16_t)k));
-		b->dev_index[k] = SIZE_MAX;
-		for (size_t i = 0; i < rep->n_devices; i++)
-			if (strcmp(rep->by_device[i].device, name) == 0)
-				b->dev_index[k] = i;
-	}
-	return cg_vgrid_init(b);
-}
-
-static int between(void *user, const struct cgtrace_doc *d)
-{
-	struct cg_view_build *b = user;
-	struct cgtrace_view *v = b->v;
-	grid(v, d, v->n_buckets);
-	int e = cgtrace_memory_analyze(d, &v->report);
-	if (e == 0)
-		e = devices(b, d);
-	if (e < 0)
-		b->err = e;
-	return e < 0;
-}
-
-/* A full document's records, replayed in analysis order, to the same hooks. */
+/* A full document's records, replayed in analysis order, to the same parts. */
 static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 {
 	struct cg_replay r;
@@ -186,27 +92,25 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 		struct cgtrace_timeline_point p;
 		uint16_t dev = cg_replay_step_did(&r, &did);
 		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, did.index);
-		const struct cg_mem_class *c = cg_doc_class(d, m->cls);
-		bool alloc = c->action == CGTRACE_ALLOC;
+		bool alloc = cg_doc_class(d, m->cls)->action == CGTRACE_ALLOC;
 		uint32_t stack = alloc ? cg_doc_mem_stack(d, did.index) : 0;
 		const char *id = cg_doc_str(d, m->tensor_id);
 		struct cg_vrec x = {
 			.p = cg_replay_point(&r, &did, dev, &p),
 			.dev = dev,
+			.cls = m->cls,
 			/* Allocations are named by their record's index, unique in a full document. */
 			.entry = alloc ? (uint32_t)did.index : did.undid ? did.undid - 1 : UINT32_MAX,
 			.replaced = alloc && did.undid ? did.undid - 1 : UINT32_MAX,
 			.stack = stack ? CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1)->s.id : 0,
-			.tensor_id = id,
+			.tensor_id = id ? id : "",
 			.tensor_id_len = id ? strlen(id) : 0,
-			.span_id = cg_doc_str(d, c->span_id),
-			.op_name = c->op_name == CG_STR_NONE ? NULL : cg_doc_str(d, c->op_name),
-			.preexisting = c->preexisting,
 		};
 		if (feed(b, &x))
 			ret = b->err;
 	}
 	cg_replay_fini(&r);
+	/* Checkpoints in file order, as a streamed read meets them. */
 	for (size_t i = 0; ret == 0 && i < d->devmem.len; i++) {
 		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
 		const struct cgtrace_view_checkpoint ck = {
@@ -247,26 +151,107 @@ static void capture(struct cgtrace_view *v)
 	}
 }
 
+/*
+ * The view's devices, as the report sorts them, each taking its slots;
+ * dev_index gets the view's device of each document device number.
+ */
+static int devices(struct cg_view_build *b, const struct cgtrace_doc *d, size_t *dev_index)
+{
+	struct cgtrace_view *v = b->v;
+	const struct cgtrace_memory_report *rep = v->report;
+	v->devices = calloc(rep->n_devices ? rep->n_devices : 1, sizeof(*v->devices));
+	if (!v->devices)
+		return -ENOMEM;
+	v->n_devices = rep->n_devices;
+	for (size_t i = 0; i < rep->n_devices; i++) {
+		const struct cgtrace_device_peak *pk = &rep->by_device[i];
+		v->devices[i] = (struct cgtrace_view_device){
+			.device = pk->device,
+			.capacity_bytes = pk->capacity_bytes,
+			.peak_bytes = pk->peak_bytes,
+			.peak_ns = pk->peak_timestamp_ns,
+			.alloc_count = pk->alloc_count,
+			.free_count = pk->free_count,
+			.final_bytes = pk->final_bytes,
+		};
+	}
+	for (size_t k = 0; k < d->devices.len; k++) {
+		const char *name = cg_doc_str(d, cg_doc_device_str(d, (uint16_t)k));
+		dev_index[k] = SIZE_MAX;
+		for (size_t i = 0; i < rep->n_devices; i++)
+			if (strcmp(rep->by_device[i].device, name) == 0)
+				dev_index[k] = i;
+		struct cg_vdev *vd = k < b->dev.len ? CG_VEC_AT(&b->dev, struct cg_vdev, k) : NULL;
+		if (dev_index[k] == SIZE_MAX || !vd || !vd->used)
+			continue;
+		struct cgtrace_view_device *out = &v->devices[dev_index[k]];
+		out->buckets = vd->bk;
+		vd->bk = NULL;
+		out->checkpoints = calloc(v->n_buckets, sizeof(*out->checkpoints));
+		if (!out->checkpoints)
+			return -ENOMEM;
+		for (size_t i = 0; i < v->n_buckets; i++)
+			if (vd->has_ck[i])
+				out->checkpoints[out->n_checkpoints++] = vd->ck[i];
+		/* Checkpoints come in file order, which several writers may interleave. */
+		out->ooms = vd->ooms.p;
+		out->n_ooms_kept = vd->ooms.len;
+		out->n_ooms = vd->n_ooms;
+		vd->ooms = (struct cg_vec){0};
+	}
+	/* A device the report lists has records; one without slots still gets its buckets. */
+	for (size_t i = 0; i < v->n_devices; i++)
+		if (!v->devices[i].buckets &&
+		    !(v->devices[i].buckets = calloc(v->n_buckets, sizeof(struct cgtrace_view_bucket))))
+			return -ENOMEM;
+	return 0;
+}
+
+static int ck_cmp(const void *a, const void *b)
+{
+	const struct cgtrace_view_checkpoint *x = a, *y = b;
+	return x->timestamp_ns < y->timestamp_ns ? -1 : x->timestamp_ns > y->timestamp_ns;
+}
+
 static int finish(struct cg_view_build *b)
 {
-	int e = cg_vgrid_finish(b);
-	if (e == 0)
-		e = cg_vallocs_finish(b);
-	if (e == 0)
-		e = cg_vspans_finish(b, b->v->doc);
-	/* A device's peak by category is its peak bucket's. */
-	for (size_t i = 0; e == 0 && i < b->v->n_devices; i++) {
-		struct cgtrace_view_device *vd = &b->v->devices[i];
-		const struct cgtrace_view_bucket *pk =
-			&vd->buckets[cgtrace_view_bucket_of(b->v, vd->peak_ns)];
-		if (pk->max_bytes == vd->peak_bytes)
-			memcpy(vd->peak_by_category, pk->max_by_category, sizeof(pk->max_by_category));
-		for (size_t k = 0; k < b->v->n_buckets; k++)
-			vd->alloc_bytes += vd->buckets[k].alloc_bytes;
+	struct cgtrace_view *v = b->v;
+	const struct cgtrace_doc *d = v->doc;
+	size_t *dev_index = malloc((d->devices.len ? d->devices.len : 1) * sizeof(*dev_index));
+	int e = dev_index ? cgtrace_memory_analyze(d, &v->report) : -ENOMEM;
+	if (e == 0) {
+		cg_vgrid_finish(b);
+		e = devices(b, d, dev_index);
 	}
 	if (e == 0)
-		capture(b->v);
+		e = cg_vallocs_finish(b, d, dev_index);
+	if (e == 0)
+		e = cg_vspans_finish(b, d);
+	free(dev_index);
+	for (size_t i = 0; e == 0 && i < v->n_devices; i++) {
+		struct cgtrace_view_device *vd = &v->devices[i];
+		if (vd->n_ooms_kept)
+			qsort(vd->ooms, vd->n_ooms_kept, sizeof(*vd->ooms), ck_cmp);
+		/* A device's peak by category is its peak bucket's. */
+		const struct cgtrace_view_bucket *pk =
+			&vd->buckets[cgtrace_view_bucket_of(v, vd->peak_ns)];
+		if (pk->max_bytes == vd->peak_bytes)
+			memcpy(vd->peak_by_category, pk->max_by_category, sizeof(pk->max_by_category));
+		for (size_t k = 0; k < v->n_buckets; k++)
+			vd->alloc_bytes = cg_sat_add(vd->alloc_bytes, vd->buckets[k].alloc_bytes);
+	}
+	if (e == 0)
+		capture(v);
 	return e;
+}
+
+static int build_init(struct cg_view_build *b, struct cgtrace_view *v, size_t buckets,
+		      size_t allocs)
+{
+	memset(b, 0, sizeof(*b));
+	b->v = v;
+	int e = cg_vgrid_init(b, buckets);
+	return e ? e : cg_vallocs_init(&b->allocs, allocs);
 }
 
 static void build_fini(struct cg_view_build *b)
@@ -274,8 +259,6 @@ static void build_fini(struct cg_view_build *b)
 	cg_vgrid_fini(b);
 	cg_vallocs_fini(&b->allocs);
 	cg_vspans_fini(b);
-	free(b->dev);
-	free(b->dev_index);
 }
 
 static int bad_option(const char *path, const char *what, char *err, size_t errlen)
@@ -299,25 +282,24 @@ CG_EXPORT int cgtrace_view_read(const char *path, const struct cgtrace_view_opti
 		return bad_option(path, "a view has at most 100000 buckets", err, errlen);
 	if (na > VIEW_ALLOCS_MAX)
 		return bad_option(path, "a view keeps at most 100000 allocations", err, errlen);
-	struct cg_view *cv = calloc(1, sizeof(*cv));
-	if (!cv)
+	struct cgtrace_view *v = calloc(1, sizeof(*v));
+	if (!v)
 		return -ENOMEM;
-	struct cgtrace_view *v = &cv->pub;
-	struct cg_view_build b = {.v = v};
-	cg_strpool_init(&b.pool);
-	int ret = cg_vallocs_init(&b.allocs, na);
-	const struct cg_read_points pts = {.hooks = &hooks, .between = between, .user = &b};
-	/* The grid is fixed once the first read knows the time span (between). */
-	v->n_buckets = nb;
+	struct cg_view_build b;
+	int ret = build_init(&b, v, nb, na);
 	if (ret == 0)
-		ret = cg_read_points(path, opts->read, &pts, &v->doc, err, errlen);
+		ret = cg_read_hooked(path, opts->read, &hooks, &b, &v->doc, err, errlen);
 	if (ret > 0) /* a hook stopped the read */
 		ret = b.err;
-	if (ret == 0 && !cg_doc_streamed(v->doc))
-		ret = replay(&b, v->doc);
+	/* Read in full after all: what the hooks saw of the first read goes. */
+	if (ret == 0 && !cg_doc_streamed(v->doc)) {
+		build_fini(&b);
+		ret = build_init(&b, v, nb, na);
+		if (ret == 0)
+			ret = replay(&b, v->doc);
+	}
 	if (ret == 0)
 		ret = finish(&b);
-	cv->pool = b.pool;
 	build_fini(&b);
 	if (ret < 0) {
 		if (errlen && !err[0])
@@ -333,24 +315,19 @@ CG_EXPORT void cgtrace_view_free(struct cgtrace_view *v)
 {
 	if (!v)
 		return;
-	struct cg_view *cv = (struct cg_view *)v;
 	for (size_t i = 0; i < v->n_devices; i++) {
 		free(v->devices[i].buckets);
 		free(v->devices[i].checkpoints);
 		free(v->devices[i].ooms);
 	}
 	free(v->devices);
-	for (size_t i = 0; i < v->n_allocs; i++) {
+	for (size_t i = 0; i < v->n_allocs; i++)
 		free((char *)v->allocs[i].tensor_id);
-		free((char *)v->allocs[i].span_id);
-		free((char *)v->allocs[i].op_name);
-	}
 	free(v->allocs);
 	free(v->spans);
 	cgtrace_memory_report_free(v->report);
 	cgtrace_doc_free(v->doc);
-	cg_strpool_fini(&cv->pool);
-	free(cv);
+	free(v);
 }
 
 CG_EXPORT size_t cgtrace_view_bucket_of(const struct cgtrace_view *v, uint64_t t)

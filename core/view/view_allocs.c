@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cgtrace.h"
+#include "doc.h"
+#include "doc_stream.h"
 #include "view_build.h"
 
 int cg_vallocs_init(struct cg_vallocs *a, size_t max)
@@ -24,9 +26,7 @@ int cg_vallocs_init(struct cg_vallocs *a, size_t max)
 static void strings_free(struct cgtrace_view_alloc *x)
 {
 	free((char *)x->tensor_id);
-	free((char *)x->span_id);
-	free((char *)x->op_name);
-	x->tensor_id = x->span_id = x->op_name = NULL;
+	x->tensor_id = NULL;
 }
 
 void cg_vallocs_fini(struct cg_vallocs *a)
@@ -131,12 +131,15 @@ static int keep(struct cg_view_build *b, const struct cg_vrec *r, const struct c
 	}
 	struct cg_vslot *x = &a->slot[k];
 	x->a = *c;
-	x->a.tensor_id = dup_n(r->tensor_id ? r->tensor_id : "", r->tensor_id_len);
-	x->a.span_id = strdup(r->span_id ? r->span_id : "");
-	x->a.op_name = r->op_name ? strdup(r->op_name) : NULL;
+	char buf[24];
+	struct cg_sv id = {r->tensor_id ? r->tensor_id : "", (uint32_t)r->tensor_id_len};
+	if (!r->tensor_id && r->seen)
+		id = cg_stream_id(r->seen, buf);
+	x->a.tensor_id = dup_n(id.p, id.n);
+	x->cls = r->cls;
 	x->entry = r->entry;
 	uint32_t *s = slot_of(a, r->entry, true);
-	if (!s || !x->a.tensor_id || !x->a.span_id || (r->op_name && !x->a.op_name))
+	if (!s || !x->a.tensor_id)
 		return -ENOMEM;
 	*s = k + 1;
 	if (full)
@@ -162,13 +165,13 @@ int cg_vallocs_record(struct cg_view_build *b, const struct cg_vrec *r)
 	untrack(a, r->replaced);
 	if (!a->max || r->entry == UINT32_MAX)
 		return 0;
+	/* device: the document's number until the end names the view's. */
 	struct cgtrace_view_alloc c = {
 		.alloc_ns = p->timestamp_ns,
 		.bytes = p->bytes,
-		.device = b->dev_index[r->dev],
+		.device = r->dev,
 		.category = p->category,
 		.stack_id = r->stack,
-		.preexisting = r->preexisting,
 	};
 	if (a->n == a->max && !below(&a->slot[a->heap[0]].a, &c))
 		return 0;
@@ -200,22 +203,35 @@ static bool carried_in(const struct cgtrace_view_bucket *bk, size_t k)
 	return bk[k].max_bytes == (k ? bk[k - 1].end_bytes : 0);
 }
 
-int cg_vallocs_finish(struct cg_view_build *b)
+int cg_vallocs_finish(struct cg_view_build *b, const struct cgtrace_doc *doc,
+		      const size_t *dev_index)
 {
 	struct cgtrace_view *v = b->v;
 	struct cg_vallocs *a = &b->allocs;
 	struct cgtrace_view_alloc *out = calloc(a->n ? a->n : 1, sizeof(*out));
 	if (!out)
 		return -ENOMEM;
+	size_t n = 0;
 	for (size_t i = 0; i < a->n; i++) {
-		out[i] = a->slot[i].a;
-		/* The strings move to the view. */
-		a->slot[i].a.tensor_id = a->slot[i].a.span_id = a->slot[i].a.op_name = NULL;
+		struct cg_vslot *x = &a->slot[i];
+		const struct cg_mem_class *c = cg_doc_class(doc, x->cls);
+		/* The strings move to the view; the document's are settled now. */
+		out[n] = x->a;
+		x->a.tensor_id = NULL;
+		if (dev_index[out[n].device] == SIZE_MAX) {
+			free((char *)out[n].tensor_id);
+			continue;
+		}
+		out[n].device = dev_index[out[n].device];
+		out[n].span_id = cg_doc_str(doc, c->span_id);
+		out[n].op_name = c->op_name == CG_STR_NONE ? NULL : cg_doc_str(doc, c->op_name);
+		out[n].preexisting = c->preexisting;
+		n++;
 	}
-	qsort(out, a->n, sizeof(*out), alloc_cmp);
+	qsort(out, n, sizeof(*out), alloc_cmp);
 	v->allocs = out;
-	v->n_allocs = a->n;
-	for (size_t i = 0; i < a->n; i++) {
+	v->n_allocs = n;
+	for (size_t i = 0; i < n; i++) {
 		const struct cgtrace_view_alloc *x = &out[i];
 		struct cgtrace_view_bucket *bk = v->devices[x->device].buckets;
 		size_t to = x->freed ? cgtrace_view_bucket_of(v, x->free_ns) : v->n_buckets - 1;

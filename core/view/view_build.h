@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Building a view: what the record and checkpoint hooks of the second read
- * (or a full document's replay) accumulate, split by job: the grid of
- * buckets (view_grid.c), the largest allocations (view_allocs.c), the
- * figures by span (view_spans.c).
+ * Building a view in one pass: what the record and checkpoint hooks of a
+ * streamed read (or a full document's replay) accumulate, split by job:
+ * the grid of buckets (view_grid.c), the largest allocations
+ * (view_allocs.c), the figures by span (view_spans.c).
  */
 #ifndef CG_VIEW_BUILD_H
 #define CG_VIEW_BUILD_H
@@ -13,23 +13,44 @@
 #include <stdint.h>
 
 #include "cgtrace.h"
-#include "strpool.h"
 #include "vec.h"
 
-/* A device while the view is built. */
+struct cgtrace_doc;
+struct cg_stream_seen;
+
+/* A device while the view is built, by the document's device number. */
 struct cg_vdev {
+	bool used;                             /* has a memory record or a checkpoint */
 	uint64_t live, cat[CGTRACE_CAT_COUNT]; /* after the last record */
 	uint64_t count;                        /* allocations live after it */
 	size_t cur;                            /* the bucket of the last record */
-	bool started;
-	uint32_t *ck_of;  /* per bucket: checkpoint index + 1 in cks (made at the first) */
-	struct cg_vec cks;  /* struct cgtrace_view_checkpoint */
+	bool started;                          /* has a memory record */
+	struct cgtrace_view_bucket *bk;        /* the grid's slots */
+	struct cgtrace_view_checkpoint *ck;    /* per slot: the highest used bytes */
+	bool *has_ck;
 	struct cg_vec ooms; /* struct cgtrace_view_checkpoint */
+	uint64_t n_ooms;
+};
+
+/*
+ * The grid while it is built: slots of 2^shift ns from base, twice the
+ * buckets asked for; a time past the last slot merges neighbours pairwise
+ * (each bucket's maximum stays the larger of the two), a time before base
+ * moves the slots right, so one pass needs no time span in advance.
+ */
+struct cg_vgrid {
+	uint64_t base;
+	uint32_t shift;
+	size_t slots, want; /* slots: 2 * want */
+	size_t last;        /* the last slot anything fell in */
+	uint64_t t_lo, t_hi;
+	bool any;
 };
 
 /* One of the largest allocations, in a slot that stays put while the heap moves. */
 struct cg_vslot {
 	struct cgtrace_view_alloc a;
+	uint32_t cls;   /* its record's memory class: span, op, pre-existing, read at the end */
 	uint32_t entry; /* its allocation's entry while live and tracked; UINT32_MAX: none */
 };
 
@@ -40,49 +61,57 @@ struct cg_vallocs {
 	struct cg_vec slot_of; /* uint32_t by entry: slot + 1 (0: not kept) */
 };
 
-struct cg_vspan {
-	uint32_t name; /* in the build's pool */
-	struct cgtrace_view_span_memory m;
+/* What a memory class's records allocated and freed, summed by span at the end. */
+struct cg_vcls {
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 };
 
 struct cg_view_build {
 	struct cgtrace_view *v;
-	struct cg_vdev *dev;    /* by the document's device number */
-	size_t *dev_index;      /* document device number -> index in v->devices */
-	size_t n_dev;
+	struct cg_vgrid grid;
+	struct cg_vec dev; /* struct cg_vdev by device number */
 	struct cg_vallocs allocs;
-	struct cg_strpool pool; /* span ids */
-	struct cg_vec spans;    /* struct cg_vspan, by pool id */
-	int err;                /* the first -errno of a hook */
+	struct cg_vec cls; /* struct cg_vcls by memory class */
+	int err;           /* the first -errno of a hook */
 };
 
 /* The point after a record applied, with what the view needs besides. */
 struct cg_vrec {
 	const struct cgtrace_timeline_point *p;
 	uint16_t dev;
+	uint32_t cls;
 	uint32_t entry, replaced; /* as struct cg_stream_seen */
 	uint64_t stack;
-	const char *tensor_id; /* allocs only */
+	/* An alloc's tensor_id: the string (a full document's), else the stream's, formatted on need. */
+	const char *tensor_id;
 	size_t tensor_id_len;
-	const char *span_id, *op_name; /* op_name NULL when absent */
-	bool preexisting;
+	const struct cg_stream_seen *seen;
 };
 
-int cg_vgrid_init(struct cg_view_build *b);
-void cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r);
+/* The device of number dev, made when new; NULL when out of memory. */
+struct cg_vdev *cg_view_dev(struct cg_view_build *b, uint16_t dev);
+
+int cg_vgrid_init(struct cg_view_build *b, size_t want);
+int cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r);
 int cg_vgrid_checkpoint(struct cg_view_build *b, uint16_t dev,
 			const struct cgtrace_view_checkpoint *ck);
-/* Carries every device to the grid's end and hands the checkpoints to the view. */
-int cg_vgrid_finish(struct cg_view_build *b);
+/* The grid at no more than the buckets asked for, carried to its end, into v's grid fields. */
+void cg_vgrid_finish(struct cg_view_build *b);
 void cg_vgrid_fini(struct cg_view_build *b);
 
 int cg_vallocs_init(struct cg_vallocs *a, size_t max);
 int cg_vallocs_record(struct cg_view_build *b, const struct cg_vrec *r);
-/* The kept allocations to v->allocs, largest first, and each bucket's drawn_bytes. */
-int cg_vallocs_finish(struct cg_view_build *b);
+/*
+ * The kept allocations to v->allocs, largest first, their span and op
+ * from doc, and each bucket's drawn bytes and count. dev_index: the
+ * view's device of each document device number.
+ */
+int cg_vallocs_finish(struct cg_view_build *b, const struct cgtrace_doc *doc,
+		      const size_t *dev_index);
 void cg_vallocs_fini(struct cg_vallocs *a);
 
 int cg_vspans_record(struct cg_view_build *b, const struct cg_vrec *r);
+/* The classes' figures summed by span_id into v->spans, strings in doc. */
 int cg_vspans_finish(struct cg_view_build *b, const struct cgtrace_doc *doc);
 void cg_vspans_fini(struct cg_view_build *b);
 
