@@ -25,7 +25,7 @@ const struct cli_cmd cli_plot = {
             "  --buckets N   time buckets the trace is reduced to (default 2000, at most\n"
             "                100000); each shows its highest live bytes, so the peak is\n"
             "                never lost, and the drawing keeps at most one point a pixel\n\n"
-            "The trace is read twice, streamed, in memory bounded by the allocations\n"
+            "The trace is read once, streamed, in memory bounded by the allocations\n"
             "live at once plus the buckets; the file stays under a few hundred KB.\n",
     .run = run,
 };

@@ -622,11 +622,16 @@ int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_opt
  * time buckets, each bucket at the instant its device's total was highest
  * (so the highest bucket is the true peak and no peak is lost), the device
  * checkpoints one per bucket, the largest allocations one by one, memory
- * by span. It is built in two streamed reads (docs/views.md), in memory
+ * by span. It is built in one streamed read (docs/views.md), in memory
  * bounded as a streamed read's plus the view itself.
  */
 struct cgtrace_view_options {
-	size_t buckets;    /* time buckets across the trace; 0: 2000; at most 100000 */
+	/*
+	 * Time buckets across the trace at most; 0: 2000; at most 100000. A
+	 * bucket is a power of two nanoseconds, so a trace gets from half as
+	 * many to as many.
+	 */
+	size_t buckets;
 	size_t max_allocs; /* largest allocations kept one by one; 0: 500; at most 100000 */
 	const struct cgtrace_read_options *read; /* warnings; NULL: into err */
 };
@@ -706,9 +711,10 @@ struct cgtrace_view {
 	/* cgtrace_memory_analyze of doc: peaks, the global peak's breakdown. */
 	struct cgtrace_memory_report *report;
 	/*
-	 * The grid: the first and last timestamp of the memory and device_memory
-	 * records (0, 0 without any), n_buckets of bucket_ns each from
-	 * start_ns, the last one holding end_ns.
+	 * The grid: n_buckets of bucket_ns each (a power of two) from start_ns
+	 * (a multiple of bucket_ns, at or before the first timestamp of the
+	 * memory and device_memory records), the last one holding end_ns, the
+	 * last timestamp; 0, 0, 1, 1 without any record.
 	 */
 	uint64_t start_ns, end_ns, bucket_ns;
 	size_t n_buckets;
@@ -725,8 +731,10 @@ struct cgtrace_view {
 };
 
 /*
- * Reads the trace at path ("-": standard input, spooled as for a timeline)
- * and builds its view. Errors and warnings as cgtrace_memory_timeline_read.
+ * Reads the trace at path ("-": standard input) and builds its view, in one
+ * streamed read (a trace whose memory records go back in time is read in
+ * full, as a streamed read falls back). Errors and warnings as
+ * cgtrace_doc_read's.
  * Free it with cgtrace_view_free.
  */
 int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
