@@ -474,10 +474,10 @@ static int go_multi(struct cg_stream *s)
 
 static struct cg_sv rec_id(const struct cg_stream_rec *g, char *buf);
 
-/* The record applied, to a timeline's callback or a view's hook. */
+/* The record applied, to a timeline's callback. */
 static int tell(struct cgtrace_doc *d, const struct cg_stream_rec *g,
 		const struct cg_stream_dev *dv, const struct cg_mem_class *c, uint64_t bytes,
-		uint8_t cat, struct cg_stream_seen *seen)
+		uint8_t cat)
 {
 	struct cg_stream *s = d->stream;
 	struct cgtrace_timeline_point p = {
@@ -492,18 +492,38 @@ static int tell(struct cgtrace_doc *d, const struct cg_stream_rec *g,
 		.category = cat,
 	};
 	memcpy(p.by_category, dv->by_cat, sizeof(p.by_category));
-	if (s->point)
-		s->point_ret = s->point(s->point_user, &p);
-	if (!s->point_ret && s->hooks && s->hooks->record) {
-		if (c->action == CGTRACE_ALLOC) {
-			/* The entry took the record's string; formatting waits for a hook that wants it. */
-			const struct cg_stream_entry *e = &s->ent[seen->entry];
-			seen->key = e->key;
-			seen->str = e->str;
-			seen->str_len = e->str_len;
-		}
-		s->point_ret = s->hooks->record(s->hooks_user, &p, seen);
+	s->point_ret = s->point(s->point_user, &p);
+	return s->point_ret ? -ECANCELED : 0;
+}
+
+/* The record applied, to a view's hook: what it did, nothing formatted or copied. */
+static int tell_hook(struct cgtrace_doc *d, const struct cg_stream_rec *g,
+		     const struct cg_stream_dev *dv, const struct cg_mem_class *c, uint64_t bytes,
+		     uint8_t cat, uint32_t entry, uint32_t replaced)
+{
+	struct cg_stream *s = d->stream;
+	struct cg_stream_seen x = {
+		.doc = d,
+		.ts = g->ts,
+		.live = dv->live,
+		.bytes = bytes,
+		.by_cat = dv->by_cat,
+		.dev = c->device,
+		.action = c->action,
+		.category = cat,
+		.entry = entry,
+		.cls = g->cls,
+		.replaced = replaced,
+	};
+	if (c->action == CGTRACE_ALLOC) {
+		/* The entry took the record's string; formatting waits for a hook that wants it. */
+		const struct cg_stream_entry *e = &s->ent[entry];
+		x.stack = g->stack;
+		x.key = e->key;
+		x.str = e->str;
+		x.str_len = e->str_len;
 	}
+	s->point_ret = s->hooks->record(s->hooks_user, &x);
 	return s->point_ret ? -ECANCELED : 0;
 }
 
@@ -616,12 +636,10 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	if (!s->seen_backward)
 		r = backward_check(d, g->cls, dv->by_cat[CGTRACE_CAT_ACTIVATION]);
 	s->pos++;
-	if (r == 0 && (s->point || s->hooks)) {
-		struct cg_stream_seen seen = {.doc = d, .entry = entry, .cls = g->cls,
-					      .stack = c->action == CGTRACE_ALLOC ? g->stack : 0,
-					      .replaced = replaced};
-		r = tell(d, g, dv, c, bytes, cat, &seen);
-	}
+	if (r == 0 && s->point)
+		r = tell(d, g, dv, c, bytes, cat);
+	if (r == 0 && s->hooks && s->hooks->record)
+		r = tell_hook(d, g, dv, c, bytes, cat, entry, replaced);
 	return r;
 }
 

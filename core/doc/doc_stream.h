@@ -124,6 +124,10 @@ extern uint32_t cg_stream_window;
 /* What a view (core/view) learns of a memory record applied, beyond its timeline point. */
 struct cg_stream_seen {
 	const struct cgtrace_doc *doc; /* the document read: its classes and strings */
+	uint64_t ts, live, bytes; /* live: the device's after the record; bytes: what it added or took */
+	const uint64_t *by_cat;   /* the device's live bytes by category after it, valid during the call */
+	uint16_t dev;
+	uint8_t action, category; /* a free of a known allocation: its category */
 	/*
 	 * The allocation's live-table entry: an alloc's own, a free's of the
 	 * alloc it undoes (UINT32_MAX: a free of nothing live). An entry is
@@ -145,8 +149,7 @@ struct cg_sv cg_stream_id(const struct cg_stream_seen *x, char buf[24]);
 
 struct cg_stream_hooks {
 	/* After each memory record applied, in analysis order; non-zero stops the read. */
-	int (*record)(void *user, const struct cgtrace_timeline_point *p,
-		      const struct cg_stream_seen *x);
+	int (*record)(void *user, const struct cg_stream_seen *x);
 	/* Each device_memory record, in file order, with its device number. */
 	int (*checkpoint)(void *user, const struct cg_rec_device_memory *x, uint16_t dev);
 };

@@ -41,13 +41,16 @@ static int feed(struct cg_view_build *b, const struct cg_vrec *r)
 	return e < 0;
 }
 
-static int on_record(void *user, const struct cgtrace_timeline_point *p,
-		     const struct cg_stream_seen *x)
+static int on_record(void *user, const struct cg_stream_seen *x)
 {
-	const struct cg_mem_class *c = cg_doc_class(x->doc, x->cls);
 	struct cg_vrec r = {
-		.p = p,
-		.dev = c->device,
+		.ts = x->ts,
+		.live = x->live,
+		.bytes = x->bytes,
+		.by_cat = x->by_cat,
+		.action = x->action,
+		.category = x->category,
+		.dev = x->dev,
 		.cls = x->cls,
 		.entry = x->entry,
 		.replaced = x->replaced,
@@ -89,14 +92,18 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 	int ret = cg_replay_init(&r, d);
 	while (ret == 0 && r.pos < d->memory.len) {
 		struct cg_replay_did did;
-		struct cgtrace_timeline_point p;
 		uint16_t dev = cg_replay_step_did(&r, &did);
 		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, did.index);
 		bool alloc = cg_doc_class(d, m->cls)->action == CGTRACE_ALLOC;
 		uint32_t stack = alloc ? cg_doc_mem_stack(d, did.index) : 0;
 		const char *id = cg_doc_str(d, m->tensor_id);
 		struct cg_vrec x = {
-			.p = cg_replay_point(&r, &did, dev, &p),
+			.ts = m->timestamp_ns,
+			.live = r.dev[dev].live,
+			.bytes = did.bytes,
+			.by_cat = r.dev[dev].by_cat,
+			.action = alloc ? CGTRACE_ALLOC : CGTRACE_FREE,
+			.category = did.category,
 			.dev = dev,
 			.cls = m->cls,
 			/* Allocations are named by their record's index, unique in a full document. */

@@ -152,12 +152,11 @@ static int keep(struct cg_view_build *b, const struct cg_vrec *r, const struct c
 int cg_vallocs_record(struct cg_view_build *b, const struct cg_vrec *r)
 {
 	struct cg_vallocs *a = &b->allocs;
-	const struct cgtrace_timeline_point *p = r->p;
-	if (p->action == CGTRACE_FREE) {
+	if (r->action == CGTRACE_FREE) {
 		struct cg_vslot *x = untrack(a, r->entry);
 		if (x) {
 			x->a.freed = true;
-			x->a.free_ns = p->timestamp_ns;
+			x->a.free_ns = r->ts;
 		}
 		return 0;
 	}
@@ -167,10 +166,10 @@ int cg_vallocs_record(struct cg_view_build *b, const struct cg_vrec *r)
 		return 0;
 	/* device: the document's number until the end names the view's. */
 	struct cgtrace_view_alloc c = {
-		.alloc_ns = p->timestamp_ns,
-		.bytes = p->bytes,
+		.alloc_ns = r->ts,
+		.bytes = r->bytes,
 		.device = r->dev,
-		.category = p->category,
+		.category = r->category,
 		.stack_id = r->stack,
 	};
 	if (a->n == a->max && !below(&a->slot[a->heap[0]].a, &c))

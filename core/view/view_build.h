@@ -23,6 +23,7 @@ struct cg_vdev {
 	bool used;                             /* has a memory record or a checkpoint */
 	uint64_t live, cat[CGTRACE_CAT_COUNT]; /* after the last record */
 	uint64_t count;                        /* allocations live after it */
+	uint64_t last_ts;                      /* its time */
 	size_t cur;                            /* the bucket of the last record */
 	bool started;                          /* has a memory record */
 	struct cgtrace_view_bucket *bk;        /* the grid's slots */
@@ -75,9 +76,11 @@ struct cg_view_build {
 	int err;           /* the first -errno of a hook */
 };
 
-/* The point after a record applied, with what the view needs besides. */
+/* A memory record applied: what it did, and what the view needs besides. */
 struct cg_vrec {
-	const struct cgtrace_timeline_point *p;
+	uint64_t ts, live, bytes;
+	const uint64_t *by_cat; /* the device's live bytes by category after it */
+	uint8_t action, category;
 	uint16_t dev;
 	uint32_t cls;
 	uint32_t entry, replaced; /* as struct cg_stream_seen */

@@ -79,6 +79,20 @@ static bool filled(const struct cg_vdev *d, size_t k)
 	return d->started && k <= d->cur;
 }
 
+/*
+ * A slot's end (after its last record) is written once the device leaves
+ * the slot, not at every record: it is the device's state then.
+ */
+static void flush_end(struct cg_vdev *d)
+{
+	if (!d->started)
+		return;
+	struct cgtrace_view_bucket *x = &d->bk[d->cur];
+	x->end_ns = d->last_ts;
+	x->end_bytes = d->live;
+	memcpy(x->end_by_category, d->cat, sizeof(d->cat));
+}
+
 /* a and the slot after it, as one bucket (b filled). */
 static void merge(struct cgtrace_view_bucket *a, const struct cgtrace_view_bucket *b)
 {
@@ -126,6 +140,7 @@ static void halve(struct cg_view_build *b)
 		struct cg_vdev *d = CG_VEC_AT(&b->dev, struct cg_vdev, k);
 		if (!d->used)
 			continue;
+		flush_end(d);
 		/* Slot j reads slots from j on: in place, in ascending order. */
 		for (size_t j = 0; j < used; j++) {
 			size_t y = 2 * j + 1 - off;
@@ -224,40 +239,39 @@ static void carry(const struct cg_vgrid *g, struct cg_vdev *d, size_t from, size
 
 int cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r)
 {
-	const struct cgtrace_timeline_point *p = r->p;
 	struct cg_vdev *d = cg_view_dev(b, r->dev);
 	if (!d)
 		return -ENOMEM;
-	size_t i = cover(b, p->timestamp_ns);
+	size_t i = cover(b, r->ts);
 	/* Analysis order is time order: a slot once left is not come back to. */
 	if (d->started && i < d->cur)
 		i = d->cur;
 	if (!d->started || i != d->cur) {
+		flush_end(d);
 		carry(&b->grid, d, d->started ? d->cur + 1 : 0, i + 1);
 		d->cur = i;
 		d->started = true;
 	}
 	struct cgtrace_view_bucket *x = &d->bk[i];
 	x->records++;
-	if (p->action == CGTRACE_ALLOC) {
+	if (r->action == CGTRACE_ALLOC) {
 		x->allocs++;
-		x->alloc_bytes = cg_sat_add(x->alloc_bytes, p->bytes);
+		x->alloc_bytes = cg_sat_add(x->alloc_bytes, r->bytes);
 		d->count++;
 	} else if (r->entry != UINT32_MAX) {
 		d->count--; /* a free of nothing live takes bytes, not an allocation */
 	}
 	/* Categories are made to sum to the bytes once, at the end. */
-	if (p->live_bytes > x->max_bytes) {
-		x->max_bytes = p->live_bytes;
-		x->max_ns = p->timestamp_ns;
+	if (r->live > x->max_bytes) {
+		x->max_bytes = r->live;
+		x->max_ns = r->ts;
 		x->max_live_count = d->count;
-		memcpy(x->max_by_category, p->by_category, sizeof(p->by_category));
+		memcpy(x->max_by_category, r->by_cat, sizeof(x->max_by_category));
 	}
-	x->end_ns = p->timestamp_ns;
-	x->end_bytes = p->live_bytes;
-	memcpy(x->end_by_category, p->by_category, sizeof(p->by_category));
-	d->live = p->live_bytes;
-	memcpy(d->cat, p->by_category, sizeof(d->cat));
+	/* The record changed its own category only. */
+	d->live = r->live;
+	d->cat[r->category] = r->by_cat[r->category];
+	d->last_ts = r->ts;
 	return 0;
 }
 
@@ -301,6 +315,7 @@ void cg_vgrid_finish(struct cg_view_build *b)
 		struct cg_vdev *d = CG_VEC_AT(&b->dev, struct cg_vdev, k);
 		if (!d->used)
 			continue;
+		flush_end(d);
 		carry(g, d, d->started ? d->cur + 1 : 0, v->n_buckets);
 		for (size_t i = 0; i < v->n_buckets; i++) {
 			struct cgtrace_view_bucket *x = &d->bk[i];

@@ -23,12 +23,12 @@ int cg_vspans_record(struct cg_view_build *b, const struct cg_vrec *r)
 		b->cls.len = want;
 	}
 	struct cg_vcls *c = CG_VEC_AT(&b->cls, struct cg_vcls, r->cls);
-	if (r->p->action == CGTRACE_ALLOC) {
+	if (r->action == CGTRACE_ALLOC) {
 		c->alloc_count++;
-		c->alloc_bytes = cg_sat_add(c->alloc_bytes, r->p->bytes);
+		c->alloc_bytes = cg_sat_add(c->alloc_bytes, r->bytes);
 	} else {
 		c->free_count++;
-		c->free_bytes = cg_sat_add(c->free_bytes, r->p->bytes);
+		c->free_bytes = cg_sat_add(c->free_bytes, r->bytes);
 	}
 	return 0;
 }
