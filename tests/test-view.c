@@ -15,6 +15,7 @@
 #include "doc_stream.h"
 #include "peak_series.h"
 #include "test-main.h"
+#include "test-gen.h"
 #include "test-util.h"
 
 static char dir[] = "/tmp/cgtrace-view-XXXXXX";
@@ -214,35 +215,6 @@ END_TEST
 
 /* ---- random traces: streamed and full reads agree ---- */
 
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	for (;;) {
-		va_start(ap, fmt);
-		int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if ((size_t)n < t->cap - t->len) {
-			t->len += (size_t)n;
-			return;
-		}
-		t->cap = t->cap * 2 + (size_t)n + 4096;
-		t->p = realloc(t->p, t->cap);
-		ck_assert_ptr_nonnull(t->p);
-	}
-}
-
-static uint64_t rnd_state;
-static uint64_t rnd(uint64_t n)
-{
-	rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
-	return (rnd_state >> 33) % n;
-}
 
 static const char *const cats[] = {"parameter", "activation", "gradient", "optimizer", "other"};
 
