@@ -115,6 +115,8 @@ struct cli_sites {
 int cli_sites_open(struct cli_sites *s, const char *path);
 /* Only the stacks of a document the caller keeps (cgtrace memory); CLI_FAIL printed. */
 int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
+/* cli_sites_attach and the per-stack figures cli_site_rows ranks (stats, stacks). */
+int cli_sites_attach_stats(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
 void cli_sites_close(struct cli_sites *s);
 /* The stack of id resolved, NULL when it has none. */
 const struct cgtrace_resolved_stack *cli_sites_stack(const struct cli_sites *s, uint64_t id);

@@ -113,14 +113,10 @@ int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *p
 	return CLI_OK;
 }
 
-int cli_sites_open(struct cli_sites *s, const char *path)
+int cli_sites_attach_stats(struct cli_sites *s, struct cgtrace_doc *doc, const char *path)
 {
-	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
-	if (!doc || cli_sites_attach(s, doc, path) != CLI_OK) {
-		cgtrace_doc_free(doc);
+	if (cli_sites_attach(s, doc, path) != CLI_OK)
 		return CLI_FAIL;
-	}
-	s->owns_doc = true;
 	int r = cgtrace_stack_stats(s->doc, &s->stats, &s->n);
 	if (r == 0) {
 		s->stacks = calloc(s->n ? s->n : 1, sizeof(*s->stacks));
@@ -133,6 +129,17 @@ int cli_sites_open(struct cli_sites *s, const char *path)
 		cli_sites_close(s);
 		return CLI_FAIL;
 	}
+	return CLI_OK;
+}
+
+int cli_sites_open(struct cli_sites *s, const char *path)
+{
+	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
+	if (!doc || cli_sites_attach_stats(s, doc, path) != CLI_OK) {
+		cgtrace_doc_free(doc);
+		return CLI_FAIL;
+	}
+	s->owns_doc = true;
 	return CLI_OK;
 }
 

@@ -559,20 +559,9 @@ static int open_sites(struct report_ctx *c, const char *path)
 {
 	if (!c->doc || cgtrace_doc_stack_count(c->doc) == 0)
 		return CLI_OK;
-	if (cli_sites_attach(&c->sites, (struct cgtrace_doc *)c->doc, path) != CLI_OK)
+	if (cli_sites_attach_stats(&c->sites, (struct cgtrace_doc *)c->doc, path) != CLI_OK)
 		return CLI_FAIL;
 	c->stacks = true;
-	int r = cgtrace_stack_stats(c->doc, &c->sites.stats, &c->sites.n);
-	if (r == 0) {
-		c->sites.stacks = calloc(c->sites.n ? c->sites.n : 1, sizeof(*c->sites.stacks));
-		r = c->sites.stacks ? 0 : -ENOMEM;
-	}
-	for (size_t i = 0; r == 0 && i < c->sites.n; i++)
-		c->sites.stacks[i] = cli_sites_stack(&c->sites, c->sites.stats[i].stack_id);
-	if (r < 0) {
-		fprintf(stderr, "%s: %s\n", path, strerror(-r));
-		return CLI_FAIL;
-	}
 	return CLI_OK;
 }
 
