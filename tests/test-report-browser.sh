@@ -145,8 +145,16 @@ function ckpt(t, used, oom) {
 	printf "{\"kind\":\"device_memory\",\"timestamp_ns\":%d,\"device\":\"cuda:0\",\"used_bytes\":%d,\"free_bytes\":%d%s}\n", t, used, 1073741824 - used, oom ? ",\"oom_request_bytes\":" oom : ""
 }' >"$tmp/two.jsonl"
 
-env LD_PRELOAD="$probe" CGPROBE_OUTPUT="$tmp/demo.cgt" "$demo" --steps 3 >"$tmp/out" 2>"$tmp/err" ||
-	ko "the demo failed under the probe"
+# A probe built with AddressSanitizer (the sanitizer build runs this suite)
+# cannot be preloaded: the demo's report is then left out.
+demo_asan=
+if grep -q __asan_init "$probe"; then
+	demo_asan=1
+	skip "the demo under the probe: $probe is built with AddressSanitizer"
+else
+	env LD_PRELOAD="$probe" CGPROBE_OUTPUT="$tmp/demo.cgt" "$demo" --steps 3 >"$tmp/out" 2>"$tmp/err" ||
+		ko "the demo failed under the probe"
+fi
 
 # json_number KEY FILE: the first number after "KEY": in FILE.
 json_number() {
@@ -225,6 +233,6 @@ check() {
 	[ -s "$build/$shot" ] && ok || { cp "$tmp/browser.err" "$tmp/err"; ko "$name: no screenshot"; }
 }
 
-check demo "$tmp/demo.cgt" report.png
+[ -n "$demo_asan" ] || check demo "$tmp/demo.cgt" report.png
 check two "$tmp/two.jsonl" report-2dev.png
 finish
