@@ -42,6 +42,11 @@ struct cgtrace_doc *cli_load(const char *path)
 	return cli_load_flags(path, 0);
 }
 
+const char *cli_path_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
 struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags)
 {
 	struct cgtrace_doc *doc = NULL;

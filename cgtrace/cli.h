@@ -28,6 +28,8 @@ void cli_print_help(const struct cli_cmd *cmd, FILE *f);
 /* Exactly one positional argument after options: the trace path. */
 const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status);
 
+/* The trace's name in messages: "<stdin>" for "-", as the library names it. */
+const char *cli_path_name(const char *path);
 /* Reads a trace; prints the error on stderr and returns NULL on failure. */
 struct cgtrace_doc *cli_load(const char *path);
 /* The same with CGTRACE_READ_* flags (summary, memory, validate stream the memory records). */

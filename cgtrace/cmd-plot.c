@@ -212,7 +212,7 @@ static int pick_devices(struct plot *p, const char *path, const char *device)
 	const struct cgtrace_view *v = p->v;
 	p->panels = calloc(v->n_devices ? v->n_devices : 1, sizeof(*p->panels));
 	if (!p->panels) {
-		fprintf(stderr, "%s: %s\n", path, strerror(ENOMEM));
+		fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(ENOMEM));
 		return CLI_FAIL;
 	}
 	for (size_t i = 0; i < v->n_devices; i++) {
@@ -224,7 +224,7 @@ static int pick_devices(struct plot *p, const char *path, const char *device)
 		pn->info_name = info_name(v->doc, d->device);
 	}
 	if (p->n_panels == 0 || v->n_buckets == 0) {
-		fprintf(stderr, "%s: no memory records%s%s to plot\n", path,
+		fprintf(stderr, "%s: no memory records%s%s to plot\n", cli_path_name(path),
 		        device ? " for device " : "", device ? device : "");
 		return CLI_FAIL;
 	}
@@ -488,7 +488,7 @@ static int run(int argc, char **argv)
 		layout_x(&p, (double)a.width);
 		/* The bands are merged at the time axis's resolution; the legend names them. */
 		if (plot_bands_collect(&p) < 0) {
-			fprintf(stderr, "%s: %s\n", path, strerror(ENOMEM));
+			fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(ENOMEM));
 			status = CLI_FAIL;
 		} else {
 			layout_y(&p, (double)a.height, &l);
@@ -500,7 +500,7 @@ static int run(int argc, char **argv)
 		svg_begin(&p.svg, o.f);
 		int ret = draw(&p, &l, path);
 		if (ret < 0)
-			fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+			fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(-ret));
 		status = cli_out_close(&o, ret == 0);
 	}
 	plot_bands_free(&p);

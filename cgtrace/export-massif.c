@@ -433,7 +433,7 @@ int cli_export_massif(const char *path, const char *output, const char *device)
 		if (d == v->n_devices && !device)
 			d = 0;
 		if (d == v->n_devices && device) {
-			fprintf(stderr, "%s: no memory records on device '%s'\n", path, want);
+			fprintf(stderr, "%s: no memory records on device '%s'\n", cli_path_name(path), want);
 			ret = -ENOENT;
 		}
 	}
@@ -444,7 +444,7 @@ int cli_export_massif(const char *path, const char *output, const char *device)
 	if (ret == 0) {
 		ret = cli_massif_write(o.f, v, d, attached ? &sites : NULL);
 		if (ret < 0)
-			fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+			fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(-ret));
 	}
 	int status = cli_out_close(&o, ret == 0);
 	if (attached) {

@@ -507,7 +507,7 @@ int cli_export_perfetto(const char *path, const char *output, size_t buckets, si
 	int ret =
 	    v ? cli_perfetto_write(o.f, v, &(struct cli_perfetto_options){max_spans}) : -EINVAL;
 	if (v && ret < 0)
-		fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+		fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(-ret));
 	int status = cli_out_close(&o, ret == 0);
 	cgtrace_view_free(v);
 	return ret < 0 ? CLI_FAIL : status;
