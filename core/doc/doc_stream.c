@@ -72,17 +72,23 @@ void cg_stream_free(struct cg_stream *s)
 	free(s);
 }
 
-static struct cg_stream_dev *dev_at(struct cg_stream *s, uint16_t dev)
+static __attribute__((noinline)) struct cg_stream_dev *dev_new(struct cg_stream *s, uint16_t dev)
 {
-	if (dev >= s->devs.len) {
-		size_t old = s->devs.len;
-		if (cg_vec_grow(&s->devs, sizeof(struct cg_stream_dev), (size_t)dev + 1) < 0)
-			return NULL;
-		memset(CG_VEC_AT(&s->devs, struct cg_stream_dev, old), 0,
-		       ((size_t)dev + 1 - old) * sizeof(struct cg_stream_dev));
-		s->devs.len = (size_t)dev + 1;
-	}
+	size_t old = s->devs.len;
+	if (cg_vec_grow(&s->devs, sizeof(struct cg_stream_dev), (size_t)dev + 1) < 0)
+		return NULL;
+	memset(CG_VEC_AT(&s->devs, struct cg_stream_dev, old), 0,
+	       ((size_t)dev + 1 - old) * sizeof(struct cg_stream_dev));
+	s->devs.len = (size_t)dev + 1;
 	return CG_VEC_AT(&s->devs, struct cg_stream_dev, dev);
+}
+
+/* Once per record: the growth out of line. */
+static inline struct cg_stream_dev *dev_at(struct cg_stream *s, uint16_t dev)
+{
+	if (__builtin_expect(dev < s->devs.len, 1))
+		return CG_VEC_AT(&s->devs, struct cg_stream_dev, dev);
+	return dev_new(s, dev);
 }
 
 /* ---- figures by stack ---- */
@@ -109,7 +115,7 @@ static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t 
 	return 0;
 }
 
-int cg_stack_fig_at(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out)
+int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out)
 {
 	uint32_t first = 0, *head = NULL;
 	if (id < f->direct.len) {
@@ -636,10 +642,13 @@ static int apply(struct cgtrace_doc *d, struct cg_stream_rec *g)
 	if (!s->seen_backward)
 		r = backward_check(d, g->cls, dv->by_cat[CGTRACE_CAT_ACTIVATION]);
 	s->pos++;
-	if (r == 0 && s->point)
-		r = tell(d, g, dv, c, bytes, cat);
-	if (r == 0 && s->hooks && s->hooks->record)
-		r = tell_hook(d, g, dv, c, bytes, cat, entry, replaced);
+	/* Listeners are rare: one test on the way for the reads without any. */
+	if (__builtin_expect(s->point != NULL || s->hooks != NULL, 0) && r == 0) {
+		if (s->point)
+			r = tell(d, g, dv, c, bytes, cat);
+		if (r == 0 && s->hooks && s->hooks->record)
+			r = tell_hook(d, g, dv, c, bytes, cat, entry, replaced);
+	}
 	return r;
 }
 
@@ -789,18 +798,27 @@ static bool window_pass(const struct cg_stream *s, const struct cg_stream_rec *g
 	       !run_at(&s->runs[0], 0)->str;
 }
 
+/*
+ * The record held is applied where it waits, and g takes its place: no
+ * copy of either on the way. Only what the order check reads of the last
+ * record applied is kept (window_pass: it has no string).
+ */
 static int window_swap(struct cgtrace_doc *d, struct cg_stream_rec *g)
 {
 	struct cg_stream *s = d->stream;
 	struct cg_stream_rec *slot = run_at(&s->runs[0], 0);
-	struct cg_stream_rec h = *slot;
-	*slot = *g;
-	g->str = NULL;
+	s->last.ts = slot->ts;
+	s->last.key = slot->key;
+	s->last.action = slot->action;
+	s->last.str = NULL;
+	s->last.str_len = 0;
 	s->max_ts = g->ts;
 	s->last_run = 0;
-	s->last = h;
 	s->applied_any = true;
-	return apply(d, &h);
+	int r = apply(d, slot);
+	*slot = *g;
+	g->str = NULL;
+	return r;
 }
 
 static int window_add(struct cgtrace_doc *d, struct cg_stream_rec *g)
@@ -876,7 +894,7 @@ static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m,
 {
 	struct cg_stream *s = d->stream;
 	/* Alloc, free, pre-existing alloc: each a class of the document. */
-	size_t at = (size_t)pk->dec_cls * 3 + (pk->action == CGTRACE_FREE ? 1 : pk->pre ? 2 : 0);
+	size_t at = (size_t)pk->dec_cls * 4 + (pk->action == CGTRACE_FREE) + 2 * (size_t)pk->pre;
 	if (at < s->packed_cls.len && ((uint32_t *)s->packed_cls.p)[at]) {
 		*out = ((uint32_t *)s->packed_cls.p)[at] - 1;
 		return 0;

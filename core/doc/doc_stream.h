@@ -56,8 +56,23 @@ struct cg_stack_figs {
 	struct cg_map far;    /* id - 1 -> index of the id's first figure, for ids past direct */
 };
 
+/* cg_stack_fig_at past its common case. */
+int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out);
+
 /* The index of (id, dev)'s figure, made when new; 0 or -ENOMEM. */
-int cg_stack_fig_at(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out);
+static inline int cg_stack_fig_at(struct cg_stack_figs *f, uint64_t id, uint16_t dev,
+				  uint32_t *out)
+{
+	/* Once per alloc: an id of the array whose first figure is this device's, no call. */
+	if (id < f->direct.len) {
+		uint32_t k = ((const uint32_t *)f->direct.p)[id];
+		if (k && ((const struct cg_stack_fig *)f->figs.p)[k - 1].dev == dev) {
+			*out = k - 1;
+			return 0;
+		}
+	}
+	return cg_stack_fig_slow(f, id, dev, out);
+}
 void cg_stack_figs_free(struct cg_stack_figs *f);
 
 struct cg_stream_entry {
@@ -202,7 +217,7 @@ struct cg_stream {
 	uint64_t backward_pos, backward_activation;
 	struct cg_vec class_state; /* uint8_t per class: 0 unknown, 1 settled */
 	struct cg_vec candidates;  /* struct cg_stream_candidate */
-	/* Document class + 1 of each decoder class * 3 + (alloc, free, pre-existing alloc); 0: not seen. */
+	/* Document class + 1 of each decoder class * 4 + (free) + 2 * (pre-existing); 0: not seen. */
 	struct cg_vec packed_cls; /* uint32_t */
 
 	/* A streamed timeline: called after each record applied (cgtrace_memory_timeline_read). */
