@@ -253,7 +253,7 @@ static void panel_range(struct plot_panel *pn)
 	if (pn->capacity_shown && d->capacity_bytes > max)
 		max = d->capacity_bytes;
 	/* Headroom over the highest point, so that the peak's dot and label sit inside. */
-	pn->range = max + max / 25;
+	pn->range = max > UINT64_MAX - max / 25 ? UINT64_MAX : max + max / 25;
 }
 
 /* The bytes axis: ticks some 24 px apart at least, 2 to 8 of them. */

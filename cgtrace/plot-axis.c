@@ -23,11 +23,12 @@ void plot_bytes_axis(struct plot_bytes_axis *a, uint64_t max, size_t max_ticks)
 	if (max == 0)
 		max = 1;
 	uint64_t step = 1;
-	while (div_up(max, step) > max_ticks && step < (UINT64_C(1) << 62))
+	while (div_up(max, step) > max_ticks && step < (UINT64_C(1) << 63))
 		step <<= 1;
 	a->step = step;
 	a->n_steps = (size_t)div_up(max, step);
-	a->top = a->n_steps * step;
+	/* Near 2^64 bytes the last tick is past what a count holds: the top is the largest one. */
+	a->top = step > UINT64_MAX / a->n_steps ? UINT64_MAX : a->n_steps * step;
 }
 
 /* Drops the zeros after the point, and the point when nothing follows it. */
@@ -117,13 +118,14 @@ void plot_time_axis(struct plot_time_axis *a, uint64_t t0, uint64_t t1, size_t m
 		bool found = false;
 		for (size_t i = 0; i < 3 && !found; i++) {
 			step = mant[i] * p;
-			found = span / step + 1 <= max_ticks;
+			found = span / step < max_ticks; /* span / step + 1 ticks, never past 2^64 */
 		}
 		if (found || p > UINT64_MAX / 100)
 			break;
 	}
 	a->step = step;
-	a->first = div_up(t0, step) * step;
+	/* The first tick at or after t0; t0 itself where that would pass 2^64. */
+	a->first = t0 / step < UINT64_MAX / step ? div_up(t0, step) * step : t0;
 	/* The unit of the largest tick, so that every label reads in it without a long tail of
 	 * zeros. */
 	uint64_t last = t1 / step * step;

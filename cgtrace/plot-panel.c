@@ -120,7 +120,8 @@ static void grid(struct plot *p, const struct plot_panel *pn)
 	svg_attr(s, "fill", "none");
 	svg_d_begin(s, "d");
 	for (size_t i = 1; i <= pn->bytes.n_steps; i++) {
-		svg_d_move(s, p->left, plot_y(pn, i * pn->bytes.step));
+		svg_d_move(s, p->left,
+			   plot_y(pn, i == pn->bytes.n_steps ? pn->bytes.top : i * pn->bytes.step));
 		svg_d_h(s, p->right);
 	}
 	for (uint64_t t = p->time.first; t <= p->t1; t += p->time.step) {
@@ -135,7 +136,7 @@ static void grid(struct plot *p, const struct plot_panel *pn)
 	svg_attr(s, "class", "y-ticks");
 	svg_attr(s, "text-anchor", "end");
 	for (size_t i = 0; i <= pn->bytes.n_steps; i++) {
-		uint64_t v = i * pn->bytes.step;
+		uint64_t v = i == pn->bytes.n_steps ? pn->bytes.top : i * pn->bytes.step;
 		text_at(s, p->left - 6, plot_y(pn, v) + 4, NULL, NULL, plot_bytes_tick(label, v));
 	}
 	svg_close(s, "g");

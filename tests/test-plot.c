@@ -46,6 +46,26 @@ static void expect_text(const char *in, const char *attr, const char *body)
 	free(out);
 }
 
+/* Axes across the whole of u64 (a trace of 2^64 - 1 bytes over 2^64 - 1 ns): few ticks, no wrap. */
+START_TEST(axis_limits)
+{
+	struct plot_time_axis t;
+	for (size_t max = 1; max <= 40; max++) {
+		plot_time_axis(&t, 0, UINT64_MAX, max);
+		ck_assert_uint_gt(t.step, 1000);
+		ck_assert_uint_le(UINT64_MAX / t.step, 40);
+		plot_time_axis(&t, UINT64_MAX - 10, UINT64_MAX, max);
+		ck_assert_uint_ge(t.first, UINT64_MAX - 10);
+	}
+	struct plot_bytes_axis b;
+	plot_bytes_axis(&b, UINT64_MAX, 8);
+	ck_assert_uint_le(b.n_steps, 8);
+	ck_assert_uint_eq(b.top, UINT64_MAX);
+	plot_bytes_axis(&b, UINT64_MAX / 2 + 1, 2);
+	ck_assert_uint_ge(b.top, UINT64_MAX / 2 + 1);
+}
+END_TEST
+
 START_TEST(escape_markup)
 {
 	expect_text("a<b>&\"c\"", "a&lt;b&gt;&amp;&quot;c&quot;", "a&lt;b&gt;&amp;\"c\"");
@@ -228,7 +248,9 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("plot");
-	TCase *tc = test_tcase(s, "svg:escape", 10);
+	TCase *tc = test_tcase(s, "axis:limits", 10);
+	test_add(tc, axis_limits);
+	tc = test_tcase(s, "svg:escape", 10);
 	test_add(tc, escape_markup, escape_bad_bytes);
 	tc = test_tcase(s, "svg:write", 10);
 	test_add(tc, elements, numbers);
