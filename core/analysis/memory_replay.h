@@ -48,9 +48,4 @@ uint16_t cg_replay_step(struct cg_replay *r);
 /* The same, saying what it did. */
 uint16_t cg_replay_step_did(struct cg_replay *r, struct cg_replay_did *did);
 
-/* The timeline point of the step that did did (timeline.c); p is filled and returned. */
-const struct cgtrace_timeline_point *cg_replay_point(const struct cg_replay *r,
-						     const struct cg_replay_did *did, uint16_t dev,
-						     struct cgtrace_timeline_point *p);
-
 #endif

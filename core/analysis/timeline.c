@@ -10,9 +10,10 @@
 #include "memory_replay.h"
 #include "sat.h"
 
-const struct cgtrace_timeline_point *cg_replay_point(const struct cg_replay *r,
-						     const struct cg_replay_did *did, uint16_t dev,
-						     struct cgtrace_timeline_point *p)
+/* The timeline point of the step that did did; p is filled and returned. */
+static const struct cgtrace_timeline_point *replay_point(const struct cg_replay *r,
+							 const struct cg_replay_did *did,
+							 uint16_t dev, struct cgtrace_timeline_point *p)
 {
 	const struct cgtrace_doc *d = r->doc;
 	const struct cg_replay_dev *dv = &r->dev[dev];
@@ -46,7 +47,7 @@ CG_EXPORT int cgtrace_memory_timeline(const struct cgtrace_doc *d,
 	while (ret == 0 && r.pos < d->memory.len) {
 		struct cg_replay_did did;
 		uint16_t dev = cg_replay_step_did(&r, &did);
-		ret = fn(user, cg_replay_point(&r, &did, dev, &p));
+		ret = fn(user, replay_point(&r, &did, dev, &p));
 	}
 	cg_replay_fini(&r);
 	return ret;

@@ -136,7 +136,7 @@ struct cg_stream_run {
 /* The window new streams get (tests shrink it to 0: records held only while their timestamp is the latest). */
 extern uint32_t cg_stream_window;
 
-/* What a view (core/view) learns of a memory record applied, beyond its timeline point. */
+/* What a view's hook (core/view) is told of a memory record applied: what it did. */
 struct cg_stream_seen {
 	const struct cgtrace_doc *doc; /* the document read: its classes and strings */
 	uint64_t ts, live, bytes; /* live: the device's after the record; bytes: what it added or took */
@@ -224,7 +224,7 @@ struct cg_stream {
 	int (*point)(void *user, const struct cgtrace_timeline_point *p);
 	void *point_user;
 	int point_ret; /* the callback's non-zero return, which stopped the read */
-	/* A view's read: both as point (point_ret too). */
+	/* A view's read: told of each record applied and checkpoint read; a stop as point's. */
 	const struct cg_stream_hooks *hooks;
 	void *hooks_user;
 	/* The first and last timestamp of the device_memory records (has_ts: any). */

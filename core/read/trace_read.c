@@ -28,7 +28,7 @@
 #include "read_apply.h"
 #include "read_compact.h"
 #include "read_pipe.h"
-#include "read_points.h"
+#include "read_hooked.h"
 #include "trace_src.h"
 #include "write_all.h"
 
@@ -43,7 +43,7 @@ struct req {
 	/* A streamed timeline's second read: its callback, and the first read's capacities. */
 	int (*point)(void *user, const struct cgtrace_timeline_point *p);
 	void *point_user;
-	const struct cg_stream_hooks *hooks; /* a view's second read */
+	const struct cg_stream_hooks *hooks; /* a view's read: told of every record applied */
 	void *hooks_user;
 	const struct cg_stream *preset;
 	int *stopped; /* the callback's non-zero return, when it stopped the read */
@@ -354,7 +354,9 @@ static void no_warn(void *user, const char *line)
 }
 
 /* The second read of a streamed timeline: the points, with every capacity known. */
-static int timeline_points(struct twice *t, const struct req *first, const struct cg_read_points *pts)
+static int timeline_points(struct twice *t, const struct req *first,
+			   int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+			   void *user)
 {
 	/* The first read gave the warnings; err keeps them. */
 	static const struct cgtrace_read_options quiet = {.warn = no_warn};
@@ -366,10 +368,8 @@ static int timeline_points(struct twice *t, const struct req *first, const struc
 	q.out = &doc;
 	q.err = err;
 	q.errlen = sizeof(err);
-	q.point = pts->point;
-	q.point_user = pts->user;
-	q.hooks = pts->hooks;
-	q.hooks_user = pts->user;
+	q.point = fn;
+	q.point_user = user;
 	q.preset = (*first->out)->stream;
 	q.stopped = &stopped;
 	int fd = twice_rewind(t, &q);
@@ -379,45 +379,6 @@ static int timeline_points(struct twice *t, const struct req *first, const struc
 		return stopped;
 	if (ret < 0)
 		snprintf(first->err, first->errlen, "%s", err);
-	return ret;
-}
-
-int cg_read_points(const char *path, const struct cgtrace_read_options *opts,
-		   const struct cg_read_points *pts, struct cgtrace_doc **keep, char *err,
-		   size_t errlen)
-{
-	const char *name;
-	int fd = open_trace(path, &name, err, errlen);
-	if (fd < 0)
-		return fd;
-	struct cgtrace_doc *doc = NULL;
-	struct req q = {.name = name, .opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY,
-			.out = &doc, .err = err, .errlen = errlen};
-	struct twice t;
-	twice_open(&t, fd);
-	int ret;
-	if (!twice_ok(&t)) {
-		q.flags = 0;
-		ret = read_fd(fd, &q);
-	} else {
-		ret = twice_first(&t, &q);
-		if (ret == -ECANCELED)
-			ret = read_again(&t, &q);
-	}
-	if (ret == 0 && pts->between)
-		ret = pts->between(pts->user, doc);
-	/* A full document (read again, or read once) has its records: its timeline is at hand. */
-	if (ret == 0 && cg_doc_streamed(doc))
-		ret = timeline_points(&t, &q, pts);
-	else if (ret == 0 && pts->point)
-		ret = cgtrace_memory_timeline(doc, pts->point, pts->user);
-	if (keep && ret == 0)
-		*keep = doc;
-	else
-		cgtrace_doc_free(doc);
-	twice_close(&t);
-	if (strcmp(path, "-") != 0)
-		close(fd);
 	return ret;
 }
 
@@ -444,8 +405,33 @@ cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options
                              int (*fn)(void *user, const struct cgtrace_timeline_point *p),
                              void *user, char *err, size_t errlen)
 {
-	const struct cg_read_points pts = {.point = fn, .user = user};
-	return cg_read_points(path, opts, &pts, NULL, err, errlen);
+	const char *name;
+	int fd = open_trace(path, &name, err, errlen);
+	if (fd < 0)
+		return fd;
+	struct cgtrace_doc *doc = NULL;
+	struct req q = {.name = name, .opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY,
+			.out = &doc, .err = err, .errlen = errlen};
+	struct twice t;
+	twice_open(&t, fd);
+	int ret;
+	if (!twice_ok(&t)) {
+		q.flags = 0;
+		ret = read_fd(fd, &q);
+	} else {
+		ret = twice_first(&t, &q);
+		if (ret == -ECANCELED)
+			ret = read_again(&t, &q);
+	}
+	/* A full document (read again, or read once) has its records: its timeline is at hand. */
+	if (ret == 0)
+		ret = cg_doc_streamed(doc) ? timeline_points(&t, &q, fn, user)
+					   : cgtrace_memory_timeline(doc, fn, user);
+	cgtrace_doc_free(doc);
+	twice_close(&t);
+	if (strcmp(path, "-") != 0)
+		close(fd);
+	return ret;
 }
 
 CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,

@@ -19,7 +19,7 @@
 #include "doc_stream.h"
 #include "export.h"
 #include "memory_replay.h"
-#include "read_points.h"
+#include "read_hooked.h"
 #include "sat.h"
 #include "view_build.h"
 
