@@ -7,15 +7,21 @@
 #include "doc.h"
 #include "export.h"
 #include "num_scan.h"
+#include "probe_tags.h"
+
+const char *cg_doc_tag(const struct cgtrace_doc *d, const char *key)
+{
+	for (size_t i = 0; i < d->meta.n_tags; i++)
+		if (strcmp(d->meta.tags[i].key, key) == 0)
+			return d->meta.tags[i].value;
+	return NULL;
+}
 
 CG_EXPORT int cgtrace_doc_min_bytes(const struct cgtrace_doc *d, uint64_t *out)
 {
-	for (size_t i = 0; i < d->meta.n_tags; i++) {
-		const char *v = d->meta.tags[i].value;
-		if (strcmp(d->meta.tags[i].key, "cgprobe_min_bytes") != 0)
-			continue;
-		/* Tags are free text; anything but a plain decimal is not the probe's. */
-		return cg_scan_u64(v, strlen(v), out) < 0 ? -EINVAL : 0;
-	}
-	return -ENOENT;
+	const char *v = cg_doc_tag(d, "cgprobe_min_bytes");
+	if (!v)
+		return -ENOENT;
+	/* Tags are free text; anything but a plain decimal is not the probe's. */
+	return cg_scan_u64(v, strlen(v), out) < 0 ? -EINVAL : 0;
 }

@@ -19,6 +19,7 @@
 #include "doc_stream.h"
 #include "export.h"
 #include "memory_replay.h"
+#include "probe_tags.h"
 #include "read_hooked.h"
 #include "sat.h"
 #include "view_build.h"
@@ -69,17 +70,24 @@ static int checkpoint(struct cg_view_build *b, uint16_t dev,
 	return e < 0;
 }
 
+/*
+ * A checkpoint as the view keeps it, from a parsed record or a document's
+ * (both expanded from one field list, so their fields are named alike).
+ */
+#define VIEW_CHECKPOINT(x)                                                                         \
+	((struct cgtrace_view_checkpoint){                                                         \
+		.timestamp_ns = (x)->timestamp_ns,                                                 \
+		.used_bytes = (x)->used_bytes,                                                     \
+		.free_bytes = (x)->free_bytes,                                                     \
+		.has_reserved = (x)->has_reserved,                                                 \
+		.reserved_bytes = (x)->reserved_bytes,                                             \
+		.oom = (x)->has_oom_request,                                                       \
+		.oom_request_bytes = (x)->oom_request_bytes,                                       \
+	})
+
 static int on_checkpoint(void *user, const struct cg_rec_device_memory *x, uint16_t dev)
 {
-	const struct cgtrace_view_checkpoint ck = {
-		.timestamp_ns = x->timestamp_ns,
-		.used_bytes = x->used_bytes,
-		.free_bytes = x->free_bytes,
-		.has_reserved = x->has_reserved,
-		.reserved_bytes = x->reserved_bytes,
-		.oom = x->has_oom_request,
-		.oom_request_bytes = x->oom_request_bytes,
-	};
+	const struct cgtrace_view_checkpoint ck = VIEW_CHECKPOINT(x);
 	return checkpoint(user, dev, &ck);
 }
 
@@ -120,15 +128,7 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 	/* Checkpoints in file order, as a streamed read meets them. */
 	for (size_t i = 0; ret == 0 && i < d->devmem.len; i++) {
 		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
-		const struct cgtrace_view_checkpoint ck = {
-			.timestamp_ns = m->timestamp_ns,
-			.used_bytes = m->used_bytes,
-			.free_bytes = m->free_bytes,
-			.has_reserved = m->has_reserved,
-			.reserved_bytes = m->reserved_bytes,
-			.oom = m->has_oom_request,
-			.oom_request_bytes = m->oom_request_bytes,
-		};
+		const struct cgtrace_view_checkpoint ck = VIEW_CHECKPOINT(m);
 		if (checkpoint(b, m->device, &ck))
 			ret = b->err;
 	}
@@ -138,13 +138,8 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 /* CGPROBE_CAPTURE=update: the trace is the window, from t=0 to the root span's end. */
 static void capture(struct cgtrace_view *v)
 {
-	struct cgtrace_meta m;
-	cgtrace_doc_meta(v->doc, &m);
-	bool update = false;
-	for (size_t i = 0; i < m.n_tags; i++)
-		if (strcmp(m.tags[i].key, "cgprobe_capture") == 0)
-			update = strcmp(m.tags[i].value, "update") == 0;
-	if (!update)
+	const char *mode = cg_doc_tag(v->doc, "cgprobe_capture");
+	if (!mode || strcmp(mode, "update") != 0)
 		return;
 	v->has_capture = true;
 	v->capture_begin_ns = 0;
@@ -200,7 +195,6 @@ static int devices(struct cg_view_build *b, const struct cgtrace_doc *d, size_t 
 		for (size_t i = 0; i < v->n_buckets; i++)
 			if (vd->has_ck[i])
 				out->checkpoints[out->n_checkpoints++] = vd->ck[i];
-		/* Checkpoints come in file order, which several writers may interleave. */
 		out->ooms = vd->ooms.p;
 		out->n_ooms_kept = vd->ooms.len;
 		out->n_ooms = vd->n_ooms;
@@ -237,6 +231,7 @@ static int finish(struct cg_view_build *b)
 	free(dev_index);
 	for (size_t i = 0; e == 0 && i < v->n_devices; i++) {
 		struct cgtrace_view_device *vd = &v->devices[i];
+		/* OOMs come in file order, which several writers may interleave. */
 		if (vd->n_ooms_kept)
 			qsort(vd->ooms, vd->n_ooms_kept, sizeof(*vd->ooms), ck_cmp);
 		/* A device's peak by category is its peak bucket's. */
