@@ -91,9 +91,6 @@ struct cg_vrec {
 	const struct cg_stream_seen *seen;
 };
 
-/* The device of number dev, made when new; NULL when out of memory. */
-struct cg_vdev *cg_view_dev(struct cg_view_build *b, uint16_t dev);
-
 int cg_vgrid_init(struct cg_view_build *b, size_t want);
 int cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r);
 int cg_vgrid_checkpoint(struct cg_view_build *b, uint16_t dev,
@@ -117,9 +114,5 @@ int cg_vspans_record(struct cg_view_build *b, const struct cg_vrec *r);
 /* The classes' figures summed by span_id into v->spans, strings in doc. */
 int cg_vspans_finish(struct cg_view_build *b, const struct cgtrace_doc *doc);
 void cg_vspans_fini(struct cg_view_build *b);
-
-/* Live bytes by category made to sum to live (saturating counts may drift apart). */
-void cg_view_fit(uint64_t out[CGTRACE_CAT_COUNT], const uint64_t in[CGTRACE_CAT_COUNT],
-		 uint64_t live);
 
 #endif

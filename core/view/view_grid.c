@@ -20,8 +20,9 @@
 #include "sat.h"
 #include "view_build.h"
 
-void cg_view_fit(uint64_t out[CGTRACE_CAT_COUNT], const uint64_t in[CGTRACE_CAT_COUNT],
-		 uint64_t live)
+/* Live bytes by category made to sum to live (saturating counts may drift apart). */
+static void fit(uint64_t out[CGTRACE_CAT_COUNT], const uint64_t in[CGTRACE_CAT_COUNT],
+		uint64_t live)
 {
 	uint64_t sum = 0;
 	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
@@ -45,7 +46,8 @@ int cg_vgrid_init(struct cg_view_build *b, size_t want)
 	return 0;
 }
 
-struct cg_vdev *cg_view_dev(struct cg_view_build *b, uint16_t dev)
+/* The device of number dev, made when new; NULL when out of memory. */
+static struct cg_vdev *view_dev(struct cg_view_build *b, uint16_t dev)
 {
 	if (dev >= b->dev.len) {
 		size_t old = b->dev.len;
@@ -239,7 +241,7 @@ static void carry(const struct cg_vgrid *g, struct cg_vdev *d, size_t from, size
 
 int cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r)
 {
-	struct cg_vdev *d = cg_view_dev(b, r->dev);
+	struct cg_vdev *d = view_dev(b, r->dev);
 	if (!d)
 		return -ENOMEM;
 	size_t i = cover(b, r->ts);
@@ -278,7 +280,7 @@ int cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r)
 int cg_vgrid_checkpoint(struct cg_view_build *b, uint16_t dev,
 			const struct cgtrace_view_checkpoint *ck)
 {
-	struct cg_vdev *d = cg_view_dev(b, dev);
+	struct cg_vdev *d = view_dev(b, dev);
 	if (!d)
 		return -ENOMEM;
 	if (ck->oom) {
@@ -328,8 +330,8 @@ void cg_vgrid_finish(struct cg_view_build *b)
 				x->max_ns = slot_start(g, i);
 			if (!x->records)
 				x->end_ns = slot_start(g, i);
-			cg_view_fit(x->max_by_category, x->max_by_category, x->max_bytes);
-			cg_view_fit(x->end_by_category, x->end_by_category, x->end_bytes);
+			fit(x->max_by_category, x->max_by_category, x->max_bytes);
+			fit(x->end_by_category, x->end_by_category, x->end_bytes);
 		}
 	}
 }
