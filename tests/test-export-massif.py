@@ -17,17 +17,8 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
-passes = 0
-
-
-def check(cond, what):
-    global passes
-    if cond:
-        passes += 1
-    else:
-        failures.append(what)
-        print("FAIL " + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from checks import check, verdict  # noqa: E402
 
 
 def mem(ts, tid, sid, dev, nbytes, action, op="cudaMalloc"):
@@ -231,8 +222,7 @@ def main():
             check(any("alloc_floats (mlp.c:" in l for l in labels), "demo: a site of mlp.c")
         else:
             print("SKIP demo: the probe is built with AddressSanitizer")
-    print("%d passed, %d failed" % (passes, len(failures)))
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":

@@ -18,17 +18,8 @@ import sys
 import tempfile
 from decimal import Decimal
 
-failures = []
-passes = 0
-
-
-def check(cond, what):
-    global passes
-    if cond:
-        passes += 1
-    else:
-        failures.append(what)
-        print("FAIL " + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from checks import check, verdict  # noqa: E402
 
 
 META = ('{"kind":"meta","schema":"candle-graph/trace/6","run_id":"run-900-1",'
@@ -282,8 +273,7 @@ def main():
                 check(doc["metadata"].get("buckets", 0) <= 500, "demo: at most 500 buckets")
                 n_c = sum(1 for e in by.get("C", []) if e["name"].endswith(" live"))
                 check(n_c <= 2 * 500, "demo: two samples per bucket at most (%d)" % n_c)
-    print("%d passed, %d failed" % (passes, len(failures)))
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":
