@@ -173,3 +173,34 @@ bench_best() {
 		fi
 	done
 }
+
+# bench_counts N...: each a non-negative integer, else die.
+bench_counts() {
+	for b_n in "$@"; do
+		case "$b_n" in '' | *[!0-9]*) die "not a non-negative integer: '$b_n'" ;; esac
+	done
+}
+
+# bench_built BUILD_ARG FILE...: each FILE exists, else die saying how to build BUILD_ARG.
+bench_built() {
+	b_arg=$1
+	shift
+	for b_f in "$@"; do
+		[ -e "$b_f" ] || die "missing $b_f (build first: meson setup $b_arg && ninja -C $b_arg)"
+	done
+}
+
+# bench_tools TOOL...: each on PATH, else die.
+bench_tools() {
+	for b_t in "$@"; do
+		command -v "$b_t" >/dev/null 2>&1 || die "missing $b_t in PATH"
+	done
+}
+
+# bench_tmp DIR: a fresh directory under DIR in $tmp, removed at exit (and on INT, TERM).
+bench_tmp() {
+	tmp=$(mktemp -d "$1/$bench_name.XXXXXX") || die "cannot create a directory in $1"
+	trap 'rm -rf -- "$tmp"' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}

@@ -49,9 +49,7 @@ threads_list=${THREADS:-"1 2"}
 depths=${DEPTHS:-"1 16"}
 live_n=${LIVE_N:-2000000}
 trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-for n in $ops $runs $sizes $threads_list $depths $live_n; do
-	case "$n" in '' | *[!0-9]*) die "not a non-negative integer: '$n'" ;; esac
-done
+bench_counts $ops $runs $sizes $threads_list $depths $live_n
 [ "$runs" -ge 1 ] || die "RUNS must be at least 1"
 
 bench=$build/bench/alloc-bench
@@ -59,10 +57,8 @@ live_bench=$build/bench/live-bench
 probe=$build/preload/libcgprobe.so
 cgtrace=$build/cgtrace/cgtrace
 rusage_run=$build/bench/rusage-run
-for f in "$bench" "$live_bench" "$probe" "$cgtrace" "$rusage_run"; do
-	[ -e "$f" ] || die "missing $f (build first: meson setup ${1:-build} && ninja -C ${1:-build})"
-done
-command -v heaptrack >/dev/null 2>&1 || die "missing heaptrack in PATH"
+bench_built "${1:-build}" "$bench" "$live_bench" "$probe" "$cgtrace" "$rusage_run"
+bench_tools heaptrack
 bench_clean_env
 # The encoding's cost, as issue 10 set its targets: stacks off unless STACK_DEPTH
 # says otherwise (bench/stack-bench.sh measures what stacks add).
@@ -70,10 +66,7 @@ stack_depth=${STACK_DEPTH:-0}
 case "$stack_depth" in '' | *[!0-9]*) die "STACK_DEPTH is not a non-negative integer: '$stack_depth'" ;; esac
 export CGPROBE_STACK_DEPTH="$stack_depth"
 
-tmp=$(mktemp -d "$trace_dir/probe-bench.XXXXXX") || die "cannot create a directory in $trace_dir"
-trap 'rm -rf -- "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_tmp "$trace_dir"
 bench_setup
 
 # The largest configuration: the last of each list. Its compact trace gives

@@ -35,9 +35,7 @@ runs=${3:-3}
 threads=${THREADS:-2}
 depth=${DEPTH:-16}
 trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-for n in $records $runs $threads $depth; do
-	case "$n" in '' | *[!0-9]*) die "not a non-negative integer: '$n'" ;; esac
-done
+bench_counts $records $runs $threads $depth
 [ "$runs" -ge 1 ] || die "RUNS must be at least 1"
 [ "$threads" -ge 1 ] || die "THREADS must be at least 1"
 [ "$records" -ge $((threads * 100)) ] || die "RECORDS must be at least 100 per thread"
@@ -45,18 +43,13 @@ done
 bench=$build/bench/alloc-bench
 probe=$build/preload/libcgprobe.so
 cgtrace=$build/cgtrace/cgtrace
-for f in "$bench" "$probe" "$cgtrace"; do
-	[ -e "$f" ] || die "missing $f (build first: meson setup ${1:-build} && ninja -C ${1:-build})"
-done
+bench_built "${1:-build}" "$bench" "$probe" "$cgtrace"
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (GNU time)"
 browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) ||
 	die "missing chromium (or chromium-browser) in PATH"
 bench_clean_env
 
-tmp=$(mktemp -d "$trace_dir/report-bench.XXXXXX") || die "cannot create a directory in $trace_dir"
-trap 'rm -rf -- "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_tmp "$trace_dir"
 bench_setup
 sandbox=
 [ "$(id -u)" != 0 ] || sandbox=--no-sandbox

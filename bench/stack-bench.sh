@@ -41,9 +41,7 @@ sizes=${SIZES:-"$ops $((ops * 10))"}
 threads_list=${THREADS:-"1 2"}
 depths=${DEPTHS:-"1 16"}
 trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-for n in $ops $runs $sizes $threads_list $depths; do
-	case "$n" in '' | *[!0-9]*) die "not a non-negative integer: '$n'" ;; esac
-done
+bench_counts $ops $runs $sizes $threads_list $depths
 [ "$runs" -ge 1 ] || die "RUNS must be at least 1"
 
 bench=$build/bench/alloc-bench
@@ -51,16 +49,11 @@ unwind=$build/bench/unwind-bench
 probe=$build/preload/libcgprobe.so
 cgtrace=$build/cgtrace/cgtrace
 rusage_run=$build/bench/rusage-run
-for f in "$bench" "$unwind" "$probe" "$cgtrace" "$rusage_run"; do
-	[ -e "$f" ] || die "missing $f (build first: meson setup ${1:-build} && ninja -C ${1:-build})"
-done
-command -v heaptrack >/dev/null 2>&1 || die "missing heaptrack in PATH"
+bench_built "${1:-build}" "$bench" "$unwind" "$probe" "$cgtrace" "$rusage_run"
+bench_tools heaptrack
 bench_clean_env
 
-tmp=$(mktemp -d "$trace_dir/stack-bench.XXXXXX") || die "cannot create a directory in $trace_dir"
-trap 'rm -rf -- "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_tmp "$trace_dir"
 bench_setup
 
 # run_once MODE: one run of alloc-bench ($wl_threads, $wl_ops, $wl_depth);

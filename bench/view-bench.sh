@@ -30,9 +30,7 @@ runs=${3:-3}
 threads=${THREADS:-2}
 depth=${DEPTH:-16}
 trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-for n in $ops $runs $threads $depth; do
-	case "$n" in '' | *[!0-9]*) die "not a non-negative integer: '$n'" ;; esac
-done
+bench_counts $ops $runs $threads $depth
 [ "$runs" -ge 1 ] || die "RUNS must be at least 1"
 [ "$ops" -ge 10 ] || die "OPS must be at least 10"
 
@@ -40,18 +38,11 @@ bench=$build/bench/alloc-bench
 probe=$build/preload/libcgprobe.so
 cgtrace=$build/cgtrace/cgtrace
 rusage_run=$build/bench/rusage-run
-for f in "$bench" "$probe" "$cgtrace" "$rusage_run"; do
-	[ -e "$f" ] || die "missing $f (build first: meson setup ${1:-build} && ninja -C ${1:-build})"
-done
-for tool in heaptrack heaptrack_print; do
-	command -v "$tool" >/dev/null 2>&1 || die "missing $tool in PATH"
-done
+bench_built "${1:-build}" "$bench" "$probe" "$cgtrace" "$rusage_run"
+bench_tools heaptrack heaptrack_print
 bench_clean_env
 
-tmp=$(mktemp -d "$trace_dir/view-bench.XXXXXX") || die "cannot create a directory in $trace_dir"
-trap 'rm -rf -- "$tmp"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_tmp "$trace_dir"
 bench_setup
 
 # record TOOL OPS: the workload recorded by TOOL (probe or heaptrack) into $tmp/rec; sets trace.
