@@ -162,6 +162,7 @@ struct cli_out {
 	FILE *f;
 	const char *path;
 	char *tmp; /* written here, renamed to path on success */
+	bool replace;
 };
 /*
  * Opens path ("-" or NULL: stdout) to write; replace: an existing file is

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The output file of a view (plot, report, Perfetto, massif): written whole or not at all. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,10 +14,12 @@ int cli_out_open(struct cli_out *o, const char *path, bool replace)
 {
 	memset(o, 0, sizeof(*o));
 	o->path = path;
+	o->replace = replace;
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return CLI_OK;
 	}
+	/* Refused before the work is done; the final rename checks again, atomically. */
 	if (!replace && access(path, F_OK) == 0) {
 		fprintf(stderr, "%s: %s\n", path, strerror(EEXIST));
 		return CLI_FAIL;
@@ -48,6 +52,25 @@ int cli_out_open(struct cli_out *o, const char *path, bool replace)
 	return CLI_OK;
 }
 
+/*
+ * The temporary file takes path's name: over an old file, or only where
+ * none is (a file made meanwhile is not overwritten). Where the file
+ * system cannot rename without replacing, a hard link does the same.
+ */
+static int settle(const struct cli_out *o)
+{
+	if (o->replace)
+		return rename(o->tmp, o->path) ? errno : 0;
+	if (renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return errno;
+	if (link(o->tmp, o->path))
+		return errno;
+	unlink(o->tmp);
+	return 0;
+}
+
 int cli_out_close(struct cli_out *o, bool ok)
 {
 	const char *name = o->tmp ? o->path : "<stdout>";
@@ -60,8 +83,10 @@ int cli_out_close(struct cli_out *o, bool ok)
 		/* mkstemp's 0600 is not what a plot or a report wants: as a new file would be. */
 		mode_t mask = umask(0);
 		umask(mask);
-		if (ok && !err && (chmod(o->tmp, 0666 & ~mask) || rename(o->tmp, o->path)))
+		if (ok && !err && chmod(o->tmp, 0666 & ~mask))
 			err = errno;
+		if (ok && !err)
+			err = settle(o);
 		if (!ok || err)
 			unlink(o->tmp);
 		free(o->tmp);
