@@ -103,9 +103,14 @@ int cg_cout_flush(void)
 	return r;
 }
 
+bool cg_cout_room_due(size_t more)
+{
+	return ENC && cg_cenc_pending(ENC) + more + ROOM_MARGIN > CG_PROBE_BLOCK_RAW;
+}
+
 void cg_cout_room(size_t more)
 {
-	if (ENC && cg_cenc_pending(ENC) + more + ROOM_MARGIN > CG_PROBE_BLOCK_RAW)
+	if (cg_cout_room_due(more))
 		cg_cout_flush();
 }
 

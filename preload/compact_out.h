@@ -41,6 +41,8 @@ void cg_cout_forget(void);
 int cg_cout_flush(void);
 /* Ends the block early when the next items might not fit, so only cg_cout_flush ends blocks. */
 void cg_cout_room(size_t more);
+/* Whether cg_cout_room(more) would end the block now. */
+bool cg_cout_room_due(size_t more);
 
 /* The thread of the records that follow. */
 void cg_cout_thread(uint64_t tid);

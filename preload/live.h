@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "event.h"
+
 struct cg_live {
 	uint64_t size;    /* requested bytes, below 2^52 */
 	uint8_t category; /* enum cgtrace_category */
@@ -31,6 +33,15 @@ struct cg_live_entry {
 	uint64_t size;
 	uint64_t ord;
 };
+
+/* A virtual memory reservation's key: bit 63 keeps it apart from any address. */
+#define CG_LIVE_VMM_KEY (1ull << 63)
+
+/* The key an event's block has in the table. */
+static inline uint64_t cg_live_key(const struct cg_event *e)
+{
+	return (e->kind & CG_PROBE_VMM) ? e->addr | CG_LIVE_VMM_KEY : e->addr;
+}
 
 /* Inline below: the writer looks up every event, and a call cost as much as the lookup. */
 struct cg_live_table {

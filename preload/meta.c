@@ -182,7 +182,7 @@ static void add_user_tags(struct tags *t, uint32_t own)
 	}
 }
 
-void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, pid_t forked_from)
+void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, const struct cg_meta_origin *origin)
 {
 	static const char *const rank_vars[] = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID",
 						"OMPI_COMM_WORLD_RANK"};
@@ -203,10 +203,12 @@ void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, pid_t forked_from)
 	cg_options_each_tag(add_setting, &t);
 	if (cg_opt.trace_format == CG_FORMAT_COMPACT)
 		add_c(&t, "cgprobe_zstd_level", CG_PROBE_ZSTD_LEVEL_TEXT);
-	if (forked_from) {
-		snprintf(parent, sizeof(parent), "%d", (int)forked_from);
+	if (origin->forked_from) {
+		snprintf(parent, sizeof(parent), "%d", (int)origin->forked_from);
 		add_c(&t, "forked_from", parent);
 	}
+	if (origin->inherited)
+		add_c(&t, "cgprobe_inherited", origin->inherited);
 	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
 		const char *v = getenv(rank_vars[i]);
 		if (v)

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "compact_out.h"
 #include "device.h"
+#include "inherit.h"
 #include "meta.h"
 #include "modules.h"
 #include "options.h"
@@ -35,7 +36,7 @@ static struct cg_out copy = {.fd = -1};
 static char copy_path[PATH_MAX];
 static bool compact;
 static pid_t owner;
-static pid_t forked_from_pid; /* the session's forked_from tag, 0 for none */
+static struct cg_meta_origin origin; /* forked_from and cgprobe_inherited */
 static unsigned next_seq;
 static atomic_int ended;
 /* The trace is a regular file this session created (not a FIFO or device): that one. */
@@ -46,8 +47,15 @@ static ino_t own_ino;
 static bool dropped;
 /* A fork child's session: it keeps the live table it inherited (cg_session_fork_child). */
 static bool forking;
-/* The writer was parked for the fork: the table the child inherits is whole. */
-static bool fork_parked;
+/* The writer was held for the fork: the table the child inherits is whole. */
+static bool fork_whole;
+/*
+ * How long a fork waits for the writer to stand still. It answers within
+ * microseconds unless it is busy for long where it cannot stop (a live
+ * table doubling, a starved CPU); the fork then goes on without it and
+ * the child's trace says its inherited blocks are missing.
+ */
+#define FORK_HOLD_MS 100
 /* CGPROBE_CAPTURE=update: the head waits for the window; this one if it never comes. */
 static bool head_later;
 static struct cg_buf unreached_head;
@@ -113,11 +121,11 @@ static int move_high(int fd)
  * The meta record and s1 go out at once: even a process killed right away
  * leaves them. In compact mode they are the first block after the header.
  */
-static void format_head(struct cg_buf *b, pid_t forked_from)
+static void format_head(struct cg_buf *b)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	cg_meta_format(b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, forked_from);
+	cg_meta_format(b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, &origin);
 }
 
 /* The head's lines into the trace (the encoder, in compact mode, already open). */
@@ -142,7 +150,7 @@ static int put_head(const struct cg_buf *b)
  * time is the window's); the one saying it never came is made now, as the
  * end may come in a signal handler.
  */
-static int write_head(pid_t forked_from)
+static int write_head(void)
 {
 	int r = compact ? cg_cout_open(&out, cg_opt.stats) : 0;
 	if (r < 0)
@@ -150,11 +158,11 @@ static int write_head(pid_t forked_from)
 	if (head_later) {
 		unreached_head.len = 0;
 		cg_capture_set_reached(false);
-		format_head(&unreached_head, forked_from);
+		format_head(&unreached_head);
 		return unreached_head.err;
 	}
 	struct cg_buf b = {0};
-	format_head(&b, forked_from);
+	format_head(&b);
 	r = put_head(&b);
 	cg_buf_fini(&b);
 	return r;
@@ -171,18 +179,19 @@ static int head_now(const struct cg_buf *b)
 
 int cg_session_window_open(void)
 {
+	uint32_t ticket;
 	if (!head_later || getpid() != owner)
 		return -EINVAL;
-	if (cg_writer_park(5000) < 0)
+	if (cg_writer_hold(CG_PARK_ROUND, 5000, &ticket) < 0)
 		return -ETIMEDOUT;
 	struct cg_buf b = {0};
 	cg_capture_set_reached(true);
-	format_head(&b, forked_from_pid);
+	format_head(&b);
 	int r = head_now(&b);
 	cg_buf_fini(&b);
 	if (r == 0)
 		cg_writer_window_begin();
-	cg_writer_unpark();
+	cg_writer_release(ticket);
 	if (r < 0) {
 		cg_warn("cannot write trace ", path, ": ", strerror(-r),
 			"; recording stopped, the program goes on", NULL);
@@ -194,10 +203,11 @@ int cg_session_window_open(void)
 /* The window never came: the trace says so (cgprobe_capture_reached no). */
 static void head_unreached(void)
 {
-	if (!head_later || cg_writer_park(5000) < 0)
+	uint32_t ticket;
+	if (!head_later || cg_writer_hold(CG_PARK_ROUND, 5000, &ticket) < 0)
 		return;
 	head_now(&unreached_head);
-	cg_writer_unpark();
+	cg_writer_release(ticket);
 }
 
 /* The test-only copy, named from its template as the trace is; trouble leaves it out. */
@@ -225,7 +235,13 @@ void cg_session_start(pid_t parent)
 	cg_device_session_start();
 	cg_stack_session_start();
 	owner = getpid();
-	forked_from_pid = parent;
+	/*
+	 * A fork child's trace holds what it inherited, unless the fork could
+	 * not wait for the writer; a session after a failed exec in a fork
+	 * child starts with nothing of it.
+	 */
+	origin = (struct cg_meta_origin){
+	    parent, !parent ? NULL : forking && fork_whole ? "complete" : "partial"};
 	dropped = false;
 	cg_capture_session_start();
 	head_later = cg_capture_state() == CG_CAPTURE_WAITING;
@@ -249,7 +265,7 @@ void cg_session_start(pid_t parent)
 	out.timed = cg_opt.stats;
 	open_copy();
 	if (r == 0)
-		r = write_head(parent);
+		r = write_head();
 	/*
 	 * A fork child's trace starts with what it inherited, once it makes an
 	 * allocation of its own; before a window, only the live table is kept.
@@ -257,7 +273,7 @@ void cg_session_start(pid_t parent)
 	uint8_t gate = head_later ? CG_GATE_WINDOW : forking ? CG_GATE_FIRST_ALLOC : CG_GATE_OPEN;
 	struct cg_writer_opts wo = {cg_opt.flush_ms, compact, copy.fd >= 0 ? &copy : NULL,
 				    cg_opt.stats,     gate,    head_later,
-				    forking && fork_parked};
+				    forking && fork_whole};
 	if (r == 0)
 		r = cg_writer_start(&out, &wo);
 	if (r < 0) {
@@ -288,7 +304,7 @@ void cg_session_end(int timeout_ms)
 		return;
 	head_unreached();
 	/* A fork child that made no allocation of its own leaves no file, as before an exec. */
-	bool child = forked_from_pid != 0 && own_file;
+	bool child = origin.forked_from != 0 && own_file;
 	cg_writer_request(CG_REQ_FINISH | (child ? CG_REQ_DROP_EMPTY : 0), timeout_ms);
 	if (child && cg_writer_dropped())
 		unlink_own_file();
@@ -338,24 +354,39 @@ void cg_session_exec_failed(void)
 	cg_rings_drop_pending();
 	/* The clock starts again: this thread's stamps must not stay ahead of it. */
 	cg_self.last_ts = 0;
-	cg_session_start(forked_from_pid);
+	cg_session_start(origin.forked_from);
 }
 
 /*
  * Hooks hold no lock, so fork needs nothing taken beforehand; the writer
- * is parked, so that the child inherits a live table no change is amid.
+ * is held, so that the child inherits a live table no change is amid.
+ * Per thread: threads may fork at once, each with a hold in turn.
  */
 void cg_session_fork_prepare(void)
 {
 	cg_self.guard++;
-	fork_parked = cg_session_recording() && cg_writer_park(1000) == 0;
+	cg_self.fork_held = cg_session_recording() &&
+			    cg_writer_hold(CG_PARK_FORK, FORK_HOLD_MS, &cg_self.fork_ticket) == 0;
+}
+
+/* Once per process, in the parent: a fork that could not wait for the writer. */
+static void warn_partial(void)
+{
+	static bool warned;
+	if (warned)
+		return;
+	warned = true;
+	cg_warn("fork: the trace writer did not answer within 100 ms; the child's trace "
+		"lacks the blocks it inherited (cgprobe_inherited partial)", NULL);
 }
 
 void cg_session_fork_parent(void)
 {
-	if (fork_parked)
-		cg_writer_unpark();
-	fork_parked = false;
+	if (cg_self.fork_held)
+		cg_writer_release(cg_self.fork_ticket);
+	else if (cg_session_recording() && cg_opt.follow)
+		warn_partial();
+	cg_self.fork_held = false;
 	cg_self.guard--;
 }
 
@@ -363,6 +394,10 @@ void cg_session_fork_child(void)
 {
 	int saved = errno;
 	bool was_recording = cg_session_recording();
+	bool whole = cg_self.fork_held;
+	/* What the parent's writer had not applied yet is in the rings: the table takes it. */
+	if (whole)
+		cg_inherit_pending();
 	cg_rings_reset_after_fork(cg_self.ring);
 	/* The parent's file and writer thread are not ours: drop them unflushed. */
 	cg_writer_forget();
@@ -377,15 +412,14 @@ void cg_session_fork_child(void)
 	cg_self.last_ts = 0;
 	atomic_store(&cg_state, CG_OFF);
 	pid_t parent = getppid();
-	/* The parked word is the parent's writer's; the child's has not started. */
-	cg_writer_unpark();
 	/* A child of an update whose window has ended has nothing to record. */
 	if (was_recording && cg_opt.follow && cg_capture_state() != CG_CAPTURE_DONE) {
 		forking = true;
+		fork_whole = whole;
 		cg_session_start(parent);
 		forking = false;
 	}
-	fork_parked = false;
+	cg_self.fork_held = false;
 	cg_self.guard--;
 	errno = saved;
 }

@@ -27,6 +27,9 @@ struct cg_thread {
 	/* The thread's name for the trace ("" until known) and whether a span_start carried it. */
 	char name[64];
 	bool name_sent;
+	/* The writer is held for this thread's fork (session.c), by this ticket. */
+	bool fork_held;
+	uint32_t fork_ticket;
 };
 
 extern __thread struct cg_thread cg_self __attribute__((tls_model("initial-exec")));

@@ -23,6 +23,7 @@
 #include "live.h"
 #include "modules.h"
 #include "options.h"
+#include "park.h"
 #include "params.h"
 #include "real.h"
 #include "ring.h"
@@ -160,16 +161,41 @@ struct cursor {
 };
 
 static struct cursor cursors[MAX_RINGS];
+/* The rings of the drain under way; 0 outside one. */
+static size_t n_cursors;
 
-#define VMM_KEY (1ull << 63)
+/* Every event taken so far goes back to its ring: the live table then holds exactly what they did. */
+static void release_all(void)
+{
+	for (size_t i = 0; i < n_cursors; i++)
+		cg_ring_release(cursors[i].r, cursors[i].pos);
+}
+
+/* Between two events of a drain: a fork waiting takes the rings as they are, applied up to here. */
+static void fork_point(void)
+{
+	if (n_cursors && cg_park_pending()) {
+		release_all();
+		cg_park_point(false);
+	}
+}
+
+/*
+ * Between events, work that leaves the live table and the rings alone (a
+ * write, a block's compression): a fork may go on meanwhile, and finds in
+ * the rings exactly the events not applied yet (inherit.h).
+ */
+static void outside_table(void (*work)(void))
+{
+	release_all();
+	cg_park_outside_begin();
+	work();
+	cg_park_outside_end();
+}
+
 
 /* How many events ahead the table slot of an event is fetched. */
 #define LOOKAHEAD 8
-
-static uint64_t live_key(const struct cg_event *e)
-{
-	return (e->kind & CG_PROBE_VMM) ? e->addr | VMM_KEY : e->addr;
-}
 
 /*
  * Frees get the size, category and device of the allocation they end;
@@ -178,7 +204,7 @@ static uint64_t live_key(const struct cg_event *e)
 static bool match_free(struct cg_event *ev, uint8_t *device, uint64_t *ord)
 {
 	struct cg_live v;
-	if (!cg_live_remove(live_key(ev), &v))
+	if (!cg_live_remove(cg_live_key(ev), &v))
 		return false;
 	ev->size = v.size;
 	ev->category = v.category;
@@ -343,13 +369,13 @@ struct snap_key {
 
 static uint64_t snap_order(uint64_t key)
 {
-	uint64_t addr = key & ~VMM_KEY;
+	uint64_t addr = key & ~CG_LIVE_VMM_KEY;
 	unsigned digits = 1;
 	while (digits < 16 && addr >> (4 * digits))
 		digits++;
 	/* 14 nibbles left-aligned hold any user-space or device address; the count breaks ties. */
 	uint64_t left = digits > 14 ? addr >> (4 * (digits - 14)) : addr << (4 * (14 - digits));
-	return (key & VMM_KEY) | left << 5 | digits;
+	return (key & CG_LIVE_VMM_KEY) | left << 5 | digits;
 }
 
 static bool snap_less(const struct snap_key *a, const struct snap_key *b)
@@ -409,8 +435,12 @@ static void snapshot(uint64_t ns)
 	snap_sort(k, n);
 	for (size_t i = 0; i < n; i++) {
 		snapshot_entry(&t->slots[k[i].slot], ns);
-		if (w.compact && (i + 1) % 512 == 0)
-			cg_cout_room(0);
+		if ((i + 1) % 512 == 0) {
+			/* A fork child's snapshot, made in a drain: a fork of its own need not wait it out. */
+			fork_point();
+			if (w.compact)
+				cg_cout_room(0);
+		}
 	}
 	munmap(k, len);
 }
@@ -421,10 +451,10 @@ static void snapshot(uint64_t ns)
  */
 static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
 {
-	uint64_t bytes = s->size & CG_LIVE_SIZE_MASK, addr = s->addr & ~VMM_KEY;
+	uint64_t bytes = s->size & CG_LIVE_SIZE_MASK, addr = s->addr & ~CG_LIVE_VMM_KEY;
 	uint8_t device = (uint8_t)(s->size >> CG_LIVE_DEV_SHIFT);
 	uint8_t cat = (uint8_t)(s->size >> CG_LIVE_CAT_SHIFT);
-	bool vmm = s->addr & VMM_KEY;
+	bool vmm = s->addr & CG_LIVE_VMM_KEY;
 	if (cg_params_contains(addr, bytes))
 		cat = CGTRACE_CAT_PARAMETER;
 	const struct cg_device_ident *id = device == CG_PROBE_HOST ? NULL : ident_of(device);
@@ -461,6 +491,11 @@ static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
  * snapshot first. Returns the slots taken, or 0 when the event goes on
  * to be recorded.
  */
+static void end_block(void)
+{
+	cg_cout_flush();
+}
+
 static unsigned gated(struct cg_ring *r, const struct cg_event *e, unsigned kind)
 {
 	struct cg_live v;
@@ -475,7 +510,7 @@ static unsigned gated(struct cg_ring *r, const struct cg_event *e, unsigned kind
 			w.gate = CG_GATE_OPEN;
 			return 0;
 		}
-		cg_live_insert(kind == CG_EV_ALLOC ? e->addr : live_key(e),
+		cg_live_insert(kind == CG_EV_ALLOC ? e->addr : cg_live_key(e),
 			       &(struct cg_live){e->size, e->category,
 						 kind == CG_EV_ALLOC ? CG_PROBE_HOST : e->step,
 						 CG_COUT_NO_ORD});
@@ -483,7 +518,7 @@ static unsigned gated(struct cg_ring *r, const struct cg_event *e, unsigned kind
 	case CG_EV_FREE:
 	case CG_EV_DEV_FREE:
 		/* Before the child's snapshot: the block is simply not in it. */
-		cg_live_remove(live_key(e), &v);
+		cg_live_remove(cg_live_key(e), &v);
 		return 1;
 	case CG_EV_DEV_INFO:
 		return 0;
@@ -627,7 +662,7 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 				if (packed && sid != st.id)
 					cg_intern_failed(st.id);
 			}
-			cg_live_insert(live_key(e),
+			cg_live_insert(cg_live_key(e),
 				       &(struct cg_live){e->size, e->category, e->step, ord});
 			if (w.text || !packed)
 				cg_format_device(&w.buf, e, ns, device, NULL, id, &st);
@@ -698,8 +733,6 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 		if (!w.copy)
 			w.buf.len = mark;
 	}
-	if (w.buf.len >= BUF_FLUSH)
-		emit_buffer();
 	return 1;
 }
 
@@ -720,6 +753,7 @@ static void drain(bool all)
 				    atomic_load_explicit(&r->head, memory_order_acquire)};
 		n++;
 	}
+	n_cursors = n;
 	cg_clock_map_anchor(&w.clock);
 	bool prefetch = cg_live_large();
 	for (;;) {
@@ -754,24 +788,27 @@ static void drain(bool all)
 			 */
 			if (prefetch && best->end - best->pos > LOOKAHEAD) {
 				uint64_t ahead = (best->pos + LOOKAHEAD) % CG_RING_EVENTS;
-				cg_live_prefetch(live_key(&best->r->ev[ahead]));
+				cg_live_prefetch(cg_live_key(&best->r->ev[ahead]));
 			}
 			uint64_t was = best->pos;
 			best->pos += process(best->r, best->pos);
+			if (__builtin_expect(w.buf.len >= BUF_FLUSH, 0))
+				outside_table(emit_buffer);
 			/* Room as it is made: a producer waiting on a full ring need not wait out
 			 * the round. */
 			if (best->pos / 512 != was / 512) {
 				cg_ring_release(best->r, best->pos);
+				fork_point();
 				/* Far more than 512 events' items: blocks end only here and per
 				 * round. */
-				if (w.compact)
-					cg_cout_room(0);
+				if (w.compact && cg_cout_room_due(0))
+					outside_table(end_block);
 			}
 		} while (best->pos != best->end &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= last);
 	}
-	for (size_t i = 0; i < n; i++)
-		cg_ring_release(cursors[i].r, cursors[i].pos);
+	release_all();
+	n_cursors = 0;
 }
 
 static void close_root(void)
@@ -823,22 +860,37 @@ static void print_stats(void)
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
 }
 
-/* Set while a thread other than the writer works on the writer's state (cg_writer_park). */
-static atomic_int parked;
-
-/* CG_REQ_PARK: after the round the writer waits, touching nothing, until unparked. */
-static void park(int req)
+/* The output after a round's drain: every event applied and released, so a fork may go on. */
+static bool output_now;
+static void round_output(void)
 {
-	if (!(req & CG_REQ_PARK))
-		return;
-	while (atomic_load(&parked))
-		futex(&parked, FUTEX_WAIT_PRIVATE, 1, NULL);
+	emit_buffer();
+	flush_output(output_now);
+}
+
+/* A round hold is answered after a round that drained for it; a fork hold after any. */
+static void round_end(int req)
+{
+	cg_park_point((req & CG_REQ_PARK) != 0);
+}
+
+/*
+ * CGPROBE_TEST_WRITER_STALL_MS: each round begins with a sleep where no
+ * hold is answered, as a writer starved of CPU mid-drain would be.
+ */
+static void test_stall(void)
+{
+	uint64_t ms = cg_opt.test_writer_stall_ms;
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+	if (ms)
+		nanosleep(&ts, NULL);
 }
 
 /* One round: drain, honour requests, flush. Returns false when finished. */
 static bool round_trip(void)
 {
 	int req = atomic_exchange(&w.requests, 0);
+	test_stall();
 	drain(req != 0);
 	if (req & CG_REQ_WINDOW_END) {
 		/* The window's end ends the trace's root span; later records stay out. */
@@ -853,7 +905,7 @@ static bool round_trip(void)
 			atomic_fetch_add(&w.done, 1);
 			futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 		}
-		park(req);
+		round_end(req);
 		return !(req & CG_REQ_FINISH);
 	}
 	/* Before the root's end goes in: any record but the head's is one of the program's. */
@@ -865,8 +917,10 @@ static bool round_trip(void)
 	}
 	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
 		close_root();
-	emit_buffer();
-	flush_output((req & ~CG_REQ_PARK) != 0);
+	output_now = (req & ~CG_REQ_PARK) != 0;
+	cg_park_outside_begin();
+	round_output();
+	cg_park_outside_end();
 	check_output();
 	if (req & CG_REQ_FINISH) {
 		/* The encoder stays allocated: freeing could meet a malloc lock a crash left held.
@@ -883,7 +937,7 @@ static bool round_trip(void)
 		atomic_fetch_add(&w.done, 1);
 		futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 	}
-	park(req);
+	round_end(req);
 	return !(req & CG_REQ_FINISH);
 }
 
@@ -900,13 +954,18 @@ static void *writer_main(void *arg)
 			wait = due > now ? due - now : 0;
 		}
 		struct timespec ts = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
+		/* Waiting, the writer holds nothing a fork needs. */
+		cg_park_outside_begin();
 		if (atomic_load(&w.wake) == 0 && atomic_load(&w.requests) == 0)
 			futex(&w.wake, FUTEX_WAIT_PRIVATE, 0, &ts);
+		cg_park_outside_end();
 		atomic_store(&w.wake, 0);
 		if (!round_trip())
 			break;
 		cg_rings_reclaim();
 	}
+	/* Finished, it touches the table no more: forks need not wait for it. */
+	cg_park_outside_begin();
 	return NULL;
 }
 
@@ -934,6 +993,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.dropped = false;
 	w.warned = false;
 	w.buf.len = 0;
+	cg_park_reset();
 	cg_clock_map_start(&w.clock);
 	/* A fork child keeps what it inherited, for its snapshot. */
 	if (!o->keep_live)
@@ -994,6 +1054,7 @@ int cg_writer_request(int req, int timeout_ms)
 
 void cg_writer_forget(void)
 {
+	cg_park_reset();
 	w.running = false;
 	w.joinable = false;
 	w.out = NULL;
@@ -1001,24 +1062,26 @@ void cg_writer_forget(void)
 	atomic_store(&w.wake, 0);
 }
 
-int cg_writer_park(int timeout_ms)
+/* A round hold: the next round drains every ring for it. */
+static void ask_round(void)
 {
-	if (!w.running)
-		return 0;
-	/* One at a time: a fork while a window opens must not unpark the writer under it. */
-	int none = 0;
-	if (!atomic_compare_exchange_strong(&parked, &none, 1))
-		return -EBUSY;
-	int r = cg_writer_request(CG_REQ_PARK, timeout_ms);
-	if (r < 0)
-		cg_writer_unpark();
-	return r;
+	atomic_fetch_or(&w.requests, CG_REQ_PARK);
+	cg_writer_wake();
 }
 
-void cg_writer_unpark(void)
+int cg_writer_hold(enum cg_park_kind kind, int timeout_ms, uint32_t *ticket)
 {
-	if (atomic_exchange(&parked, 0))
-		futex(&parked, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	*ticket = 0;
+	if (!w.running)
+		return 0;
+	/* A fork hold needs no round: a waiting writer answers it as it waits. */
+	return cg_park_hold(kind, timeout_ms, kind == CG_PARK_ROUND ? ask_round : NULL, ticket);
+}
+
+void cg_writer_release(uint32_t ticket)
+{
+	if (ticket)
+		cg_park_release(ticket);
 }
 
 void cg_writer_head_written(void)

@@ -13,13 +13,14 @@
 #include <stdint.h>
 
 #include "out.h"
+#include "park.h"
 
 enum cg_writer_req {
 	CG_REQ_SYNC = 1,       /* drain and flush */
 	CG_REQ_CLOSE_ROOT = 2, /* and write the root span's end */
 	CG_REQ_FINISH = 4,     /* and close the file; the thread exits */
 	CG_REQ_DROP_EMPTY = 8, /* with CLOSE_ROOT: finish too if nothing but the head was written */
-	CG_REQ_PARK = 16,      /* drain, then wait for cg_writer_unpark (cg_writer_park) */
+	CG_REQ_PARK = 16,      /* drain for a round hold (cg_writer_hold) */
 	CG_REQ_WINDOW_END = 32, /* the capture window ends: the root span closes, nothing more */
 };
 
@@ -55,17 +56,18 @@ int cg_writer_request(int req, int timeout_ms);
 /* A CG_REQ_DROP_EMPTY found the trace empty: the file is closed, the thread gone. */
 bool cg_writer_dropped(void);
 /*
- * Another thread takes over the writer's state: the writer drains every
- * ring, then waits until cg_writer_unpark. 0 (also without a running
- * writer), -EBUSY when another thread has it parked, or -ETIMEDOUT (the
- * writer is then not parked).
+ * Holds the writer still (park.h) until cg_writer_release(*ticket): for
+ * CG_PARK_ROUND after it drained every ring, the caller may then work on
+ * the writer's state; for CG_PARK_FORK where the live table and the rings
+ * are whole, for a fork. 0 (also without a running writer: *ticket is
+ * then 0), -EBUSY when another hold stayed, or -ETIMEDOUT (nothing held).
  */
-int cg_writer_park(int timeout_ms);
-void cg_writer_unpark(void);
-/* Parked: the head went out, records may follow. */
+int cg_writer_hold(enum cg_park_kind kind, int timeout_ms, uint32_t *ticket);
+void cg_writer_release(uint32_t ticket);
+/* Held for a round: the head went out, records may follow. */
 void cg_writer_head_written(void);
 /*
- * Parked: the capture window begins: the snapshot of what is live, marked
+ * Held for a round: the capture window begins: the snapshot of what is live, marked
  * pre-existing at t=0, then every record, timed from the snapshot's end.
  */
 void cg_writer_window_begin(void);
