@@ -79,6 +79,12 @@ enum cli_note_style {
  * no): the one line saying so.
  */
 bool cli_capture_note(char *buf, size_t len, const struct cgtrace_doc *doc);
+/*
+ * A fork child whose fork could not wait for the probe's writer
+ * (cgprobe_inherited partial): the line saying its inherited blocks are
+ * missing.
+ */
+bool cli_inherited_note(char *buf, size_t len, const struct cgtrace_doc *doc);
 bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bool exact,
 			enum cli_note_style style);
 

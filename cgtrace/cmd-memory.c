@@ -205,11 +205,13 @@ static void print_groups(const struct cgtrace_memory_report *r, bool exact)
 static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memory_report *r,
 			bool exact, size_t top, const struct cli_sites *sites)
 {
-	char a[32], b[32], c[32], d[32], e[32], note[160], site[600];
+	char a[32], b[32], c[32], d[32], e[32], note[192], site[600];
 	printf("%s allocs, %s frees, %s allocated in total\n", cli_count(a, r->alloc_count),
 	       cli_count(b, r->free_count), cli_bytes(c, r->total_alloc_bytes, exact));
 	/* Between the totals and the peak: both leave out what was not recorded. */
 	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_FULL))
+		printf("note: %s\n", note);
+	if (cli_inherited_note(note, sizeof(note), doc))
 		printf("note: %s\n", note);
 	if (!r->peak_bytes) {
 		printf("peak: none (no live memory)\n");

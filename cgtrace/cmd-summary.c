@@ -266,8 +266,10 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 		       rep->peak_device, cli_ns(c, rep->peak_timestamp_ns));
 	else
 		printf("%-12s none\n", "peak");
-	char note[160];
+	char note[192];
 	if (cli_capture_note(note, sizeof(note), doc))
+		printf("%-12s %s\n", "note", note);
+	if (cli_inherited_note(note, sizeof(note), doc))
 		printf("%-12s %s\n", "note", note);
 	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_FULL))
 		printf("%-12s %s\n", "note", note);
@@ -295,7 +297,7 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 {
 	struct cgtrace_meta m;
 	struct stat st;
-	char a[48], b[48], note[160];
+	char a[48], b[48], note[192];
 	size_t open_spans;
 	bool complete = root_closed(doc, &open_spans);
 	const char *program = cli_tag(doc, "executable"), *pid = cli_tag(doc, "pid");
@@ -331,6 +333,8 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 		putchar('\n');
 	}
 	if (cli_capture_note(note, sizeof(note), doc))
+		printf("%s\n", note);
+	if (cli_inherited_note(note, sizeof(note), doc))
 		printf("%s\n", note);
 	if (cli_min_bytes_note(note, sizeof(note), doc, exact, CLI_NOTE_BRIEF))
 		printf("%s\n", note);

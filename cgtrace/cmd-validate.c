@@ -47,8 +47,10 @@ static void warnings(const char *path, const struct cgtrace_doc *doc)
 	if (cgtrace_doc_min_bytes(doc, &min) == -EINVAL)
 		fprintf(stderr, "%s: warning: tag cgprobe_min_bytes '%s' is not a decimal number; "
 				"ignored\n", path, cli_tag(doc, "cgprobe_min_bytes"));
-	char note[160];
+	char note[192];
 	if (cli_capture_note(note, sizeof(note), doc))
+		fprintf(stderr, "%s: warning: %s\n", path, note);
+	if (cli_inherited_note(note, sizeof(note), doc))
 		fprintf(stderr, "%s: warning: %s\n", path, note);
 	uint64_t conflicts = cgtrace_doc_device_info_conflicts(doc);
 	if (conflicts)

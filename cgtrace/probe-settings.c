@@ -45,6 +45,19 @@ bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bo
 	return true;
 }
 
+bool cli_inherited_note(char *buf, size_t len, const struct cgtrace_doc *doc)
+{
+	const char *inherited = cli_tag(doc, "cgprobe_inherited");
+	if (!inherited || strcmp(inherited, "partial") != 0)
+		return false;
+	const char *parent = cli_tag(doc, "forked_from");
+	snprintf(buf, len,
+		 "inherited heap missing (cgprobe_inherited partial): blocks held from pid %s at "
+		 "the fork are not in the trace; peaks leave them out",
+		 parent && *parent ? parent : "?");
+	return true;
+}
+
 bool cli_capture_note(char *buf, size_t len, const struct cgtrace_doc *doc)
 {
 	const char *reached = cli_tag(doc, "cgprobe_capture_reached");
