@@ -11,7 +11,8 @@
   holds every block the threads made.
 - A writer that cannot answer (CGPROBE_TEST_WRITER_STALL_MS): the forks go
   on, the children's traces say partial, and validate, summary --brief and
-  the wrapper print it.
+  the wrapper print it. A writer blocked on a FIFO nobody reads is outside
+  the live table: its forks go through at once, their children whole.
 - A multiprocessing.Pool with fork: each worker's trace inherits the
   parent's marker bytearray.
 - Shell pipelines (dash and bash): every fork child that left a trace
@@ -186,6 +187,36 @@ def stalled_writer():
     shutil.rmtree(out)
 
 
+def stalled_fifo():
+    """A parent whose trace is a FIFO nobody reads: its writer blocks, its forks do not."""
+    out = os.path.join(tmp, "fifo")
+    os.mkdir(out)
+    env = clean_env(CGPROBE_OUTPUT=os.path.join(out, "t.%p"), PROBE=probe, STORM=storm, OUT=out)
+    # The FIFO is named by the pid the program will have: the shell's, kept by exec.
+    script = ('mkfifo "$OUT/t.$$" && exec 3<>"$OUT/t.$$" && '
+              'exec env LD_PRELOAD="$PROBE" "$STORM" 5 1')
+    with open(os.path.join(out, "stdout"), "w") as so:
+        proc = subprocess.Popen(["sh", "-c", script], env=env, stdout=so,
+                                stderr=subprocess.DEVNULL)
+        deadline = 60
+        lines = []
+        while deadline > 0:
+            with open(os.path.join(out, "stdout")) as f:
+                lines = [line.split() for line in f.read().splitlines()]
+            if len([x for x in lines if x[0] == "C"]) == 5:
+                break
+            subprocess.run(["sleep", "0.2"])
+            deadline -= 0.2
+        # Its threads wait for room in rings the writer cannot empty: it is stopped here.
+        proc.kill()
+        proc.wait()
+    children = [(int(p), int(n)) for k, p, n in lines if k == "C"]
+    check(len(children) == 5, "stalled FIFO: %d of 5 forks went through" % len(children))
+    for pid, freed in children:
+        check_storm_child(os.path.join(out, "t.%d" % pid), freed, 1, "stalled FIFO child %d" % pid)
+    shutil.rmtree(out)
+
+
 POOL = r"""
 import multiprocessing, os, sys
 def work(i):
@@ -258,6 +289,7 @@ try:
     storm_run(1000, "compact", True)
     storm_run(200, "jsonl", False)
     stalled_writer()
+    stalled_fifo()
     python_pool()
     # Subshells of a pipeline that allocate before they exit, and a command
     # substitution around it.
