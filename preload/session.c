@@ -297,14 +297,25 @@ static void unlink_own_file(void);
 void cg_session_end(int timeout_ms)
 {
 	/* vfork children share our memory but are not the session's process. */
-	if (getpid() != owner || atomic_exchange(&ended, 1))
+	if (getpid() != owner)
 		return;
+	/* A fork child that made no allocation of its own leaves no file, as before an exec. */
+	bool child = origin.forked_from != 0 && own_file;
+	if (atomic_exchange(&ended, 1)) {
+		/*
+		 * The end is under way already, on a path a fatal signal may have
+		 * interrupted (a pool's worker in _exit, terminated by its parent):
+		 * the writer finishes on its own thread; die only once it has.
+		 */
+		cg_writer_wait_finished(timeout_ms);
+		if (child && cg_writer_dropped())
+			unlink_own_file();
+		return;
+	}
 	int was = atomic_exchange(&cg_state, CG_STOPPED);
 	if (was == CG_OFF)
 		return;
 	head_unreached();
-	/* A fork child that made no allocation of its own leaves no file, as before an exec. */
-	bool child = origin.forked_from != 0 && own_file;
 	cg_writer_request(CG_REQ_FINISH | (child ? CG_REQ_DROP_EMPTY : 0), timeout_ms);
 	if (child && cg_writer_dropped())
 		unlink_own_file();

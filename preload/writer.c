@@ -54,6 +54,7 @@ static struct {
 	atomic_int wake;
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
+	atomic_bool finished; /* a CG_REQ_FINISH was done: the file is closed */
 	bool root_closed;
 	uint8_t gate;     /* enum cg_writer_gate: what reaches the trace */
 	bool head_later;  /* the head is not written yet: nothing may go out */
@@ -193,6 +194,10 @@ static void outside_table(void (*work)(void))
 	cg_park_outside_end();
 }
 
+static void end_block(void)
+{
+	cg_cout_flush();
+}
 
 /* How many events ahead the table slot of an event is fetched. */
 #define LOOKAHEAD 8
@@ -491,11 +496,6 @@ static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
  * snapshot first. Returns the slots taken, or 0 when the event goes on
  * to be recorded.
  */
-static void end_block(void)
-{
-	cg_cout_flush();
-}
-
 static unsigned gated(struct cg_ring *r, const struct cg_event *e, unsigned kind)
 {
 	struct cg_live v;
@@ -860,14 +860,6 @@ static void print_stats(void)
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
 }
 
-/* The output after a round's drain: every event applied and released, so a fork may go on. */
-static bool output_now;
-static void round_output(void)
-{
-	emit_buffer();
-	flush_output(output_now);
-}
-
 /* A round hold is answered after a round that drained for it; a fork hold after any. */
 static void round_end(int req)
 {
@@ -899,8 +891,10 @@ static bool round_trip(void)
 	}
 	/* Until its head is written the trace gets nothing; it is closed as it is. */
 	if (w.head_later) {
-		if (req & CG_REQ_FINISH)
+		if (req & CG_REQ_FINISH) {
 			cg_out_close(w.out);
+			atomic_store(&w.finished, true);
+		}
 		if (req) {
 			atomic_fetch_add(&w.done, 1);
 			futex((atomic_int *)&w.done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -917,9 +911,10 @@ static bool round_trip(void)
 	}
 	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
 		close_root();
-	output_now = (req & ~CG_REQ_PARK) != 0;
+	/* The drain applied and released every event it took: a fork may go on meanwhile. */
 	cg_park_outside_begin();
-	round_output();
+	emit_buffer();
+	flush_output((req & ~CG_REQ_PARK) != 0);
 	cg_park_outside_end();
 	check_output();
 	if (req & CG_REQ_FINISH) {
@@ -930,6 +925,7 @@ static bool round_trip(void)
 			cg_out_close(w.copy);
 		if (w.stats && !w.dropped)
 			print_stats();
+		atomic_store(&w.finished, true);
 	} else if (req & CG_REQ_CLOSE_ROOT) {
 		cg_out_trim(w.out); /* before exec: the file may never be closed by us */
 	}
@@ -993,6 +989,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.dropped = false;
 	w.warned = false;
 	w.buf.len = 0;
+	atomic_store(&w.finished, false);
 	cg_park_reset();
 	cg_clock_map_start(&w.clock);
 	/* A fork child keeps what it inherited, for its snapshot. */
@@ -1050,6 +1047,15 @@ int cg_writer_request(int req, int timeout_ms)
 		w.out = NULL;
 	}
 	return 0;
+}
+
+void cg_writer_wait_finished(int timeout_ms)
+{
+	uint64_t deadline = cg_clock_raw() + (uint64_t)timeout_ms * 1000000u;
+	while (w.running && !atomic_load(&w.finished) && cg_clock_raw() < deadline) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
 }
 
 void cg_writer_forget(void)

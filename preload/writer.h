@@ -53,6 +53,12 @@ void cg_writer_wake(void);
  * thread. Returns 0, or -ETIMEDOUT.
  */
 int cg_writer_request(int req, int timeout_ms);
+/*
+ * Another request finishes the trace (one a signal interrupted on this
+ * thread): waits up to timeout_ms for the writer to have closed the file.
+ * Async-signal-safe.
+ */
+void cg_writer_wait_finished(int timeout_ms);
 /* A CG_REQ_DROP_EMPTY found the trace empty: the file is closed, the thread gone. */
 bool cg_writer_dropped(void);
 /*

@@ -14,7 +14,8 @@
   the wrapper print it. A writer blocked on a FIFO nobody reads is outside
   the live table: its forks go through at once, their children whole.
 - A multiprocessing.Pool with fork: each worker's trace inherits the
-  parent's marker bytearray.
+  parent's marker bytearray, and is whole although the pool terminates its
+  workers (SIGTERM) while they exit.
 - Shell pipelines (dash and bash): every fork child that left a trace
   inherited blocks, and the shells' traces validate.
 """
@@ -252,6 +253,9 @@ def python_pool():
             continue
         recs = records(trace)
         check(tags(recs).get("cgprobe_inherited") == "complete", "pool: worker %d: tag" % pid)
+        # The pool terminates its workers as they exit: the end under way still finishes.
+        b = run([cgtrace, "summary", "--brief", trace], os.environ)
+        check("; complete" in b.stdout, "pool: worker %d's trace: %s" % (pid, b.stdout.strip()))
         sizes = inherited(recs).values()
         check(any(PY_MARKER <= b < PY_MARKER + 64 for b in sizes),
               "pool: worker %d does not hold the parent's %d-byte bytearray" % (pid, PY_MARKER))
