@@ -232,6 +232,15 @@ case $(cat "$tmp/out") in
 esac
 run -q env
 if grep -q '^LD_PRELOAD=' "$tmp/out"; then ok; else ko "LD_PRELOAD not in PROGRAM's environment"; fi
+# The build's Python module goes last on PYTHONPATH: 'import cgprobe' works
+# in PROGRAM, and a folder the caller names comes first.
+(unset PYTHONPATH; run -q sh -c 'echo "$PYTHONPATH"'
+ [ "$(cat "$tmp/out")" = "$(cd -P "$build/python" && pwd -P)" ]) && ok ||
+	ko "PYTHONPATH: $(cat "$tmp/out"), not $build/python"
+PYTHONPATH=/opt/mine run -q sh -c 'echo "$PYTHONPATH"'
+if [ "$(cat "$tmp/out")" = "/opt/mine:$(cd -P "$build/python" && pwd -P)" ]; then ok; else
+	ko "PYTHONPATH kept first: $(cat "$tmp/out")"
+fi
 # NVTX's injection is the probe, unless one is set already (Nsight's wins).
 (unset NVTX_INJECTION64_PATH; run -q sh -c 'echo "$NVTX_INJECTION64_PATH"'
  case $(cat "$tmp/out") in /*/"${CGPROBE_LIB##*/}") exit 0 ;; *) exit 1 ;; esac) && ok ||
