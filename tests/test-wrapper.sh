@@ -216,6 +216,26 @@ run --output=rel.%p.jsonl sh -c :
 if grep -q "^cgprobe: $PWD/rel\\.[0-9]*\\.jsonl\$" "$tmp/err"; then ok; else ko "relative -o taken from the current directory"; fi
 run --only cgprobe-matches-nothing true
 if [ "$st" -eq 0 ] && grep -q 'no trace written' "$tmp/err"; then ok; else ko "no trace written"; fi
+# A trace that cannot be created or written: the probe's one line says why,
+# and nothing more claims that no probe was loaded.
+for out in /proc/cgprobe-nope/x.cgt /dev/full; do
+	[ "$out" != /dev/full ] || [ -c /dev/full ] || { skip "-o /dev/full (none here)"; continue; }
+	run -o "$out" true
+	if [ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		grep -Eq "^cgprobe: cannot (create|write) trace $out: .*; not recording" "$tmp/err"; then
+		ok
+	else
+		ko "-o $out: only the probe's reason"
+	fi
+done
+# CGPROBE_QUIET=1 keeps the probe's line back: the wrapper gives the reason.
+CGPROBE_QUIET=1 run -o /proc/cgprobe-nope/x.cgt true
+if [ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	grep -q '^cgprobe: no trace: cannot create trace /proc/cgprobe-nope/x.cgt: ' "$tmp/err"; then
+	ok
+else
+	ko "CGPROBE_QUIET=1 -o /proc/cgprobe-nope/x.cgt: the reason, once"
+fi
 
 # What PROGRAM gets: its arguments and stdin intact, the probe's settings.
 run -q sh -c 'printf "%s|" "$@"' sh 'a b' '' '*' '$x' '-o'
