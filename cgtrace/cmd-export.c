@@ -162,10 +162,10 @@ static int export_canonical(const char *path, const char *output, const struct h
 static int export_stream(const char *path, const char *output, const struct how *how)
 {
 	struct cgtrace_reader *r;
-	int ret = cgtrace_reader_open(&r, path, NULL);
+	char err[1024];
+	int ret = cgtrace_reader_open_err(&r, path, NULL, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "%s: %s\n", strcmp(path, "-") == 0 ? "<stdin>" : path,
-			strerror(-ret));
+		fprintf(stderr, "%s\n", err);
 		return CLI_FAIL;
 	}
 	int fd = open_output(output);

@@ -423,6 +423,14 @@ struct cgtrace_record {
  */
 int cgtrace_reader_open(struct cgtrace_reader **out, const char *path,
 			const struct cgtrace_read_options *opts);
+/*
+ * cgtrace_reader_open with the reason it failed in err, "PATH: message"
+ * ("PATH: is a directory", strerror's text otherwise). Bytes that are no
+ * trace open, and the first cgtrace_reader_next says so (-EBADMSG, "PATH:
+ * empty file", "PATH: not a trace: neither compact nor JSONL").
+ */
+int cgtrace_reader_open_err(struct cgtrace_reader **out, const char *path,
+			    const struct cgtrace_read_options *opts, char *err, size_t errlen);
 /* Same over memory, which must outlive the reader; name is used in messages. */
 int cgtrace_reader_open_mem(struct cgtrace_reader **out, const char *name, const void *data,
 			    size_t len, const struct cgtrace_read_options *opts);
