@@ -46,7 +46,7 @@ while [ -n "$rest" ]; do
 			[ ! -e out.html ]; then
 			echo ok
 		else
-			echo "ko cgtrace $cmd $input: status $st, not 1 and '$name: $what'"
+			echo "ko cgtrace $cmd $input: status $st, want 1 and '$name: $what'"
 			sed 's/^/  stderr: /' "$tmp/err"
 		fi
 	done
