@@ -59,7 +59,7 @@ static int open_replacing(struct cli_out *o, const struct stat *old)
 	int fd = mkstemp(o->tmp);
 	if (fd < 0)
 		return out_fail(o, strerror(errno));
-	/* mkstemp's 0600 is not what a plot or a report wants: a new file's mode, or the old one's. */
+	/* Not mkstemp's 0600: the mode a new file would get, or the old file's. */
 	mode_t mask = umask(0);
 	umask(mask);
 	o->mode = old ? old->st_mode & 07777 : 0666 & ~mask;
