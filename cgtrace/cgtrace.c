@@ -7,10 +7,19 @@
 
 #include "cli.h"
 
+static int help_run(int argc, char **argv);
+
+static const struct cli_cmd cli_help = {
+	.name = "help",
+	.args = "[COMMAND]",
+	.help = "Describes COMMAND (as 'cgtrace COMMAND --help' does), or without one lists\n"
+		"the commands. 'cgtrace --version' prints the version.\n",
+	.run = help_run,
+};
+
 static const struct cli_cmd *const commands[] = {
 	&cli_summary, &cli_memory, &cli_top, &cli_leaks, &cli_timeline, &cli_validate, &cli_export,
-	&cli_plot,
-	&cli_report,
+	&cli_plot,    &cli_report, &cli_help,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -18,8 +27,11 @@ static const struct cli_cmd *const commands[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: cgtrace COMMAND [OPTIONS] TRACE\n\n"
-		   "Reads a candle-graph/trace/6 trace (plain or .zst; - for stdin) written by\n"
-		   "cgprobe and answers what was the peak, where, when and made of what.\n\n"
+		   "Reads a candle-graph/trace/6 trace written by cgprobe and answers what was\n"
+		   "the peak, where, when and made of what. TRACE is in the compact encoding\n"
+		   "(.cgt, what the probe writes by default), JSONL text (.jsonl) or\n"
+		   "zstd-compressed JSONL (.zst), told apart by content, whatever its name;\n"
+		   "- reads standard input.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->args);
@@ -33,6 +45,26 @@ static const struct cli_cmd *find(const char *name)
 		if (strcmp(commands[i]->name, name) == 0)
 			return commands[i];
 	return NULL;
+}
+
+/* help [COMMAND]: the command it names may be help itself. */
+static int help_run(int argc, char **argv)
+{
+	if (argc > 2)
+		return cli_usage_error(&cli_help, "expected one COMMAND, got %d", argc - 1);
+	if (argc < 2) {
+		usage(stdout);
+		return CLI_OK;
+	}
+	const struct cli_cmd *cmd = strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0
+					    ? &cli_help
+					    : find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "cgtrace: unknown command '%s'\n", argv[1]);
+		return CLI_USAGE;
+	}
+	cli_print_help(cmd, stdout);
+	return CLI_OK;
 }
 
 int main(int argc, char **argv)
@@ -50,18 +82,6 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
 		printf("cgtrace %s (%s)\n", CGTRACE_VERSION, CGTRACE_SCHEMA);
-		return CLI_OK;
-	}
-	if (strcmp(name, "help") == 0) {
-		const struct cli_cmd *cmd = argc > 2 ? find(argv[2]) : NULL;
-		if (argc > 2 && !cmd) {
-			fprintf(stderr, "cgtrace: unknown command '%s'\n", argv[2]);
-			return CLI_USAGE;
-		}
-		if (cmd)
-			cli_print_help(cmd, stdout);
-		else
-			usage(stdout);
 		return CLI_OK;
 	}
 	const struct cli_cmd *cmd = find(name);

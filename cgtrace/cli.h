@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "cgtrace.h"
 
@@ -163,20 +164,30 @@ void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f);
 /* [frame, ...] from the site outwards (all frames when full). */
 void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full);
 
-/* A view's output file (output.c). */
+/* The output file of a view or an export (output.c). */
 struct cli_out {
 	FILE *f;
 	const char *path;
-	char *tmp; /* written here, renamed to path on success */
-	bool replace;
+	char *target; /* the regular file replaced: path, or the file its links name */
+	char *tmp;    /* written here, renamed to target on success */
+	mode_t mode;  /* the replaced file's permissions, or a new file's */
 };
 /*
- * Opens path ("-" or NULL: stdout) to write; replace: an existing file is
- * replaced once the output is complete, else refused. CLI_FAIL printed.
+ * Opens path to write: "-", or a name of standard output (/dev/stdout),
+ * is standard output; a regular file, or none, is written to a temporary
+ * file beside it and replaces it in one rename once complete; a FIFO or
+ * character device is written as it is; a directory or any other kind of
+ * file is refused. CLI_FAIL printed.
  */
-int cli_out_open(struct cli_out *o, const char *path, bool replace);
-/* Ends the output: ok, it replaces path; else it is removed. CLI_FAIL printed. */
+int cli_out_open(struct cli_out *o, const char *path);
+/* Ends the output: ok, it replaces path; else the temporary file goes. CLI_FAIL printed. */
 int cli_out_close(struct cli_out *o, bool ok);
+/* The paragraph the help of each command with -o FILE ends with: what cli_out_open does. */
+#define CLI_OUT_HELP                                                                              \
+	"-o FILE: a regular file is written beside its name and renamed over it once\n"         \
+	"complete, so it is never half-written and a failed run leaves the old one\n"            \
+	"(through a symbolic link, the file it names); - or /dev/stdout is standard\n"           \
+	"output; a FIFO or character device is written as it is.\n"
 /* The view of path (cgtrace_view_read); prints the error and returns NULL. */
 struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_options *opts);
 

@@ -5,7 +5,6 @@
  * folded stacks, a Perfetto trace, a massif file.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -72,8 +71,7 @@ const struct cli_cmd cli_export = {
 		"                   end when closed), ops, tensors, memory, device memory,\n"
 		"                   gradients, edges, then cgprobe extension records; derived\n"
 		"                   storage sizes are written out\n"
-		"  -o FILE          write to FILE (created, never overwritten; removed again\n"
-		"                   when the trace turns out broken) instead of stdout\n",
+		"  -o FILE          write to FILE instead of standard output\n\n" CLI_OUT_HELP,
 	.run = run,
 };
 
@@ -84,24 +82,10 @@ struct how {
 	struct cgtrace_compact_options copts;
 };
 
-static int open_output(const char *output)
+/* The output's name in messages. */
+static const char *out_name(const struct cli_out *o)
 {
-	if (!output)
-		return STDOUT_FILENO;
-	int fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd < 0)
-		fprintf(stderr, "%s: %s\n", output, strerror(errno));
-	return fd;
-}
-
-/* Closes the output; 0, or -1 with the error printed. */
-static int close_output(const char *output, int fd)
-{
-	if (output && close(fd) < 0) {
-		fprintf(stderr, "%s: %s\n", output, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return o->f == stdout ? "<stdout>" : o->path;
 }
 
 static void print_stats(const struct cgtrace_compact_stats *st, int level)
@@ -137,8 +121,14 @@ static int export_canonical(const char *path, const char *output, const struct h
 	struct cgtrace_doc *doc = cli_load(path);
 	if (!doc)
 		return CLI_FAIL;
-	int fd = open_output(output);
-	if (fd < 0 || refuse_terminal(how, fd)) {
+	struct cli_out o;
+	if (cli_out_open(&o, output) != CLI_OK) {
+		cgtrace_doc_free(doc);
+		return CLI_FAIL;
+	}
+	int fd = fileno(o.f);
+	if (refuse_terminal(how, fd)) {
+		cli_out_close(&o, false);
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;
 	}
@@ -148,28 +138,33 @@ static int export_canonical(const char *path, const char *output, const struct h
 	if (ret == 0 && how->copts.stats)
 		print_stats(&st, how->copts.zstd_level);
 	if (ret < 0)
-		fprintf(stderr, "%s: %s\n", output ? output : "<stdout>", strerror(-ret));
-	if (close_output(output, fd) < 0)
-		ret = -1;
+		fprintf(stderr, "%s: %s\n", out_name(&o), strerror(-ret));
+	int status = cli_out_close(&o, ret == 0);
 	cgtrace_doc_free(doc);
-	return ret < 0 ? CLI_FAIL : CLI_OK;
+	return ret < 0 ? CLI_FAIL : status;
 }
 
 /*
  * The output is written while the trace is read, so a broken trace is
- * only found part-way: a FILE this run created is removed again then.
+ * only found part-way: the file it was to replace is left as it was.
  */
 static int export_stream(const char *path, const char *output, const struct how *how)
 {
 	struct cgtrace_reader *r;
-	int ret = cgtrace_reader_open(&r, path, NULL);
+	char err[1024];
+	int ret = cgtrace_reader_open_err(&r, path, NULL, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "%s: %s\n", strcmp(path, "-") == 0 ? "<stdin>" : path,
-			strerror(-ret));
+		fprintf(stderr, "%s\n", err);
 		return CLI_FAIL;
 	}
-	int fd = open_output(output);
-	if (fd < 0 || refuse_terminal(how, fd)) {
+	struct cli_out o;
+	if (cli_out_open(&o, output) != CLI_OK) {
+		cgtrace_reader_close(r);
+		return CLI_FAIL;
+	}
+	int fd = fileno(o.f);
+	if (refuse_terminal(how, fd)) {
+		cli_out_close(&o, false);
 		cgtrace_reader_close(r);
 		return CLI_FAIL;
 	}
@@ -183,13 +178,10 @@ static int export_stream(const char *path, const char *output, const struct how 
 	if (msg[0])
 		fprintf(stderr, "%s\n", msg);
 	else if (ret < 0)
-		fprintf(stderr, "%s: %s\n", output ? output : "<stdout>", strerror(-ret));
-	if (close_output(output, fd) < 0)
-		ret = -1;
-	if (ret < 0 && output)
-		unlink(output);
+		fprintf(stderr, "%s: %s\n", out_name(&o), strerror(-ret));
+	int status = cli_out_close(&o, ret == 0);
 	cgtrace_reader_close(r);
-	return ret < 0 ? CLI_FAIL : CLI_OK;
+	return ret < 0 ? CLI_FAIL : status;
 }
 
 /* A frame as flame graphs want it: no ';' (the separator) and no line break. */
@@ -283,17 +275,17 @@ static int export_folded(const char *path, const char *output, enum cli_by by, c
 	bool several = false;
 	for (size_t i = 1; i < s.n; i++)
 		several |= strcmp(s.stats[i].device, s.stats[0].device) != 0;
-	int ret = 0, fd = open_output(output);
-	if (fd >= 0) {
-		ret = folded_lines(rows, n, by, several && !device, fd);
+	struct cli_out o;
+	int status = cli_out_open(&o, output);
+	if (status == CLI_OK) {
+		int ret = folded_lines(rows, n, by, several && !device, fileno(o.f));
 		if (ret < 0)
-			fprintf(stderr, "%s: %s\n", output ? output : "<stdout>", strerror(-ret));
-		if (close_output(output, fd) < 0)
-			ret = -1;
+			fprintf(stderr, "%s: %s\n", out_name(&o), strerror(-ret));
+		status = cli_out_close(&o, ret == 0);
 	}
 	free(rows);
 	cli_sites_close(&s);
-	return ret < 0 || fd < 0 ? CLI_FAIL : CLI_OK;
+	return status;
 }
 
 /* A whole decimal number in [lo, hi]. */

@@ -17,7 +17,7 @@ const struct cli_cmd cli_plot = {
             "optimizer spans) as background bands, the device's used bytes from its\n"
             "checkpoints, its capacity when known and out-of-memory failures. One panel\n"
             "per device with memory records, stacked, on one time axis (docs/plot.md).\n\n"
-            "  -o FILE       the SVG file, replaced when it exists (- for standard output)\n"
+            "  -o FILE       the SVG file (- for standard output)\n"
             "  --device D    only device D (e.g. cpu, cuda:0)\n"
             "  --width W     image width in px (default 1280, 320 to 16384)\n"
             "  --height H    image height in px (default 720, 240 to 16384); it grows when\n"
@@ -26,7 +26,8 @@ const struct cli_cmd cli_plot = {
             "                100000); each shows its highest live bytes, so the peak is\n"
             "                never lost, and the drawing keeps at most one point a pixel\n\n"
             "The trace is read once, streamed, in memory bounded by the allocations\n"
-            "live at once plus the buckets; the file stays under a few hundred KB.\n",
+            "live at once plus the buckets; the file stays under a few hundred KB.\n\n"
+            CLI_OUT_HELP,
     .run = run,
 };
 
@@ -495,7 +496,7 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (status == CLI_OK)
-		status = cli_out_open(&o, a.out, true);
+		status = cli_out_open(&o, a.out);
 	if (status == CLI_OK) {
 		svg_begin(&p.svg, o.f);
 		int ret = draw(&p, &l, path);

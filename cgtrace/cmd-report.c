@@ -21,13 +21,13 @@ const struct cli_cmd cli_report = {
             "stacks), memory by span and step, device checkpoints and out-of-memory\n"
             "failures. The page is self-contained (inline style and script, no request\n"
             "of any kind) and opens offline in any browser.\n\n"
-            "  -o, --output FILE  the page (default: standard output); an existing\n"
-            "                     file is replaced once the page is complete\n"
+            "  -o, --output FILE  the page (default: standard output)\n"
             "  --buckets N        time buckets across the trace (default 2000, <= 100000)\n"
             "  --allocs N         largest allocations drawn one by one (default 500,\n"
             "                     <= 100000)\n\n"
             "The page embeds the trace's view (docs/views.md), whose size does not grow\n"
-            "with the record count: a few MB at most with the defaults.\n",
+            "with the record count: a few MB at most with the defaults.\n\n"
+            CLI_OUT_HELP,
     .run = run,
 };
 
@@ -60,7 +60,7 @@ static const char *trace_name(const char *path)
 static int write_page(const char *out, const struct cli_buf *data)
 {
 	struct cli_out o;
-	if (cli_out_open(&o, out, true) != CLI_OK)
+	if (cli_out_open(&o, out) != CLI_OK)
 		return CLI_FAIL;
 	bool ok = fwrite(cg_report_head, 1, cg_report_head_len, o.f) == cg_report_head_len &&
 	          write_data(o.f, data->p, data->len) == 0 &&

@@ -417,7 +417,7 @@ static size_t find_device(const struct cgtrace_view *v, const char *name)
 int cli_export_massif(const char *path, const char *output, const char *device)
 {
 	struct cli_out o;
-	if (cli_out_open(&o, output, false) != CLI_OK)
+	if (cli_out_open(&o, output) != CLI_OK)
 		return CLI_FAIL;
 	/* More allocations one by one than a plot draws: a device's peak tree rests on them. */
 	struct cgtrace_view_options vo = {.max_allocs = 5000};

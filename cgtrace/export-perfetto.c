@@ -500,7 +500,7 @@ int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
 int cli_export_perfetto(const char *path, const char *output, size_t buckets, size_t max_spans)
 {
 	struct cli_out o;
-	if (cli_out_open(&o, output, false) != CLI_OK)
+	if (cli_out_open(&o, output) != CLI_OK)
 		return CLI_FAIL;
 	struct cgtrace_view_options vo = {.buckets = buckets};
 	struct cgtrace_view *v = cli_view_load(path, &vo);

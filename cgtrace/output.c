@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The output file of a view (plot, report, Perfetto, massif): written whole or not at all. */
+/*
+ * The output file of a view or an export (plot, report, Perfetto, massif,
+ * JSONL, compact, folded): a regular file is replaced whole or not at all.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,89 +13,109 @@
 
 #include "cli.h"
 
-int cli_out_open(struct cli_out *o, const char *path, bool replace)
+static int out_fail(struct cli_out *o, const char *why)
 {
-	memset(o, 0, sizeof(*o));
-	o->path = path;
-	o->replace = replace;
-	if (!path || strcmp(path, "-") == 0) {
-		o->f = stdout;
-		return CLI_OK;
-	}
-	/* Refused before the work is done; the final rename checks again, atomically. */
-	if (!replace && access(path, F_OK) == 0) {
-		fprintf(stderr, "%s: %s\n", path, strerror(EEXIST));
-		return CLI_FAIL;
-	}
-	/*
-	 * A temporary name beside the file, renamed over it at the end: a
-	 * reader of the old file never sees half a new one, and a failed run
-	 * leaves nothing behind.
-	 */
-	size_t n = strlen(path) + 16;
+	fprintf(stderr, "%s: %s\n", o->path, why);
+	free(o->target);
+	free(o->tmp);
+	o->target = o->tmp = NULL;
+	return CLI_FAIL;
+}
+
+/* Standard output by another name: /dev/stdout, /proc/self/fd/1, the file it was redirected to. */
+static bool is_stdout(const struct stat *st)
+{
+	struct stat out;
+	return fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st->st_dev &&
+	       out.st_ino == st->st_ino;
+}
+
+/*
+ * A FIFO or a character device (/dev/null, a terminal) cannot be replaced:
+ * it is written as it is, and what a failed run wrote there stays.
+ */
+static int open_stream(struct cli_out *o)
+{
+	o->f = fopen(o->path, "w");
+	return o->f ? CLI_OK : out_fail(o, strerror(errno));
+}
+
+/*
+ * A temporary file beside the one to replace (the file a symbolic link
+ * names, so the link stays), renamed over it at the end: a reader of the
+ * old file never sees half a new one, and a failed run leaves the old one
+ * and nothing else.
+ */
+static int open_replacing(struct cli_out *o, const struct stat *old)
+{
+	o->target = old ? realpath(o->path, NULL) : strdup(o->path);
+	if (!o->target)
+		return out_fail(o, strerror(errno));
+	size_t n = strlen(o->target) + 16;
 	o->tmp = malloc(n);
-	if (!o->tmp) {
-		fprintf(stderr, "%s: %s\n", path, strerror(ENOMEM));
-		return CLI_FAIL;
-	}
-	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+	if (!o->tmp)
+		return out_fail(o, strerror(ENOMEM));
+	snprintf(o->tmp, n, "%s.tmpXXXXXX", o->target);
 	int fd = mkstemp(o->tmp);
-	if (fd >= 0)
-		o->f = fdopen(fd, "w");
+	if (fd < 0)
+		return out_fail(o, strerror(errno));
+	/* Not mkstemp's 0600: the mode a new file would get, or the old file's. */
+	mode_t mask = umask(0);
+	umask(mask);
+	o->mode = old ? old->st_mode & 07777 : 0666 & ~mask;
+	o->f = fdopen(fd, "w");
 	if (!o->f) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(o->tmp);
-		}
-		free(o->tmp);
-		o->tmp = NULL;
-		return CLI_FAIL;
+		int e = errno;
+		close(fd);
+		unlink(o->tmp);
+		return out_fail(o, strerror(e));
 	}
 	return CLI_OK;
 }
 
-/*
- * The temporary file takes path's name: over an old file, or only where
- * none is (a file made meanwhile is not overwritten). Where the file
- * system cannot rename without replacing, a hard link does the same.
- */
-static int settle(const struct cli_out *o)
+int cli_out_open(struct cli_out *o, const char *path)
 {
-	if (o->replace)
-		return rename(o->tmp, o->path) ? errno : 0;
-	if (renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return errno;
-	if (link(o->tmp, o->path))
-		return errno;
-	unlink(o->tmp);
-	return 0;
+	struct stat st;
+	memset(o, 0, sizeof(*o));
+	o->path = path ? path : "-";
+	if (strcmp(o->path, "-") == 0) {
+		o->f = stdout;
+		return CLI_OK;
+	}
+	if (stat(o->path, &st) < 0)
+		return errno == ENOENT ? open_replacing(o, NULL) : out_fail(o, strerror(errno));
+	if (is_stdout(&st)) {
+		o->f = stdout;
+		return CLI_OK;
+	}
+	if (S_ISDIR(st.st_mode))
+		return out_fail(o, "is a directory");
+	if (S_ISREG(st.st_mode))
+		return open_replacing(o, &st);
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+		return open_stream(o);
+	return out_fail(o, "not a regular file, FIFO or character device");
 }
 
 int cli_out_close(struct cli_out *o, bool ok)
 {
-	const char *name = o->tmp ? o->path : "<stdout>";
+	const char *name = o->f == stdout ? "<stdout>" : o->path;
 	int err = 0;
 	if (ok && (fflush(o->f) || ferror(o->f)))
 		err = errno ? errno : EIO;
+	if (o->f != stdout && fclose(o->f) && ok && !err)
+		err = errno;
 	if (o->tmp) {
-		if (fclose(o->f) && ok && !err)
+		if (ok && !err && chmod(o->tmp, o->mode))
 			err = errno;
-		/* mkstemp's 0600 is not what a plot or a report wants: as a new file would be. */
-		mode_t mask = umask(0);
-		umask(mask);
-		if (ok && !err && chmod(o->tmp, 0666 & ~mask))
+		if (ok && !err && rename(o->tmp, o->target))
 			err = errno;
-		if (ok && !err)
-			err = settle(o);
 		if (!ok || err)
 			unlink(o->tmp);
-		free(o->tmp);
 	}
-	o->f = NULL;
-	o->tmp = NULL;
+	free(o->tmp);
+	free(o->target);
+	memset(o, 0, sizeof(*o));
 	if (err)
 		fprintf(stderr, "%s: %s\n", name, strerror(err));
 	return ok && !err ? CLI_OK : CLI_FAIL;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -84,23 +85,38 @@ static bool is_stream(int fd)
 
 /*
  * One line per trace: its absolute path when created, "-" and the path
- * when it was removed again (paths start with '/', so "-" cannot be one).
+ * when it was removed again; for a trace that could not be made, "!" and
+ * the warning printed on stderr, or "?" and the warning CGPROBE_QUIET kept
+ * back, so the wrapper tells a failed trace from a probe that never loaded
+ * (paths start with '/', so none of these can be one).
  */
-static void append_manifest(const char *prefix)
+static void append_manifest(const char *prefix, const char *text)
 {
 	if (!cg_opt.manifest)
 		return;
 	int fd = open(cg_opt.manifest, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return;
-	char line[PATH_MAX + 2];
-	size_t k = strlen(prefix), n = strlen(path);
+	char line[PATH_MAX + 256];
+	size_t k = strlen(prefix), n = strlen(text);
+	if (n > sizeof(line) - 1 - k)
+		n = sizeof(line) - 1 - k;
 	memcpy(line, prefix, k);
-	memcpy(line + k, path, n);
+	memcpy(line + k, text, n);
 	line[k + n] = '\n';
 	/* One write: O_APPEND keeps the lines of processes writing at once whole. */
 	(void)!write(fd, line, k + n + 1);
 	close(fd);
+}
+
+/* A trace not made: the warning, on stderr and in the manifest. */
+static void start_failed(const char *what, const char *name, int err)
+{
+	char msg[PATH_MAX + 200];
+	snprintf(msg, sizeof(msg), "%s%s: %s; not recording, the program goes on", what, name,
+		 strerror(-err));
+	cg_warn(msg, NULL);
+	append_manifest(cg_opt.quiet ? "?" : "!", msg);
 }
 
 /*
@@ -249,8 +265,7 @@ void cg_session_start(pid_t parent)
 	r = cg_outpath_create(cg_opt.output, cg_process.exe_name, next_seq++, path, sizeof(path),
 			      &fd);
 	if (r < 0) {
-		cg_warn("cannot create trace ", path[0] ? path : cg_opt.output, ": ", strerror(-r),
-			"; not recording, the program goes on", NULL);
+		start_failed("cannot create trace ", path[0] ? path : cg_opt.output, r);
 		atomic_store(&cg_state, CG_OFF);
 		return;
 	}
@@ -277,15 +292,14 @@ void cg_session_start(pid_t parent)
 	if (r == 0)
 		r = cg_writer_start(&out, &wo);
 	if (r < 0) {
-		cg_warn("cannot write trace ", path, ": ", strerror(-r),
-			"; not recording, the program goes on", NULL);
+		start_failed("cannot write trace ", path, r);
 		cg_out_close(&out);
 		if (copy.fd >= 0)
 			cg_out_close(&copy);
 		atomic_store(&cg_state, CG_OFF);
 		return;
 	}
-	append_manifest("");
+	append_manifest("", path);
 	/* The modules loaded so far, for the trace's first memory record (docs/stacks.md). */
 	if (cg_stack_depth)
 		cg_modules_announce(true);
@@ -332,7 +346,7 @@ static void unlink_own_file(void)
 	if (!own_file || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != own_dev ||
 	    st.st_ino != own_ino || unlink(path) < 0)
 		return;
-	append_manifest("-");
+	append_manifest("-", path);
 	/* The copy of a removed trace goes with it (the writer closed it). */
 	if (copy_path[0])
 		unlink(copy_path);

@@ -188,8 +188,12 @@ def main():
         check(len(labels) >= 2, "cuda:1: a tree below the root")
         rc, _, err = run(cgtrace, "export", "--format", "massif", "--device", "cuda:7", hand)
         check(rc == 1 and "cuda:7" in err, "an unknown device: exit 1 naming it")
+        # An existing file is replaced (through a temporary file: tests/test-output.sh).
+        with open(out, "w") as f:
+            f.write("old")
         rc, _, err = run(cgtrace, "export", "--format", "massif", "-o", out, hand)
-        check(rc == 1 and "File exists" in err, "an existing file is kept")
+        with open(out) as f:
+            check(rc == 0 and f.read() != "old", "an existing file is replaced")
         # No memory records: one empty snapshot, still read.
         nomem = os.path.join(tmp, "nomem.jsonl")
         with open(nomem, "w") as f:

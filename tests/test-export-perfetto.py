@@ -235,9 +235,12 @@ def main():
             check(kept == ["s1", "s2"], "cap: the two longest kept, not %s" % kept)
             check(doc["metadata"].get("cgtrace_note") == "2 of 6 spans kept: the longest",
                   "cap: the note, not %s" % doc["metadata"].get("cgtrace_note"))
-        # The file is never overwritten.
+        # An existing file is replaced (through a temporary file: tests/test-output.sh).
+        with open(out, "w") as f:
+            f.write("old")
         rc, _, err = run(cgtrace, "export", "--format", "perfetto", "-o", out, hand)
-        check(rc == 1 and "File exists" in err, "an existing file is kept")
+        with open(out) as f:
+            check(rc == 0 and f.read() != "old", "an existing file is replaced")
         # The capture window.
         with open(hand, "w") as f:
             f.write(hand_trace(True))

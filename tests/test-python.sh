@@ -3,7 +3,8 @@
 # under the probe, cgprobe.torch.watch on a small training loop whose trace
 # shows activation, gradient and optimizer memory at the peak (and parameter
 # inside a capture window, when the probe has one), the same loop unedited
-# under cgprobe --python-steps, and nothing done without the probe. Exits 77
+# under cgprobe --python-steps, 'import cgprobe.torch' in a script the
+# wrapper runs, and nothing done without the probe. Exits 77
 # without /usr/bin/python3 or its torch.
 #   test-python.sh WRAPPER CGTRACE PYTHON_DIR
 set -u
@@ -96,6 +97,16 @@ if probe api env PYTHONPATH="$pydir" "$py" "$here/api.py"; then
 	cats api activation gradient optimizer
 else
 	ko "api: api.py under the probe failed"
+fi
+
+# --- import cgprobe.torch under the wrapper, as the README shows it ------
+# No PYTHONPATH of the caller's: the wrapper's own build's package is found.
+if probe import "$py" -c 'import cgprobe.torch, cgprobe, os
+print("import", cgprobe.enabled(), os.path.dirname(os.path.dirname(cgprobe.__file__)))'; then
+	has "import: cgprobe.torch from the wrapper's build" "import True $(cd -P "$pydir" && pwd -P)" \
+		"$tmp/import.out"
+else
+	ko "import: 'import cgprobe.torch' under the wrapper failed"
 fi
 
 # --- watch() details -------------------------------------------------------

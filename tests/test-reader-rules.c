@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Every rule of the trace format's stream and reconstruction sections. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "test-util.h"
@@ -193,7 +197,6 @@ END_TEST
 
 START_TEST(meta_rules)
 {
-	ck_read_fails("", "t.jsonl: trace stream is missing a meta record with run metadata");
 	ck_read_fails("\n  \n", "t.jsonl: trace stream is missing a meta record with run metadata");
 	ck_read_fails(SPAN_S1, "t.jsonl: trace stream is missing a meta record with run metadata");
 	ck_read_fails(SPAN_S1 META_LINE,
@@ -453,6 +456,63 @@ START_TEST(zstd_is_read_transparently)
 }
 END_TEST
 
+/* The verdict on bytes that are no trace: the document reader's and the stream's first record's. */
+static void ck_no_trace(const void *data, size_t len, const char *expected)
+{
+	struct cgtrace_doc *d = NULL;
+	struct cgtrace_reader *r;
+	struct cgtrace_record rec;
+	char err[512];
+	int ret = cgtrace_doc_read_mem("t", data, len, NULL, &d, err, sizeof(err));
+	ck_assert_int_eq(ret, -EBADMSG);
+	ck_assert_str_eq(err, expected);
+	ck_assert_int_eq(cgtrace_reader_open_mem(&r, "t", data, len, NULL), 0);
+	ck_assert_int_eq(cgtrace_reader_next(r, &rec), -EBADMSG);
+	ck_assert_str_eq(cgtrace_reader_message(r), expected);
+	cgtrace_reader_close(r);
+}
+
+/* Said as what they are, not as a missing meta record or a first line's JSON error. */
+START_TEST(input_that_is_no_trace_says_what_it_is)
+{
+	static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe";
+	ck_no_trace("", 0, "t: empty file");
+	ck_no_trace(png, sizeof(png) - 1, "t: not a trace: neither compact nor JSONL");
+	ck_no_trace("\n\n  hello\n", 11, "t: not a trace: neither compact nor JSONL");
+	ck_no_trace("[1]\n", 4, "t: not a trace: neither compact nor JSONL");
+	char z[64];
+	size_t zn = ZSTD_compress(z, sizeof(z), "# notes\n", 8, 1);
+	ck_assert(!ZSTD_isError(zn));
+	ck_no_trace(z, zn, "t: not a trace: neither compact nor JSONL");
+
+	/* Files: a directory, an empty file, by either reader. */
+	char dir[] = "/tmp/cgtrace-notrace-XXXXXX", path[64], err[512];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	struct cgtrace_doc *d = NULL;
+	struct cgtrace_reader *r;
+	struct cgtrace_record rec;
+	ck_assert_int_eq(cgtrace_doc_read(dir, NULL, &d, err, sizeof(err)), -EISDIR);
+	snprintf(path, sizeof(path), "%s: is a directory", dir);
+	ck_assert_str_eq(err, path);
+	ck_assert_int_eq(cgtrace_reader_open_err(&r, dir, NULL, err, sizeof(err)), -EISDIR);
+	ck_assert_ptr_null(r);
+	ck_assert_str_eq(err, path);
+	snprintf(path, sizeof(path), "%s/empty.cgt", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(cgtrace_doc_read_flags(path, NULL, CGTRACE_READ_STREAM_MEMORY, &d, err,
+						sizeof(err)), -EBADMSG);
+	ck_assert(strstr(err, "/empty.cgt: empty file") != NULL);
+	ck_assert_int_eq(cgtrace_reader_open_err(&r, path, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(cgtrace_reader_next(r, &rec), -EBADMSG);
+	ck_assert(strstr(cgtrace_reader_message(r), "/empty.cgt: empty file") != NULL);
+	cgtrace_reader_close(r);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("reader-rules");
@@ -461,7 +521,8 @@ static Suite *suite(void)
 	         unknown_kind_and_missing_kind, strict_json, duplicate_key_via_escape_is_rejected,
 	         u64_is_exact, null_means_absent_only_for_optional_fields,
 	         unknown_fields_are_ignored, missing_required_and_wrong_types,
-	         truncated_last_line_is_a_warning, zstd_is_read_transparently);
+	         truncated_last_line_is_a_warning, zstd_is_read_transparently,
+	         input_that_is_no_trace_says_what_it_is);
 	tc = test_tcase(s, "reader:document", 4);
 	test_add(tc, meta_rules, meta_tags_sorted, span_rules, spans_sorted_bytewise,
 	         storage_bytes_are_derived, extension_kinds_and_fields,

@@ -216,6 +216,26 @@ run --output=rel.%p.jsonl sh -c :
 if grep -q "^cgprobe: $PWD/rel\\.[0-9]*\\.jsonl\$" "$tmp/err"; then ok; else ko "relative -o taken from the current directory"; fi
 run --only cgprobe-matches-nothing true
 if [ "$st" -eq 0 ] && grep -q 'no trace written' "$tmp/err"; then ok; else ko "no trace written"; fi
+# A trace that cannot be created or written: the probe's one line says why,
+# and nothing more claims that no probe was loaded.
+for out in /proc/cgprobe-nope/x.cgt /dev/full; do
+	[ "$out" != /dev/full ] || [ -c /dev/full ] || { skip "-o /dev/full (none here)"; continue; }
+	run -o "$out" true
+	if [ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		grep -Eq "^cgprobe: cannot (create|write) trace $out: .*; not recording" "$tmp/err"; then
+		ok
+	else
+		ko "-o $out: only the probe's reason"
+	fi
+done
+# CGPROBE_QUIET=1 keeps the probe's line back: the wrapper gives the reason.
+CGPROBE_QUIET=1 run -o /proc/cgprobe-nope/x.cgt true
+if [ "$st" -eq 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	grep -q '^cgprobe: no trace: cannot create trace /proc/cgprobe-nope/x.cgt: ' "$tmp/err"; then
+	ok
+else
+	ko "CGPROBE_QUIET=1 -o /proc/cgprobe-nope/x.cgt: the reason, once"
+fi
 
 # What PROGRAM gets: its arguments and stdin intact, the probe's settings.
 run -q sh -c 'printf "%s|" "$@"' sh 'a b' '' '*' '$x' '-o'
@@ -232,6 +252,15 @@ case $(cat "$tmp/out") in
 esac
 run -q env
 if grep -q '^LD_PRELOAD=' "$tmp/out"; then ok; else ko "LD_PRELOAD not in PROGRAM's environment"; fi
+# The build's Python module goes last on PYTHONPATH: 'import cgprobe' works
+# in PROGRAM, and a folder the caller names comes first.
+(unset PYTHONPATH; run -q sh -c 'echo "$PYTHONPATH"'
+ [ "$(cat "$tmp/out")" = "$(cd -P "$build/python" && pwd -P)" ]) && ok ||
+	ko "PYTHONPATH: $(cat "$tmp/out"), not $build/python"
+PYTHONPATH=/opt/mine run -q sh -c 'echo "$PYTHONPATH"'
+if [ "$(cat "$tmp/out")" = "/opt/mine:$(cd -P "$build/python" && pwd -P)" ]; then ok; else
+	ko "PYTHONPATH kept first: $(cat "$tmp/out")"
+fi
 # NVTX's injection is the probe, unless one is set already (Nsight's wins).
 (unset NVTX_INJECTION64_PATH; run -q sh -c 'echo "$NVTX_INJECTION64_PATH"'
  case $(cat "$tmp/out") in /*/"${CGPROBE_LIB##*/}") exit 0 ;; *) exit 1 ;; esac) && ok ||

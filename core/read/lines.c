@@ -64,37 +64,6 @@ static int sniff(struct cg_lines *l)
 	return 0;
 }
 
-int cg_lines_open_fd(struct cg_lines *l, int fd)
-{
-	int r = init(l);
-	if (r < 0)
-		return r;
-	l->fd = fd;
-	return sniff(l);
-}
-
-int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len)
-{
-	int r = init(l);
-	if (r < 0)
-		return r;
-	l->mem = data;
-	l->mem_len = len;
-	return sniff(l);
-}
-
-int cg_lines_open_fd_pre(struct cg_lines *l, int fd, const void *pre, size_t npre)
-{
-	int r = init(l);
-	if (r < 0)
-		return r;
-	l->fd = fd;
-	/* The bytes the caller read to tell the encoding come first. */
-	memcpy(l->buf, pre, npre);
-	l->len = npre;
-	return sniff(l);
-}
-
 void cg_lines_close(struct cg_lines *l)
 {
 	ZSTD_freeDCtx(l->z);
@@ -165,6 +134,74 @@ static int fill(struct cg_lines *l)
 	}
 	l->len += (size_t)r;
 	return r > 0;
+}
+
+/*
+ * Every record of a JSONL trace is a JSON object: text whose first byte
+ * after blank lines is anything but '{' is no trace (random bytes, another
+ * file), said so once rather than as the first line's JSON error. Past
+ * CHUNK bytes of blanks the lines are left to the reader.
+ */
+static int check_start(struct cg_lines *l)
+{
+	size_t at = 0;
+	for (;;) {
+		for (; l->start + at < l->len; at++) {
+			char c = l->buf[l->start + at];
+			if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+				continue;
+			if (c == '{')
+				return 0;
+			snprintf(l->err, sizeof(l->err), "not a trace: neither compact nor JSONL");
+			return -EBADMSG;
+		}
+		if (l->eof || at >= CHUNK)
+			break;
+		int r = fill(l);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			l->eof = true;
+	}
+	return 0;
+}
+
+/* The encoding, then whether the text can be a trace at all. */
+static int open_rest(struct cg_lines *l)
+{
+	int r = sniff(l);
+	return r < 0 ? r : check_start(l);
+}
+
+int cg_lines_open_fd(struct cg_lines *l, int fd)
+{
+	int r = init(l);
+	if (r < 0)
+		return r;
+	l->fd = fd;
+	return open_rest(l);
+}
+
+int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len)
+{
+	int r = init(l);
+	if (r < 0)
+		return r;
+	l->mem = data;
+	l->mem_len = len;
+	return open_rest(l);
+}
+
+int cg_lines_open_fd_pre(struct cg_lines *l, int fd, const void *pre, size_t npre)
+{
+	int r = init(l);
+	if (r < 0)
+		return r;
+	l->fd = fd;
+	/* The bytes the caller read to tell the encoding come first. */
+	memcpy(l->buf, pre, npre);
+	l->len = npre;
+	return open_rest(l);
 }
 
 int cg_lines_next(struct cg_lines *l, const char **line, size_t *len, bool *terminated)

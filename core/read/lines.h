@@ -25,6 +25,10 @@ struct cg_lines {
 	char err[200];
 };
 
+/*
+ * 0, or a negative errno with l->err set: -EBADMSG when the first byte
+ * that is not blank does not begin a JSON object (not a trace at all).
+ */
 int cg_lines_open_fd(struct cg_lines *l, int fd);
 int cg_lines_open_mem(struct cg_lines *l, const void *data, size_t len);
 /* Like cg_lines_open_fd, pre[0..npre) (npre <= 16) being fd's first bytes, read already. */

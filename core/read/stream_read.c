@@ -100,29 +100,57 @@ CG_EXPORT void cgtrace_reader_close(struct cgtrace_reader *r)
 	free(r);
 }
 
-CG_EXPORT int cgtrace_reader_open(struct cgtrace_reader **out, const char *path,
-				  const struct cgtrace_read_options *opts)
+/*
+ * Bytes that are no trace (none at all, or neither encoding) are the
+ * reader's verdict, as a broken record is: the first cgtrace_reader_next
+ * gives it, with its message. Only trouble reading fails the open.
+ */
+static int src_opened(struct cgtrace_reader *r, int ret)
 {
-	bool is_stdin = strcmp(path, "-") == 0;
+	if (ret != -EBADMSG)
+		return ret;
+	r->state = ret;
+	snprintf(r->msg, sizeof(r->msg), "%s: %s", r->name, r->src.err);
+	return 0;
+}
+
+CG_EXPORT int cgtrace_reader_open_err(struct cgtrace_reader **out, const char *path,
+				      const struct cgtrace_read_options *opts, char *err,
+				      size_t errlen)
+{
+	const char *name;
+	char why[1024];
 	*out = NULL;
-	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (!err || !errlen) {
+		err = why;
+		errlen = sizeof(why);
+	}
+	int fd = cg_src_open_path(path, &name, err, errlen);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	struct cgtrace_reader *r;
-	int ret = reader_new(&r, is_stdin ? "<stdin>" : path, opts);
+	int ret = reader_new(&r, name, opts);
 	if (ret < 0) {
-		if (!is_stdin)
+		if (fd != STDIN_FILENO)
 			close(fd);
+		snprintf(err, errlen, "%s: %s", name, strerror(-ret));
 		return ret;
 	}
 	r->fd = fd;
-	ret = cg_src_open_fd(&r->src, fd);
+	ret = src_opened(r, cg_src_open_fd(&r->src, fd));
 	if (ret < 0) {
+		snprintf(err, errlen, "%s: %s", r->name, r->src.err);
 		cgtrace_reader_close(r);
 		return ret;
 	}
 	*out = r;
 	return 0;
+}
+
+CG_EXPORT int cgtrace_reader_open(struct cgtrace_reader **out, const char *path,
+				  const struct cgtrace_read_options *opts)
+{
+	return cgtrace_reader_open_err(out, path, opts, NULL, 0);
 }
 
 CG_EXPORT int cgtrace_reader_open_mem(struct cgtrace_reader **out, const char *name,
@@ -134,7 +162,7 @@ CG_EXPORT int cgtrace_reader_open_mem(struct cgtrace_reader **out, const char *n
 	int ret = reader_new(&r, name, opts);
 	if (ret < 0)
 		return ret;
-	ret = cg_src_open_mem(&r->src, data, len);
+	ret = src_opened(r, cg_src_open_mem(&r->src, data, len));
 	if (ret < 0) {
 		cgtrace_reader_close(r);
 		return ret;

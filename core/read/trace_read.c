@@ -331,22 +331,6 @@ static int read_streamed(int fd, const struct req *q)
 	return ret;
 }
 
-/* Opens the trace ("-": standard input): the descriptor, or -errno with the message in err. */
-static int open_trace(const char *path, const char **name, char *err, size_t errlen)
-{
-	bool is_stdin = strcmp(path, "-") == 0;
-	if (errlen)
-		err[0] = '\0';
-	*name = is_stdin ? "<stdin>" : path;
-	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", *name, strerror(e));
-		return -e;
-	}
-	return fd;
-}
-
 static void no_warn(void *user, const char *line)
 {
 	(void)user;
@@ -387,7 +371,7 @@ int cg_read_hooked(const char *path, const struct cgtrace_read_options *opts,
 		   char *err, size_t errlen)
 {
 	const char *name;
-	int fd = open_trace(path, &name, err, errlen);
+	int fd = cg_src_open_path(path, &name, err, errlen);
 	if (fd < 0)
 		return fd;
 	int stopped = 0;
@@ -406,7 +390,7 @@ cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options
                              void *user, char *err, size_t errlen)
 {
 	const char *name;
-	int fd = open_trace(path, &name, err, errlen);
+	int fd = cg_src_open_path(path, &name, err, errlen);
 	if (fd < 0)
 		return fd;
 	struct cgtrace_doc *doc = NULL;
@@ -439,7 +423,7 @@ CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read
 				     size_t errlen)
 {
 	const char *name;
-	int fd = open_trace(path, &name, err, errlen);
+	int fd = cg_src_open_path(path, &name, err, errlen);
 	if (fd < 0)
 		return fd;
 	struct req q = {

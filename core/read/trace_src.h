@@ -18,7 +18,16 @@ struct cg_src {
 	char err[200];
 };
 
-/* 0, or a negative errno with the reason in s->err; close it either way. */
+/*
+ * Opens path to read ("-": standard input, named "<stdin>", never closed):
+ * the descriptor, or -errno with "NAME: reason" in err; a directory is
+ * -EISDIR, "is a directory". *name is the trace's name in messages.
+ */
+int cg_src_open_path(const char *path, const char **name, char *err, size_t errlen);
+/*
+ * 0, or a negative errno with the reason in s->err (no bytes at all:
+ * -EBADMSG, "empty file"); close it either way.
+ */
 int cg_src_open_fd(struct cg_src *s, int fd);
 int cg_src_open_mem(struct cg_src *s, const void *data, size_t len);
 void cg_src_close(struct cg_src *s);

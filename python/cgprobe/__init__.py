@@ -27,6 +27,11 @@ import functools
 import math
 import threading
 
+try:
+    from ._version import __version__
+except ImportError:  # the source tree's folder; the build's copy (BUILDDIR/python) has it
+    __version__ = "unknown"
+
 __all__ = [
     "enabled", "span", "step", "begin_span", "end_span", "update", "next_update",
     "begin_update", "end_update", "update_number", "device_checkpoint",
