@@ -31,7 +31,7 @@ enum kind {
  * that change what a trace holds (a reader must know a trace left out
  * small blocks). Settings that choose processes (ONLY, FOLLOW), where and
  * when output goes (OUTPUT, FLUSH_MS, MANIFEST, QUIET, STATS,
- * TEST_JSONL_COPY, TEST_WRITER_STALL_MS) or that are meta fields of their own (ENTRYPOINT,
+ * TEST_JSONL_COPY, TEST_FORK_TIMEOUT) or that are meta fields of their own (ENTRYPOINT,
  * PHASE, CORRELATION_ID, DEVICE) or tags themselves (TAGS) have none;
  * CAPTURE_STEP is a meta field and, with the window's other settings, a tag. FORMAT's tag is the trace's encoding, which its name may
  * decide rather than the variable.
@@ -73,7 +73,7 @@ static const struct option_def table[] = {
 	{"CGPROBE_STEPS", OPT_STEPS, &cg_opt.steps, CG_STEPS_DEFAULT, "cgprobe_steps"},
 	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
 	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
-	{"CGPROBE_TEST_WRITER_STALL_MS", OPT_U64, &cg_opt.test_writer_stall_ms, "0", NULL},
+	{"CGPROBE_TEST_FORK_TIMEOUT", OPT_BOOL, &cg_opt.test_fork_timeout, "0", NULL},
 };
 
 #define N_OPTIONS (sizeof(table) / sizeof(table[0]))

@@ -38,7 +38,7 @@ struct cg_options {
 	uint8_t trace_format;       /* the encoding of the current trace (cg_options_format) */
 	bool stats;                 /* CGPROBE_STATS: the writer's costs on stderr at exit */
 	const char *test_jsonl_copy; /* CGPROBE_TEST_JSONL_COPY: tests only, see docs/probe.md */
-	uint64_t test_writer_stall_ms; /* CGPROBE_TEST_WRITER_STALL_MS: tests only, likewise */
+	bool test_fork_timeout; /* CGPROBE_TEST_FORK_TIMEOUT: tests only, likewise */
 	uint64_t stack_depth;        /* CGPROBE_STACK_DEPTH: frames per call stack, 0 = off */
 	const char *steps;           /* CGPROBE_STEPS: range names to steps (stepmap.h) */
 };

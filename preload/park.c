@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "options.h"
 
 /* A ticket's low bit is its kind; 0 is no hold. */
 #define KIND_BIT 1u
@@ -31,6 +32,15 @@ static long futex(atomic_uint *addr, int op, unsigned val, const struct timespec
 static bool fork_kind(uint32_t ticket)
 {
 	return ticket & KIND_BIT;
+}
+
+/*
+ * A fork hold the writer may answer. CGPROBE_TEST_FORK_TIMEOUT: none, as a
+ * writer starved of CPU would not, so that tests see the fork go on without it.
+ */
+static bool answerable_fork(uint32_t ticket)
+{
+	return fork_kind(ticket) && !cg_opt.test_fork_timeout;
 }
 
 /* What is left until deadline (cg_clock_raw), as a timespec; false once it passed. */
@@ -127,18 +137,18 @@ static void stop_for(uint32_t t)
 void cg_park_point(bool round_end)
 {
 	uint32_t t = atomic_load(&p.held);
-	if (t && (round_end || fork_kind(t)))
+	if (t && (fork_kind(t) ? answerable_fork(t) : round_end))
 		stop_for(t);
 }
 
 bool cg_park_pending(void)
 {
-	return fork_kind(atomic_load_explicit(&p.held, memory_order_relaxed));
+	return answerable_fork(atomic_load_explicit(&p.held, memory_order_relaxed));
 }
 
 void cg_park_outside_begin(void)
 {
-	if (p.depth++)
+	if (p.depth++ || cg_opt.test_fork_timeout)
 		return;
 	atomic_store(&p.outside, 1);
 	/* A fork hold taken while the writer was inside may go on now. */
@@ -148,7 +158,7 @@ void cg_park_outside_begin(void)
 
 void cg_park_outside_end(void)
 {
-	if (--p.depth)
+	if (--p.depth || cg_opt.test_fork_timeout)
 		return;
 	atomic_store(&p.outside, 0);
 	uint32_t t = atomic_load(&p.held);

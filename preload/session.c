@@ -87,8 +87,10 @@ static bool is_stream(int fd)
  * One line per trace: its absolute path when created, "-" and the path
  * when it was removed again; for a trace that could not be made, "!" and
  * the warning printed on stderr, or "?" and the warning CGPROBE_QUIET kept
- * back, so the wrapper tells a failed trace from a probe that never loaded
- * (paths start with '/', so none of these can be one).
+ * back, so the wrapper tells a failed trace from a probe that never loaded;
+ * "~" and the path of a fork child's trace that lacks its inherited blocks
+ * (cgprobe_inherited partial), which the wrapper names however many traces
+ * it summarises (paths start with '/', so none of these can be one).
  */
 static void append_manifest(const char *prefix, const char *text)
 {
@@ -300,6 +302,8 @@ void cg_session_start(pid_t parent)
 		return;
 	}
 	append_manifest("", path);
+	if (origin.inherited && strcmp(origin.inherited, "partial") == 0)
+		append_manifest("~", path);
 	/* The modules loaded so far, for the trace's first memory record (docs/stacks.md). */
 	if (cg_stack_depth)
 		cg_modules_announce(true);

@@ -866,23 +866,10 @@ static void round_end(int req)
 	cg_park_point((req & CG_REQ_PARK) != 0);
 }
 
-/*
- * CGPROBE_TEST_WRITER_STALL_MS: each round begins with a sleep where no
- * hold is answered, as a writer starved of CPU mid-drain would be.
- */
-static void test_stall(void)
-{
-	uint64_t ms = cg_opt.test_writer_stall_ms;
-	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
-	if (ms)
-		nanosleep(&ts, NULL);
-}
-
 /* One round: drain, honour requests, flush. Returns false when finished. */
 static bool round_trip(void)
 {
 	int req = atomic_exchange(&w.requests, 0);
-	test_stall();
 	drain(req != 0);
 	if (req & CG_REQ_WINDOW_END) {
 		/* The window's end ends the trace's root span; later records stay out. */

@@ -9,7 +9,7 @@
   complete and holds the parent's marker block and every block the child
   found in the threads' slots and freed; the parent's trace validates and
   holds every block the threads made.
-- A writer that cannot answer (CGPROBE_TEST_WRITER_STALL_MS): the forks go
+- A writer that cannot answer (CGPROBE_TEST_FORK_TIMEOUT): the forks go
   on, the children's traces say partial, and validate, summary --brief and
   the wrapper print it. A writer blocked on a FIFO nobody reads is outside
   the live table: its forks go through at once, their children whole.
@@ -154,7 +154,7 @@ def stalled_writer():
     out = os.path.join(tmp, "stall")
     os.mkdir(out)
     env = clean_env(LD_PRELOAD=probe, CGPROBE_OUTPUT=os.path.join(out, "t.%p.cgt"),
-                    CGPROBE_TEST_WRITER_STALL_MS="400")
+                    CGPROBE_TEST_FORK_TIMEOUT="1")
     r = run([storm, "3", "1"], env)
     check(r.returncode == 0, "stall: exit %d: %s" % (r.returncode, r.stderr.strip()))
     children = [int(p) for k, p, n in (line.split() for line in r.stdout.splitlines()) if k == "C"]
@@ -178,13 +178,21 @@ def stalled_writer():
         check("inherited heap missing" in b.stdout, "stall: summary --brief: %s" % b.stdout)
         f = run([cgtrace, "summary", trace], os.environ)
         check("inherited heap missing" in f.stdout, "stall: summary")
-    # The first fork may find the writer waiting for work, which answers at once.
-    check(partial >= 2, "stall: %d of 3 children partial" % partial)
-    # The wrapper's summary says it too.
+    check(partial == 3, "stall: %d of 3 children partial" % partial)
+    # The wrapper's summary says it too, under each trace it summarises, and
+    # names them all, with those past the 20 it summarises.
     w = run([wrapper, "-o", os.path.join(out, "w.%p.cgt"), storm, "2", "1"],
-            clean_env(CGPROBE_TEST_WRITER_STALL_MS="400"))
+            clean_env(CGPROBE_TEST_FORK_TIMEOUT="1"))
     check(w.returncode == 0, "stall: wrapper exit %d" % w.returncode)
-    check("inherited heap missing" in w.stderr, "stall: the wrapper says nothing: %s" % w.stderr)
+    check(w.stderr.count("inherited heap missing") == 2,
+          "stall: the wrapper's summaries: %s" % w.stderr)
+    check("warning: 2 fork children have no record of the heap they inherited" in w.stderr,
+          "stall: the wrapper's warning: %s" % w.stderr)
+    w = run([wrapper, "-o", os.path.join(out, "m.%p.cgt"), storm, "24", "1"],
+            clean_env(CGPROBE_TEST_FORK_TIMEOUT="1"))
+    check("smaller traces not summarised" in w.stderr and
+          "warning: 24 fork children have no record" in w.stderr,
+          "stall: 25 traces, the wrapper's warning: %s" % w.stderr)
     shutil.rmtree(out)
 
 
