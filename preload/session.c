@@ -255,11 +255,11 @@ void cg_session_start(pid_t parent)
 	owner = getpid();
 	/*
 	 * A fork child's trace holds what it inherited, unless the fork could
-	 * not wait for the writer; a session after a failed exec in a fork
-	 * child starts with nothing of it.
+	 * not wait for the writer. A session after a failed exec (forked_from
+	 * kept) starts recording then, as any session does: no claim either way.
 	 */
 	origin = (struct cg_meta_origin){
-	    parent, !parent ? NULL : forking && fork_whole ? "complete" : "partial"};
+	    parent, !forking ? NULL : fork_whole ? "complete" : "partial"};
 	dropped = false;
 	cg_capture_session_start();
 	head_later = cg_capture_state() == CG_CAPTURE_WAITING;
