@@ -311,6 +311,70 @@ START_TEST(allocator_frames_by_name)
 }
 END_TEST
 
+START_TEST(user_code_by_rules)
+{
+	enum { U = CGTRACE_CODE_USER, R = CGTRACE_CODE_RUNTIME, A = CGTRACE_CODE_ALLOCATOR };
+	static const struct {
+		const char *function, *file, *module;
+		int code;
+	} cases[] = {
+	    /* A template function's name starts with its return type. */
+	    {"void std::vector<Widget, std::allocator<Widget> >::_M_realloc_insert<>(__gnu_cxx::"
+	     "__normal_iterator<Widget*, std::vector<Widget, std::allocator<Widget> > >)",
+	     "/usr/include/c++/12/bits/vector.tcc", "/p/hot", R},
+	    {"Widget& std::vector<Widget, std::allocator<Widget> >::emplace_back<>()", NULL,
+	     "/p/hot", R},
+	    {"std::__new_allocator<Widget>::allocate(unsigned long, void const*)", NULL, "/p/hot",
+	     R},
+	    {"__gnu_cxx::__normal_iterator<int*, std::vector<int> >::operator++()", NULL, NULL, R},
+	    {"std::basic_ostream<char, std::char_traits<char> >& std::operator<< "
+	     "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, char "
+	     "const*)",
+	     NULL, NULL, R},
+	    {"_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_"
+	     "EEDpOT_",
+	     NULL, NULL, R},
+	    /* Not qualified (a lambda's template), but in libstdc++'s headers. */
+	    {"_M_create<const run(int)::<lambda(int)>&>", "/usr/include/c++/12/bits/std_function.h",
+	     "/p/rich", R},
+	    {NULL, NULL, "/lib/x86_64-linux-gnu/libstdc++.so.6", R},
+	    {"_M_mutate", NULL, "/lib/x86_64-linux-gnu/libstdc++.so.6", R},
+	    {"__cxa_allocate_exception", NULL, NULL, R},
+	    {"fopen", NULL, "/lib/x86_64-linux-gnu/libc.so.6", R},
+	    {"_dl_new_object", NULL, "/lib64/ld-linux-x86-64.so.2", R},
+	    {"__libc_start_call_main", NULL, NULL, R},
+	    /* The allocator wins over the runtime it is in; glibc's __GI_ aliases are its names. */
+	    {"operator new(unsigned long)", NULL, "/lib/x86_64-linux-gnu/libstdc++.so.6", A},
+	    {"__GI___strdup", "./string/strdup.c", "/lib/x86_64-linux-gnu/libc.so.6", A},
+	    {"__GI___libc_malloc", NULL, "/lib/x86_64-linux-gnu/libc.so.6", A},
+	    {NULL, NULL, "/b/preload/libcgprobe.so", A},
+	    /* The user's: names in their own namespaces, with std types in them. */
+	    {"Widget::Widget()", "/p/hot.cpp", "/p/hot", U},
+	    {"main", "/p/hot.cpp", "/p/hot", U},
+	    {"Point* pool::Arena<Point>::make<int&, int>(int&, int&&)", "/p/t.cc", "/p/t", U},
+	    {"store(std::__cxx11::basic_string<char, std::char_traits<char>, "
+	     "std::allocator<char> > const&)",
+	     "/p/s.cc", "/p/s", U},
+	    {"std_like()", NULL, NULL, U},
+	    {"void (anonymous namespace)::fill<std::vector<int> >(std::vector<int>&)", NULL, NULL,
+	     U},
+	    {"app::Pool::operator new(unsigned long)", NULL, NULL, U},
+	    {"cooperator()", NULL, NULL, U},
+	    {NULL, NULL, "/p/libcruncher.so", U},
+	    {NULL, NULL, NULL, U},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cgtrace_frame f = {.function = cases[i].function,
+		                          .file = cases[i].file,
+		                          .module = cases[i].module};
+		ck_assert_msg((int)cgtrace_frame_code(&f) == cases[i].code, "%s %s: %d, not %d",
+		              cases[i].function ? cases[i].function : "-",
+		              cases[i].module ? cases[i].module : "-", (int)cgtrace_frame_code(&f),
+		              cases[i].code);
+	}
+}
+END_TEST
+
 START_TEST(stack_resolved_with_site)
 {
 	struct warns w = {0};
@@ -340,7 +404,7 @@ static Suite *suite(void)
 	tc = test_tcase(s, "symbols:modules", 30);
 	test_add(tc, module_rule, missing_file_warns_once, build_id_mismatch_warns_once);
 	tc = test_tcase(s, "symbols:sites", 30);
-	test_add(tc, allocator_frames_by_name, stack_resolved_with_site);
+	test_add(tc, allocator_frames_by_name, user_code_by_rules, stack_resolved_with_site);
 	return s;
 }
 
