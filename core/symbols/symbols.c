@@ -279,7 +279,7 @@ static const char *die_linkage_name(Dwarf_Die *die)
 	return name ? name : die_string(die, DW_AT_MIPS_linkage_name);
 }
 
-/* C units name functions by their linkage names; C++ ones only where those are mangled. */
+/* In a C unit a function's DW_AT_name is its linkage name; in a C++ unit it is not. */
 static bool unit_is_cxx(Dwarf_Die *cu)
 {
 	int lang = dwarf_srclang(cu);
