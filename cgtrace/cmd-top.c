@@ -12,9 +12,9 @@ const struct cli_cmd cli_top = {
     .name = "top",
     .args = "[--by " CLI_BY_NAMES "] [-n N] [--device D] [--full] [--json] [--bytes] TRACE",
     .help = "Ranks allocation sites, bottom-up: the first frame of each recorded call\n"
-            "stack outside the allocator and the probe, resolved to its function and\n"
-            "line from the modules the trace recorded (docs/symbols.md). One row per\n"
-            "site and device.\n\n"
+            "stack in the user's code (not the allocator's, the probe's, or the C and\n"
+            "C++ libraries' own), resolved to its function and line from the modules\n"
+            "the trace recorded (docs/symbols.md). One row per site and device.\n\n"
             "  --by peak       bytes each site held at its device's peak (the default)\n"
             "  --by total      bytes allocated in all\n"
             "  --by count      allocations made\n"

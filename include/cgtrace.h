@@ -853,9 +853,10 @@ struct cgtrace_resolved_stack {
 	const struct cgtrace_frame *const *frames;
 	size_t n_frames;
 	/*
-	 * The allocation site: the first frame outside the allocator and the
-	 * probe (docs/stacks.md lists the functions skipped); n_frames when the
-	 * stack has no frames.
+	 * The allocation site: the first frame in the user's code
+	 * (cgtrace_frame_code; docs/symbols.md, "The user's code"); without
+	 * one, the first outside the allocator, else the outermost; 0 when
+	 * the stack has no frames.
 	 */
 	size_t site;
 };
@@ -863,7 +864,14 @@ struct cgtrace_resolved_stack {
 /* Resolves every frame of st; out's arrays stay valid until the symbols are closed. */
 int cgtrace_symbols_stack(struct cgtrace_symbols *s, const struct cgtrace_stack *st,
 			  struct cgtrace_resolved_stack *out);
-/* True for a frame of the allocator or the probe, which a site skips. */
+/* Whose code a frame is: docs/symbols.md, "The user's code", has the rules. */
+enum cgtrace_code {
+	CGTRACE_CODE_USER,      /* the program's own: where sites are */
+	CGTRACE_CODE_RUNTIME,   /* a language runtime's own layers: the C and C++ libraries */
+	CGTRACE_CODE_ALLOCATOR, /* the allocator and the probe */
+};
+enum cgtrace_code cgtrace_frame_code(const struct cgtrace_frame *f);
+/* True for a frame of the allocator or the probe (cgtrace_frame_code's CGTRACE_CODE_ALLOCATOR). */
 bool cgtrace_frame_is_allocator(const struct cgtrace_frame *f);
 /* How many addresses libdw was asked about so far (each distinct one once). */
 uint64_t cgtrace_symbols_lookups(const struct cgtrace_symbols *s);

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # cgtrace top, leaks and the folded export on real programs run under the
 # probe: a dlopen'ed library that allocates in its constructor and after,
-# C++ new (the site is the caller of new, not operator new), a second
-# thread, a device allocation through the fake CUDA driver, and the Python
+# C++ new (the site is the caller of new, not operator new), -O2 C++
+# programs whose allocations come out of std::vector, std::string and a
+# template of their own (the site is the first frame in the user's code,
+# not the C++ library's), a second thread, a device allocation through the fake CUDA driver, and the Python
 # interpreter, whose stacks must name its C functions. Compact traces (the
 # default); tests/test-sites-probe.sh covers both encodings on one chain.
 #   test-sites-programs.sh CGTRACE PROBE TESTS_BUILD_DIR CUDA_FIXTURES
@@ -57,6 +59,63 @@ if [ -x "$bin/stacks-cxxnew" ]; then
 	fi
 else
 	skip "C++ new (no C++ compiler)"
+fi
+
+# The -O2 C++ programs of tests/symbols/: each `site: NAME` comment marks a site's line.
+src=$(dirname "$0")/symbols
+line_of() { grep -n "site: $2\$" "$src/cxx-$1.cc" "$src/cxx-$1.h" 2>/dev/null | head -n 1 | cut -d: -f2; }
+# no_runtime_site WHAT: no site row of $tmp/out in the C++ library or the allocator.
+no_runtime_site() {
+	! grep -E '^ +[0-9]+ ' "$tmp/out" | grep -qE ' (std::|__gnu_cxx::|void std::|operator new|.*libstdc\+\+)' &&
+		ok || ko "$1: a site in the C++ library: $(cat "$tmp/out")"
+}
+if [ -x "$bin/symbols-cxx-widgets" ]; then
+	if record widgets "$bin/symbols-cxx-widgets"; then
+		t=$tmp/widgets.cgt
+		has "vector<Widget>: a string member's site" "Widget::Widget() (cxx-widgets.cc:$(line_of widgets widget))" \
+			"$cgtrace" top --by total "$t"
+		has "vector<Widget>: the vector's growth" "main (cxx-widgets.cc:$(line_of widgets growth))" \
+			"$cgtrace" top --by total "$t"
+		has "std::string appends: main, not _M_mutate" "main (cxx-widgets.cc:$(line_of widgets append))" \
+			"$cgtrace" top --by total "$t"
+		no_runtime_site "vector<Widget>"
+		has "vector<Widget>: --full still shows the library" "std::vector<Widget, std::allocator<Widget> >::" \
+			"$cgtrace" top --by total --full "$t"
+		has "vector<Widget>: memory names the site" "Widget::Widget() (cxx-widgets.cc:$(line_of widgets widget))" \
+			"$cgtrace" memory --top 0 "$t"
+		has "vector<Widget>: folded ends at the site" ";Widget::Widget() " \
+			"$cgtrace" export --format folded --by total "$t"
+	else
+		ko "symbols-cxx-widgets under the probe: $(cat "$tmp/err")"
+	fi
+	if record chain "$bin/symbols-cxx-chain"; then
+		has "own inline chain: the innermost of the user's frames" \
+			"shapes::grab(unsigned long) (cxx-chain.h:$(line_of chain grab))" \
+			"$cgtrace" top --by total "$tmp/chain.cgt"
+	else
+		ko "symbols-cxx-chain under the probe: $(cat "$tmp/err")"
+	fi
+	if record template "$bin/symbols-cxx-template"; then
+		t=$tmp/template.cgt
+		make="Point* pool::Arena<Point>::make<int&, int>(int&, int&&)"
+		has "template: the objects it makes, leaked" "$make (cxx-template.cc:$(line_of template object))" \
+			"$cgtrace" top --by leaked "$t"
+		has "template: its vector's growth, leaked" "$make (cxx-template.cc:$(line_of template keep))" \
+			"$cgtrace" top --by leaked "$t"
+		has "template: the arena, leaked" "main (cxx-template.cc:$(line_of template arena))" \
+			"$cgtrace" top --by leaked "$t"
+		# leaks lists each stack from its site: the line after the stack's own.
+		"$cgtrace" leaks "$t" >"$tmp/out" 2>"$tmp/err"
+		grep -A1 ' (stack [0-9]*):$' "$tmp/out" |
+			grep -qF "    $make (cxx-template.cc:$(line_of template keep)) [inlined]" && ok ||
+			ko "template: leaks, from the site outwards: $(cat "$tmp/out")"
+		"$cgtrace" top --by total "$t" >"$tmp/out" 2>"$tmp/err"
+		no_runtime_site "template"
+	else
+		ko "symbols-cxx-template under the probe: $(cat "$tmp/err")"
+	fi
+else
+	skip "-O2 C++ programs (no C++ compiler)"
 fi
 
 if record threads "$bin/stacks-threads"; then

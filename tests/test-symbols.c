@@ -2,7 +2,8 @@
 /*
  * Offline symbols (core/symbols): the known call chains of
  * tests/symbols/sym-target.c resolved to their functions and lines, inlined
- * frames included; one lookup per distinct address; the module rule; a
+ * frames included (a chain of two, each at its own call line, across two
+ * files); one lookup per distinct address; the module rule; a
  * missing file and a build-id mismatch keep module+offset with one warning.
  */
 #include <check.h>
@@ -17,15 +18,16 @@
 #define MAX_MODS 32
 #define MAX_FRAMES 32
 
-/* What sym-target printed: its modules, its three stacks, the lines expected. */
+/* What sym-target printed: its modules, its four stacks, the lines expected. */
 static struct target {
 	struct cgtrace_module mods[MAX_MODS];
 	char paths[MAX_MODS][4096], ids[MAX_MODS][129];
 	size_t n_mods;
-	uint64_t stack[4][MAX_FRAMES];
-	size_t depth[4];
-	char file[256];
+	uint64_t stack[5][MAX_FRAMES];
+	size_t depth[5];
+	char file[256], inl_file[256];
 	int take_in_helper, helper_in_twice, twice_in_a, twice_in_b, take_in_leak;
+	int take_in_leaf, leaf_in_mid, mid_in_outer;
 } T;
 
 static int load_target(int argc, char **argv)
@@ -51,7 +53,7 @@ static int load_target(int argc, char **argv)
 		} else if (strncmp(line, "stack ", 6) == 0) {
 			char *s = line + 6, *end;
 			unsigned long id = strtoul(s, &end, 10);
-			if (id < 1 || id > 3)
+			if (id < 1 || id > 4)
 				return 1;
 			for (s = end; T.depth[id] < MAX_FRAMES; s = end) {
 				uint64_t a = strtoull(s, &end, 16);
@@ -65,9 +67,13 @@ static int load_target(int argc, char **argv)
 			char *slash = strrchr(T.file, '/');
 			if (slash)
 				memmove(T.file, slash + 1, strlen(slash));
+		} else {
+			sscanf(line, "deep %255s %d %d %d", T.inl_file, &T.take_in_leaf,
+			       &T.leaf_in_mid, &T.mid_in_outer);
 		}
 	}
-	return pclose(p) == 0 && T.n_mods && T.depth[3] ? TEST_GO_ON : 1;
+	return pclose(p) == 0 && T.n_mods && T.depth[3] && T.depth[4] && T.mid_in_outer ? TEST_GO_ON
+	                                                                                : 1;
 }
 
 struct warns {
@@ -91,16 +97,22 @@ static struct cgtrace_symbols *open_syms(const struct cgtrace_module *mods, size
 	return s;
 }
 
-static void ck_frame(const struct cgtrace_frame *f, const char *function, int line, bool inlined)
+static void ck_frame_in(const struct cgtrace_frame *f, const char *function, const char *file,
+                        int line, bool inlined)
 {
 	ck_assert_ptr_nonnull(f->function);
 	ck_assert_str_eq(f->function, function);
 	ck_assert_ptr_nonnull(f->file);
 	const char *base = strrchr(f->file, '/');
-	ck_assert_str_eq(base ? base + 1 : f->file, T.file);
+	ck_assert_str_eq(base ? base + 1 : f->file, file);
 	ck_assert_int_eq(f->line, line);
 	ck_assert_int_eq(f->inlined, inlined);
 	ck_assert_str_eq(f->module, T.mods[0].path);
+}
+
+static void ck_frame(const struct cgtrace_frame *f, const char *function, int line, bool inlined)
+{
+	ck_frame_in(f, function, T.file, line, inlined);
 }
 
 START_TEST(resolve_inlined_chain)
@@ -116,6 +128,24 @@ START_TEST(resolve_inlined_chain)
 	ck_assert_uint_eq(f[0].address, T.stack[1][0]);
 	ck_assert_uint_eq(f[0].offset, T.stack[1][0] - 1 - T.mods[0].base);
 	ck_assert_int_eq(w.count, 0);
+	cgtrace_symbols_close(s);
+}
+END_TEST
+
+START_TEST(resolve_inlined_two_files)
+{
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
+	const struct cgtrace_frame *f;
+	size_t n;
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[4][0], 0, &f, &n), 0);
+	/* Each frame at the line where it calls the one inside it, in its own file. */
+	ck_assert_uint_eq(n, 3);
+	ck_frame_in(&f[0], "inl_leaf", T.inl_file, T.take_in_leaf, true);
+	ck_frame_in(&f[1], "inl_mid", T.inl_file, T.leaf_in_mid, true);
+	ck_frame(&f[2], "deep_outer", T.mid_in_outer, false);
+	/* The file is the unit's, made absolute as addr2line prints it. */
+	ck_assert_msg(f[0].file[0] == '/' && f[2].file[0] == '/', "%s %s", f[0].file, f[2].file);
 	cgtrace_symbols_close(s);
 }
 END_TEST
@@ -281,6 +311,70 @@ START_TEST(allocator_frames_by_name)
 }
 END_TEST
 
+START_TEST(user_code_by_rules)
+{
+	enum { U = CGTRACE_CODE_USER, R = CGTRACE_CODE_RUNTIME, A = CGTRACE_CODE_ALLOCATOR };
+	static const struct {
+		const char *function, *file, *module;
+		int code;
+	} cases[] = {
+	    /* A template function's name starts with its return type. */
+	    {"void std::vector<Widget, std::allocator<Widget> >::_M_realloc_insert<>(__gnu_cxx::"
+	     "__normal_iterator<Widget*, std::vector<Widget, std::allocator<Widget> > >)",
+	     "/usr/include/c++/12/bits/vector.tcc", "/p/hot", R},
+	    {"Widget& std::vector<Widget, std::allocator<Widget> >::emplace_back<>()", NULL,
+	     "/p/hot", R},
+	    {"std::__new_allocator<Widget>::allocate(unsigned long, void const*)", NULL, "/p/hot",
+	     R},
+	    {"__gnu_cxx::__normal_iterator<int*, std::vector<int> >::operator++()", NULL, NULL, R},
+	    {"std::basic_ostream<char, std::char_traits<char> >& std::operator<< "
+	     "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, char "
+	     "const*)",
+	     NULL, NULL, R},
+	    {"_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_"
+	     "EEDpOT_",
+	     NULL, NULL, R},
+	    /* Not qualified (a lambda's template), but in libstdc++'s headers. */
+	    {"_M_create<const run(int)::<lambda(int)>&>", "/usr/include/c++/12/bits/std_function.h",
+	     "/p/rich", R},
+	    {NULL, NULL, "/lib/x86_64-linux-gnu/libstdc++.so.6", R},
+	    {"_M_mutate", NULL, "/lib/x86_64-linux-gnu/libstdc++.so.6", R},
+	    {"__cxa_allocate_exception", NULL, NULL, R},
+	    {"fopen", NULL, "/lib/x86_64-linux-gnu/libc.so.6", R},
+	    {"_dl_new_object", NULL, "/lib64/ld-linux-x86-64.so.2", R},
+	    {"__libc_start_call_main", NULL, NULL, R},
+	    /* The allocator wins over the runtime it is in; glibc's __GI_ aliases are its names. */
+	    {"operator new(unsigned long)", NULL, "/lib/x86_64-linux-gnu/libstdc++.so.6", A},
+	    {"__GI___strdup", "./string/strdup.c", "/lib/x86_64-linux-gnu/libc.so.6", A},
+	    {"__GI___libc_malloc", NULL, "/lib/x86_64-linux-gnu/libc.so.6", A},
+	    {NULL, NULL, "/b/preload/libcgprobe.so", A},
+	    /* The user's: names in their own namespaces, with std types in them. */
+	    {"Widget::Widget()", "/p/hot.cpp", "/p/hot", U},
+	    {"main", "/p/hot.cpp", "/p/hot", U},
+	    {"Point* pool::Arena<Point>::make<int&, int>(int&, int&&)", "/p/t.cc", "/p/t", U},
+	    {"store(std::__cxx11::basic_string<char, std::char_traits<char>, "
+	     "std::allocator<char> > const&)",
+	     "/p/s.cc", "/p/s", U},
+	    {"std_like()", NULL, NULL, U},
+	    {"void (anonymous namespace)::fill<std::vector<int> >(std::vector<int>&)", NULL, NULL,
+	     U},
+	    {"app::Pool::operator new(unsigned long)", NULL, NULL, U},
+	    {"cooperator()", NULL, NULL, U},
+	    {NULL, NULL, "/p/libcruncher.so", U},
+	    {NULL, NULL, NULL, U},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cgtrace_frame f = {.function = cases[i].function,
+		                          .file = cases[i].file,
+		                          .module = cases[i].module};
+		ck_assert_msg((int)cgtrace_frame_code(&f) == cases[i].code, "%s %s: %d, not %d",
+		              cases[i].function ? cases[i].function : "-",
+		              cases[i].module ? cases[i].module : "-", (int)cgtrace_frame_code(&f),
+		              cases[i].code);
+	}
+}
+END_TEST
+
 START_TEST(stack_resolved_with_site)
 {
 	struct warns w = {0};
@@ -305,12 +399,12 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("symbols");
 	TCase *tc = test_tcase(s, "symbols:resolve", 30);
-	test_add(tc, resolve_inlined_chain, resolve_callers, each_address_once,
-	         outside_every_module);
+	test_add(tc, resolve_inlined_chain, resolve_inlined_two_files, resolve_callers,
+	         each_address_once, outside_every_module);
 	tc = test_tcase(s, "symbols:modules", 30);
 	test_add(tc, module_rule, missing_file_warns_once, build_id_mismatch_warns_once);
 	tc = test_tcase(s, "symbols:sites", 30);
-	test_add(tc, allocator_frames_by_name, stack_resolved_with_site);
+	test_add(tc, allocator_frames_by_name, user_code_by_rules, stack_resolved_with_site);
 	return s;
 }
 

@@ -36,6 +36,19 @@ struct sym_module {
 	int state;
 };
 
+/*
+ * A string of libdw's as frames carry it: a function name demangled, a
+ * file name made absolute. libdw's strings stay where they are while the
+ * sessions are open, so the raw pointers (and the unit's directory) are
+ * the key: each name is demangled and copied once, however many
+ * addresses reach the function.
+ */
+struct sym_string {
+	const char *raw, *dir;
+	const char *out; /* in the arena */
+	bool is_file;
+};
+
 /* One resolved (module, address): its frames in the arena. */
 struct sym_entry {
 	uint64_t addr;
@@ -49,8 +62,10 @@ struct cgtrace_symbols {
 	struct sym_module *mods;
 	size_t n_mods;
 	struct cg_arena arena;
-	struct cg_vec entries; /* struct sym_entry */
-	struct cg_map cache;   /* hash of (module, address) -> entry index */
+	struct cg_vec entries;    /* struct sym_entry */
+	struct cg_map cache;      /* hash of (module, address) -> entry index */
+	struct cg_vec strings;    /* struct sym_string */
+	struct cg_map string_map; /* hash of (raw, dir) -> strings index */
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	void (*warn)(void *user, const char *line);
@@ -163,6 +178,8 @@ CG_EXPORT void cgtrace_symbols_close(struct cgtrace_symbols *s)
 	free(s->debuginfo_path);
 	cg_vec_free(&s->entries, sizeof(struct sym_entry));
 	cg_map_free(&s->cache);
+	cg_vec_free(&s->strings, sizeof(struct sym_string));
+	cg_map_free(&s->string_map);
 	cg_arena_fini(&s->arena);
 	free(s);
 }
@@ -241,53 +258,163 @@ static uint32_t call_line(Dwarf_Die *die)
 	return (uint32_t)v;
 }
 
-#define MAX_INLINE 64
+/* The most frames one address gives; below a deeper inline chain the middle is left out. */
+#define MAX_INLINE 128
+
+/* A DIE's string attribute, through its abstract origin and its specification. */
+static const char *die_string(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute a;
+	return dwarf_formstring(dwarf_attr_integrate(die, name, &a));
+}
 
 /*
- * The frames of pc in an open module: each inlined subroutine around it,
- * innermost first, at the line it reached, then the function it was
- * inlined into, at the line of the call.
+ * The linkage name of a function's DIE, found through the abstract origin
+ * of an inlined or cloned copy and the specification of an out-of-class
+ * definition: it demangles to the qualified name with its parameters.
+ */
+static const char *die_linkage_name(Dwarf_Die *die)
+{
+	const char *name = die_string(die, DW_AT_linkage_name);
+	return name ? name : die_string(die, DW_AT_MIPS_linkage_name);
+}
+
+/* In a C unit a function's DW_AT_name is its linkage name; in a C++ unit it is not. */
+static bool unit_is_cxx(Dwarf_Die *cu)
+{
+	int lang = dwarf_srclang(cu);
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+/*
+ * A frame's function name: the DIE's linkage name, else its DW_AT_name.
+ * But where pc is in a C++ function's own code (no inlined code around
+ * it) and the function has no linkage name (main, extern "C"), the ELF
+ * symbol, which also names the part pc is in (main.cold), as addr2line
+ * prints it.
+ */
+static const char *frame_name(Dwarf_Die *cu, Dwarf_Die *die, bool own_code, const char *sym)
+{
+	const char *name = die_linkage_name(die);
+	if (name)
+		return name;
+	if (own_code && sym && unit_is_cxx(cu))
+		return sym;
+	name = die_string(die, DW_AT_name);
+	return name ? name : sym;
+}
+
+struct func_at {
+	Dwarf_Addr pc;
+	Dwarf_Die die;
+	bool found;
+};
+
+static int func_at_pc(Dwarf_Die *die, void *arg)
+{
+	struct func_at *fa = arg;
+	if (dwarf_haspc(die, fa->pc) <= 0)
+		return DWARF_CB_OK;
+	fa->die = *die;
+	fa->found = true;
+	return DWARF_CB_ABORT;
+}
+
+/* The child of die whose code holds pc and may hold a function's (inlined or nested) code. */
+static bool child_at(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *child)
+{
+	if (dwarf_child(die, child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(child);
+		if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block ||
+		     tag == DW_TAG_subprogram) &&
+		    dwarf_haspc(child, pc) > 0)
+			return true;
+	} while (dwarf_siblingof(child, child) == 0);
+	return false;
+}
+
+/*
+ * The functions around pc as they nest in the code, outermost first into
+ * out (MAX_INLINE of them): the real function whose code holds pc, then
+ * each inlined subroutine down to the innermost. Not dwarf_getscopes:
+ * above an inlined subroutine it gives the scopes of the inlined
+ * function's own definition instead, and none at all when that is in
+ * another unit, as it is after link-time optimization. Inside a function
+ * the scopes holding pc nest, so the descent needs no backtracking.
+ */
+static int nested_functions(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	struct func_at fa = {.pc = pc};
+	dwarf_getfuncs(cu, func_at_pc, &fa, 0);
+	if (!fa.found)
+		return 0;
+	int n = 0;
+	out[n++] = fa.die;
+	Dwarf_Die cur = fa.die, child;
+	while (child_at(&cur, pc, &child)) {
+		cur = child;
+		if (dwarf_tag(&child) == DW_TAG_lexical_block)
+			continue;
+		/* Past the last slot, the innermost replaces the one before it. */
+		out[n < MAX_INLINE ? n++ : n - 1] = child;
+	}
+	return n;
+}
+
+static void frame_at(struct cgtrace_frame *f, const struct cgtrace_frame *proto,
+                     const char *function, const char *file, int line, bool inlined)
+{
+	*f = *proto;
+	f->function = function;
+	f->file = file;
+	f->line = file && line > 0 ? (uint32_t)line : 0;
+	f->inlined = inlined;
+}
+
+/*
+ * The frames of pc in an open module, innermost first: the function whose
+ * code pc is in at the line table's line, then each function it was
+ * inlined into, at the line of the call (the call file and line of the
+ * inlined DIE it holds), ending with the real function, not inlined.
+ * Without DWARF around pc, the ELF symbol.
  */
 static size_t frames_dwarf(struct sym_module *sm, uint64_t pc, struct cgtrace_frame *f,
-                           const struct cgtrace_frame *proto)
+                           const struct cgtrace_frame *proto, const char **comp_dir)
 {
 	const char *sym =
 	    dwfl_module_addrinfo(sm->mod, pc, &(GElf_Off){0}, &(GElf_Sym){0}, NULL, NULL, NULL);
 	const char *file = NULL;
 	int line = 0;
-	Dwfl_Line *dl = dwfl_module_getsrc(sm->mod, pc);
-	if (dl)
-		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-	size_t n = 0;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(sm->mod, pc, &bias);
-	Dwarf_Die *scopes = NULL;
-	int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-	for (int i = 0; i < ns && n + 1 < MAX_INLINE; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-			continue;
-		bool inl = tag == DW_TAG_inlined_subroutine;
-		f[n] = *proto;
-		f[n].function = inl || !sym ? dwarf_diename(&scopes[i]) : sym;
-		f[n].file = file;
-		f[n].line = file ? (uint32_t)line : 0;
-		f[n].inlined = inl;
+	/* libdwfl gives an address in no unit (a crt file's _start) to the unit before it. */
+	if (cu && dwarf_haspc(cu, pc - bias) <= 0)
+		cu = NULL;
+	Dwarf_Attribute a;
+	*comp_dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a)) : NULL;
+	Dwfl_Line *dl = cu ? dwfl_module_getsrc(sm->mod, pc) : NULL;
+	if (dl)
+		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
+	Dwarf_Die nest[MAX_INLINE];
+	int nn = cu ? nested_functions(cu, pc - bias, nest) : 0;
+	size_t n = 0;
+	/* Innermost first; a nested function's enclosing ones are not its callers. */
+	for (int i = nn - 1; i >= 0; i--) {
+		bool inl = dwarf_tag(&nest[i]) == DW_TAG_inlined_subroutine;
+		frame_at(&f[n], proto, frame_name(cu, &nest[i], !inl && n == 0, sym), file, line,
+		         inl);
 		n++;
 		if (!inl)
 			break;
-		file = call_file(cu, &scopes[i]);
-		line = (int)call_line(&scopes[i]);
+		file = call_file(cu, &nest[i]);
+		line = (int)call_line(&nest[i]);
 	}
-	free(scopes);
-	if (n == 0 || f[n - 1].inlined) {
-		/* No subprogram scope (no DWARF, or a gap): the ELF symbol and the line table. */
-		f[n] = *proto;
-		f[n].function = sym;
-		f[n].file = file;
-		f[n].line = file ? (uint32_t)line : 0;
-		n++;
-	}
+	/* No subprogram around pc (no DWARF, or a gap): the ELF symbol at the last line. */
+	if (n == 0 || f[n - 1].inlined)
+		frame_at(&f[n++], proto, sym, file, line, false);
 	return n;
 }
 
@@ -330,11 +457,51 @@ static char *function_name(struct cg_arena *a, const char *name)
 	return out;
 }
 
+/* A unit's file name as addr2line gives it: relative ones under the unit's directory. */
+static char *file_name(struct cg_arena *a, const char *dir, const char *file)
+{
+	if (file[0] == '/' || !dir || !dir[0])
+		return arena_strdup(a, file);
+	size_t nd = strlen(dir), nf = strlen(file);
+	char *out = cg_arena_alloc(a, nd + 1 + nf + 1);
+	if (out) {
+		memcpy(out, dir, nd);
+		out[nd] = '/';
+		memcpy(out + nd + 1, file, nf + 1);
+	}
+	return out;
+}
+
+/* raw as it goes out: a function name, or a file of the unit in dir; NULL: no memory. */
+static const char *out_string(struct cgtrace_symbols *s, const char *raw, const char *dir,
+                              bool is_file)
+{
+	uint64_t key = cg_hash_mix64((uint64_t)(uintptr_t)raw) ^
+	               cg_hash_mix64((uint64_t)(uintptr_t)dir * 2 + is_file);
+	uint32_t pos = UINT32_MAX, val;
+	while (cg_map_next(&s->string_map, key, &pos, &val)) {
+		const struct sym_string *e = CG_VEC_AT(&s->strings, struct sym_string, val);
+		if (e->raw == raw && e->dir == dir && e->is_file == is_file)
+			return e->out;
+	}
+	const char *out = is_file ? file_name(&s->arena, dir, raw) : function_name(&s->arena, raw);
+	struct sym_string *e = out ? CG_VEC_PUSH(&s->strings, struct sym_string) : NULL;
+	if (!e)
+		return NULL;
+	*e = (struct sym_string){raw, dir, out, is_file};
+	if (cg_map_put(&s->string_map, key, (uint32_t)(s->strings.len - 1)) < 0) {
+		s->strings.len--;
+		return NULL;
+	}
+	return out;
+}
+
 static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct sym_entry *e)
 {
 	uint64_t pc = addr ? addr - 1 : 0;
 	struct cgtrace_frame proto = {.address = addr, .offset = pc};
-	struct cgtrace_frame tmp[MAX_INLINE];
+	struct cgtrace_frame tmp[MAX_INLINE + 1]; /* and the ELF symbol */
+	const char *dir = NULL;
 	size_t n = 1;
 	tmp[0] = proto;
 	if (mi >= 0) {
@@ -346,7 +513,7 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 			module_open(s, sm);
 		if (sm->state == MOD_OPEN) {
 			s->lookups++;
-			n = frames_dwarf(sm, pc, tmp, &proto);
+			n = frames_dwarf(sm, pc, tmp, &proto, &dir);
 		}
 	}
 	struct cgtrace_frame *f = cg_arena_alloc(&s->arena, n * sizeof(*f));
@@ -354,9 +521,9 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		f[i] = tmp[i];
-		/* Copied: a failed module's session may be ended, and libdw's strings with it. */
-		f[i].function = function_name(&s->arena, tmp[i].function);
-		f[i].file = arena_strdup(&s->arena, tmp[i].file);
+		f[i].function =
+		    tmp[i].function ? out_string(s, tmp[i].function, NULL, false) : NULL;
+		f[i].file = tmp[i].file ? out_string(s, tmp[i].file, dir, true) : NULL;
 		if ((tmp[i].function && !f[i].function) || (tmp[i].file && !f[i].file))
 			return -ENOMEM;
 	}

@@ -9,6 +9,7 @@
  *	fill_a -> alloc_twice -> inl_helper (inlined) -> take	(leaf site)
  *	fill_b -> alloc_twice -> inl_helper (inlined) -> take	(the same site, second caller)
  *	leak_one -> take					(never freed)
+ *	deep_outer -> inl_mid -> inl_leaf -> take		(two inlined, in sym-inl.h)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -43,7 +44,9 @@ __attribute__((noipa)) static int take(void)
 }
 
 static int line_take_in_helper, line_helper_in_twice, line_twice_in_a, line_twice_in_b,
-    line_take_in_leak;
+    line_take_in_leak, line_take_in_leaf, line_leaf_in_mid, line_mid_in_outer;
+
+#include "sym-inl.h"
 
 static inline __attribute__((always_inline)) int inl_helper(void)
 {
@@ -80,6 +83,14 @@ __attribute__((noipa)) static int leak_one(void)
 {
 	line_take_in_leak = __LINE__ + 1;
 	int id = take();
+	__asm__ volatile("" ::: "memory");
+	return id;
+}
+
+__attribute__((noipa)) static int deep_outer(void)
+{
+	line_mid_in_outer = __LINE__ + 1;
+	int id = inl_mid();
 	__asm__ volatile("" ::: "memory");
 	return id;
 }
@@ -152,6 +163,13 @@ static void print_expect(FILE *f)
 	        line_helper_in_twice, line_twice_in_a, line_twice_in_b, line_take_in_leak);
 }
 
+/* The lines of stack 4, which the trace leaves out: stacks-cli reads the one above. */
+static void print_expect_deep(FILE *f)
+{
+	fprintf(f, "deep sym-inl.h %d %d %d\n", line_take_in_leaf, line_leaf_in_mid,
+	        line_mid_in_outer);
+}
+
 static int print_module_line(struct dl_phdr_info *info, size_t size, void *user)
 {
 	struct module_info m;
@@ -178,7 +196,7 @@ static void print_frames(int id)
 
 int main(int argc, char **argv)
 {
-	int a = fill_a(), b = fill_b(), l = leak_one();
+	int a = fill_a(), b = fill_b(), l = leak_one(), d = deep_outer();
 	if (argc < 2 || strcmp(argv[1], "trace") != 0) {
 		/* Plain lines for the unit tests: modules, stacks, the lines expected. */
 		dl_iterate_phdr(print_module_line, NULL);
@@ -189,7 +207,8 @@ int main(int argc, char **argv)
 			printf("\n");
 		}
 		print_expect(stdout);
-		return 0;
+		print_expect_deep(stdout);
+		return d < 0;
 	}
 	printf("{\"kind\":\"meta\",\"schema\":\"candle-graph/trace/6\",\"run_id\":\"r\","
 	       "\"correlation_id\":\"sym/update-1\",\"entrypoint\":\"sym\",\"phase\":\"train\","
