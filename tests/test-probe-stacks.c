@@ -24,69 +24,31 @@
 
 #include "cgtrace.h"
 #include "child.h"
-#include "rundir.h"
+#include "probe-run.h"
 #include "test-main.h"
 
 static const char *probe, *bin, *cuda;
 
-struct run {
-	char dir[RUNDIR_MAX], cwd[RUNDIR_MAX + 16], out[RUNDIR_MAX + 16];
-	int status;
-	char *stdout_text, *stderr_text;
-	struct cgtrace_doc *doc;
-};
-
 static const char *format = "jsonl";
 
 /* Runs bin/prog (or an absolute path) with args under the probe; reads its one trace. */
-static struct run *run(const char *prog, const char *const *args, const char *const *extra)
+static struct probe_run *run(const char *prog, const char *const *args, const char *const *extra)
 {
-	struct run *r = calloc(1, sizeof(*r));
-	rundir_make(r->dir, r->cwd, r->out, "stacks");
-	char *owned[16] = {0};
-	rundir_probe_env(owned, probe, r->out);
 	/* A name ending .jsonl would make any trace JSONL: the suffix follows the format. */
 	char *fmt = strf("CGPROBE_FORMAT=%s", format);
-	char *output = strf("CGPROBE_OUTPUT=%s/trace.%%p.%s", r->out,
-	                    strcmp(format, "jsonl") ? "cgt" : "jsonl");
-	const char *all[16] = {fmt, output};
-	for (size_t i = 0; extra && extra[i] && i < 12; i++)
-		all[i + 2] = extra[i];
-	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, NULL};
-	char **env = child_env(drop, owned, all);
+	const char *all[16] = {fmt};
+	for (size_t i = 0; extra && extra[i] && i < 14; i++)
+		all[i + 1] = extra[i];
 	char *path = prog[0] == '/' ? strf("%s", prog) : strf("%s/%s", bin, prog);
-	pid_t pid = rundir_spawn(r->dir, r->cwd, path, args, env);
-	r->status = child_wait(pid, 60000, path);
-	rundir_read_output(r->dir, &r->stdout_text, &r->stderr_text);
-	ck_assert_msg(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s: %s; stderr: %s",
-	              path, status_text(r->status), r->stderr_text);
-	char *files[4];
-	size_t k = rundir_files(r->out, files, 4);
-	ck_assert_msg(k == 1, "%s left %zu traces", path, k);
-	char err[1024];
-	int rc = cgtrace_doc_read(files[0], NULL, &r->doc, err, sizeof(err));
-	ck_assert_msg(rc == 0, "%s: %s", files[0], err);
-	free(files[0]);
+	struct probe_run *r =
+	    probe_run(probe, path, args, strcmp(format, "jsonl") ? "cgt" : "jsonl", all);
 	free(path);
-	free(env);
 	free(fmt);
-	free(output);
-	for (size_t i = 0; owned[i]; i++)
-		free(owned[i]);
 	return r;
 }
 
-static void run_free(struct run *r)
-{
-	cgtrace_doc_free(r->doc);
-	remove_tree(r->dir);
-	free(r->stdout_text);
-	free(r->stderr_text);
-	free(r);
-}
-
 /* The stack of the first allocation of exactly bytes; fails the test when there is none. */
-static const struct cgtrace_stack *stack_of(const struct run *r, uint64_t bytes, size_t nth)
+static const struct cgtrace_stack *stack_of(const struct probe_run *r, uint64_t bytes, size_t nth)
 {
 	size_t n = cgtrace_doc_count(r->doc, CGTRACE_KIND_MEMORY), seen = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -104,23 +66,12 @@ static const struct cgtrace_stack *stack_of(const struct run *r, uint64_t bytes,
 	return NULL;
 }
 
-/* The module the trace recorded for an address (the latest one covering it), or NULL. */
-static const struct cgtrace_module *module_of(const struct run *r, uint64_t a)
-{
-	const struct cgtrace_module *found = NULL;
-	for (size_t i = 0; i < cgtrace_doc_module_count(r->doc); i++) {
-		const struct cgtrace_module *m = cgtrace_doc_module(r->doc, i);
-		if (a >= m->start && a < m->end)
-			found = m;
-	}
-	return found;
-}
 
 /* The function of the call instruction before return address frame, by addr2line; "?" if unknown.
  */
-static char *function_of(const struct run *r, uint64_t frame)
+static char *function_of(const struct probe_run *r, uint64_t frame)
 {
-	const struct cgtrace_module *m = module_of(r, frame - 1);
+	const struct cgtrace_module *m = probe_run_module_of(r, frame - 1);
 	if (!m)
 		return strf("?");
 	char *cmd =
@@ -137,7 +88,7 @@ static char *function_of(const struct run *r, uint64_t frame)
 }
 
 /* Frames from `from` on resolve to the functions named, in order. */
-static void expect_frames(const struct run *r, const struct cgtrace_stack *s, size_t from,
+static void expect_frames(const struct probe_run *r, const struct cgtrace_stack *s, size_t from,
                           const char *const *names)
 {
 	for (size_t i = 0; names[i]; i++) {
@@ -152,7 +103,7 @@ static void expect_frames(const struct run *r, const struct cgtrace_stack *s, si
 	}
 }
 
-static const char *tag(const struct run *r, const char *key)
+static const char *tag(const struct probe_run *r, const char *key)
 {
 	struct cgtrace_meta meta;
 	cgtrace_doc_meta(r->doc, &meta);
@@ -163,7 +114,7 @@ static const char *tag(const struct run *r, const char *key)
 }
 
 /* Every allocation has a stack, no stack holds more than max frames. */
-static void expect_all_stacked(const struct run *r, size_t max)
+static void expect_all_stacked(const struct probe_run *r, size_t max)
 {
 	size_t n = cgtrace_doc_count(r->doc, CGTRACE_KIND_MEMORY);
 	for (size_t i = 0; i < n; i++) {
@@ -181,7 +132,7 @@ static void expect_all_stacked(const struct run *r, size_t max)
 
 START_TEST(test_chain)
 {
-	struct run *r = run("stacks-chain", NULL, NULL);
+	struct probe_run *r = run("stacks-chain", NULL, NULL);
 	ck_assert_str_eq(tag(r, "cgprobe_stack_depth"), "32");
 	const struct cgtrace_stack *a = stack_of(r, 4242, 0), *a2 = stack_of(r, 4242, 1);
 	const struct cgtrace_stack *d = stack_of(r, 4343, 0);
@@ -192,31 +143,31 @@ START_TEST(test_chain)
 	ck_assert_uint_eq(a->id, a2->id);
 	ck_assert_uint_ne(a->id, d->id);
 	/* The program's module is recorded with its build id. */
-	const struct cgtrace_module *m = module_of(r, a->frames[0] - 1);
+	const struct cgtrace_module *m = probe_run_module_of(r, a->frames[0] - 1);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_msg(strstr(m->path, "stacks-chain"), "module %s", m->path);
 	ck_assert_ptr_nonnull(m->build_id);
 	expect_all_stacked(r, 32);
-	run_free(r);
+	probe_run_free(r);
 }
 END_TEST
 
 START_TEST(test_depth_limit)
 {
-	struct run *r =
+	struct probe_run *r =
 	    run("stacks-chain", NULL, (const char *const[]){"CGPROBE_STACK_DEPTH=2", NULL});
 	ck_assert_str_eq(tag(r, "cgprobe_stack_depth"), "2");
 	const struct cgtrace_stack *a = stack_of(r, 4242, 0);
 	ck_assert_uint_eq(a->n_frames, 2);
 	expect_frames(r, a, 0, (const char *const[]){"c_inner", "b_middle", NULL});
 	expect_all_stacked(r, 2);
-	run_free(r);
+	probe_run_free(r);
 }
 END_TEST
 
 START_TEST(test_depth_off)
 {
-	struct run *r =
+	struct probe_run *r =
 	    run("stacks-chain", NULL, (const char *const[]){"CGPROBE_STACK_DEPTH=0", NULL});
 	ck_assert_str_eq(tag(r, "cgprobe_stack_depth"), "0");
 	ck_assert_uint_eq(cgtrace_doc_stack_count(r->doc), 0);
@@ -228,35 +179,35 @@ START_TEST(test_depth_off)
 		cgtrace_doc_memory(r->doc, i, &m);
 		ck_assert_uint_eq(m.stack_id, 0);
 	}
-	run_free(r);
+	probe_run_free(r);
 }
 END_TEST
 
 START_TEST(test_depth_bad)
 {
-	struct run *r =
+	struct probe_run *r =
 	    run("stacks-chain", NULL, (const char *const[]){"CGPROBE_STACK_DEPTH=lots", NULL});
 	ck_assert_str_eq(r->stderr_text,
 	                 "cgprobe: CGPROBE_STACK_DEPTH=lots is not an integer from 0 "
 	                 "to 256; using 32\n");
 	ck_assert_str_eq(tag(r, "cgprobe_stack_depth"), "32");
 	expect_frames(r, stack_of(r, 4242, 0), 0, (const char *const[]){"c_inner", NULL});
-	run_free(r);
+	probe_run_free(r);
 	r = run("stacks-chain", NULL, (const char *const[]){"CGPROBE_STACK_DEPTH=257", NULL});
 	ck_assert_msg(strstr(r->stderr_text, "CGPROBE_STACK_DEPTH=257 is not") &&
 	                  !strchr(strchr(r->stderr_text, '\n') + 1, '\n'),
 	              "stderr: %s", r->stderr_text);
-	run_free(r);
+	probe_run_free(r);
 }
 END_TEST
 
 START_TEST(test_thread)
 {
-	struct run *r = run("stacks-threads", NULL, NULL);
+	struct probe_run *r = run("stacks-threads", NULL, NULL);
 	expect_frames(r, stack_of(r, 6161, 0), 0,
 	              (const char *const[]){"t_site", "thread_main", NULL});
 	expect_frames(r, stack_of(r, 6262, 0), 0, (const char *const[]){"m_site", "main", NULL});
-	run_free(r);
+	probe_run_free(r);
 }
 END_TEST
 
@@ -264,33 +215,33 @@ START_TEST(test_cxx_new)
 {
 	if (access(strf("%s/stacks-cxxnew", bin), X_OK) != 0)
 		return; /* no C++ compiler at build time */
-	struct run *r = run("stacks-cxxnew", NULL, NULL);
+	struct probe_run *r = run("stacks-cxxnew", NULL, NULL);
 	const struct cgtrace_stack *s = stack_of(r, 5151, 0);
 	/* Frame 0 is in operator new, which called malloc; its caller next. */
-	const struct cgtrace_module *m = module_of(r, s->frames[0] - 1);
+	const struct cgtrace_module *m = probe_run_module_of(r, s->frames[0] - 1);
 	ck_assert_msg(m && strstr(m->path, "libstdc++"), "frame 0 in %s",
 	              m ? m->path : "no module");
 	size_t i = 1;
-	while (i < s->n_frames && module_of(r, s->frames[i] - 1) == m)
+	while (i < s->n_frames && probe_run_module_of(r, s->frames[i] - 1) == m)
 		i++;
 	expect_frames(r, s, i, (const char *const[]){"_Z8cxx_sitem", "main", NULL});
-	run_free(r);
+	probe_run_free(r);
 }
 END_TEST
 
 START_TEST(test_dlopen)
 {
 	char *lib = strf("%s/libstacks-lib.so", bin);
-	struct run *r = run("stacks-dlopen", (const char *const[]){lib, NULL}, NULL);
+	struct probe_run *r = run("stacks-dlopen", (const char *const[]){lib, NULL}, NULL);
 	const struct cgtrace_stack *ctor = stack_of(r, 7171, 0), *after = stack_of(r, 7272, 0);
 	expect_frames(r, ctor, 0, (const char *const[]){"lib_ctor", NULL});
 	expect_frames(r, after, 0, (const char *const[]){"lib_alloc", "main", NULL});
-	const struct cgtrace_module *m = module_of(r, after->frames[0] - 1);
+	const struct cgtrace_module *m = probe_run_module_of(r, after->frames[0] - 1);
 	ck_assert_msg(m && strstr(m->path, "libstacks-lib.so"), "frame in %s",
 	              m ? m->path : "no module");
 	/* Recorded after the load, on a later record than the program's own modules. */
 	ck_assert_uint_gt(m->recorded_ns, cgtrace_doc_module(r->doc, 0)->recorded_ns);
-	run_free(r);
+	probe_run_free(r);
 	free(lib);
 }
 END_TEST
@@ -298,7 +249,7 @@ END_TEST
 START_TEST(test_reload)
 {
 	char *lib = strf("%s/libstacks-lib.so", bin);
-	struct run *r = run("stacks-reload", (const char *const[]){lib, NULL}, NULL);
+	struct probe_run *r = run("stacks-reload", (const char *const[]){lib, NULL}, NULL);
 	const struct cgtrace_stack *a = stack_of(r, 7272, 0), *b = stack_of(r, 7272, 1);
 	expect_frames(r, a, 0, (const char *const[]){"lib_alloc", "use", "main", NULL});
 	expect_frames(r, b, 0, (const char *const[]){"lib_alloc", "use", "main", NULL});
@@ -311,7 +262,7 @@ START_TEST(test_reload)
 	ck_assert_mem_eq(a->frames, b->frames, a->n_frames * sizeof(uint64_t));
 	ck_assert_uint_ne(a->id, b->id);
 	ck_assert_uint_gt(b->defined_ns, a->defined_ns);
-	run_free(r);
+	probe_run_free(r);
 	free(lib);
 }
 END_TEST
@@ -319,12 +270,12 @@ END_TEST
 START_TEST(test_no_frame_pointer)
 {
 	char *a = strf("%s/libstacks-nofp.so", bin), *b = strf("%s/libstacks-nounwind.so", bin);
-	struct run *r = run("stacks-nofp", (const char *const[]){a, b, NULL}, NULL);
+	struct probe_run *r = run("stacks-nofp", (const char *const[]){a, b, NULL}, NULL);
 	expect_frames(r, stack_of(r, 8181, 0), 0,
 	              (const char *const[]){"cb_site", "nofp_call", "through", "main", NULL});
 	/* Without unwind tables the frames past the library may be lost, but never the first. */
 	expect_frames(r, stack_of(r, 8282, 0), 0, (const char *const[]){"cb_site", NULL});
-	run_free(r);
+	probe_run_free(r);
 	free(a);
 	free(b);
 }
@@ -334,7 +285,7 @@ START_TEST(test_device)
 {
 	char *lib = strf("LD_LIBRARY_PATH=%s/lib", cuda);
 	char *prog = strf("%s/drv-linked", cuda);
-	struct run *r = run(prog, NULL, (const char *const[]){lib, NULL});
+	struct probe_run *r = run(prog, NULL, (const char *const[]){lib, NULL});
 	size_t n = cgtrace_doc_count(r->doc, CGTRACE_KIND_MEMORY), dev = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct cgtrace_memory m;
@@ -345,7 +296,7 @@ START_TEST(test_device)
 		const struct cgtrace_stack *s = cgtrace_doc_stack(r->doc, m.stack_id);
 		ck_assert_msg(s, "device allocation %zu has no stack", i);
 		/* Frame 0: the program's call of the driver, not the probe's. */
-		const struct cgtrace_module *mod = module_of(r, s->frames[0] - 1);
+		const struct cgtrace_module *mod = probe_run_module_of(r, s->frames[0] - 1);
 		ck_assert_msg(mod && strstr(mod->path, "drv-linked"), "frame 0 in %s",
 		              mod ? mod->path : "no module");
 		char *f = function_of(r, s->frames[0]);
@@ -353,7 +304,7 @@ START_TEST(test_device)
 		free(f);
 	}
 	ck_assert_uint_gt(dev, 0);
-	run_free(r);
+	probe_run_free(r);
 	free(lib);
 	free(prog);
 }

@@ -25,7 +25,7 @@
 
 #include "cgtrace.h"
 #include "child.h"
-#include "rundir.h"
+#include "probe-run.h"
 #include "test-main.h"
 
 static const char *probe, *bin;
@@ -40,45 +40,13 @@ struct a2l_frame {
 	unsigned line; /* 0: "?" or 0, no line */
 };
 
-struct run {
-	char dir[RUNDIR_MAX], cwd[RUNDIR_MAX + 16], out[RUNDIR_MAX + 16];
-	char *path; /* the program */
-	struct cgtrace_doc *doc;
-};
-
 /* Runs bin/prog under the probe and reads its one trace. */
-static struct run *run(const char *prog)
+static struct probe_run *run(const char *prog)
 {
-	struct run *r = calloc(1, sizeof(*r));
-	rundir_make(r->dir, r->cwd, r->out, "symcxx");
-	char *owned[16] = {0};
-	rundir_probe_env(owned, probe, r->out);
-	char *output = strf("CGPROBE_OUTPUT=%s/trace.%%p.cgt", r->out);
-	static const char *const drop[] = {CHILD_ENV_DROP_PROBE, NULL};
-	char **env = child_env(drop, owned, (const char *const[]){output, NULL});
-	r->path = strf("%s/%s", bin, prog);
-	int status = child_wait(rundir_spawn(r->dir, r->cwd, r->path, NULL, env), 60000, r->path);
-	ck_assert_msg(WIFEXITED(status), "%s: %s", r->path, status_text(status));
-	char *files[4];
-	size_t k = rundir_files(r->out, files, 4);
-	ck_assert_msg(k == 1, "%s left %zu traces", r->path, k);
-	char err[1024];
-	ck_assert_msg(cgtrace_doc_read(files[0], NULL, &r->doc, err, sizeof(err)) == 0, "%s: %s",
-	              files[0], err);
-	free(files[0]);
-	free(env);
-	free(output);
-	for (size_t i = 0; owned[i]; i++)
-		free(owned[i]);
+	char *path = strf("%s/%s", bin, prog);
+	struct probe_run *r = probe_run(probe, path, NULL, "cgt", NULL);
+	free(path);
 	return r;
-}
-
-static void run_free(struct run *r)
-{
-	cgtrace_doc_free(r->doc);
-	remove_tree(r->dir);
-	free(r->path);
-	free(r);
 }
 
 /* "FILE:LINE" or "FILE:LINE (discriminator N)" split; "??:0", "??:?", "FILE:?" have no line. */
@@ -120,20 +88,9 @@ static size_t a2l(const char *module, uint64_t offset, struct a2l_frame *out)
 	return n;
 }
 
-/* The module the trace recorded for an address (the latest one covering it), or NULL. */
-static const struct cgtrace_module *module_of(const struct run *r, uint64_t a)
-{
-	const struct cgtrace_module *found = NULL;
-	for (size_t i = 0; i < cgtrace_doc_module_count(r->doc); i++) {
-		const struct cgtrace_module *m = cgtrace_doc_module(r->doc, i);
-		if (a >= m->start && a < m->end)
-			found = m;
-	}
-	return found;
-}
 
 /* The program's own frames and libstdc++'s are compared; the C library's depend on the system. */
-static bool compared(const struct run *r, const struct cgtrace_module *m)
+static bool compared(const struct probe_run *r, const struct cgtrace_module *m)
 {
 	return m && (strcmp(base_name(m->path), base_name(r->path)) == 0 ||
 	             strstr(base_name(m->path), "libstdc++"));
@@ -164,7 +121,7 @@ struct tally {
 };
 
 /* One recorded return address, once: our frames against addr2line's, frame for frame. */
-static void compare_address(struct cgtrace_symbols *syms, const struct run *r,
+static void compare_address(struct cgtrace_symbols *syms, const struct probe_run *r,
                             const struct cgtrace_stack *st, uint64_t address,
                             const char *const *expect, struct tally *t)
 {
@@ -173,7 +130,7 @@ static void compare_address(struct cgtrace_symbols *syms, const struct run *r,
 			return;
 	ck_assert_uint_lt(t->n_seen, MAX_ADDRS);
 	t->seen[t->n_seen++] = address;
-	const struct cgtrace_module *m = module_of(r, address - 1);
+	const struct cgtrace_module *m = probe_run_module_of(r, address - 1);
 	if (!compared(r, m))
 		return;
 	const struct cgtrace_frame *f;
@@ -202,7 +159,7 @@ static void compare_address(struct cgtrace_symbols *syms, const struct run *r,
  */
 static void compare_program(const char *prog, const char *const *expect, size_t deepest)
 {
-	struct run *r = run(prog);
+	struct probe_run *r = run(prog);
 	size_t n_mods = cgtrace_doc_module_count(r->doc);
 	struct cgtrace_module *mods = calloc(n_mods ? n_mods : 1, sizeof(*mods));
 	for (size_t i = 0; i < n_mods; i++)
@@ -223,7 +180,7 @@ static void compare_program(const char *prog, const char *const *expect, size_t 
 		ck_assert_msg(t.found[e], "%s: no frame in %s", prog, expect[e]);
 	cgtrace_symbols_close(syms);
 	free(mods);
-	run_free(r);
+	probe_run_free(r);
 }
 
 START_TEST(vector_of_strings)
