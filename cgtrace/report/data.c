@@ -127,13 +127,13 @@ static void column(struct cli_buf *b, const void *base, size_t n, size_t stride,
 	cli_buf_putc(b, ']');
 }
 
-static void categories(struct cli_buf *b, const uint64_t *v)
+void report_json_u64s(struct cli_buf *b, const uint64_t *v, size_t n)
 {
 	cli_buf_putc(b, '[');
-	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
-		if (c)
+	for (size_t i = 0; i < n; i++) {
+		if (i)
 			cli_buf_putc(b, ',');
-		cli_json_u64(b, v[c]);
+		cli_json_u64(b, v[i]);
 	}
 	cli_buf_putc(b, ']');
 }
@@ -224,10 +224,8 @@ static void json_checkpoints(struct cli_buf *b, const struct cgtrace_view_device
 }
 
 static const struct field oom_fields[] = {
-    {"t", CKPT_FIELD(timestamp_ns)},
-    {"request", CKPT_FIELD(oom_request_bytes)},
-    {"used", CKPT_FIELD(used_bytes)},
-    {"free", CKPT_FIELD(free_bytes)},
+    {"t", CKPT_FIELD(timestamp_ns)},   {"request", CKPT_FIELD(oom_request_bytes)},
+    {"used", CKPT_FIELD(used_bytes)}, {"free", CKPT_FIELD(free_bytes)},
 };
 
 static void json_ooms(struct cli_buf *b, const struct cgtrace_view_device *d)
@@ -252,10 +250,8 @@ static const struct field device_peak[] = {
     {"peak_ns", DEVICE_FIELD(peak_ns)},
 };
 static const struct field device_counts[] = {
-    {"alloc_count", DEVICE_FIELD(alloc_count)},
-    {"free_count", DEVICE_FIELD(free_count)},
-    {"alloc_bytes", DEVICE_FIELD(alloc_bytes)},
-    {"final_bytes", DEVICE_FIELD(final_bytes)},
+    {"alloc_count", DEVICE_FIELD(alloc_count)}, {"free_count", DEVICE_FIELD(free_count)},
+    {"alloc_bytes", DEVICE_FIELD(alloc_bytes)}, {"final_bytes", DEVICE_FIELD(final_bytes)},
 };
 
 static void json_devices(struct cli_buf *b, const struct cgtrace_view *v)
@@ -269,7 +265,7 @@ static void json_devices(struct cli_buf *b, const struct cgtrace_view *v)
 		key_str(b, &first, "name", d->device);
 		members(b, &first, d, device_peak, sizeof(device_peak) / sizeof(device_peak[0]));
 		key(b, "peak_by_category");
-		categories(b, d->peak_by_category);
+		report_json_u64s(b, d->peak_by_category, CGTRACE_CAT_COUNT);
 		members(b, &first, d, device_counts,
 		        sizeof(device_counts) / sizeof(device_counts[0]));
 		key(b, "buckets");
@@ -303,22 +299,19 @@ static void json_allocs(struct report_ctx *c)
 		const struct cgtrace_view_alloc *a = &c->v->allocs[i];
 		bool first = true;
 		cli_buf_puts(b, i ? ",{" : "{");
-		const struct cgtrace_view_alloc_live *l = &c->v->alloc_live[i];
+		/* The buckets it is drawn in, first to end: the page stacks it there. */
+		const uint64_t live[2] = {c->v->alloc_live[i].first_bucket,
+		                          c->v->alloc_live[i].end_bucket};
 		key_u64(b, &first, "t0", a->alloc_ns);
 		cli_json_key(b, &first, "t1");
 		if (a->freed)
 			cli_json_u64(b, a->free_ns);
 		else
 			cli_buf_lit(b, "null");
-		/* The buckets it is drawn in, first to end: the page stacks it there. */
-		cli_json_key(b, &first, "live");
-		cli_buf_putc(b, '[');
-		cli_json_u64(b, l->first_bucket);
-		cli_buf_putc(b, ',');
-		cli_json_u64(b, l->end_bucket);
-		cli_buf_putc(b, ']');
 		key_u64(b, &first, "b", a->bytes);
 		key_u64(b, &first, "d", a->device);
+		cli_json_key(b, &first, "live");
+		report_json_u64s(b, live, 2);
 		key_u64(b, &first, "c", (uint64_t)a->category);
 		cli_json_key(b, &first, "s");
 		json_long(b, report_site(c, a->stack_id));
@@ -385,13 +378,7 @@ static void json_live(struct report_ctx *c, const struct cgtrace_live_alloc *a)
 	key_str(b, &first, "tensor", a->tensor_id);
 	key_str(b, &first, "dtype", a->dtype);
 	cli_json_key(b, &first, "shape");
-	cli_buf_putc(b, '[');
-	for (size_t k = 0; k < a->ndim; k++) {
-		if (k)
-			cli_buf_putc(b, ',');
-		cli_json_u64(b, a->shape[k]);
-	}
-	cli_buf_putc(b, ']');
+	report_json_u64s(b, a->shape, a->ndim);
 	key_u64(b, &first, "t", a->timestamp_ns);
 	cli_json_key(b, &first, "s");
 	json_long(b, report_site(c, a->stack_id));
@@ -415,7 +402,7 @@ static int json_peak(struct report_ctx *c)
 	key_u64(b, &first, "count", r->n_breakdown);
 	key_u64(b, &first, "autograd_retained", r->autograd_retained_bytes);
 	key(b, "by_category");
-	categories(b, r->peak_by_category);
+	report_json_u64s(b, r->peak_by_category, CGTRACE_CAT_COUNT);
 	size_t shown = r->n_breakdown < REPORT_BREAKDOWN ? r->n_breakdown : REPORT_BREAKDOWN;
 	uint64_t rest = 0;
 	key(b, "breakdown");

@@ -45,23 +45,32 @@ static int by_alloc_bytes(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void member_str(struct cli_buf *b, bool *first, const char *k, const char *v)
+{
+	key(b, first, k);
+	cli_json_str(b, v);
+}
+
+/* A span's id, name, step, start and, when closed or always, its duration. */
+static void span_members(struct cli_buf *b, bool *first, const char *id,
+                         const struct cgtrace_view_span *s, bool always_dur)
+{
+	member_str(b, first, "id", id);
+	if (!s)
+		return;
+	member_str(b, first, "name", s->name);
+	member_str(b, first, "step", cgtrace_step_name(s->step));
+	member_u64(b, first, "start", s->start_ns);
+	if (s->closed || always_dur)
+		member_u64(b, first, "dur", s->end_ns - s->start_ns);
+}
+
 static void json_span_row(struct cli_buf *b, const struct cgtrace_view *v,
                           const struct cgtrace_view_span_memory *m)
 {
-	const struct cgtrace_view_span *s = cgtrace_view_find_span(v, m->span_id);
 	bool first = true;
 	cli_buf_putc(b, '{');
-	key(b, &first, "id");
-	cli_json_str(b, m->span_id);
-	if (s) {
-		key(b, &first, "name");
-		cli_json_str(b, s->name);
-		key(b, &first, "step");
-		cli_json_str(b, cgtrace_step_name(s->step));
-		member_u64(b, &first, "start", s->start_ns);
-		if (s->closed)
-			member_u64(b, &first, "dur", s->end_ns - s->start_ns);
-	}
+	span_members(b, &first, m->span_id, cgtrace_view_find_span(v, m->span_id), false);
 	member_u64(b, &first, "alloc_count", m->alloc_count);
 	member_u64(b, &first, "alloc_bytes", m->alloc_bytes);
 	member_u64(b, &first, "free_count", m->free_count);
@@ -117,8 +126,7 @@ static int json_span_memory(struct report_ctx *c)
 		bool first = true;
 		cli_buf_puts(b, any ? ",{" : "{");
 		any = true;
-		key(b, &first, "step");
-		cli_json_str(b, step_name((enum cgtrace_step)k));
+		member_str(b, &first, "step", step_name((enum cgtrace_step)k));
 		member_u64(b, &first, "spans", steps[k].spans);
 		member_u64(b, &first, "alloc_count", steps[k].alloc_count);
 		member_u64(b, &first, "alloc_bytes", steps[k].alloc_bytes);
@@ -196,22 +204,10 @@ static int json_step_spans(struct report_ctx *c)
 		const struct cgtrace_view_span *s = &v->all_spans[ss[i].index];
 		bool first = true;
 		cli_buf_puts(b, i ? ",{" : "{");
-		key(b, &first, "id");
-		cli_json_str(b, s->id);
-		key(b, &first, "name");
-		cli_json_str(b, s->name);
-		key(b, &first, "step");
-		cli_json_str(b, cgtrace_step_name(s->step));
-		member_u64(b, &first, "start", s->start_ns);
-		member_u64(b, &first, "dur", s->end_ns - s->start_ns);
+		span_members(b, &first, s->id, s, true);
 		key(b, &first, "max");
-		cli_buf_putc(b, '[');
-		for (size_t d = 0; d < v->n_devices; d++) {
-			if (d)
-				cli_buf_putc(b, ',');
-			cli_json_u64(b, s->highest[d]);
-		}
-		cli_buf_lit(b, "]}");
+		report_json_u64s(b, s->highest, v->n_devices);
+		cli_buf_putc(b, '}');
 	}
 	cli_buf_lit(b, "],\"step_spans_total\":");
 	cli_json_u64(b, n);

@@ -99,18 +99,12 @@ static int spans(struct cgtrace_view *v, const struct range_max *rm)
 	for (size_t i = 0; i < n; i++) {
 		struct cgtrace_span s;
 		cgtrace_doc_span(v->doc, i, &s);
+		/* The document's span, by what it names, its kind, its time and its thread. */
 		out[i] = (struct cgtrace_view_span){
-			.id = s.id,
-			.parent_id = s.parent_id,
-			.name = s.name,
-			.kind = s.kind,
-			.step = s.step,
-			.start_ns = s.start_ns,
-			.end_ns = s.closed ? closed_end(&s) : end,
-			.closed = s.closed,
-			.has_thread = s.has_thread,
-			.thread = s.thread,
-			.thread_name = s.thread_name,
+			.id = s.id, .parent_id = s.parent_id, .name = s.name,
+			.kind = s.kind, .step = s.step,
+			.start_ns = s.start_ns, .end_ns = s.closed ? closed_end(&s) : end, .closed = s.closed,
+			.has_thread = s.has_thread, .thread = s.thread, .thread_name = s.thread_name,
 		};
 		if (!is_step(s.step))
 			continue;
