@@ -632,8 +632,9 @@ int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_opt
  * time buckets, each bucket at the instant its device's total was highest
  * (so the highest bucket is the true peak and no peak is lost), the device
  * checkpoints one per bucket, the largest allocations one by one, memory
- * by span. It is built in one streamed read (docs/views.md), in memory
- * bounded as a streamed read's plus the view itself.
+ * by span; and the spans as drawn, with the step bands. It is built in one
+ * streamed read (docs/views.md), in memory bounded as a streamed read's
+ * plus the view itself.
  */
 struct cgtrace_view_options {
 	/*

@@ -117,16 +117,18 @@ static int spans(struct cgtrace_view *v, const struct range_max *rm)
 	return 0;
 }
 
-/* Step spans by start, the document's order among equals. */
-static const struct cgtrace_view_span *sort_base;
+/* A step span by its start, the document's order among equals. */
+struct by_start {
+	uint64_t start;
+	size_t i;
+};
 
-static int by_start(const void *a, const void *b)
+static int by_start_cmp(const void *a, const void *b)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	uint64_t sx = sort_base[x].start_ns, sy = sort_base[y].start_ns;
-	if (sx != sy)
-		return sx < sy ? -1 : 1;
-	return x < y ? -1 : x > y;
+	const struct by_start *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
 }
 
 /*
@@ -137,21 +139,20 @@ static int by_start(const void *a, const void *b)
 static int bands(struct cgtrace_view *v, const struct range_max *rm)
 {
 	const struct cgtrace_view_span *s = v->all_spans;
-	size_t *order = malloc((v->n_all_spans ? v->n_all_spans : 1) * sizeof(*order)), n = 0;
-	struct cgtrace_view_band *tmp =
-	    malloc((v->n_all_spans ? v->n_all_spans : 1) * sizeof(*tmp));
+	size_t n = 0, cap = v->n_all_spans ? v->n_all_spans : 1;
+	struct by_start *order = malloc(cap * sizeof(*order));
+	struct cgtrace_view_band *tmp = malloc(cap * sizeof(*tmp));
 	int ret = order && tmp ? 0 : -ENOMEM;
 	for (size_t i = 0; ret == 0 && i < v->n_all_spans; i++)
 		if (is_step(s[i].step))
-			order[n++] = i;
-	sort_base = s;
+			order[n++] = (struct by_start){s[i].start_ns, i};
 	if (ret == 0)
-		qsort(order, n, sizeof(*order), by_start);
+		qsort(order, n, sizeof(*order), by_start_cmp);
 	size_t m = 0;
 	for (int step = CGTRACE_STEP_FORWARD; ret == 0 && step <= CGTRACE_STEP_OPTIMIZER; step++) {
 		struct cgtrace_view_band *open = NULL;
 		for (size_t i = 0; i < n; i++) {
-			const struct cgtrace_view_span *x = &s[order[i]];
+			const struct cgtrace_view_span *x = &s[order[i].i];
 			if (x->step != (enum cgtrace_step)step)
 				continue;
 			if (open && x->start_ns <= cg_sat_add(open->end_ns, v->bucket_ns / 2)) {
