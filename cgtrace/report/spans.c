@@ -138,22 +138,22 @@ static int json_span_memory(struct report_ctx *c)
 	return 0;
 }
 
-static int by_top(const void *a, const void *b)
-{
-	const struct step_span *x = a, *y = b;
-	if (x->top != y->top)
-		return x->top > y->top ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
+/* In time order, the document's among equals. */
 static int by_start(const void *a, const void *b)
 {
 	const struct step_span *x = a, *y = b;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The highest first, then in time order. */
+static int by_top(const void *a, const void *b)
+{
+	const struct step_span *x = a, *y = b;
+	if (x->top != y->top)
+		return x->top > y->top ? -1 : 1;
+	return by_start(a, b);
 }
 
 /* The view's step bands as columns. */

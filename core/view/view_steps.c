@@ -123,12 +123,16 @@ struct by_start {
 	size_t i;
 };
 
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
 static int by_start_cmp(const void *a, const void *b)
 {
 	const struct by_start *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+	int c = cmp_u64(x->start, y->start);
+	return c ? c : cmp_u64(x->i, y->i);
 }
 
 /*
