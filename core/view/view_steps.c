@@ -81,21 +81,10 @@ static uint64_t closed_end(const struct cgtrace_span *s)
 static int spans(struct cgtrace_view *v, const struct range_max *rm)
 {
 	size_t n = v->doc ? cgtrace_doc_count(v->doc, CGTRACE_KIND_SPAN_START) : 0, steps = 0;
-	uint64_t end = v->end_ns;
-	for (size_t i = 0; i < n; i++) {
-		struct cgtrace_span s;
-		cgtrace_doc_span(v->doc, i, &s);
-		uint64_t e = s.closed ? closed_end(&s) : s.start_ns;
-		end = e > end ? e : end;
-		steps += is_step(s.step);
-	}
-	v->trace_end_ns = end;
-	size_t nd = v->n_devices;
-	struct cgtrace_view_span *out =
-	    malloc((n ? n : 1) * sizeof(*out) + steps * nd * sizeof(uint64_t));
+	struct cgtrace_view_span *out = malloc((n ? n : 1) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;
-	uint64_t *h = (uint64_t *)(out + n);
+	uint64_t end = v->end_ns;
 	for (size_t i = 0; i < n; i++) {
 		struct cgtrace_span s;
 		cgtrace_doc_span(v->doc, i, &s);
@@ -103,10 +92,27 @@ static int spans(struct cgtrace_view *v, const struct range_max *rm)
 		out[i] = (struct cgtrace_view_span){
 			.id = s.id, .parent_id = s.parent_id, .name = s.name,
 			.kind = s.kind, .step = s.step,
-			.start_ns = s.start_ns, .end_ns = s.closed ? closed_end(&s) : end, .closed = s.closed,
+			.start_ns = s.start_ns, .end_ns = s.closed ? closed_end(&s) : s.start_ns,
+			.closed = s.closed,
 			.has_thread = s.has_thread, .thread = s.thread, .thread_name = s.thread_name,
 		};
-		if (!is_step(s.step))
+		end = out[i].end_ns > end ? out[i].end_ns : end;
+		steps += is_step(s.step);
+	}
+	v->trace_end_ns = end;
+	size_t nd = v->n_devices;
+	struct cgtrace_view_span *grown =
+	    realloc(out, (n ? n : 1) * sizeof(*out) + steps * nd * sizeof(uint64_t));
+	if (!grown) {
+		free(out);
+		return -ENOMEM;
+	}
+	out = grown;
+	uint64_t *h = (uint64_t *)(out + n);
+	for (size_t i = 0; i < n; i++) {
+		if (!out[i].closed)
+			out[i].end_ns = end;
+		if (!is_step(out[i].step))
 			continue;
 		highest(v, rm, out[i].start_ns, out[i].end_ns, h);
 		out[i].highest = h;
