@@ -8,8 +8,9 @@
 # /usr/bin/time -v (wall, peak RSS), the page's size, and headless Chromium
 # loading it from a file:// URL: `chromium --headless --dump-dom` timed to
 # completion (beside the same on an empty page: the browser's own start), and
-# the page's own figure from its self-test (render_ms: from navigation to the
-# drawn page). Best of RUNS by wall time. The same at RECORDS / 10 first.
+# the page's own figure from the self-test put on a copy of it
+# (tests/lib/report-selftest.sh; render_ms: from navigation to the drawn
+# page). Best of RUNS by wall time. The same at RECORDS / 10 first.
 # One trace exists at a time: each is removed once measured.
 #
 #   bench/report-bench.sh [BUILD_DIR] [RECORDS] [RUNS]   (defaults: build 10000000 3)
@@ -119,6 +120,8 @@ for size in $((records / 10)) "$records"; do
 		fi
 	done
 	pbytes=$(wc -c <"$page" | tr -d ' ')
+	"$src_dir/tests/lib/report-selftest.sh" "$page" "$tmp/report-selftest.html" ||
+		die "could not put the self-test on the page"
 	rm -f -- "$trace"
 	rm -rf -- "$tmp/rec"
 
@@ -126,7 +129,7 @@ for size in $((records / 10)) "$records"; do
 	i=0
 	while [ "$i" -lt "$runs" ]; do
 		i=$((i + 1))
-		browse "file://$page"
+		browse "file://$tmp/report-selftest.html"
 		st=$(sed -n 's/.*<pre id="cg-selftest"[^>]*>\([^<]*\)<\/pre>.*/\1/p' "$tmp/dom.html")
 		case $st in
 		*'"rendered":true'*'"errors":[]'*) ;;

@@ -79,16 +79,16 @@ static void legend_build(const struct plot *p, struct legend *l)
 	memset(l, 0, sizeof(*l));
 	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
 		if (p->category_present[c])
-			legend_add(l, LEG_SWATCH, plot_category_colour[c],
+			legend_add(l, LEG_SWATCH, cli_palette.category[c],
 			           cgtrace_category_name((enum cgtrace_category)c));
 	for (int k = 0; k < PLOT_N_STEPS; k++)
 		if (p->n_bands[k]) {
 			char name[64];
 			snprintf(name, sizeof(name), "%s step",
-			         cgtrace_step_name(plot_steps[k].step));
-			legend_add(l, LEG_BAND, plot_steps[k].fill, name);
+			         cgtrace_step_name(plot_steps[k]));
+			legend_add(l, LEG_BAND, cli_palette.step[plot_steps[k]], name);
 		}
-	legend_add(l, LEG_DOT, PLOT_PEAK_COLOUR, "peak");
+	legend_add(l, LEG_DOT, cli_palette.peak, "peak");
 	bool cap = false, used = false;
 	uint64_t oom = 0;
 	for (size_t i = 0; i < p->n_panels; i++) {
@@ -97,13 +97,13 @@ static void legend_build(const struct plot *p, struct legend *l)
 		oom += p->panels[i].d->n_ooms;
 	}
 	if (used)
-		legend_add(l, LEG_LINE, PLOT_USED_COLOUR, "device used");
+		legend_add(l, LEG_LINE, cli_palette.used, "device used");
 	if (cap)
-		legend_add(l, LEG_DASH, PLOT_CAPACITY_COLOUR, "capacity");
+		legend_add(l, LEG_DASH, cli_palette.capacity, "capacity");
 	if (oom) {
 		char name[64], n[32];
 		snprintf(name, sizeof(name), "out of memory (%s)", cli_count(n, oom));
-		legend_add(l, LEG_OOM, PLOT_OOM_COLOUR, name);
+		legend_add(l, LEG_OOM, cli_palette.oom, name);
 	}
 	double x = 0, room = p->right - p->left;
 	l->rows = 1;
@@ -129,7 +129,7 @@ static void legend_mark(struct svg *s, const struct legend_item *it, double x, d
 		svg_attr(s, "height", "12");
 		svg_attr(s, "fill", it->colour);
 		if (it->kind == LEG_BAND)
-			svg_attr(s, "fill-opacity", PLOT_BAND_OPACITY);
+			svg_attr(s, "fill-opacity", cli_palette.band_opacity);
 		svg_close(s, "rect");
 		return;
 	case LEG_DOT:
@@ -318,6 +318,21 @@ static void layout_y(struct plot *p, double height, struct legend *l)
 	}
 }
 
+/* <text class= x= y=: the caller adds its own attributes, then text_end. */
+static void text_begin(struct svg *s, const char *cls, double x, double y)
+{
+	svg_open(s, "text");
+	svg_attr(s, "class", cls);
+	svg_attr_num(s, "x", x);
+	svg_attr_num(s, "y", y);
+}
+
+static void text_end(struct svg *s, const char *text)
+{
+	svg_text(s, text);
+	svg_close(s, "text");
+}
+
 static void titles(struct plot *p, const char *path)
 {
 	struct svg *s = &p->svg;
@@ -330,50 +345,34 @@ static void titles(struct plot *p, const char *path)
 			snprintf(title, sizeof(title), "Live bytes by category: %s", m.entrypoint);
 	}
 	plot_text_fit(title, sizeof(title), 17, p->right - p->left);
-	svg_open(s, "text");
-	svg_attr(s, "class", "title");
-	svg_attr_num(s, "x", p->left);
-	svg_attr_num(s, "y", TITLE_Y);
+	text_begin(s, "title", p->left, TITLE_Y);
 	svg_attr(s, "font-size", "17");
 	svg_attr(s, "font-weight", "bold");
-	svg_text(s, title);
-	svg_close(s, "text");
+	text_end(s, title);
 	const char *base = strrchr(path, '/');
 	const char *name = strcmp(path, "-") == 0 ? "standard input" : base ? base + 1 : path;
 	/* The trace's name on the right, when the title leaves room for it. */
 	if (plot_text_width(title, 17) + plot_text_width(name, 12) + 24 > p->right - p->left)
 		name = NULL;
 	if (name) {
-		svg_open(s, "text");
-		svg_attr(s, "class", "trace");
-		svg_attr_num(s, "x", p->right);
-		svg_attr_num(s, "y", TITLE_Y);
+		text_begin(s, "trace", p->right, TITLE_Y);
 		svg_attr(s, "text-anchor", "end");
 		svg_attr(s, "fill", "#555555");
-		svg_text(s, name);
-		svg_close(s, "text");
+		text_end(s, name);
 	}
 
 	char axis[96];
 	snprintf(axis, sizeof(axis), "time since the session start (%s)", p->time.unit);
-	svg_open(s, "text");
-	svg_attr(s, "class", "x-title");
-	svg_attr_num(s, "x", (p->left + p->right) / 2);
-	svg_attr_num(s, "y", p->height - 10);
+	text_begin(s, "x-title", (p->left + p->right) / 2, p->height - 10);
 	svg_attr(s, "text-anchor", "middle");
-	svg_text(s, axis);
-	svg_close(s, "text");
+	text_end(s, axis);
 	double mid = (p->panels[0].top + p->panels[p->n_panels - 1].bottom) / 2;
 	char tr[96], a[32];
 	snprintf(tr, sizeof(tr), "rotate(-90 18 %s)", svg_num(a, mid));
-	svg_open(s, "text");
-	svg_attr(s, "class", "y-title");
-	svg_attr_num(s, "x", 18);
-	svg_attr_num(s, "y", mid);
+	text_begin(s, "y-title", 18, mid);
 	svg_attr(s, "transform", tr);
 	svg_attr(s, "text-anchor", "middle");
-	svg_text(s, "live bytes");
-	svg_close(s, "text");
+	text_end(s, "live bytes");
 }
 
 static int draw(struct plot *p, const struct legend *l, const char *path)

@@ -149,7 +149,7 @@ static int group_cmp(const void *a, const void *b)
 
 struct tree {
 	FILE *f;
-	const struct cgtrace_doc *doc;
+	const struct cgtrace_view *view;
 	uint64_t total; /* the snapshot's bytes, which the threshold is a part of */
 	size_t kept;    /* rest: the view's max_allocs */
 	bool has_stacks;
@@ -162,29 +162,10 @@ static void put_clean(FILE *f, const char *s)
 		fputc(*s == '#' ? '_' : *s == '\n' || *s == '\r' ? ' ' : *s, f);
 }
 
-/* The name of span id, from the document (spans sorted by id); NULL when unknown. */
-static const char *span_name(const struct cgtrace_doc *doc, const char *id)
-{
-	size_t lo = 0, hi = doc && id ? cgtrace_doc_count(doc, CGTRACE_KIND_SPAN_START) : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		struct cgtrace_span sp;
-		cgtrace_doc_span(doc, mid, &sp);
-		int c = strcmp(id, sp.id);
-		if (!c)
-			return sp.name;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
-
 static void put_label(const struct tree *t, const struct key *k)
 {
 	char buf[1024];
-	const char *name;
+	const struct cgtrace_view_span *span;
 	switch (k->kind) {
 	case K_FRAME:
 		fprintf(t->f, "0x%" PRIX64 ": ", k->frame->address);
@@ -198,9 +179,9 @@ static void put_label(const struct tree *t, const struct key *k)
 			fputs(" (no call stack)", t->f);
 		break;
 	case K_SPAN:
-		name = span_name(t->doc, k->s);
+		span = cgtrace_view_find_span(t->view, k->s);
 		fputs("in span ", t->f);
-		put_clean(t->f, name ? name : "?");
+		put_clean(t->f, span ? span->name : "?");
 		fputs(" (", t->f);
 		put_clean(t->f, k->s ? k->s : "?");
 		fputc(')', t->f);
@@ -301,8 +282,7 @@ static int peak_items(const struct cgtrace_view *v, size_t d, const struct cli_s
 	}
 	for (size_t i = 0; !global && i < v->n_allocs; i++) {
 		const struct cgtrace_view_alloc *a = &v->allocs[i];
-		if (a->device == d && a->alloc_ns <= dev->peak_ns &&
-		    (!a->freed || a->free_ns > dev->peak_ns))
+		if (a->device == d && v->alloc_live[i].at_peak)
 			it[n++] = (struct item){a->bytes,
 			                        sites ? cli_sites_stack(sites, a->stack_id) : NULL,
 			                        a->op_name, a->span_id, false};
@@ -398,7 +378,7 @@ int cli_massif_write(FILE *f, const struct cgtrace_view *v, size_t d, const stru
 			continue;
 		}
 		fputs("heap_tree=peak\n", f);
-		struct tree t = {f, v->doc, s->bytes, v->n_allocs, has_stacks};
+		struct tree t = {f, v, s->bytes, v->n_allocs, has_stacks};
 		ret = node(&t, items, n_items, 0, s->bytes, NULL);
 	}
 	free(items);

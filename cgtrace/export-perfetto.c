@@ -97,10 +97,10 @@ static void sort_event(struct out *o, uint64_t pid, uint64_t index)
 /* ---- spans ---- */
 
 struct span {
-	size_t idx; /* in the document */
-	uint64_t tid, start, end;
-	const char *thread_name;
-	bool closed, clamped, kept;
+	const struct cgtrace_view_span *s;
+	size_t idx; /* in view->all_spans */
+	uint64_t tid, end;
+	bool clamped, kept;
 };
 
 struct spans {
@@ -120,7 +120,7 @@ static int by_thread(const void *a, const void *b)
 	const struct span *x = a, *y = b;
 	int c = cmp_u64(x->tid, y->tid);
 	if (!c)
-		c = cmp_u64(x->start, y->start);
+		c = cmp_u64(x->s->start_ns, y->s->start_ns);
 	if (!c)
 		c = cmp_u64(y->end, x->end);
 	return c ? c : cmp_u64(x->idx, y->idx);
@@ -130,52 +130,33 @@ static int by_thread(const void *a, const void *b)
 static int by_length(const void *a, const void *b)
 {
 	const struct span *x = a, *y = b;
-	int c = cmp_u64(y->end - y->start, x->end - x->start);
+	int c = cmp_u64(y->end - y->s->start_ns, x->end - x->s->start_ns);
 	if (!c)
-		c = cmp_u64(x->start, y->start);
+		c = cmp_u64(x->s->start_ns, y->s->start_ns);
 	return c ? c : cmp_u64(x->idx, y->idx);
 }
 
-/*
- * The spans on their threads; one never closed is drawn to the trace's
- * end: the view's last record or the last span's end, whichever is later.
- */
+/* The spans on their threads, a span never closed drawn to the trace's end (the view's). */
 static int spans_load(const struct cgtrace_view *view, uint64_t pid, struct spans *s)
 {
-	const struct cgtrace_doc *doc = view->doc;
-	size_t n = doc ? cgtrace_doc_count(doc, CGTRACE_KIND_SPAN_START) : 0;
+	size_t n = view->n_all_spans;
 	s->v = calloc(n ? n : 1, sizeof(*s->v));
 	if (!s->v)
 		return -ENOMEM;
 	s->n = n;
-	uint64_t end = view->end_ns;
 	bool threads = false;
-	for (size_t i = 0; i < n; i++) {
-		struct cgtrace_span sp;
-		cgtrace_doc_span(doc, i, &sp);
-		uint64_t e = sp.start_ns;
-		if (sp.closed)
-			e = sp.start_ns + sp.duration_ns < sp.start_ns
-			        ? UINT64_MAX
-			        : sp.start_ns + sp.duration_ns;
-		end = e > end ? e : end;
-		threads |= sp.has_thread;
-		s->v[i] = (struct span){
-		    .idx = i,
-		    .tid = sp.has_thread ? sp.thread : UINT64_MAX,
-		    .start = sp.start_ns,
-		    .end = sp.closed ? e : 0,
-		    .thread_name = sp.thread_name,
-		    .closed = sp.closed,
-		};
-	}
+	for (size_t i = 0; i < n; i++)
+		threads |= view->all_spans[i].has_thread;
 	/* Without any thread in the trace, every span is the process's main thread's. */
 	s->spans_tid = threads ? SPANS_TID : pid;
 	for (size_t i = 0; i < n; i++) {
-		if (s->v[i].tid == UINT64_MAX)
-			s->v[i].tid = s->spans_tid;
-		if (!s->v[i].closed)
-			s->v[i].end = end;
+		const struct cgtrace_view_span *sp = &view->all_spans[i];
+		s->v[i] = (struct span){
+		    .s = sp,
+		    .idx = i,
+		    .tid = sp->has_thread ? sp->thread : s->spans_tid,
+		    .end = sp->end_ns,
+		};
 	}
 	return 0;
 }
@@ -196,7 +177,7 @@ static int spans_nest(struct spans *s)
 		struct span *sp = &s->v[i];
 		if (i && sp->tid != s->v[i - 1].tid)
 			depth = 0;
-		while (depth && stack[depth - 1] <= sp->start && stack[depth - 1] < sp->end)
+		while (depth && stack[depth - 1] <= sp->s->start_ns && stack[depth - 1] < sp->end)
 			depth--;
 		if (depth && sp->end > stack[depth - 1]) {
 			sp->end = stack[depth - 1];
@@ -230,7 +211,7 @@ static void thread_names(struct out *o, const struct spans *s, uint64_t pid)
 		const char *name = NULL;
 		for (; j < s->n && s->v[j].tid == s->v[i].tid; j++) {
 			kept |= s->v[j].kept;
-			name = s->v[j].thread_name ? s->v[j].thread_name : name;
+			name = s->v[j].s->thread_name ? s->v[j].s->thread_name : name;
 		}
 		if (kept) {
 			uint64_t tid = s->v[i].tid;
@@ -244,27 +225,25 @@ static void thread_names(struct out *o, const struct spans *s, uint64_t pid)
 	}
 }
 
-static void span_events(struct out *o, const struct cgtrace_doc *doc, const struct spans *s,
-                        uint64_t pid)
+static void span_events(struct out *o, const struct spans *s, uint64_t pid)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct span *v = &s->v[i];
 		if (!v->kept)
 			continue;
-		struct cgtrace_span sp;
-		cgtrace_doc_span(doc, v->idx, &sp);
-		event(o, 'X', pid, v->tid, v->start, sp.name);
+		const struct cgtrace_view_span *sp = v->s;
+		event(o, 'X', pid, v->tid, sp->start_ns, sp->name);
 		cli_buf_lit(&o->b, ",\"dur\":");
-		put_us(&o->b, v->end - v->start);
+		put_us(&o->b, v->end - sp->start_ns);
 		cli_buf_lit(&o->b, ",\"cat\":");
-		cli_json_str(&o->b, cgtrace_span_kind_name(sp.kind));
+		cli_json_str(&o->b, cgtrace_span_kind_name(sp->kind));
 		cli_buf_lit(&o->b, ",\"args\":{");
 		bool first = true;
-		arg_str(&o->b, &first, "span_id", sp.id);
-		arg_str(&o->b, &first, "kind", cgtrace_span_kind_name(sp.kind));
-		if (cgtrace_step_name(sp.step))
-			arg_str(&o->b, &first, "step", cgtrace_step_name(sp.step));
-		if (!v->closed)
+		arg_str(&o->b, &first, "span_id", sp->id);
+		arg_str(&o->b, &first, "kind", cgtrace_span_kind_name(sp->kind));
+		if (cgtrace_step_name(sp->step))
+			arg_str(&o->b, &first, "step", cgtrace_step_name(sp->step));
+		if (!sp->closed)
 			arg_str(&o->b, &first, "unclosed",
 			        "never closed: drawn to the trace's end");
 		if (v->clamped)
@@ -482,7 +461,7 @@ int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
 		cli_buf_lit(&o.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 		program_events(&o, view, pid);
 		thread_names(&o, &s, pid);
-		span_events(&o, view->doc, &s, pid);
+		span_events(&o, &s, pid);
 	}
 	for (size_t d = 0; ret == 0 && d < view->n_devices; d++)
 		ret = device_events(&o, view, d);

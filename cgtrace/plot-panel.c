@@ -9,12 +9,6 @@
 
 #include "plot.h"
 
-const char *const plot_category_colour[CGTRACE_CAT_COUNT] = {
-    [CGTRACE_CAT_PARAMETER] = "#4e79a7", [CGTRACE_CAT_ACTIVATION] = "#f28e2b",
-    [CGTRACE_CAT_GRADIENT] = "#e15759",  [CGTRACE_CAT_OPTIMIZER] = "#76b7b2",
-    [CGTRACE_CAT_OTHER] = "#9c9c9c",
-};
-
 double plot_text_width(const char *s, double size)
 {
 	size_t chars = 0;
@@ -79,7 +73,7 @@ static void bands(struct plot *p, const struct plot_panel *pn)
 		if (!p->n_bands[k])
 			continue;
 		char href[64], tr[96], a[32], b[32];
-		const char *name = cgtrace_step_name(plot_steps[k].step);
+		const char *name = cgtrace_step_name(plot_steps[k]);
 		snprintf(href, sizeof(href), "#bands-%s", name);
 		snprintf(tr, sizeof(tr), "translate(0 %s) scale(1 %s)", svg_num(a, pn->top),
 		         svg_num_prec(b, pn->bottom - pn->top, 2));
@@ -90,8 +84,8 @@ static void bands(struct plot *p, const struct plot_panel *pn)
 		svg_attr(s, "href", href);
 		svg_attr(s, "xlink:href", href);
 		svg_attr(s, "transform", tr);
-		svg_attr(s, "fill", plot_steps[k].fill);
-		svg_attr(s, "fill-opacity", PLOT_BAND_OPACITY);
+		svg_attr(s, "fill", cli_palette.step[plot_steps[k]]);
+		svg_attr(s, "fill-opacity", cli_palette.band_opacity);
 		svg_close(s, "use");
 	}
 }
@@ -166,7 +160,7 @@ static void area(struct plot *p, const struct plot_panel *pn, const struct sampl
 	svg_open(s, "path");
 	svg_attr(s, "class", "area");
 	svg_attr(s, "data-category", cgtrace_category_name((enum cgtrace_category)c));
-	svg_attr(s, "fill", plot_category_colour[c]);
+	svg_attr(s, "fill", cli_palette.category[c]);
 	svg_d_begin(s, "d");
 	svg_d_move(s, smp[0].x0, pn->bottom);
 	char cur[32] = "", y[32];
@@ -226,7 +220,7 @@ static void used_line(struct plot *p, const struct plot_panel *pn)
 	svg_open(s, "path");
 	svg_attr(s, "class", "used");
 	svg_attr(s, "fill", "none");
-	svg_attr(s, "stroke", PLOT_USED_COLOUR);
+	svg_attr(s, "stroke", cli_palette.used);
 	svg_attr(s, "stroke-width", "1.2");
 	svg_d_begin(s, "d");
 	double x_end = p->left;
@@ -262,7 +256,7 @@ static void capacity(struct plot *p, const struct plot_panel *pn)
 	double y = plot_y(pn, pn->d->capacity_bytes);
 	svg_open(s, "path");
 	svg_attr(s, "class", "capacity");
-	svg_attr(s, "stroke", PLOT_CAPACITY_COLOUR);
+	svg_attr(s, "stroke", cli_palette.capacity);
 	svg_attr(s, "stroke-dasharray", "6 4");
 	svg_d_begin(s, "d");
 	svg_d_move(s, p->left, y);
@@ -278,10 +272,10 @@ static void oom_marks(struct plot *p, const struct plot_panel *pn, bool lines)
 	struct svg *s = &p->svg;
 	svg_open(s, "path");
 	if (lines) {
-		svg_attr(s, "stroke", PLOT_OOM_COLOUR);
+		svg_attr(s, "stroke", cli_palette.oom);
 		svg_attr(s, "stroke-dasharray", "3 2");
 	} else {
-		svg_attr(s, "fill", PLOT_OOM_COLOUR);
+		svg_attr(s, "fill", cli_palette.oom);
 	}
 	svg_d_begin(s, "d");
 	double last = -10;
@@ -348,7 +342,7 @@ static void peak(struct plot *p, const struct plot_panel *pn)
 	svg_attr_num(s, "cx", x);
 	svg_attr_num(s, "cy", y);
 	svg_attr(s, "r", "4");
-	svg_attr(s, "fill", PLOT_PEAK_COLOUR);
+	svg_attr(s, "fill", cli_palette.peak);
 	svg_attr(s, "stroke", "#ffffff");
 	svg_close(s, "circle");
 	/*
@@ -370,7 +364,7 @@ static void peak(struct plot *p, const struct plot_panel *pn)
 	svg_attr_num(s, "y", ty);
 	if (anchor)
 		svg_attr(s, "text-anchor", anchor);
-	svg_attr(s, "fill", PLOT_PEAK_COLOUR);
+	svg_attr(s, "fill", cli_palette.peak);
 	svg_attr(s, "font-weight", "bold");
 	svg_attr(s, "stroke", "#ffffff");
 	svg_attr(s, "stroke-width", "3");

@@ -4,27 +4,15 @@
 #define CGTRACE_PLOT_H
 
 #include "cli.h"
+#include "palette.h"
 #include "plot-axis.h"
 #include "svg.h"
 
-/* The fixed colours every view uses (docs/views.md): one per category, the peak's. */
-extern const char *const plot_category_colour[CGTRACE_CAT_COUNT];
-#define PLOT_PEAK_COLOUR "#c00000"
-#define PLOT_OOM_COLOUR "#6a3d9a"
-#define PLOT_USED_COLOUR "#333333"
-#define PLOT_CAPACITY_COLOUR "#555555"
-
-/* The step kinds drawn as background bands, one tint each. */
+/* The step kinds drawn as background bands, in the view's order of bands. */
 #define PLOT_N_STEPS 3
-struct plot_step_style {
-	enum cgtrace_step step;
-	const char *fill;
-};
-extern const struct plot_step_style plot_steps[PLOT_N_STEPS];
-/* Light enough that where spans of all kinds crowd a pixel, their blend stays a background. */
-#define PLOT_BAND_OPACITY "0.3"
+extern const enum cgtrace_step plot_steps[PLOT_N_STEPS];
 
-/* One band of merged step spans, in px along the time axis. */
+/* One band of the view's step bands, in px along the time axis. */
 struct plot_band {
 	double x0, x1;
 };
@@ -51,7 +39,7 @@ struct plot {
 	struct plot_panel *panels;
 	size_t n_panels;
 	bool category_present[CGTRACE_CAT_COUNT];
-	/* Bands per step kind, in time order, whole pixel columns; no two overlap. */
+	/* Bands per step kind, in time order, whole pixel columns; no two of a kind overlap. */
 	struct plot_band *bands[PLOT_N_STEPS];
 	size_t n_bands[PLOT_N_STEPS];
 };
@@ -71,7 +59,7 @@ static inline double plot_y(const struct plot_panel *pn, uint64_t bytes)
 	return pn->bottom - (f > 1 ? 1 : f) * (pn->bottom - pn->top);
 }
 
-/* The step spans of view->doc as bands at the picture's resolution; -ENOMEM. */
+/* The view's step bands at the picture's resolution; -ENOMEM. */
 int plot_bands_collect(struct plot *p);
 void plot_bands_free(struct plot *p);
 /* <defs>: each step kind's bands as one path of unit height, which panels scale. */

@@ -632,8 +632,9 @@ int cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_opt
  * time buckets, each bucket at the instant its device's total was highest
  * (so the highest bucket is the true peak and no peak is lost), the device
  * checkpoints one per bucket, the largest allocations one by one, memory
- * by span. It is built in one streamed read (docs/views.md), in memory
- * bounded as a streamed read's plus the view itself.
+ * by span; and the spans as drawn, with the step bands. It is built in one
+ * streamed read (docs/views.md), in memory bounded as a streamed read's
+ * plus the view itself.
  */
 struct cgtrace_view_options {
 	/*
@@ -715,6 +716,55 @@ struct cgtrace_view_span_memory {
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 };
 
+/*
+ * Where the pictures draw a kept allocation: view->alloc_live[i] is
+ * view->allocs[i]'s.
+ */
+struct cgtrace_view_alloc_live {
+	/*
+	 * The buckets of its device at whose highest instant it was live (as
+	 * drawn_bytes counts it): [first_bucket, end_bucket), none when equal.
+	 */
+	size_t first_bucket, end_bucket;
+	bool at_peak; /* live at its device's peak_ns, after the records then */
+};
+
+/* A span of the trace as the pictures draw it (strings in view->doc). */
+struct cgtrace_view_span {
+	const char *id;
+	const char *parent_id; /* NULL for a root */
+	const char *name;
+	enum cgtrace_span_kind kind;
+	enum cgtrace_step step;
+	uint64_t start_ns;
+	/*
+	 * start_ns + duration_ns when closed (UINT64_MAX past the clock),
+	 * else the trace's end: view->trace_end_ns.
+	 */
+	uint64_t end_ns;
+	bool closed;
+	bool has_thread;
+	uint64_t thread;
+	const char *thread_name; /* NULL when absent */
+	/*
+	 * A step span's highest live bytes on each device (view->n_devices),
+	 * the highest bucket maximum over the buckets [start_ns, end_ns]
+	 * covers (after the grid: the last bucket's end bytes); NULL without
+	 * a step.
+	 */
+	const uint64_t *highest;
+};
+
+/*
+ * Step spans of one kind merged into one background band: those that
+ * overlap or lie closer than half a bucket, a gap the grid cannot show.
+ */
+struct cgtrace_view_band {
+	uint64_t start_ns, end_ns;
+	enum cgtrace_step step; /* forward, backward or optimizer */
+	const uint64_t *highest; /* per device, as a step span's, over the band */
+};
+
 struct cgtrace_view {
 	/* The streamed document of the first read: meta, spans, stacks, modules, devices. */
 	struct cgtrace_doc *doc;
@@ -738,6 +788,22 @@ struct cgtrace_view {
 	/* CGPROBE_CAPTURE=update (meta tag cgprobe_capture): the window, [0, root span's end]. */
 	bool has_capture;
 	uint64_t capture_begin_ns, capture_end_ns;
+	/*
+	 * What the pictures draw besides, so that none reads the document's
+	 * spans. New data goes in new arrays like these: the element structs
+	 * above are array strides and never grow (docs/architecture.md).
+	 *
+	 * The trace's end: end_ns or the latest span start or end, whichever
+	 * is later. A span never closed lasts to here.
+	 */
+	uint64_t trace_end_ns;
+	/* Every span, sorted by id bytewise as cgtrace_doc_span; cgtrace_view_find_span. */
+	struct cgtrace_view_span *all_spans;
+	size_t n_all_spans;
+	/* The step spans as bands: forward's, then backward's, then optimizer's, each in time order. */
+	struct cgtrace_view_band *bands;
+	size_t n_bands;
+	struct cgtrace_view_alloc_live *alloc_live; /* n_allocs, one per allocs[i] */
 };
 
 /*
@@ -752,6 +818,9 @@ int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
 void cgtrace_view_free(struct cgtrace_view *view);
 /* The bucket holding t (clamped to the grid). */
 size_t cgtrace_view_bucket_of(const struct cgtrace_view *view, uint64_t t);
+/* The span of id in view->all_spans; NULL when the trace has none (or id is NULL). */
+const struct cgtrace_view_span *cgtrace_view_find_span(const struct cgtrace_view *view,
+						       const char *id);
 
 /*
  * A device's live bytes over the trace in n cells, each the highest live

@@ -4,7 +4,8 @@
 # two devices (checkpoints, an out-of-memory failure, strings that would end
 # a script element) from file:// URLs. Asserted: no console message at all
 # (the page logs nothing, so any line is an error), the page's self-test
-# (<pre id="cg-selftest">) says it rendered without errors, the summary
+# (tests/lib/report-selftest.js, which the test puts on the page: no report
+# ships it) says it rendered without errors, the summary
 # shows `cgtrace memory --json`'s peak, and the stacked timeline's highest
 # drawn point is that peak, by category and by allocation; hovering, the
 # wheel, a drag, the reset and a click do their work (the page's synthetic
@@ -73,6 +74,10 @@ assert d["peak"]["bytes"] == max(x["peak"] for x in d["devices"])
 assert len(d["peak"]["breakdown"]) + d["peak"]["rest"]["count"] == d["peak"]["count"]
 for a in d["allocs"]:
     assert -1 <= a["s"] < len(d["sites"]), "site index"
+    assert 0 <= a["live"][0] <= a["live"][1] <= n, "the buckets an allocation is drawn in"
+pal = d["palette"]
+assert len(pal["category"]) == len(d["categories"]) and len(pal["step"]) == 4, "the palette"
+assert all(pal[k].startswith("#") for k in ("peak", "oom", "used", "capacity", "rest")), "marks"
 assert d["stacks"] == ("stacks" in want), "stacks"
 if "stacks" in want:
     assert d["top_sites"] and d["top_sites_rows"] >= len(d["top_sites"]), "top sites"
@@ -188,9 +193,13 @@ check() {
 	# The data block ends once, where the page ends it: no string closed it early.
 	n=$(grep -o '</script>' "$page" | wc -l)
 	[ "$n" -eq 2 ] && ok || ko "$name: $n '</script>' in the page, expected 2"
+	# The page ships no self-test: the test puts it on a copy.
+	! grep -q 'cg-selftest' "$page" && ok || ko "$name: the page ships a self-test"
+	tpage=$tmp/$name.selftest.html
+	"$(dirname "$0")/lib/report-selftest.sh" "$page" "$tpage" || ko "$name: no self-test put on the page"
 
 	run_browser --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom \
-		"file://$page" >"$tmp/dom.html" 2>"$tmp/browser.err"
+		"file://$tpage" >"$tmp/dom.html" 2>"$tmp/browser.err"
 	st=$?
 	[ "$st" -eq 0 ] && ok || { cp "$tmp/browser.err" "$tmp/err"; ko "$name: chromium --dump-dom exit status $st"; }
 	# Chromium prints every console message as "...:CONSOLE:LINE] "text", source: URL (LINE)".
@@ -218,9 +227,9 @@ check() {
 			ko "$name: the kept allocations live at a bucket's highest instant do not sum to its drawn bytes"
 		;;
 	esac
-	# The pointer's work, by the page's own synthetic events (#selftest=interact).
+	# The pointer's work, by the self-test's synthetic events (#selftest=interact).
 	run_browser --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom \
-		"file://$page#selftest=interact" >"$tmp/dom.html" 2>"$tmp/browser.err"
+		"file://$tpage#selftest=interact" >"$tmp/dom.html" 2>"$tmp/browser.err"
 	if grep -q ':CONSOLE' "$tmp/browser.err"; then
 		grep ':CONSOLE' "$tmp/browser.err" >"$tmp/err"
 		ko "$name: console messages while interacting"

@@ -71,9 +71,123 @@ static const struct cgtrace_view_device *dev_named(const struct cgtrace_view *v,
 	return NULL;
 }
 
+/* docs/views.md: an allocation live at bucket k's highest instant, as drawn_bytes counts it. */
+static bool drawn_at(const struct cgtrace_view_alloc *a, const struct cgtrace_view_bucket *bk,
+		     size_t k)
+{
+	uint64_t t = bk[k].max_ns;
+	if (bk[k].max_bytes == (k ? bk[k - 1].end_bytes : 0)) /* carried in: before the records at t */
+		return a->alloc_ns < t && (!a->freed || a->free_ns >= t);
+	return a->alloc_ns <= t && (!a->freed || a->free_ns > t);
+}
+
+/* Where each kept allocation is drawn: the buckets it is live at, summing to drawn_bytes. */
+static void check_alloc_live(const struct cgtrace_view *v)
+{
+	ck_assert(v->n_allocs == 0 || v->alloc_live);
+	for (size_t d = 0; d < v->n_devices; d++) {
+		const struct cgtrace_view_bucket *bk = v->devices[d].buckets;
+		for (size_t k = 0; k < v->n_buckets; k++) {
+			uint64_t sum = 0, count = 0;
+			for (size_t i = 0; i < v->n_allocs; i++) {
+				const struct cgtrace_view_alloc_live *l = &v->alloc_live[i];
+				if (v->allocs[i].device != d)
+					continue;
+				bool in = l->first_bucket <= k && k < l->end_bucket;
+				ck_assert_msg(in == drawn_at(&v->allocs[i], bk, k), "alloc %zu bucket %zu",
+					      i, k);
+				sum += in ? v->allocs[i].bytes : 0;
+				count += in;
+			}
+			/* The view caps what equal timestamps let exceed the maximum. */
+			ck_assert(sum == bk[k].drawn_bytes || bk[k].drawn_bytes == bk[k].max_bytes);
+			ck_assert(count == bk[k].drawn_count ||
+				  bk[k].drawn_count == bk[k].max_live_count);
+		}
+	}
+	for (size_t i = 0; i < v->n_allocs; i++) {
+		const struct cgtrace_view_alloc *a = &v->allocs[i];
+		uint64_t t = v->devices[a->device].peak_ns;
+		ck_assert_uint_le(v->alloc_live[i].first_bucket, v->alloc_live[i].end_bucket);
+		ck_assert(v->alloc_live[i].at_peak ==
+			  (a->alloc_ns <= t && (!a->freed || a->free_ns > t)));
+	}
+}
+
+/* The highest bucket maximum of device d over the buckets [a, b] covers, counted out. */
+static uint64_t highest_over(const struct cgtrace_view *v, size_t d, uint64_t a, uint64_t b)
+{
+	const struct cgtrace_view_bucket *bk = v->devices[d].buckets;
+	if (b < v->start_ns)
+		return 0;
+	if (a > v->end_ns)
+		return bk[v->n_buckets - 1].end_bytes;
+	uint64_t top = 0;
+	for (size_t k = cgtrace_view_bucket_of(v, a); k <= cgtrace_view_bucket_of(v, b); k++)
+		top = bk[k].max_bytes > top ? bk[k].max_bytes : top;
+	return top;
+}
+
+static bool is_step(enum cgtrace_step s)
+{
+	return s != CGTRACE_STEP_NONE;
+}
+
+/* The spans as drawn: the document's, ends resolved; step bands covering every step span. */
+static void check_spans(const struct cgtrace_view *v)
+{
+	size_t n = v->doc ? cgtrace_doc_count(v->doc, CGTRACE_KIND_SPAN_START) : 0;
+	ck_assert_uint_eq(v->n_all_spans, n);
+	uint64_t end = v->end_ns;
+	for (size_t i = 0; i < n; i++) {
+		struct cgtrace_span s;
+		cgtrace_doc_span(v->doc, i, &s);
+		uint64_t e = s.start_ns + s.duration_ns < s.start_ns ? UINT64_MAX
+								      : s.start_ns + s.duration_ns;
+		end = s.closed && e > end ? e : s.start_ns > end ? s.start_ns : end;
+	}
+	ck_assert_uint_eq(v->trace_end_ns, end);
+	for (size_t i = 0; i < n; i++) {
+		const struct cgtrace_view_span *x = &v->all_spans[i];
+		struct cgtrace_span s;
+		cgtrace_doc_span(v->doc, i, &s);
+		ck_assert_str_eq(x->id, s.id);
+		ck_assert_ptr_eq(cgtrace_view_find_span(v, s.id), x);
+		ck_assert_uint_eq(x->start_ns, s.start_ns);
+		ck_assert(x->closed == s.closed);
+		ck_assert_uint_le(x->start_ns, x->end_ns);
+		if (!s.closed)
+			ck_assert_uint_eq(x->end_ns, v->trace_end_ns);
+		ck_assert(is_step(x->step) == (x->highest != NULL));
+		for (size_t d = 0; x->highest && d < v->n_devices; d++)
+			ck_assert_uint_eq(x->highest[d], highest_over(v, d, x->start_ns, x->end_ns));
+		/* A step span lies within a band of its kind. */
+		bool banded = !is_step(x->step);
+		for (size_t b = 0; b < v->n_bands && !banded; b++)
+			banded = v->bands[b].step == x->step && v->bands[b].start_ns <= x->start_ns &&
+				 x->end_ns <= v->bands[b].end_ns;
+		ck_assert_msg(banded, "span %s in no band", x->id);
+	}
+	ck_assert_ptr_null(cgtrace_view_find_span(v, "no such span"));
+	for (size_t b = 0; b < v->n_bands; b++) {
+		const struct cgtrace_view_band *x = &v->bands[b];
+		ck_assert(is_step(x->step));
+		ck_assert_uint_le(x->start_ns, x->end_ns);
+		/* By kind, then time, apart by more than half a bucket. */
+		if (b && v->bands[b - 1].step == x->step)
+			ck_assert_uint_gt(x->start_ns, v->bands[b - 1].end_ns + v->bucket_ns / 2);
+		if (b)
+			ck_assert_int_le(v->bands[b - 1].step, x->step);
+		for (size_t d = 0; d < v->n_devices; d++)
+			ck_assert_uint_eq(x->highest[d], highest_over(v, d, x->start_ns, x->end_ns));
+	}
+}
+
 /* The grid's promises on any view: the peak, its instant, categories, carried buckets. */
 static void check_grid(const struct cgtrace_view *v)
 {
+	check_alloc_live(v);
+	check_spans(v);
 	ck_assert_uint_eq(v->bucket_ns & (v->bucket_ns - 1), 0);
 	ck_assert_uint_eq(v->start_ns % v->bucket_ns, 0);
 	ck_assert_uint_le(v->start_ns, v->end_ns);
@@ -213,6 +327,65 @@ START_TEST(spans_figures)
 }
 END_TEST
 
+#define SPAN(id, start, step)                                                                      \
+	"{\"kind\":\"span_start\",\"id\":\"" id "\",\"parent_id\":\"s1\",\"name\":\"" id            \
+	"\",\"start_ns\":" #start ",\"span_kind\":\"module\",\"step\":\"" step "\"}\n"
+#define END(id, dur) "{\"kind\":\"span_end\",\"id\":\"" id "\",\"duration_ns\":" #dur "}\n"
+
+/*
+ * The spans as drawn: a span never closed lasts to the trace's end (here
+ * the root's, after the last record); step spans closer than half a
+ * bucket (32 ns) make one band, each with its highest live bytes.
+ */
+START_TEST(pictures_steps)
+{
+	struct cgtrace_view *v = view_of(META_LINE SPAN1 SPAN("f1", 10, "forward")
+					 MEM(15, "a", "cpu", 100, "alloc", "activation")
+					 MEM(20, "k", "cpu", 7, "alloc", "other") END("f1", 20)
+					 SPAN("f2", 40, "forward") END("f2", 10)
+					 SPAN("b1", 100, "backward") SPAN("f3", 500, "forward")
+					 END("f3", 50) MEM(600, "a", "cpu", 100, "free", "activation")
+					 SPAN("o1", 1500, "optimizer") END("o1", 10) END("s1", 2000),
+					 10, 10);
+	ck_assert_uint_eq(v->bucket_ns, 64);
+	ck_assert_uint_eq(v->end_ns, 600);
+	ck_assert_uint_eq(v->trace_end_ns, 2000);
+	const struct cgtrace_view_span *b1 = cgtrace_view_find_span(v, "b1");
+	ck_assert_ptr_nonnull(b1);
+	ck_assert(!b1->closed);
+	ck_assert_uint_eq(b1->end_ns, 2000);
+	ck_assert_uint_eq(b1->highest[0], 107);
+	ck_assert_uint_eq(cgtrace_view_find_span(v, "f1")->end_ns, 30);
+	ck_assert_ptr_null(cgtrace_view_find_span(v, "s1")->highest);
+	/* After the grid: what was live at its end. */
+	ck_assert_uint_eq(cgtrace_view_find_span(v, "o1")->highest[0], 7);
+	static const struct {
+		enum cgtrace_step step;
+		uint64_t start, end, highest;
+	} want[] = {
+		{CGTRACE_STEP_FORWARD, 10, 50, 107},
+		{CGTRACE_STEP_FORWARD, 500, 550, 107},
+		{CGTRACE_STEP_BACKWARD, 100, 2000, 107},
+		{CGTRACE_STEP_OPTIMIZER, 1500, 1510, 7},
+	};
+	ck_assert_uint_eq(v->n_bands, 4);
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_int_eq(v->bands[i].step, want[i].step);
+		ck_assert_uint_eq(v->bands[i].start_ns, want[i].start);
+		ck_assert_uint_eq(v->bands[i].end_ns, want[i].end);
+		ck_assert_uint_eq(v->bands[i].highest[0], want[i].highest);
+	}
+	/* a (100 B) is drawn in buckets 0 to 9: its free at 600 follows bucket 9's carried maximum. */
+	ck_assert_str_eq(v->allocs[0].tensor_id, "a");
+	ck_assert_uint_eq(v->alloc_live[0].first_bucket, 0);
+	ck_assert_uint_eq(v->alloc_live[0].end_bucket, 10);
+	ck_assert(v->alloc_live[0].at_peak);
+	ck_assert_uint_eq(v->alloc_live[1].end_bucket, v->n_buckets);
+	check_grid(v);
+	cgtrace_view_free(v);
+}
+END_TEST
+
 /* ---- random traces: streamed and full reads agree ---- */
 
 
@@ -279,7 +452,9 @@ static void same_view(const struct cgtrace_view *a, const struct cgtrace_view *b
 		ck_assert_uint_eq(a->allocs[i].alloc_ns, b->allocs[i].alloc_ns);
 		ck_assert_uint_eq(a->allocs[i].free_ns, b->allocs[i].free_ns);
 		ck_assert_str_eq(a->allocs[i].tensor_id, b->allocs[i].tensor_id);
+		ck_assert(memcmp(&a->alloc_live[i], &b->alloc_live[i], sizeof(*a->alloc_live)) == 0);
 	}
+	ck_assert_uint_eq(a->trace_end_ns, b->trace_end_ns);
 }
 
 START_TEST(random_streamed_equals_full)
@@ -500,7 +675,8 @@ static Suite *view_suite(void)
 	TCase *tc = test_tcase(s, "view", 60);
 	test_add(tc, grid_peaks, grid_one_instant, checkpoints_reduce, allocs_largest,
 		 spans_figures, random_streamed_equals_full, bad_options, empty_trace,
-		 capture_window, series_cells, test_traces, drawn_carried, preexisting_compact);
+		 capture_window, series_cells, test_traces, drawn_carried, preexisting_compact,
+		 pictures_steps);
 	return s;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The report page, built from report.html, report.css and report.js by
+ * The report page, built from report.html, report.css and the scripts by
  * embed.py: the bytes before and after the JSON data block.
  */
 #ifndef CGTRACE_REPORT_ASSETS_H

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "data.h"
+#include "palette.h"
 
 /* FNV-1a: site names are short and few. */
 static size_t name_hash(const char *s)
@@ -85,25 +86,6 @@ long report_site(struct report_ctx *c, uint64_t stack_id)
 	return report_name(&c->names, cli_frame_name(name, sizeof(name), cli_site_frame(st)));
 }
 
-bool report_span(const struct cgtrace_doc *doc, const char *id, struct cgtrace_span *out)
-{
-	if (!doc || !id)
-		return false;
-	size_t lo = 0, hi = cgtrace_doc_count(doc, CGTRACE_KIND_SPAN_START);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		cgtrace_doc_span(doc, mid, out);
-		int r = strcmp(out->id, id);
-		if (r == 0)
-			return true;
-		if (r < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 static void key(struct cli_buf *b, const char *k)
 {
 	cli_buf_putc(b, ',');
@@ -145,24 +127,38 @@ static void column(struct cli_buf *b, const void *base, size_t n, size_t stride,
 	cli_buf_putc(b, ']');
 }
 
-static void categories(struct cli_buf *b, const uint64_t *v)
+void report_json_u64s(struct cli_buf *b, const uint64_t *v, size_t n)
 {
 	cli_buf_putc(b, '[');
-	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
-		if (c)
+	for (size_t i = 0; i < n; i++) {
+		if (i)
 			cli_buf_putc(b, ',');
-		cli_json_u64(b, v[c]);
+		cli_json_u64(b, v[i]);
 	}
 	cli_buf_putc(b, ']');
+}
+
+/* A u64 member of a view struct, named as the data block names it. */
+struct field {
+	const char *key;
+	size_t off;
+};
+
+/* The fields of one struct at base as members of the object being written. */
+static void members(struct cli_buf *b, bool *first, const void *base, const struct field *f,
+                    size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)base + f[i].off, sizeof(v));
+		key_u64(b, first, f[i].key, v);
+	}
 }
 
 #define BUCKET_FIELD(f) offsetof(struct cgtrace_view_bucket, f)
 
 /* The bucket columns the page draws and shows, described once. */
-static const struct {
-	const char *key;
-	size_t off;
-} bucket_columns[] = {
+static const struct field bucket_columns[] = {
     {"max_ns", BUCKET_FIELD(max_ns)},     {"max", BUCKET_FIELD(max_bytes)},
     {"end_ns", BUCKET_FIELD(end_ns)},     {"end", BUCKET_FIELD(end_bytes)},
     {"drawn", BUCKET_FIELD(drawn_bytes)}, {"records", BUCKET_FIELD(records)},
@@ -227,22 +223,36 @@ static void json_checkpoints(struct cli_buf *b, const struct cgtrace_view_device
 	cli_buf_lit(b, "]}");
 }
 
+static const struct field oom_fields[] = {
+    {"t", CKPT_FIELD(timestamp_ns)},   {"request", CKPT_FIELD(oom_request_bytes)},
+    {"used", CKPT_FIELD(used_bytes)}, {"free", CKPT_FIELD(free_bytes)},
+};
+
 static void json_ooms(struct cli_buf *b, const struct cgtrace_view_device *d)
 {
 	size_t n = d->n_ooms_kept < REPORT_OOMS ? d->n_ooms_kept : REPORT_OOMS;
 	cli_buf_putc(b, '[');
 	for (size_t i = 0; i < n; i++) {
-		const struct cgtrace_view_checkpoint *o = &d->ooms[i];
 		bool first = true;
 		cli_buf_puts(b, i ? ",{" : "{");
-		key_u64(b, &first, "t", o->timestamp_ns);
-		key_u64(b, &first, "request", o->oom_request_bytes);
-		key_u64(b, &first, "used", o->used_bytes);
-		key_u64(b, &first, "free", o->free_bytes);
+		members(b, &first, &d->ooms[i], oom_fields, sizeof(oom_fields) / sizeof(oom_fields[0]));
 		cli_buf_putc(b, '}');
 	}
 	cli_buf_putc(b, ']');
 }
+
+#define DEVICE_FIELD(f) offsetof(struct cgtrace_view_device, f)
+
+/* A device's figures, before and after its peak by category. */
+static const struct field device_peak[] = {
+    {"capacity", DEVICE_FIELD(capacity_bytes)},
+    {"peak", DEVICE_FIELD(peak_bytes)},
+    {"peak_ns", DEVICE_FIELD(peak_ns)},
+};
+static const struct field device_counts[] = {
+    {"alloc_count", DEVICE_FIELD(alloc_count)}, {"free_count", DEVICE_FIELD(free_count)},
+    {"alloc_bytes", DEVICE_FIELD(alloc_bytes)}, {"final_bytes", DEVICE_FIELD(final_bytes)},
+};
 
 static void json_devices(struct cli_buf *b, const struct cgtrace_view *v)
 {
@@ -253,15 +263,11 @@ static void json_devices(struct cli_buf *b, const struct cgtrace_view *v)
 		bool first = true;
 		cli_buf_puts(b, i ? ",{" : "{");
 		key_str(b, &first, "name", d->device);
-		key_u64(b, &first, "capacity", d->capacity_bytes);
-		key_u64(b, &first, "peak", d->peak_bytes);
-		key_u64(b, &first, "peak_ns", d->peak_ns);
+		members(b, &first, d, device_peak, sizeof(device_peak) / sizeof(device_peak[0]));
 		key(b, "peak_by_category");
-		categories(b, d->peak_by_category);
-		key_u64(b, &first, "alloc_count", d->alloc_count);
-		key_u64(b, &first, "free_count", d->free_count);
-		key_u64(b, &first, "alloc_bytes", d->alloc_bytes);
-		key_u64(b, &first, "final_bytes", d->final_bytes);
+		report_json_u64s(b, d->peak_by_category, CGTRACE_CAT_COUNT);
+		members(b, &first, d, device_counts,
+		        sizeof(device_counts) / sizeof(device_counts[0]));
 		key(b, "buckets");
 		json_buckets(b, v, d);
 		key(b, "checkpoints");
@@ -274,14 +280,14 @@ static void json_devices(struct cli_buf *b, const struct cgtrace_view *v)
 	cli_buf_putc(b, ']');
 }
 
-/* A span id, and its name when the document knows it. */
-static void span_members(struct cli_buf *b, bool *first, const struct cgtrace_doc *doc,
+/* A span id, and its name when the trace has the span. */
+static void span_members(struct cli_buf *b, bool *first, const struct cgtrace_view *v,
                          const char *id)
 {
-	struct cgtrace_span s;
+	const struct cgtrace_view_span *s = cgtrace_view_find_span(v, id);
 	key_str(b, first, "span", id);
-	if (report_span(doc, id, &s))
-		key_str(b, first, "span_name", s.name);
+	if (s)
+		key_str(b, first, "span_name", s->name);
 }
 
 static void json_allocs(struct report_ctx *c)
@@ -293,6 +299,9 @@ static void json_allocs(struct report_ctx *c)
 		const struct cgtrace_view_alloc *a = &c->v->allocs[i];
 		bool first = true;
 		cli_buf_puts(b, i ? ",{" : "{");
+		/* The buckets it is drawn in, first to end: the page stacks it there. */
+		const uint64_t live[2] = {c->v->alloc_live[i].first_bucket,
+		                          c->v->alloc_live[i].end_bucket};
 		key_u64(b, &first, "t0", a->alloc_ns);
 		cli_json_key(b, &first, "t1");
 		if (a->freed)
@@ -301,13 +310,15 @@ static void json_allocs(struct report_ctx *c)
 			cli_buf_lit(b, "null");
 		key_u64(b, &first, "b", a->bytes);
 		key_u64(b, &first, "d", a->device);
+		cli_json_key(b, &first, "live");
+		report_json_u64s(b, live, 2);
 		key_u64(b, &first, "c", (uint64_t)a->category);
 		cli_json_key(b, &first, "s");
 		json_long(b, report_site(c, a->stack_id));
 		key_str(b, &first, "tensor", a->tensor_id);
 		if (a->op_name)
 			key_str(b, &first, "op", a->op_name);
-		span_members(b, &first, c->doc, a->span_id);
+		span_members(b, &first, c->v, a->span_id);
 		if (a->preexisting)
 			cli_buf_lit(b, ",\"pre\":true");
 		cli_buf_putc(b, '}');
@@ -363,17 +374,11 @@ static void json_live(struct report_ctx *c, const struct cgtrace_live_alloc *a)
 	key_u64(b, &first, "c", (uint64_t)a->category);
 	if (a->op_name)
 		key_str(b, &first, "op", a->op_name);
-	span_members(b, &first, c->doc, a->span_id);
+	span_members(b, &first, c->v, a->span_id);
 	key_str(b, &first, "tensor", a->tensor_id);
 	key_str(b, &first, "dtype", a->dtype);
 	cli_json_key(b, &first, "shape");
-	cli_buf_putc(b, '[');
-	for (size_t k = 0; k < a->ndim; k++) {
-		if (k)
-			cli_buf_putc(b, ',');
-		cli_json_u64(b, a->shape[k]);
-	}
-	cli_buf_putc(b, ']');
+	report_json_u64s(b, a->shape, a->ndim);
 	key_u64(b, &first, "t", a->timestamp_ns);
 	cli_json_key(b, &first, "s");
 	json_long(b, report_site(c, a->stack_id));
@@ -397,7 +402,7 @@ static int json_peak(struct report_ctx *c)
 	key_u64(b, &first, "count", r->n_breakdown);
 	key_u64(b, &first, "autograd_retained", r->autograd_retained_bytes);
 	key(b, "by_category");
-	categories(b, r->peak_by_category);
+	report_json_u64s(b, r->peak_by_category, CGTRACE_CAT_COUNT);
 	size_t shown = r->n_breakdown < REPORT_BREAKDOWN ? r->n_breakdown : REPORT_BREAKDOWN;
 	uint64_t rest = 0;
 	key(b, "breakdown");
@@ -583,6 +588,8 @@ int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *pat
 			cli_json_str(b, cgtrace_category_name((enum cgtrace_category)k));
 		}
 		cli_buf_putc(b, ']');
+		key(b, "palette");
+		cli_palette_json(b);
 		json_meta(b, c.doc);
 		json_grid(b, v);
 		json_devices(b, v);

@@ -39,8 +39,9 @@ long report_name(struct report_names *t, const char *name);
 void report_names_free(struct report_names *t);
 /* The site of a stack as an index in the names, -1 without one. */
 long report_site(struct report_ctx *c, uint64_t stack_id);
-/* The span of id in the document (spans sorted by id); false when unknown or no document. */
-bool report_span(const struct cgtrace_doc *doc, const char *id, struct cgtrace_span *out);
+
+/* n numbers as a JSON array. */
+void report_json_u64s(struct cli_buf *b, const uint64_t *v, size_t n);
 
 /* Members of the data object (each starts with a comma): spans, steps, step spans and bands. */
 int report_json_spans(struct report_ctx *c);

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Builds the report page into C: embed.py OUT.c TEMPLATE.html STYLE.css SCRIPT.js
+"""Builds the report page into C: embed.py OUT.c TEMPLATE.html STYLE.css SCRIPT.js...
 
-The template's @CSS@ and @JS@ take the style sheet and the script; the page
+The template's @CSS@ and @JS@ take the style sheet and the script: the
+scripts, in the order given, in one function, so that they share its
+names (the last one starts the page); the page
 is cut at @DATA@, where cgtrace report writes the trace's JSON, into
 cg_report_head and cg_report_tail (cgtrace/report/assets.h). The build fails
 when an asset could end its element early or names a URL: the page must
@@ -39,17 +41,21 @@ def c_array(name, data):
 
 
 def main():
-    if len(sys.argv) != 5:
-        fail("usage: embed.py OUT.c TEMPLATE.html STYLE.css SCRIPT.js")
-    out, html_path, css_path, js_path = sys.argv[1:]
+    if len(sys.argv) < 5:
+        fail("usage: embed.py OUT.c TEMPLATE.html STYLE.css SCRIPT.js...")
+    out, html_path, css_path = sys.argv[1:4]
     with open(html_path, encoding="utf-8") as f:
         html = f.read()
     with open(css_path, encoding="utf-8") as f:
         css = f.read()
-    with open(js_path, encoding="utf-8") as f:
-        js = f.read()
     check(css_path, css, "style")
-    check(js_path, js, "script")
+    parts = []
+    for js_path in sys.argv[4:]:
+        with open(js_path, encoding="utf-8") as f:
+            part = f.read()
+        check(js_path, part, "script")
+        parts.append(part.rstrip("\n") + "\n")
+    js = "(function () {\n'use strict';\n\n" + "\n".join(parts) + "})();\n"
     for mark in ("@CSS@", "@JS@", "@DATA@"):
         if html.count(mark) != 1:
             fail("%s must hold %s exactly once" % (html_path, mark))

@@ -144,12 +144,10 @@ static void capture(struct cgtrace_view *v)
 	v->has_capture = true;
 	v->capture_begin_ns = 0;
 	v->capture_end_ns = v->end_ns;
-	size_t n = cgtrace_doc_count(v->doc, CGTRACE_KIND_SPAN_START);
-	for (size_t i = 0; i < n; i++) {
-		struct cgtrace_span s;
-		cgtrace_doc_span(v->doc, i, &s);
-		if (!s.parent_id && s.closed && s.start_ns + s.duration_ns > v->capture_end_ns)
-			v->capture_end_ns = s.start_ns + s.duration_ns;
+	for (size_t i = 0; i < v->n_all_spans; i++) {
+		const struct cgtrace_view_span *s = &v->all_spans[i];
+		if (!s->parent_id && s->closed && s->end_ns > v->capture_end_ns)
+			v->capture_end_ns = s->end_ns;
 	}
 }
 
@@ -229,6 +227,8 @@ static int finish(struct cg_view_build *b)
 	if (e == 0)
 		e = cg_vspans_finish(b, d);
 	free(dev_index);
+	if (e == 0)
+		e = cg_vsteps_finish(v);
 	for (size_t i = 0; e == 0 && i < v->n_devices; i++) {
 		struct cgtrace_view_device *vd = &v->devices[i];
 		/* OOMs come in file order, which several writers may interleave. */
@@ -326,7 +326,10 @@ CG_EXPORT void cgtrace_view_free(struct cgtrace_view *v)
 	for (size_t i = 0; i < v->n_allocs; i++)
 		free((char *)v->allocs[i].tensor_id);
 	free(v->allocs);
+	free(v->alloc_live);
 	free(v->spans);
+	free(v->all_spans); /* the step spans' highest with it */
+	free(v->bands);
 	cgtrace_memory_report_free(v->report);
 	cgtrace_doc_free(v->doc);
 	free(v);

@@ -230,15 +230,25 @@ int cg_vallocs_finish(struct cg_view_build *b, const struct cgtrace_doc *doc,
 	qsort(out, n, sizeof(*out), alloc_cmp);
 	v->allocs = out;
 	v->n_allocs = n;
+	v->alloc_live = calloc(n ? n : 1, sizeof(*v->alloc_live));
+	if (!v->alloc_live)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct cgtrace_view_alloc *x = &out[i];
-		struct cgtrace_view_bucket *bk = v->devices[x->device].buckets;
+		const struct cgtrace_view_device *dev = &v->devices[x->device];
+		struct cgtrace_view_bucket *bk = dev->buckets;
+		struct cgtrace_view_alloc_live *l = &v->alloc_live[i];
 		size_t to = x->freed ? cgtrace_view_bucket_of(v, x->free_ns) : v->n_buckets - 1;
+		/* Live from some bucket to some later one: every bucket between holds it whole. */
 		for (size_t k = cgtrace_view_bucket_of(v, x->alloc_ns); k <= to; k++)
 			if (live_at(x, bk[k].max_ns, carried_in(bk, k))) {
 				bk[k].drawn_bytes += x->bytes;
 				bk[k].drawn_count++;
+				if (l->first_bucket == l->end_bucket)
+					l->first_bucket = k;
+				l->end_bucket = k + 1;
 			}
+		l->at_peak = live_at(x, dev->peak_ns, false);
 	}
 	/* Equal timestamps may order an allocation's record after the maximum it shares. */
 	for (size_t d = 0; d < v->n_devices; d++)

@@ -3,7 +3,8 @@
  * Building a view in one pass: what the record and checkpoint hooks of a
  * streamed read (or a full document's replay) accumulate, split by job:
  * the grid of buckets (view_grid.c), the largest allocations
- * (view_allocs.c), the figures by span (view_spans.c).
+ * (view_allocs.c), the figures by span (view_spans.c); at the end, the
+ * spans and step bands the pictures draw (view_steps.c).
  */
 #ifndef CG_VIEW_BUILD_H
 #define CG_VIEW_BUILD_H
@@ -103,8 +104,9 @@ int cg_vallocs_init(struct cg_vallocs *a, size_t max);
 int cg_vallocs_record(struct cg_view_build *b, const struct cg_vrec *r);
 /*
  * The kept allocations to v->allocs, largest first, their span and op
- * from doc, and each bucket's drawn bytes and count. dev_index: the
- * view's device of each document device number.
+ * from doc, where each is drawn (v->alloc_live), and each bucket's drawn
+ * bytes and count. dev_index: the view's device of each document device
+ * number. After the devices' buckets and peaks are settled.
  */
 int cg_vallocs_finish(struct cg_view_build *b, const struct cgtrace_doc *doc,
 		      const size_t *dev_index);
@@ -114,5 +116,11 @@ int cg_vspans_record(struct cg_view_build *b, const struct cg_vrec *r);
 /* The classes' figures summed by span_id into v->spans, strings in doc. */
 int cg_vspans_finish(struct cg_view_build *b, const struct cgtrace_doc *doc);
 void cg_vspans_fini(struct cg_view_build *b);
+
+/*
+ * v->trace_end_ns, v->all_spans from v->doc and v->bands, with the step
+ * spans' and bands' highest live bytes; after the devices' buckets.
+ */
+int cg_vsteps_finish(struct cgtrace_view *v);
 
 #endif
