@@ -13,8 +13,8 @@
 #include "buf.h"
 #include "capture.h"
 #include "clock.h"
-#include "compact_out.h"
 #include "device.h"
+#include "encoder.h"
 #include "inherit.h"
 #include "meta.h"
 #include "modules.h"
@@ -36,6 +36,8 @@ static char path[PATH_MAX];
 static struct cg_out copy = {.fd = -1};
 static char copy_path[PATH_MAX];
 static bool compact;
+/* The trace's encoder: compact, JSONL, or the tee that writes the copy too. */
+static const struct cg_encoder_ops *enc;
 static pid_t owner;
 static struct cg_meta_origin origin; /* forked_from and cgprobe_inherited */
 static unsigned next_seq;
@@ -146,21 +148,13 @@ static void format_head(struct cg_buf *b)
 	cg_meta_format(b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, &origin);
 }
 
-/* The head's lines into the trace (the encoder, in compact mode, already open). */
+/* The head's lines into the trace (and the copy), through the encoder already open. */
 static int put_head(const struct cg_buf *b)
 {
-	int r = b->err;
-	if (r == 0 && compact) {
-		cg_cout_text(b->p, b->len);
-		r = cg_cout_flush();
-	} else if (r == 0) {
-		r = cg_out_write(&out, b->p, b->len);
-		if (r == 0)
-			r = cg_out_flush(&out);
-	}
-	if (r == 0 && copy.fd >= 0)
-		cg_out_write(&copy, b->p, b->len);
-	return r;
+	if (b->err)
+		return b->err;
+	enc->text(b->p, b->len);
+	return enc->flush();
 }
 
 /*
@@ -170,8 +164,10 @@ static int put_head(const struct cg_buf *b)
  */
 static int write_head(void)
 {
-	int r = compact ? cg_cout_open(&out, cg_opt.stats) : 0;
-	if (r < 0)
+	int r = 0;
+	enc = cg_encoder_open(&out, compact, copy.fd >= 0 ? &copy : NULL, cg_opt.flush_ms,
+			      cg_opt.stats, &r);
+	if (!enc)
 		return r;
 	if (head_later) {
 		unreached_head.len = 0;
@@ -288,9 +284,7 @@ void cg_session_start(pid_t parent)
 	 * allocation of its own; before a window, only the live table is kept.
 	 */
 	uint8_t gate = head_later ? CG_GATE_WINDOW : forking ? CG_GATE_FIRST_ALLOC : CG_GATE_OPEN;
-	struct cg_writer_opts wo = {cg_opt.flush_ms, compact, copy.fd >= 0 ? &copy : NULL,
-				    cg_opt.stats,     gate,    head_later,
-				    forking && fork_whole};
+	struct cg_writer_opts wo = {enc, cg_opt.stats, gate, head_later, forking && fork_whole};
 	if (r == 0)
 		r = cg_writer_start(&out, &wo);
 	if (r < 0) {
@@ -430,7 +424,7 @@ void cg_session_fork_child(void)
 	cg_rings_reset_after_fork(cg_self.ring);
 	/* The parent's file and writer thread are not ours: drop them unflushed. */
 	cg_writer_forget();
-	cg_cout_forget();
+	cg_encoder_forget();
 	if (atomic_load(&cg_state) != CG_OFF && out.fd >= 0)
 		close(out.fd);
 	out.fd = -1;
