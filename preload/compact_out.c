@@ -11,7 +11,7 @@
 #include "cgtrace.h"
 #include "clock.h"
 #include "compact_enc.h"
-#include "device.h"
+#include "device_source.h"
 #include "event.h"
 #include "fmt_num.h"
 #include "format.h"
@@ -238,7 +238,7 @@ static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
 {
 	if (__builtin_expect(!st->n_modules, 1)) {
 		uint32_t cls = class_of(e->span, host_op(e), CG_PROBE_HOST, e->category, 0);
-		/* The writer's times never go back: the encoder never ends a block for an early one. */
+		/* The writer's times never go back: no block ends for an early one. */
 		if (__builtin_expect(cls != CG_CENC_NONE, 1)) {
 			cg_cenc_free(enc, cls, ts, e->addr, ord);
 			return;
@@ -396,7 +396,10 @@ static void c_stats(struct cg_enc_stats *out)
 	out->write_ns = c.write_ns;
 }
 
-static const struct cg_encoder_ops compact_ops = CG_ENCODER_TABLE(c);
+/* Blocks are written as they end: no lines wait. */
+static const bool never_full;
+
+static const struct cg_encoder_ops compact_ops = CG_ENCODER_TABLE(c, &never_full);
 
 const struct cg_encoder_ops *cg_cout_open(struct cg_out *out, uint64_t flush_ms, bool stats,
 					  int *err)

@@ -7,9 +7,9 @@
  * carry). Two encoders implement it: the compact encoding (compact_out.c,
  * which sends what its packed forms do not take as TEXT, formatted by
  * format.c) and JSONL (format.c); with CGPROBE_TEST_JSONL_COPY a tee
- * (encoder.c) calls both. The table is chosen once when a trace opens, so
- * the writer's loop calls through it and tests nothing per event.
- * Writer thread only, except where said.
+ * (encoding.c) calls both. The table is chosen once when a trace opens
+ * (encoding.h), so the writer's loop calls through it and tests nothing
+ * per event. Writer thread only, except where said.
  */
 #ifndef CG_ENCODER_H
 #define CG_ENCODER_H
@@ -94,7 +94,7 @@ struct cg_encoder_ops {
 	 * Output. Between events: room() ends a block that the next items
 	 * might overflow; block_due() says one should end, which end_block()
 	 * does where a fork may go on (writer.c, outside_table), as
-	 * write_out() writes what cg_encoder_full asked for.
+	 * write_out() writes the lines *full asked for.
 	 */
 	void (*room)(void);
 	bool (*block_due)(void);
@@ -112,11 +112,17 @@ struct cg_encoder_ops {
 	/* The trace is done: outputs of the encoder's own (the tee's copy) are closed. */
 	void (*close)(void);
 	void (*stats)(struct cg_enc_stats *s);
+	/*
+	 * Set once buffered lines passed their flush mark (JSONL): the writer
+	 * reads it after each event, and calls write_out() where a fork may go
+	 * on. Never set for an encoder that buffers nothing.
+	 */
+	const bool *full;
 };
 
 /*
  * The operations by name: an encoder with prefix p defines p_NAME for each
- * and fills its table with CG_ENCODER_TABLE(p).
+ * and fills its table with CG_ENCODER_TABLE(p, its full flag).
  */
 #define CG_ENCODER_OPS(X, p)                                                                       \
 	X(p, alloc) X(p, free) X(p, device_alloc) X(p, device_free) X(p, preexisting)              \
@@ -124,26 +130,6 @@ struct cg_encoder_ops {
 	X(p, text) X(p, thread) X(p, room) X(p, block_due) X(p, end_block) X(p, write_out)         \
 	X(p, round_end) X(p, flush) X(p, due_in) X(p, close) X(p, stats)
 #define CG_ENCODER_OP_INIT(p, name) .name = p##_##name,
-#define CG_ENCODER_TABLE(p) {CG_ENCODER_OPS(CG_ENCODER_OP_INIT, p)}
-
-/*
- * Set by an encoder whose buffered lines passed their flush mark: the
- * writer checks it after each event, and calls write_out() where a fork
- * may go on.
- */
-extern bool cg_encoder_full;
-
-/*
- * The encoder of a trace on out: compact (out takes the encoding, its
- * file header written at once) or JSONL, and with copy (compact only) the
- * tee that writes the JSONL of the same records to copy too. flush_ms is
- * CGPROBE_FLUSH_MS, stats CGPROBE_STATS. NULL with *err set when the
- * encoder could not be made.
- */
-const struct cg_encoder_ops *cg_encoder_open(struct cg_out *out, bool compact,
-					     struct cg_out *copy, uint64_t flush_ms, bool stats,
-					     int *err);
-/* In a fork child: the parent's encoder may be mid-call; it is left alone, never used again. */
-void cg_encoder_forget(void);
+#define CG_ENCODER_TABLE(p, full_flag) {CG_ENCODER_OPS(CG_ENCODER_OP_INIT, p).full = (full_flag)}
 
 #endif

@@ -6,25 +6,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "device.h"
+#include "device_source.h"
 #include "fmt_num.h"
 #include "jsonl_format.h"
 #include "jsonl_heap.h"
 #include "record.h"
-#include "spans.h"
-
-const char *const cg_op_names[CG_OP_COUNT] = {
-	[CG_OP_MALLOC] = "malloc",
-	[CG_OP_CALLOC] = "calloc",
-	[CG_OP_REALLOC] = "realloc",
-	[CG_OP_REALLOCARRAY] = "reallocarray",
-	[CG_OP_POSIX_MEMALIGN] = "posix_memalign",
-	[CG_OP_ALIGNED_ALLOC] = "aligned_alloc",
-	[CG_OP_MEMALIGN] = "memalign",
-	[CG_OP_VALLOC] = "valloc",
-	[CG_OP_PVALLOC] = "pvalloc",
-	[CG_OP_FREE] = "free",
-};
 
 static struct cg_sv span_id(char out[24], uint64_t id)
 {
@@ -241,6 +227,9 @@ static struct {
 	uint64_t text_bytes; /* lines written, past the head */
 } j;
 
+/* The buffer passed its flush mark: the writer calls j_write_out between events. */
+static bool full;
+
 static uint64_t thread_ns(void)
 {
 	struct timespec ts;
@@ -252,7 +241,7 @@ static uint64_t thread_ns(void)
 static inline void line_done(void)
 {
 	if (__builtin_expect(j.buf.len >= CG_FORMAT_BUF_FLUSH, 0))
-		cg_encoder_full = true;
+		full = true;
 }
 
 static uint64_t j_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st)
@@ -357,7 +346,7 @@ static bool j_block_due(void)
 
 static void j_write_out(void)
 {
-	cg_encoder_full = false;
+	full = false;
 	if (!j.buf.len)
 		return;
 	uint64_t t = j.stats ? thread_ns() : 0;
@@ -399,7 +388,7 @@ static void j_stats(struct cg_enc_stats *s)
 	s->compress_ns = j.output_ns > s->write_ns ? j.output_ns - s->write_ns : 0;
 }
 
-static const struct cg_encoder_ops jsonl_ops = CG_ENCODER_TABLE(j);
+static const struct cg_encoder_ops jsonl_ops = CG_ENCODER_TABLE(j, &full);
 
 const struct cg_encoder_ops *cg_jsonl_open(struct cg_out *out, uint64_t flush_ms, bool stats,
 					   int *err)
@@ -409,7 +398,7 @@ const struct cg_encoder_ops *cg_jsonl_open(struct cg_out *out, uint64_t flush_ms
 	j.flush_ns = flush_ms * 1000000u;
 	j.output_ns = j.text_bytes = 0;
 	j.buf.len = 0;
-	cg_encoder_full = false;
+	full = false;
 	/* Made up front: the writer thread allocates nothing once running. */
 	if (!cg_buf_reserve(&j.buf, CG_FORMAT_BUF_RESERVE)) {
 		*err = -ENOMEM;

@@ -18,15 +18,13 @@
 #include "clock.h"
 #include "encoder.h"
 #include "live.h"
-#include "modules.h"
 #include "options.h"
-#include "park.h"
 #include "params.h"
+#include "park.h"
 #include "real.h"
 #include "ring.h"
-#include "session.h"
-#include "stack.h"
 #include "stack_intern.h"
+#include "state.h"
 #include "thread.h"
 #include "warn.h"
 
@@ -35,6 +33,8 @@ static struct {
 	bool running;
 	struct cg_out *out;
 	const struct cg_encoder_ops *enc; /* the trace's encoder, chosen when it opened */
+	const bool *full;                 /* the encoder's lines want writing out */
+	const char *path;                 /* the trace's, for messages */
 	bool stats;
 	uint64_t events;    /* records past the head */
 	atomic_int wake;
@@ -88,9 +88,9 @@ static void check_output(void)
 	if (!w.out->err || w.warned)
 		return;
 	w.warned = true;
-	cg_warn("writing ", cg_session_path(), ": ", strerror(-w.out->err),
+	cg_warn("writing ", w.path, ": ", strerror(-w.out->err),
 		"; recording stopped, the program goes on", NULL);
-	cg_session_stop();
+	cg_recording_stop();
 }
 
 static uint64_t thread_ns(void)
@@ -100,7 +100,7 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The lines the encoder buffered (encoder.h: cg_encoder_full) go out. */
+/* The lines the encoder buffered go out (encoder.h: full). */
 static void emit_buffer(void)
 {
 	w.enc->write_out();
@@ -392,7 +392,7 @@ static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
 	s->size = (s->size & ~(15ull << CG_LIVE_CAT_SHIFT)) | ((uint64_t)cat << CG_LIVE_CAT_SHIFT);
 	s->ord = ord;
 	w.events++;
-	if (cg_encoder_full)
+	if (*w.full)
 		emit_buffer();
 }
 
@@ -688,7 +688,7 @@ static void drain(bool all)
 			}
 			uint64_t was = best->pos;
 			best->pos += process(best->r, best->pos);
-			if (__builtin_expect(cg_encoder_full, 0))
+			if (__builtin_expect(*w.full, 0))
 				outside_table(emit_buffer);
 			/* Room as it is made: a producer waiting on a full ring need not wait out
 			 * the round. */
@@ -730,7 +730,7 @@ static void print_stats(void)
 			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes (%llu raw), "
 			 "%llu blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
 			 "%.1f ns/event\n",
-			 cg_session_path(), s.name, (unsigned long long)w.events,
+			 w.path, s.name, (unsigned long long)w.events,
 			 (unsigned long long)s.records, (unsigned long long)w.out->written,
 			 (unsigned long long)s.raw_bytes, (unsigned long long)s.blocks,
 			 (double)total / 1e6, s.work, (double)rest / 1e6,
@@ -773,7 +773,7 @@ static bool round_trip(void)
 	/* Before the root's end goes in: any record but the head's is one of the program's. */
 	if ((req & CG_REQ_DROP_EMPTY) && w.events == 0) {
 		/* Without a file nothing can be recorded: hooks must not wait on the rings. */
-		cg_session_stop();
+		cg_recording_stop();
 		w.dropped = true;
 		req |= CG_REQ_FINISH;
 	}
@@ -831,6 +831,10 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 {
 	w.out = out;
 	w.enc = o->enc;
+	w.full = o->enc->full;
+	w.path = o->path;
+	/* The rings' consumer: a full or half-full ring wakes the writer. */
+	cg_rings_set_wake(cg_writer_wake);
 	w.stats = o->stats;
 	w.events = 0;
 	/* A session before this one (an exec that failed) may have ended the thread. */
@@ -854,7 +858,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 		cg_live_keep_host();
 	modules_reset();
 	/* Without the table a trace simply has no stacks. */
-	if (cg_stack_depth)
+	if (o->stacks)
 		(void)cg_intern_reset();
 	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)

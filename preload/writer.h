@@ -35,7 +35,9 @@ enum cg_writer_gate {
 struct cg_encoder_ops;
 
 struct cg_writer_opts {
-	const struct cg_encoder_ops *enc; /* the trace's encoder (encoder.h: cg_encoder_open) */
+	const struct cg_encoder_ops *enc; /* the trace's encoder (encoding.h: cg_encoding_open) */
+	const char *path; /* the trace's, for messages; it stays while the writer runs */
+	bool stacks;      /* call stacks are recorded: the stack table is made for the trace */
 	bool stats; /* CGPROBE_STATS: one line of the writer's costs at the end */
 	uint8_t gate;    /* enum cg_writer_gate at the start */
 	bool head_later; /* the head is written later (cg_writer_head_written): nothing goes out */

@@ -1,17 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * Choosing a trace's encoder, once: compact, JSONL, or for tests
- * (CGPROBE_TEST_JSONL_COPY) the tee, which hands every record to the
- * compact encoder and then to a JSONL encoder writing the copy, so the
- * two see the same records in the same order and export to the same
- * bytes. Only the tee knows there is a copy.
- */
-#include "encoder.h"
+#include "encoding.h"
 
 #include "compact_out.h"
 #include "format.h"
-
-bool cg_encoder_full;
 
 static struct {
 	const struct cg_encoder_ops *trace, *copy;
@@ -147,11 +138,12 @@ static void t_stats(struct cg_enc_stats *s)
 	tee.trace->stats(s);
 }
 
-static const struct cg_encoder_ops tee_ops = CG_ENCODER_TABLE(t);
+/* Filled when the tee is chosen: its full flag is the copy's. */
+static struct cg_encoder_ops tee_ops;
 
-const struct cg_encoder_ops *cg_encoder_open(struct cg_out *out, bool compact,
-					     struct cg_out *copy, uint64_t flush_ms, bool stats,
-					     int *err)
+const struct cg_encoder_ops *cg_encoding_open(struct cg_out *out, bool compact,
+					      struct cg_out *copy, uint64_t flush_ms, bool stats,
+					      int *err)
 {
 	if (!compact)
 		return cg_jsonl_open(out, flush_ms, stats, err);
@@ -165,10 +157,11 @@ const struct cg_encoder_ops *cg_encoder_open(struct cg_out *out, bool compact,
 	tee.trace = c;
 	tee.copy = j;
 	tee.copy_out = copy;
+	tee_ops = (struct cg_encoder_ops)CG_ENCODER_TABLE(t, j->full);
 	return &tee_ops;
 }
 
-void cg_encoder_forget(void)
+void cg_encoding_forget(void)
 {
 	cg_cout_forget();
 }
