@@ -19,7 +19,6 @@
 #include <stdint.h>
 
 #include "event.h"
-#include "out.h"
 #include "record.h"
 
 /* An alloc that went out as TEXT: its free cannot name it by ordinal. */

@@ -256,8 +256,8 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
 
 /*
  * An allocation's stack, from the transport id beside its event; with the
- * pending modules when there are some, which make it a TEXT record in
- * compact mode (they are rare).
+ * pending modules when there are some (rare: the compact encoder sends
+ * such a record as TEXT).
  */
 static struct cg_enc_stack stack_of(const struct cg_ring *r, uint64_t pos, bool alloc)
 {
@@ -809,7 +809,7 @@ static void *writer_main(void *arg)
 	/* The writer's own allocations are not the program's: keep them out. */
 	cg_self.guard = 1;
 	for (;;) {
-		/* A compact block is due a flush period after the last one ended. */
+		/* Until the encoder wants a round (a compact block: a flush period after the last). */
 		uint64_t wait = w.enc->due_in();
 		struct timespec ts = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
 		/* Waiting, the writer holds nothing a fork needs. */

@@ -100,12 +100,16 @@ check() {
 			while ((getline l < (w "/files")) > 0) { split(l, a, " "); room[a[1]] = a[2] }
 		}
 		function stem(f) { sub(/\.[ch]$/, "", f); return f }
-		room[$1] in acyc && room[$2] in acyc && stem($1) != stem($2) { print stem($1), stem($2) }
+		room[$1] in acyc && room[$2] in acyc && stem($1) != stem($2) {
+			print stem($1), stem($2)
+		}
 	' "$w/edges" 2>/dev/null | sort -u | tsort 2>&1 >/dev/null |
 		awk '
 			function put(   i, j, t, l) {
 				for (i = 2; i <= n; i++)
-					for (j = i; j > 1 && m[j - 1] > m[j]; j--) { t = m[j]; m[j] = m[j - 1]; m[j - 1] = t }
+					for (j = i; j > 1 && m[j - 1] > m[j]; j--) {
+						t = m[j]; m[j] = m[j - 1]; m[j - 1] = t
+					}
 				l = "include loop:"
 				for (i = 1; i <= n; i++) l = l " " m[i]
 				if (n) print l
@@ -138,12 +142,17 @@ check() {
 			if (index(src, root) == 1) print substr(src, length(root) + 1), obj
 		}
 	' "$build/compile_commands.json" | sort -u | join - "$w/files" >"$w/objects"
-	# Symbols: "room D sym" for each one an object defines, "room U sym" for each it leaves undefined.
+	# Symbols: "ROOM D SYM" for each an object defines, "ROOM U SYM" for each it needs.
 	while read -r _ obj room; do
 		[ -f "$obj" ] && echo "$obj $room"
 	done <"$w/objects" >"$w/rooms-of"
 	awk '{ print $1 }' "$w/rooms-of" | xargs nm -A -g 2>/dev/null | awk -v w="$w" '
-		BEGIN { while ((getline l < (w "/rooms-of")) > 0) { split(l, a, " "); room[a[1]] = a[2] } }
+		BEGIN {
+			while ((getline l < (w "/rooms-of")) > 0) {
+				split(l, a, " ")
+				room[a[1]] = a[2]
+			}
+		}
 		{
 			o = $1; sub(/:[^:]*$/, "", o); r = room[o]
 			if ($2 == "U") { if ($3 ~ /^cg/) print r, "U", $3 }
@@ -188,7 +197,8 @@ check() {
 	' "$w/syms" >>"$out"
 	# An exception nothing needs any more is said, not failed: it goes with the change.
 	while read -r r u s; do
-		grep -q "^$r U $s\$" "$w/syms" || echo "note: $table: except $r $u $s is not needed any more" >&2
+		grep -q "^$r U $s\$" "$w/syms" ||
+			echo "note: $table: except $r $u $s is not needed any more" >&2
 	done <"$w/except"
 	[ -s "$w/objects" ] || echo "no objects of the table's rooms under $build" >>"$out"
 	[ ! -s "$out" ]
