@@ -1,40 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 #include "capture.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 
 #include "options.h"
-#include "session.h"
+#include "state.h"
 #include "writer.h"
 
-bool cg_capture_outside;
 static atomic_int state;
-static bool reached;
+static int (*open_window)(void);
+
+static atomic_uint_fast64_t updates;     /* begun so far */
+static atomic_uint_fast64_t open_update; /* the one open, 0 when none */
 
 enum cg_capture_state cg_capture_state(void)
 {
 	return (enum cg_capture_state)atomic_load(&state);
 }
 
-void cg_capture_session_start(void)
+void cg_capture_session_start(int (*window_open)(void))
 {
+	open_window = window_open;
 	/* A fork child of an open or ended window keeps its parent's state (session.c). */
 	if (!cg_opt.capture_update || atomic_load(&state) != CG_CAPTURE_NONE)
 		return;
 	atomic_store(&state, CG_CAPTURE_WAITING);
-	cg_capture_outside = true;
-}
-
-const char *cg_capture_reached_tag(void)
-{
-	if (!cg_opt.capture_update)
-		return NULL;
-	return reached ? "yes" : "no";
-}
-
-void cg_capture_set_reached(bool r)
-{
-	reached = r;
+	cg_outside_window = true;
 }
 
 bool cg_capture_is_update_range(const char *name)
@@ -42,26 +34,51 @@ bool cg_capture_is_update_range(const char *name)
 	return cg_options_match(cg_opt.update_range, name);
 }
 
-void cg_capture_update_begin(uint64_t n)
+static void window_begin(uint64_t n)
 {
 	int want = CG_CAPTURE_WAITING;
-	if (n != cg_opt.capture_step || !cg_session_recording() ||
+	if (n != cg_opt.capture_step || !cg_recording() ||
 	    !atomic_compare_exchange_strong(&state, &want, CG_CAPTURE_OPEN))
 		return;
-	cg_capture_outside = false;
-	if (cg_session_window_open() < 0) {
+	cg_outside_window = false;
+	if (open_window() < 0) {
 		atomic_store(&state, CG_CAPTURE_DONE);
-		cg_capture_outside = true;
+		cg_outside_window = true;
 	}
 }
 
-void cg_capture_update_end(uint64_t n)
+static void window_end(uint64_t n)
 {
 	int want = CG_CAPTURE_OPEN;
 	if (n != cg_opt.capture_step ||
 	    !atomic_compare_exchange_strong(&state, &want, CG_CAPTURE_DONE))
 		return;
-	cg_capture_outside = true;
+	cg_outside_window = true;
 	/* The window's records are written now: nothing later belongs to the trace. */
 	cg_writer_request(CG_REQ_WINDOW_END | CG_REQ_SYNC, 5000);
+}
+
+uint64_t cg_update_begin(void)
+{
+	/* Counted while the probe is on, recording or not: a capture window waits for one. */
+	if (atomic_load(&cg_state) == CG_OFF)
+		return 0;
+	/* A begin without the end of the update before: that one ends here. */
+	if (atomic_load(&open_update))
+		cg_update_end();
+	uint64_t n = atomic_fetch_add(&updates, 1) + 1;
+	atomic_store(&open_update, n);
+	window_begin(n);
+	return n;
+}
+
+int cg_update_end(void)
+{
+	if (atomic_load(&cg_state) == CG_OFF)
+		return 0;
+	uint64_t n = atomic_exchange(&open_update, 0);
+	if (!n)
+		return -EINVAL;
+	window_end(n);
+	return 0;
 }

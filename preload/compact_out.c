@@ -7,32 +7,48 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "cgtrace.h"
+#include "clock.h"
 #include "compact_enc.h"
-#include "device.h"
+#include "device_source.h"
 #include "event.h"
 #include "fmt_num.h"
-#include "utf8.h"
+#include "format.h"
 
 /*
- * The writer checks for room every few hundred events (cg_cout_room): a
- * block ends this far before the encoder's own limit, so that blocks end
- * in cg_cout_flush, where CGPROBE_STATS can time their compression, rather
- * than inside a hot call.
+ * The writer checks for room every few hundred events (c_room): a block
+ * ends this far before the encoder's own limit, so that blocks end in
+ * c_flush, where CGPROBE_STATS can time their compression, rather than
+ * inside a hot call.
  */
 #define ROOM_MARGIN (64u << 10)
 
-struct cg_cout_hot cg_cout_hot;
-#define ENC cg_cout_hot.e
+static struct cg_cenc *enc;
 
 static struct {
 	struct cg_out *out;
 	bool stats, in_flush;
 	uint64_t flush_ns; /* thread CPU time when the block being flushed was ended */
 	uint64_t compress_ns, write_ns;
+	uint64_t period_ns; /* CGPROBE_FLUSH_MS */
+	uint64_t block_ns;  /* when the last block ended (cg_clock_raw) */
 	uint32_t device_str[256];
 	bool device_set[256];
 } c;
+
+/* The JSONL of a record the packed forms do not take, sent as TEXT. */
+static struct cg_buf text;
+
+/* The class cache: direct-mapped, a program uses a handful of classes at a time. */
+#define CACHE_BITS 10
+static struct {
+	uint64_t key; /* 0: empty */
+	uint32_t cls;
+} cache[1u << CACHE_BITS];
+
+/* A memory record's op: an index of cg_op_names, or DEVICE_OP plus the device source's op index. */
+#define DEVICE_OP 0x100
 
 static uint64_t thread_ns(void)
 {
@@ -59,65 +75,35 @@ static int write_block(void *user, const void *p, size_t n)
 	return r;
 }
 
-int cg_cout_open(struct cg_out *out, bool stats)
+/* Ends the block being built and writes it; returns the sticky error. */
+static int c_flush(void)
 {
-	/* The trace before (an exec that failed after removing it) was flushed when it ended. */
-	if (ENC) {
-		c.out = NULL;
-		cg_cenc_close(ENC);
-		ENC = NULL;
-	}
-	memset(&c, 0, sizeof(c));
-	memset(&cg_cout_hot, 0, sizeof(cg_cout_hot));
-	c.out = out;
-	c.stats = stats;
-	struct cg_cenc_opts o = {
-	    .zstd_level = CG_PROBE_ZSTD_LEVEL,
-	    .block_raw = CG_PROBE_BLOCK_RAW,
-	    .write = write_block,
-	    /* The writer stamps records in order (writer.c), which lets readers apply them as they come. */
-	    .flags = CG_CF_FLAG_IN_ORDER,
-	};
-	int r = cg_cenc_new(&ENC, &o);
-	if (r < 0)
-		ENC = NULL;
-	return r;
-}
-
-void cg_cout_forget(void)
-{
-	ENC = NULL;
-	c.out = NULL;
-}
-
-int cg_cout_flush(void)
-{
-	if (!ENC)
+	if (!enc)
 		return 0;
 	if (c.stats) {
 		c.in_flush = true;
 		c.flush_ns = thread_ns();
 	}
-	int r = cg_cenc_flush(ENC);
+	int r = cg_cenc_flush(enc);
 	c.in_flush = false;
 	return r;
 }
 
-bool cg_cout_room_due(size_t more)
+static void c_end_block(void)
 {
-	return ENC && cg_cenc_pending(ENC) + more + ROOM_MARGIN > CG_PROBE_BLOCK_RAW;
+	c_flush();
 }
 
-void cg_cout_room(size_t more)
+/* Whether the next items (more bytes) might not fit: room_for(more) then ends the block. */
+static bool room_due(size_t more)
 {
-	if (cg_cout_room_due(more))
-		cg_cout_flush();
+	return enc && cg_cenc_pending(enc) + more + ROOM_MARGIN > CG_PROBE_BLOCK_RAW;
 }
 
-/* The encoder writes a THREAD item before the next record, and again in each new block. */
-void cg_cout_thread(uint64_t tid)
+static void room_for(size_t more)
 {
-	cg_cenc_thread(ENC, tid);
+	if (room_due(more))
+		c_flush();
 }
 
 static uint32_t device_string(uint8_t device)
@@ -125,7 +111,7 @@ static uint32_t device_string(uint8_t device)
 	if (!c.device_set[device]) {
 		char name[32];
 		size_t n = cg_device_name(name, device);
-		c.device_str[device] = cg_cenc_string(ENC, name, n);
+		c.device_str[device] = cg_cenc_string(enc, name, n);
 		c.device_set[device] = true;
 	}
 	return c.device_str[device];
@@ -135,84 +121,325 @@ static uint32_t span_string(uint64_t span)
 {
 	char id[24];
 	id[0] = 's';
-	return cg_cenc_string(ENC, id, 1 + cg_fmt_u64(id + 1, span));
+	return cg_cenc_string(enc, id, 1 + cg_fmt_u64(id + 1, span));
 }
 
-uint32_t cg_cout_class_miss(uint64_t key)
+/*
+ * A memory record's class: its span, op, device, category and CG_CLASS_*
+ * flags, which make its key in the cache; a key not there has its strings
+ * and class defined, CG_CENC_NONE when it cannot be.
+ */
+static __attribute__((noinline)) uint32_t class_miss(uint64_t key, uint32_t span, uint16_t op,
+						     uint8_t device, uint8_t category,
+						     uint8_t flags)
 {
-	uint32_t span = (uint32_t)key, op = (key >> 32) & 0x1ff;
-	uint8_t device = (uint8_t)(key >> 41), category = (key >> 49) & 15, flags = (key >> 53) & 3;
 	uint32_t cls = CG_CENC_NONE;
 	if (category <= CGTRACE_CAT_OTHER) {
-		const char *name = op & CG_COUT_DEVICE_OP ? cg_device_op_name((uint8_t)op)
-							  : cg_op_names[op];
-		uint32_t s = span_string(span), o = cg_cenc_string(ENC, name, strlen(name));
-		cls = cg_cenc_class(ENC, s, o, device_string(device), category, flags);
+		const char *name =
+		    op & DEVICE_OP ? cg_device_op_name((uint8_t)op) : cg_op_names[op];
+		uint32_t s = span_string(span), o = cg_cenc_string(enc, name, strlen(name));
+		cls = cg_cenc_class(enc, s, o, device_string(device), category, flags);
 	}
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - CG_COUT_CACHE_BITS));
-	cg_cout_hot.cache[i].key = key;
-	cg_cout_hot.cache[i].cls = cls;
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS));
+	cache[i].key = key;
+	cache[i].cls = cls;
 	return cls;
 }
 
-/* A STRING holds the string's UTF-8 as it is: names that are not well-formed go as TEXT. */
-static bool well_formed(const char *s, size_t n)
+static inline uint32_t class_of(uint32_t span, uint16_t op, uint8_t device, uint8_t category,
+				uint8_t flags)
 {
-	for (size_t i = 0; i < n;) {
-		size_t k = cg_utf8_seq((const uint8_t *)s + i, n - i, NULL);
-		if (!k)
-			return false;
-		i += k;
-	}
-	return true;
+	uint64_t key = (uint64_t)span | (uint64_t)(op & 0x1ff) << 32 | (uint64_t)device << 41 |
+		       (uint64_t)(category & 15) << 49 | (uint64_t)(flags & 3) << 53 | 1ull << 63;
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS));
+	if (__builtin_expect(cache[i].key == key, 1))
+		return cache[i].cls;
+	return class_miss(key, span, op, device, category, flags);
 }
 
-bool cg_cout_span_start(uint64_t ts, uint64_t id, uint64_t parent, const char *name, uint8_t step)
+/* A host record's op: malloc for one the table does not know. */
+static inline uint16_t host_op(const struct cg_event *e)
 {
-	size_t n = strlen(name);
-	if (parent == 0 || step > CGTRACE_STEP_OPTIMIZER || !well_formed(name, n))
-		return false;
-	cg_cout_room(n + 64);
-	uint32_t s = cg_cenc_string(ENC, name, n);
-	if (s == CG_CENC_NONE)
-		return false;
-	cg_cenc_span_start(ENC, ts, id, parent, s, (uint8_t)CGTRACE_SPAN_FUNCTION, step, false);
-	return true;
+	return e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC;
 }
 
-void cg_cout_span_end(uint64_t id, uint64_t duration_ns)
+static inline uint8_t device_flags(const struct cg_event *e)
 {
-	cg_cenc_span_end(ENC, id, duration_ns);
+	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
+	return (alloc && (e->kind & CG_PROBE_MANAGED) ? CG_CLASS_MANAGED : 0) |
+	       (e->kind & CG_PROBE_VMM ? CG_CLASS_VMM : 0);
 }
 
-bool cg_cout_device_memory(uint64_t ts, uint8_t device, uint64_t used, uint64_t free_bytes,
-			   const uint64_t *oom)
-{
-	uint32_t d = device_string(device);
-	if (d == CG_CENC_NONE)
-		return false;
-	cg_cenc_device_memory(ENC, ts, d, used, free_bytes, NULL, oom);
-	return true;
-}
-
-void cg_cout_text(const char *p, size_t n)
+/* The JSONL lines in text, each ending in a newline, as TEXT items. */
+static void c_text(const char *p, size_t n)
 {
 	while (n) {
 		const char *nl = memchr(p, '\n', n);
 		size_t len = nl ? (size_t)(nl - p) : n;
-		cg_cout_room(len + 16);
-		cg_cenc_text(ENC, p, len);
+		room_for(len + 16);
+		cg_cenc_text(enc, p, len);
 		len += nl != NULL;
 		p += len;
 		n -= len;
 	}
 }
 
-void cg_cout_stats(struct cg_cout_stats *out)
+/* The record formatted into text, then sent: start with text_begin(). */
+static inline struct cg_buf *text_begin(void)
+{
+	text.len = 0;
+	return &text;
+}
+
+static void text_end(void)
+{
+	c_text(text.p, text.len);
+}
+
+/*
+ * An allocation whose call stack is st's, defining it first when frames
+ * is set (its first use); a definition the encoder refuses leaves the
+ * record without a stack, and st refused.
+ */
+static inline uint64_t alloc_stack(uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes,
+				   struct cg_enc_stack *st)
+{
+	uint64_t id = st->id;
+	if (st->frames && !cg_cenc_stack(enc, id, st->frames, st->n_frames)) {
+		st->refused = id != 0;
+		id = 0;
+	}
+	return cg_cenc_alloc_stack(enc, cls, ts, addr, bytes, id);
+}
+
+/* Room for a stack's definition, ahead of the record it rides on. */
+static inline void stack_room(const struct cg_enc_stack *st)
+{
+	if (st->frames)
+		room_for(st->n_frames * 10u + 32);
+}
+
+/* Pending modules make a record TEXT: they are rare. */
+static uint64_t c_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st)
+{
+	if (__builtin_expect(!st->n_modules, 1)) {
+		stack_room(st);
+		uint32_t cls = class_of(e->span, host_op(e), CG_PROBE_HOST, e->category, 0);
+		if (__builtin_expect(cls != CG_CENC_NONE, 1))
+			return alloc_stack(cls, ts, e->addr, e->size, st);
+	}
+	cg_format_heap(text_begin(), e, ts, st);
+	text_end();
+	return CG_ENC_NO_ORD;
+}
+
+static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
+		   const struct cg_enc_stack *st)
+{
+	if (__builtin_expect(!st->n_modules, 1)) {
+		uint32_t cls = class_of(e->span, host_op(e), CG_PROBE_HOST, e->category, 0);
+		/* The writer's times never go back: no block ends for an early one. */
+		if (__builtin_expect(cls != CG_CENC_NONE, 1)) {
+			cg_cenc_free(enc, cls, ts, e->addr, ord);
+			return;
+		}
+	}
+	cg_format_heap(text_begin(), e, ts, st);
+	text_end();
+}
+
+/* A device's identity rides on its first record, as TEXT. */
+static uint64_t c_device_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st,
+			       const struct cg_device_ident *id)
+{
+	if (!id && !st->n_modules) {
+		stack_room(st);
+		uint32_t cls = class_of(e->span, (uint16_t)(DEVICE_OP | e->op), e->step,
+					e->category, device_flags(e));
+		if (cls != CG_CENC_NONE)
+			return alloc_stack(cls, ts, e->addr, e->size, st);
+	}
+	cg_format_device(text_begin(), e, ts, e->step, NULL, id, st);
+	text_end();
+	return CG_ENC_NO_ORD;
+}
+
+static void c_device_free(const struct cg_event *e, uint64_t ts, uint8_t device, uint64_t ord,
+			  const struct cg_enc_stack *st, const struct cg_device_ident *id)
+{
+	bool host_op = (e->kind & CG_EV_KIND_MASK) == CG_EV_FREE;
+	if (!id && !st->n_modules) {
+		uint32_t cls =
+		    class_of(e->span, (uint16_t)(host_op ? CG_OP_FREE : DEVICE_OP | e->op), device,
+			     e->category, device_flags(e));
+		if (cls != CG_CENC_NONE) {
+			cg_cenc_free(enc, cls, ts, e->addr, ord);
+			return;
+		}
+	}
+	cg_format_device(text_begin(), e, ts, device, host_op ? cg_op_names[CG_OP_FREE] : NULL, id,
+			 st);
+	text_end();
+}
+
+static uint64_t c_preexisting(uint64_t ts, uint64_t addr, uint64_t bytes, uint8_t device,
+			      uint8_t category, bool vmm, const struct cg_device_ident *id)
+{
+	if (!id) {
+		uint32_t cls =
+		    device == CG_PROBE_HOST
+			? class_of(1, CG_OP_MALLOC, device, category, 0)
+			: class_of(1, DEVICE_OP, device, category, vmm ? CG_CLASS_VMM : 0);
+		if (cls != CG_CENC_NONE)
+			return cg_cenc_alloc_pre(enc, cls, ts, addr, bytes);
+	}
+	cg_format_preexisting(text_begin(), ts, addr, bytes, device, category, vmm, id);
+	text_end();
+	return CG_ENC_NO_ORD;
+}
+
+static void c_device_memory(const struct cg_event *e, uint64_t ts, const uint64_t *oom,
+			    const struct cg_device_ident *id)
+{
+	uint32_t d = id ? CG_CENC_NONE : device_string(e->step);
+	if (d != CG_CENC_NONE) {
+		cg_cenc_device_memory(enc, ts, d, e->addr, e->size, NULL, oom);
+		return;
+	}
+	cg_format_meminfo(text_begin(), e, ts, oom, id);
+	text_end();
+}
+
+/* The opening thread rides as an extension field: TEXT. */
+static void c_span_start(const struct cg_event *e, uint64_t ts, uint64_t tid)
+{
+	cg_format_span_start(text_begin(), e, ts, tid);
+	text_end();
+}
+
+static void c_span_end(uint64_t span, uint64_t duration_ns)
+{
+	cg_cenc_span_end(enc, span, duration_ns);
+}
+
+static void c_gradient(const struct cg_event *e)
+{
+	cg_format_gradient(text_begin(), e);
+	text_end();
+}
+
+static void c_checkpoint(const struct cg_event *e, uint64_t ts)
+{
+	cg_format_checkpoint(text_begin(), e, ts);
+	text_end();
+}
+
+/* The encoder writes a THREAD item before the next record, and again in each new block. */
+static void c_thread(uint64_t tid)
+{
+	cg_cenc_thread(enc, tid);
+}
+
+static void c_room(void)
+{
+	room_for(0);
+}
+
+static bool c_block_due(void)
+{
+	return room_due(0);
+}
+
+/* Blocks are written as they end: nothing waits for write_out or close. */
+static void c_write_out(void)
+{
+}
+
+static void c_close(void)
+{
+}
+
+/*
+ * A block ends when a request asks (an exit, an exec, cgprobe_flush) and
+ * once a flush period has passed since the last one ended, so that one
+ * reaches the file at least every CGPROBE_FLUSH_MS; not in every round,
+ * which a thread's half-full ring starts, as small blocks compress worse
+ * and a free can name only an allocation of its own block.
+ */
+static void c_round_end(bool now)
+{
+	uint64_t t = cg_clock_raw();
+	if (now || t - c.block_ns >= c.period_ns) {
+		c_flush();
+		c.block_ns = t;
+	}
+}
+
+/* A block is due a flush period after the last one ended. */
+static uint64_t c_due_in(void)
+{
+	uint64_t now = cg_clock_raw(), due = c.block_ns + c.period_ns;
+	return due > now ? due - now : 0;
+}
+
+static void c_stats(struct cg_enc_stats *out)
 {
 	struct cg_cenc_stats s = {0};
-	if (ENC)
-		cg_cenc_stats(ENC, &s);
-	*out = (struct cg_cout_stats){s.records,      s.blocks,      s.raw_bytes,
-				      s.stored_bytes, c.compress_ns, c.write_ns};
+	if (enc)
+		cg_cenc_stats(enc, &s);
+	out->name = "compact";
+	out->work = "encode";
+	out->records = s.records;
+	out->blocks = s.blocks;
+	out->raw_bytes = s.raw_bytes;
+	out->compress_ns = c.compress_ns;
+	out->write_ns = c.write_ns;
+}
+
+/* Blocks are written as they end: no lines wait. */
+static const bool never_full;
+
+static const struct cg_encoder_ops compact_ops = CG_ENCODER_TABLE(c, &never_full);
+
+const struct cg_encoder_ops *cg_cout_open(struct cg_out *out, uint64_t flush_ms, bool stats,
+					  int *err)
+{
+	/* The trace before (an exec that failed after removing it) was flushed when it ended. */
+	if (enc) {
+		c.out = NULL;
+		cg_cenc_close(enc);
+		enc = NULL;
+	}
+	memset(&c, 0, sizeof(c));
+	memset(cache, 0, sizeof(cache));
+	c.out = out;
+	c.stats = stats;
+	c.period_ns = flush_ms * 1000000u;
+	c.block_ns = cg_clock_raw();
+	/* Made up front, as large as the JSONL encoder's: the writer thread allocates nothing. */
+	text.len = 0;
+	if (!cg_buf_reserve(&text, CG_FORMAT_BUF_RESERVE)) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	struct cg_cenc_opts o = {
+	    .zstd_level = CG_PROBE_ZSTD_LEVEL,
+	    .block_raw = CG_PROBE_BLOCK_RAW,
+	    .write = write_block,
+	    /* The writer stamps records in order (writer.c): readers apply them as they come. */
+	    .flags = CG_CF_FLAG_IN_ORDER,
+	};
+	int r = cg_cenc_new(&enc, &o);
+	if (r < 0) {
+		enc = NULL;
+		*err = r;
+		return NULL;
+	}
+	return &compact_ops;
+}
+
+void cg_cout_forget(void)
+{
+	enc = NULL;
+	c.out = NULL;
 }

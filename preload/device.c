@@ -5,40 +5,16 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "device_source.h"
 #include "event.h"
 #include "hooks.h"
+#include "push.h"
 #include "real.h"
-#include "session.h"
 #include "stack.h"
+#include "state.h"
 #include "thread.h"
 
-/* Read by hooks and the writer thread; registered from a constructor. */
-static const struct cg_device_source *_Atomic source;
 static atomic_uint_fast64_t announced[4]; /* one bit per device index */
-
-int cg_probe_register_device_source(const struct cg_device_source *src)
-{
-	const struct cg_device_source *none = NULL;
-	return atomic_compare_exchange_strong(&source, &none, src) ? 0 : -EBUSY;
-}
-
-const char *cg_device_op_name(uint8_t op)
-{
-	const struct cg_device_source *s = atomic_load_explicit(&source, memory_order_acquire);
-	return s && op < s->op_count ? s->op_names[op] : "device";
-}
-
-size_t cg_device_name(char out[32], uint8_t device)
-{
-	const struct cg_device_source *s = atomic_load_explicit(&source, memory_order_acquire);
-	const char *fixed = device == CG_PROBE_HOST ? "cpu" : !s ? "unknown" : NULL;
-	if (fixed) {
-		memcpy(out, fixed, strlen(fixed) + 1);
-		return strlen(fixed);
-	}
-	size_t n = s->device_name(out, 32, device);
-	return n < 32 ? n : 31;
-}
 
 void cg_device_session_start(void)
 {
@@ -48,7 +24,7 @@ void cg_device_session_start(void)
 
 static bool recording(void)
 {
-	return !cg_self.guard && cg_session_recording();
+	return !cg_self.guard && cg_recording();
 }
 
 /*
@@ -58,7 +34,7 @@ static bool recording(void)
  */
 static void announce(uint8_t device)
 {
-	const struct cg_device_source *s = atomic_load_explicit(&source, memory_order_acquire);
+	const struct cg_device_source *s = cg_device_source();
 	if (device == CG_PROBE_HOST || !s || !s->identify)
 		return;
 	uint64_t bit = 1ull << (device % 64);
@@ -77,9 +53,9 @@ static void announce(uint8_t device)
 	copy[u] = '\0';
 	memcpy(copy + u + 1, id.name, n);
 	copy[u + 1 + n] = '\0';
-	struct cg_event e = {cg_hook_stamp(false), (uint64_t)(uintptr_t)copy, id.total_bytes,
+	struct cg_event e = {cg_stamp(false), (uint64_t)(uintptr_t)copy, id.total_bytes,
 			     cg_thread_span(), CG_EV_DEV_INFO, 0, 0, device};
-	cg_hook_push(&e, 0);
+	cg_push(&e, 0);
 }
 
 uint32_t cg_probe_stack(void)
@@ -102,9 +78,9 @@ void cg_probe_device_alloc_stack(uint64_t addr, uint64_t size, uint8_t device, u
 	int saved = errno;
 	cg_self.guard++;
 	announce(device);
-	struct cg_event e = {cg_hook_stamp(false), addr, size, cg_thread_span(),
+	struct cg_event e = {cg_stamp(false), addr, size, cg_thread_span(),
 			     (uint8_t)(CG_EV_DEV_ALLOC | flags), op, cg_hook_category(addr, size), device};
-	cg_hook_push(&e, stack);
+	cg_push(&e, stack);
 	cg_self.guard--;
 	errno = saved;
 }
@@ -117,7 +93,7 @@ void cg_probe_device_alloc(uint64_t addr, uint64_t size, uint8_t device, uint8_t
 
 uint64_t cg_probe_stamp_before(void)
 {
-	return recording() ? cg_hook_stamp(true) : 0;
+	return recording() ? cg_stamp(true) : 0;
 }
 
 void cg_probe_device_free(uint64_t ticks, uint64_t addr, uint8_t op, uint8_t flags)
@@ -126,7 +102,7 @@ void cg_probe_device_free(uint64_t ticks, uint64_t addr, uint8_t op, uint8_t fla
 		return;
 	struct cg_event e = {ticks, addr, 0, cg_thread_span(), (uint8_t)(CG_EV_DEV_FREE | flags),
 			     op, 0, 0};
-	cg_hook_push(&e, 0);
+	cg_push(&e, 0);
 }
 
 void cg_probe_device_checkpoint(uint8_t device, uint64_t free_bytes, uint64_t total_bytes,
@@ -137,17 +113,17 @@ void cg_probe_device_checkpoint(uint8_t device, uint64_t free_bytes, uint64_t to
 	int saved = errno;
 	cg_self.guard++;
 	announce(device);
-	uint64_t ts = cg_hook_stamp(false);
+	uint64_t ts = cg_stamp(false);
 	if (oom_request) {
 		struct cg_event oom = {ts, oom_request, 0, cg_thread_span(), CG_EV_DEV_OOM, 0, 0,
 				       device};
-		cg_hook_push(&oom, 0);
-		ts = cg_hook_stamp(false);
+		cg_push(&oom, 0);
+		ts = cg_stamp(false);
 	}
 	uint64_t used = total_bytes > free_bytes ? total_bytes - free_bytes : 0;
 	struct cg_event e = {ts, used, free_bytes, cg_thread_span(), CG_EV_DEV_MEMINFO, 0, 0,
 			     device};
-	cg_hook_push(&e, 0);
+	cg_push(&e, 0);
 	cg_self.guard--;
 	errno = saved;
 }

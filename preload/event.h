@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The binary record a hook leaves for the writer: 32 bytes, no formatting. */
+/*
+ * The binary record a hook leaves for the writer (32 bytes, no formatting)
+ * and what an event carries beyond it: names, blobs, module lists.
+ */
 #ifndef CG_EVENT_H
 #define CG_EVENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "probe.h"
+#include "record.h"
 
 enum cg_ev_kind {
 	CG_EV_ALLOC,      /* host heap */
@@ -31,11 +36,38 @@ enum cg_ev_kind {
 	CG_EV_FRAMES,  /* ts, addr, size: three frames of the CG_EV_STACK before it */
 	CG_EV_MODULES, /* addr: a module list (modules.h), mapped memory the writer unmaps */
 	CG_EV_UNLOAD,  /* a dlclose unmapped code: stacks sent after it are interned anew */
-	CG_EV_GRADIENT,   /* addr: a struct cg_grad_blob (spans.h) the writer frees; span: number */
+	CG_EV_GRADIENT,   /* addr: a struct cg_grad_blob (below) the writer frees; span: number */
 	CG_EV_CHECKPOINT, /* addr: a struct cg_ckpt_blob the writer frees (the annotation API's) */
 };
 
 #define CG_EV_FRAMES_PER_SLOT 3
+/* Transport ids run from 1 to this; past it (a program that never stops making stacks) none. */
+#define CG_STACK_IDS_MAX ((1u << 24) - 1)
+
+/* Flags of a span start event (its category byte). */
+#define CG_SPAN_MEASURED 1u
+#define CG_SPAN_NAMED 2u /* the thread's name follows the span's in the event's strings */
+
+/* What a gradient or checkpoint event's addr points at (the writer frees it). */
+struct cg_grad_blob {
+	double norm;
+	uint8_t state;
+	char strings[]; /* "root\0key\0" */
+};
+struct cg_ckpt_blob {
+	uint64_t used, free_bytes, reserved, allocated;
+	char device[];
+};
+
+/* A CG_EV_MODULES event's list (modules.c makes it): mapped memory. */
+struct cg_modules {
+	size_t map_len;
+	uint32_t count;
+	struct cg_modv mod[]; /* their strings follow the array */
+};
+
+/* The list's memory goes back (the writer, or a pending event dropped). */
+void cg_modules_release(struct cg_modules *m);
 
 /* Flags in the kind byte of device events: CG_PROBE_MANAGED, CG_PROBE_VMM. */
 #define CG_EV_KIND_MASK 0x0f

@@ -17,6 +17,7 @@
 
 /* The probe defines the functions the _opt forms would look up. */
 #define CGPROBE_NO_OPT
+#include "capture.h"
 #include "cgprobe.h"
 #include "cgtrace.h"
 #include "hooks.h"
@@ -28,6 +29,7 @@
 #include "signals.h"
 #include "spans.h"
 #include "stack.h"
+#include "state.h"
 #include "thread.h"
 #include "warn.h"
 #include "writer.h"
@@ -43,7 +45,7 @@ static inline bool ready(void)
 
 static inline bool passthrough(void)
 {
-	return cg_self.guard || !cg_session_recording();
+	return cg_self.guard || !cg_recording();
 }
 
 CG_PROBE_EXPORT void *malloc(size_t n)
@@ -390,7 +392,7 @@ static atomic_int modules_stale;
  */
 static bool dlopen_prepare(const char *file, const void *caller, bool namespace)
 {
-	if (!cg_stack_depth || !cg_session_recording() || cg_self.guard)
+	if (!cg_stack_depth || !cg_recording() || cg_self.guard)
 		return true;
 	int saved = errno;
 	cg_self.guard++;
@@ -407,7 +409,7 @@ static bool dlopen_prepare(const char *file, const void *caller, bool namespace)
 /* After a dlopen that returned here: the modules it loaded, for the next memory record. */
 static void *dlopen_done(void *h)
 {
-	if (h && cg_session_recording()) {
+	if (h && cg_recording()) {
 		int saved = errno;
 		cg_self.guard++;
 		cg_modules_announce(false);
@@ -450,7 +452,7 @@ CG_PROBE_EXPORT int dlclose(void *handle)
 {
 	if (!ready() || !cg_real.dlclose)
 		return -1;
-	if (!cg_stack_depth || !cg_session_recording() || cg_self.guard)
+	if (!cg_stack_depth || !cg_recording() || cg_self.guard)
 		return cg_real.dlclose(handle);
 	int saved = errno;
 	cg_self.guard++;
@@ -556,7 +558,7 @@ CG_PROBE_EXPORT int cgprobe_thread_name(const char *name)
 
 CG_PROBE_EXPORT int cgprobe_flush(void)
 {
-	if (!cg_session_recording())
+	if (!cg_recording())
 		return -ENODEV;
 	cg_self.guard++;
 	int r = cg_writer_request(CG_REQ_SYNC, 5000);

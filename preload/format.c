@@ -1,29 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 #include "format.h"
 
+#include <errno.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "device.h"
+#include "device_source.h"
 #include "fmt_num.h"
 #include "jsonl_format.h"
 #include "jsonl_heap.h"
 #include "record.h"
-#include "spans.h"
-
-const char *const cg_op_names[CG_OP_COUNT] = {
-	[CG_OP_MALLOC] = "malloc",
-	[CG_OP_CALLOC] = "calloc",
-	[CG_OP_REALLOC] = "realloc",
-	[CG_OP_REALLOCARRAY] = "reallocarray",
-	[CG_OP_POSIX_MEMALIGN] = "posix_memalign",
-	[CG_OP_ALIGNED_ALLOC] = "aligned_alloc",
-	[CG_OP_MEMALIGN] = "memalign",
-	[CG_OP_VALLOC] = "valloc",
-	[CG_OP_PVALLOC] = "pvalloc",
-	[CG_OP_FREE] = "free",
-};
 
 static struct cg_sv span_id(char out[24], uint64_t id)
 {
@@ -40,8 +27,8 @@ static const struct cg_heap_op *heap_op(uint8_t op)
 	return &ops[op];
 }
 
-static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
-			  const struct cg_format_stack *st)
+void cg_format_heap(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
+		    const struct cg_enc_stack *st)
 {
 	struct cg_heap_rec r = {
 		.timestamp_ns = ts,
@@ -51,24 +38,21 @@ static void format_memory(struct cg_buf *b, const struct cg_event *e, uint64_t t
 		.bytes = e->size,
 		.action = e->kind == CG_EV_ALLOC ? CGTRACE_ALLOC : CGTRACE_FREE,
 		.category = (enum cgtrace_category)e->category,
+		.stack = st->id,
+		.frames = st->frames,
+		.n_frames = st->frames ? st->n_frames : 0,
+		.modules = st->modules,
+		.n_modules = st->modules ? st->n_modules : 0,
 	};
-	if (st) {
-		r.stack = st->id;
-		r.frames = st->frames;
-		r.n_frames = st->frames ? st->n_frames : 0;
-		r.modules = st->modules;
-		r.n_modules = st->modules ? st->n_modules : 0;
-	}
 	cg_jsonl_format_heap(b, &r);
 }
 
-static void format_span_end(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
-			    uint64_t start)
+void cg_format_span_end(struct cg_buf *b, uint64_t span, uint64_t duration_ns)
 {
 	char id[24];
 	struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_END};
-	r.u.span_end = (struct cg_rec_span_end){.id = span_id(id, e->span),
-						.duration_ns = ts > start ? ts - start : 0};
+	r.u.span_end = (struct cg_rec_span_end){.id = span_id(id, span),
+						.duration_ns = duration_ns};
 	cg_jsonl_format(b, &r);
 }
 
@@ -91,7 +75,6 @@ void cg_format_span_start(struct cg_buf *b, const struct cg_event *e, uint64_t t
 	if (name && (e->category & CG_SPAN_NAMED))
 		r.u.span_start.cgprobe_thread_name = cg_sv_c(name + strlen(name) + 1);
 	cg_jsonl_format(b, &r);
-	free(name);
 }
 
 void cg_format_gradient(struct cg_buf *b, const struct cg_event *e)
@@ -109,7 +92,6 @@ void cg_format_gradient(struct cg_buf *b, const struct cg_event *e)
 		.norm = g->norm,
 	};
 	cg_jsonl_format(b, &r);
-	free(g);
 }
 
 void cg_format_checkpoint(struct cg_buf *b, const struct cg_event *e, uint64_t ts)
@@ -126,25 +108,6 @@ void cg_format_checkpoint(struct cg_buf *b, const struct cg_event *e, uint64_t t
 		.has_allocated = c->allocated != UINT64_MAX,
 		.cgprobe_allocated_bytes = c->allocated,
 	};
-	cg_jsonl_format(b, &r);
-	free(c);
-}
-
-void cg_format_event(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint64_t start_ns,
-		     const struct cg_format_stack *st)
-{
-	if (e->kind == CG_EV_ALLOC || e->kind == CG_EV_FREE)
-		format_memory(b, e, ts_ns, st);
-	else if (e->kind == CG_EV_SPAN_START)
-		cg_format_span_start(b, e, ts_ns, 0);
-	else
-		format_span_end(b, e, ts_ns, start_ns);
-}
-
-void cg_format_root_end(struct cg_buf *b, uint64_t duration_ns)
-{
-	struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_END};
-	r.u.span_end = (struct cg_rec_span_end){.id = CG_SV_LIT("s1"), .duration_ns = duration_ns};
 	cg_jsonl_format(b, &r);
 }
 
@@ -183,7 +146,7 @@ static struct cg_sv hex_id(char out[32], uint64_t v, bool vmm)
 
 void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns, uint8_t device,
 		      const char *op, const struct cg_device_ident *ident,
-		      const struct cg_format_stack *st)
+		      const struct cg_enc_stack *st)
 {
 	char id[32], dev[32], span[24];
 	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
@@ -205,13 +168,11 @@ void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns
 		.dtype = CG_SV_LIT("u8"),
 	};
 	SET_IDENTITY(&r.u.memory, ident);
-	if (st) {
-		r.u.memory.stack = st->id;
-		r.u.memory.stack_frames = st->frames;
-		r.u.memory.n_stack_frames = st->frames ? st->n_frames : 0;
-		r.u.memory.modules = st->modules;
-		r.u.memory.n_modules = st->modules ? st->n_modules : 0;
-	}
+	r.u.memory.stack = st->id;
+	r.u.memory.stack_frames = st->frames;
+	r.u.memory.n_stack_frames = st->frames ? st->n_frames : 0;
+	r.u.memory.modules = st->modules;
+	r.u.memory.n_modules = st->modules ? st->n_modules : 0;
 	cg_jsonl_format(b, &r);
 }
 
@@ -254,4 +215,194 @@ void cg_format_preexisting(struct cg_buf *b, uint64_t ts_ns, uint64_t addr, uint
 	};
 	SET_IDENTITY(&r.u.memory, ident);
 	cg_jsonl_format(b, &r);
+}
+
+/* The encoder: lines into buf, written to out when it fills and at each round's end. */
+static struct {
+	struct cg_out *out;
+	struct cg_buf buf;
+	bool stats;
+	uint64_t flush_ns;
+	uint64_t output_ns;  /* with stats: writer CPU in cg_out_write and cg_out_flush */
+	uint64_t text_bytes; /* lines written, past the head */
+} j;
+
+/* The buffer passed its flush mark: the writer calls j_write_out between events. */
+static bool full;
+
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* After each line: a full buffer goes out between events, where a fork may go on. */
+static inline void line_done(void)
+{
+	if (__builtin_expect(j.buf.len >= CG_FORMAT_BUF_FLUSH, 0))
+		full = true;
+}
+
+static uint64_t j_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st)
+{
+	cg_format_heap(&j.buf, e, ts, st);
+	line_done();
+	return CG_ENC_NO_ORD;
+}
+
+static void j_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
+		   const struct cg_enc_stack *st)
+{
+	(void)ord;
+	cg_format_heap(&j.buf, e, ts, st);
+	line_done();
+}
+
+static uint64_t j_device_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st,
+			       const struct cg_device_ident *id)
+{
+	cg_format_device(&j.buf, e, ts, e->step, NULL, id, st);
+	line_done();
+	return CG_ENC_NO_ORD;
+}
+
+static void j_device_free(const struct cg_event *e, uint64_t ts, uint8_t device, uint64_t ord,
+			  const struct cg_enc_stack *st, const struct cg_device_ident *id)
+{
+	(void)ord;
+	bool host_op = (e->kind & CG_EV_KIND_MASK) == CG_EV_FREE;
+	cg_format_device(&j.buf, e, ts, device, host_op ? cg_op_names[CG_OP_FREE] : NULL, id, st);
+	line_done();
+}
+
+static uint64_t j_preexisting(uint64_t ts, uint64_t addr, uint64_t bytes, uint8_t device,
+			      uint8_t category, bool vmm, const struct cg_device_ident *id)
+{
+	cg_format_preexisting(&j.buf, ts, addr, bytes, device, category, vmm, id);
+	line_done();
+	return CG_ENC_NO_ORD;
+}
+
+static void j_device_memory(const struct cg_event *e, uint64_t ts, const uint64_t *oom,
+			    const struct cg_device_ident *id)
+{
+	cg_format_meminfo(&j.buf, e, ts, oom, id);
+	line_done();
+}
+
+static void j_span_start(const struct cg_event *e, uint64_t ts, uint64_t tid)
+{
+	cg_format_span_start(&j.buf, e, ts, tid);
+	line_done();
+}
+
+static void j_span_end(uint64_t span, uint64_t duration_ns)
+{
+	cg_format_span_end(&j.buf, span, duration_ns);
+	line_done();
+}
+
+static void j_gradient(const struct cg_event *e)
+{
+	cg_format_gradient(&j.buf, e);
+	line_done();
+}
+
+static void j_checkpoint(const struct cg_event *e, uint64_t ts)
+{
+	cg_format_checkpoint(&j.buf, e, ts);
+	line_done();
+}
+
+/* The head goes straight to the file, ahead of any record. */
+static void j_text(const char *p, size_t n)
+{
+	cg_out_write(j.out, p, n);
+}
+
+/* Lines have no blocks: nothing to make room for or end. */
+static void j_room(void)
+{
+}
+
+static void j_end_block(void)
+{
+}
+
+static void j_close(void)
+{
+}
+
+static void j_thread(uint64_t tid)
+{
+	(void)tid;
+}
+
+static bool j_block_due(void)
+{
+	return false;
+}
+
+static void j_write_out(void)
+{
+	full = false;
+	if (!j.buf.len)
+		return;
+	uint64_t t = j.stats ? thread_ns() : 0;
+	cg_out_write(j.out, j.buf.p, j.buf.len);
+	j.text_bytes += j.buf.len;
+	if (t)
+		j.output_ns += thread_ns() - t;
+	j.buf.len = 0;
+}
+
+/* Every round's lines reach the file: a JSONL trace has no blocks to fill. */
+static void j_round_end(bool now)
+{
+	(void)now;
+	j_write_out();
+	uint64_t t = j.stats ? thread_ns() : 0;
+	cg_out_flush(j.out);
+	if (t)
+		j.output_ns += thread_ns() - t;
+}
+
+static int j_flush(void)
+{
+	j_write_out();
+	return cg_out_flush(j.out);
+}
+
+static uint64_t j_due_in(void)
+{
+	return j.flush_ns;
+}
+
+static void j_stats(struct cg_enc_stats *s)
+{
+	s->name = "jsonl";
+	s->work = "format";
+	s->raw_bytes = j.text_bytes;
+	s->write_ns = j.out->write_ns;
+	s->compress_ns = j.output_ns > s->write_ns ? j.output_ns - s->write_ns : 0;
+}
+
+static const struct cg_encoder_ops jsonl_ops = CG_ENCODER_TABLE(j, &full);
+
+const struct cg_encoder_ops *cg_jsonl_open(struct cg_out *out, uint64_t flush_ms, bool stats,
+					   int *err)
+{
+	j.out = out;
+	j.stats = stats;
+	j.flush_ns = flush_ms * 1000000u;
+	j.output_ns = j.text_bytes = 0;
+	j.buf.len = 0;
+	full = false;
+	/* Made up front: the writer thread allocates nothing once running. */
+	if (!cg_buf_reserve(&j.buf, CG_FORMAT_BUF_RESERVE)) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return &jsonl_ops;
 }

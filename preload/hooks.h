@@ -31,21 +31,9 @@ void cg_hook_realloc_begin(void *p, struct cg_realloc_state *st);
 void cg_hook_realloc_end(void *old, void *p, size_t size, uint8_t op,
 			 const struct cg_realloc_state *st);
 
-/* Stamps taken the way the heap hooks take them (before or after the real call). */
-uint64_t cg_hook_stamp(bool before);
-/*
- * Pushes a ready event (ts stamped, span and category filled) to the
- * thread's ring, with the transport id of its stack (stack.h; 0 none).
- */
-void cg_hook_push(const struct cg_event *e, uint32_t stack);
-/* n slots at once (ring.h: cg_ring_push_n); false when nothing was pushed. */
-bool cg_hook_push_n(const struct cg_event *ev, unsigned n);
-/* The calling thread's ring, mapped on first use; NULL when none can be. */
-struct cg_ring *cg_hook_ring(void);
-
 /*
  * The category of memory allocated now at [addr, addr + size): parameter
- * inside marked parameters (params.h), else from the open steps (thread.h).
+ * inside marked parameters (params.h), else from the open steps (spans.h).
  */
 uint8_t cg_hook_category(uint64_t addr, uint64_t size);
 

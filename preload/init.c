@@ -9,12 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meta.h"
 #include "options.h"
+#include "process.h"
 #include "real.h"
 #include "session.h"
 #include "signals.h"
 #include "stack.h"
+#include "state.h"
 #include "thread.h"
 
 /*
@@ -79,7 +80,7 @@ __attribute__((constructor(102))) static void cg_init(void)
 	cg_stack_setup();
 	cg_session_start(0);
 	/* Without a trace there is nothing to flush: the program's signals stay as they were. */
-	if (cg_session_recording())
+	if (cg_recording())
 		cg_signals_install();
 	cg_self.guard--;
 	errno = saved;

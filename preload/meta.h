@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The process description: executable, command line, meta record and tags. */
+/* A trace's head: the meta record with its tags, and the root span's start. */
 #ifndef CG_META_H
 #define CG_META_H
 
@@ -8,22 +8,13 @@
 
 #include "buf.h"
 
-struct cg_process {
-	char exe_path[4096];
-	char exe_name[256];
-	char argv0_name[256];
-	char cmdline[4097]; /* at most 4096 bytes: the arguments quoted for sh, " ..." if cut */
-};
-
-extern struct cg_process cg_process;
-
-/* Reads /proc/self/exe and /proc/self/cmdline (no allocation). */
-void cg_process_read(void);
 /* Where a session's process came from, for its meta tags. */
 struct cg_meta_origin {
 	pid_t forked_from; /* the parent a fork child came from, 0 for none (tag forked_from) */
 	/* A fork child's inherited blocks: "complete", "partial" (tag cgprobe_inherited), or NULL. */
 	const char *inherited;
+	/* CGPROBE_CAPTURE=update: whether the window came, "yes" or "no"; else NULL. */
+	const char *capture_reached;
 };
 
 /* The meta record and the root span's start, as the first lines of a trace. */

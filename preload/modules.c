@@ -9,8 +9,8 @@
 #include <sys/mman.h>
 
 #include "event.h"
-#include "hooks.h"
-#include "meta.h"
+#include "process.h"
+#include "push.h"
 #include "stack.h"
 
 /* The loader's count of loads when the modules were last sent. */
@@ -135,15 +135,9 @@ void cg_modules_announce(bool force)
 	dl_iterate_phdr(each, &w);
 	atomic_store(&sent_adds, w.adds);
 	struct cg_event e = {
-	    cg_hook_stamp(false), (uint64_t)(uintptr_t)w.m, len, 0, CG_EV_MODULES, 0, 0, 0};
-	if (!cg_hook_push_n(&e, 1))
+	    cg_stamp(false), (uint64_t)(uintptr_t)w.m, len, 0, CG_EV_MODULES, 0, 0, 0};
+	if (!cg_push_n(&e, 1))
 		munmap(p, len);
-}
-
-void cg_modules_release(struct cg_modules *m)
-{
-	if (m)
-		munmap(m, m->map_len);
 }
 
 #define RANGES_MAX 4096

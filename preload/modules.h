@@ -13,22 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record.h"
-
-struct cg_modules {
-	size_t map_len;
-	uint32_t count;
-	struct cg_modv mod[]; /* their strings follow the array */
-};
-
 /*
  * Sends the modules loaded now (all of them: the writer writes each one
  * once) unless, with force false, none was loaded since the last call.
  * Outside hooks, with no probe lock held, on a thread of the program.
  */
 void cg_modules_announce(bool force);
-/* The writer's side: the list's memory goes back. */
-void cg_modules_release(struct cg_modules *m);
 
 /*
  * Around a dlclose (outside hooks): the modules' code ranges before, kept

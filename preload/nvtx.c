@@ -18,8 +18,8 @@
 #include "cgtrace.h"
 #include "probe.h"
 #include "real.h"
-#include "session.h"
 #include "spans.h"
+#include "state.h"
 #include "stepmap.h"
 #include "thread.h"
 
@@ -138,7 +138,7 @@ static __thread uint64_t update_depths __attribute__((tls_model("initial-exec"))
 
 static int push(const char *name)
 {
-	if (!cg_session_recording())
+	if (!cg_recording())
 		return -1;
 	cg_self.guard++;
 	uint8_t step = cg_stepmap_step(name);
@@ -196,7 +196,7 @@ static size_t claim(uint64_t hint)
 
 static uint64_t start(const char *name)
 {
-	if (!cg_session_recording())
+	if (!cg_recording())
 		return 0;
 	cg_self.guard++;
 	static atomic_uint_fast64_t hint;

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
 #include "num_scan.h"
 #include "stepmap.h"
 #include "warn.h"
@@ -45,7 +44,7 @@ struct option_def {
 };
 
 static const struct option_def table[] = {
-	{"CGPROBE_QUIET", OPT_BOOL, &cg_opt.quiet, "0", NULL},
+	{"CGPROBE_QUIET", OPT_BOOL, &cg_warn_quiet, "0", NULL},
 	/* No default here: the default name follows the encoding (cg_options_load). */
 	{"CGPROBE_OUTPUT", OPT_STR, &cg_opt.output, NULL, NULL},
 	/* The tag records the trace's encoding in effect, which the output's name may decide. */
@@ -224,10 +223,6 @@ void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *valu
 		if (table[i].tag)
 			fn(ctx, table[i].tag,
 			   format_value(&table[i], tag_text[i], sizeof(tag_text[i])));
-	/* Not a setting but the window's outcome, known when the head is written. */
-	const char *reached = cg_capture_reached_tag();
-	if (reached)
-		fn(ctx, "cgprobe_capture_reached", reached);
 }
 
 static bool match_list(const char *globs, const char *name)

@@ -31,7 +31,6 @@ struct cg_options {
 	const char *correlation_id; /* CGPROBE_CORRELATION_ID */
 	const char *device;         /* CGPROBE_DEVICE */
 	const char *manifest;       /* CGPROBE_MANIFEST: the wrapper's list of traces */
-	bool quiet;                 /* CGPROBE_QUIET: no warnings */
 	bool device_snapshots;      /* CGPROBE_DEVICE_SNAPSHOTS=alloc */
 	uint8_t format;             /* CGPROBE_FORMAT: enum cg_format asked for */
 	bool format_explicit;       /* CGPROBE_FORMAT was set (to a valid value) */

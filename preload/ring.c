@@ -10,11 +10,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "modules.h"
-#include "real.h"
-#include "writer.h"
-
 static _Atomic(struct cg_ring *) registry;
+
+static void no_wake(void)
+{
+}
+
+/* Who drains the rings (the writer), told when one fills or is half full. */
+static _Atomic(cg_ring_wake_fn) wake = no_wake;
+
+void cg_rings_set_wake(cg_ring_wake_fn fn)
+{
+	atomic_store_explicit(&wake, fn ? fn : no_wake, memory_order_release);
+}
+
+static void wake_drainer(void)
+{
+	atomic_load_explicit(&wake, memory_order_acquire)();
+}
 
 struct cg_ring *cg_rings_first(void)
 {
@@ -99,7 +112,7 @@ static bool wait_room(struct cg_ring *r, uint64_t h, unsigned n, bool (*keep_wai
 		/* Full: the writer is behind. Wait rather than drop, unless it is gone. */
 		if (!keep_waiting())
 			return false;
-		cg_writer_wake();
+		wake_drainer();
 		wait_for_room(r, h + n - 1, spins++);
 		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	}
@@ -111,7 +124,7 @@ static void publish(struct cg_ring *r, uint64_t h, unsigned n)
 {
 	atomic_store_explicit(&r->head, h + n, memory_order_release);
 	if ((h + n) / (CG_RING_EVENTS / 2) != h / (CG_RING_EVENTS / 2))
-		cg_writer_wake();
+		wake_drainer();
 }
 
 bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, uint32_t stack,
@@ -158,16 +171,6 @@ void cg_rings_reset_after_fork(struct cg_ring *keep)
 		if (r == keep)
 			r->tid = tid;
 	}
-}
-
-void cg_event_discard(const struct cg_event *e)
-{
-	uint8_t kind = e->kind & CG_EV_KIND_MASK;
-	if (kind == CG_EV_SPAN_START || kind == CG_EV_DEV_INFO || kind == CG_EV_GRADIENT ||
-	    kind == CG_EV_CHECKPOINT)
-		cg_real.free((void *)(uintptr_t)e->addr);
-	else if (kind == CG_EV_MODULES)
-		cg_modules_release((struct cg_modules *)(uintptr_t)e->addr);
 }
 
 void cg_rings_drop_pending(void)

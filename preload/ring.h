@@ -43,7 +43,12 @@ struct cg_ring {
 	uint32_t stack[CG_RING_EVENTS];
 };
 
-
+/*
+ * The consumer's wake-up (the writer's, writer.c), called when a ring is
+ * full or half full: the rings know nothing else of who drains them.
+ */
+typedef void (*cg_ring_wake_fn)(void);
+void cg_rings_set_wake(cg_ring_wake_fn fn);
 
 /* Head of the registry, for the writer. */
 struct cg_ring *cg_rings_first(void);

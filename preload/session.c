@@ -13,22 +13,22 @@
 #include "buf.h"
 #include "capture.h"
 #include "clock.h"
-#include "compact_out.h"
 #include "device.h"
+#include "encoding.h"
 #include "inherit.h"
 #include "meta.h"
 #include "modules.h"
 #include "options.h"
 #include "out.h"
 #include "outpath.h"
+#include "process.h"
 #include "ring.h"
 #include "spans.h"
 #include "stack.h"
+#include "state.h"
 #include "thread.h"
 #include "warn.h"
 #include "writer.h"
-
-atomic_int cg_state;
 
 static struct cg_out out;
 static char path[PATH_MAX];
@@ -36,6 +36,8 @@ static char path[PATH_MAX];
 static struct cg_out copy = {.fd = -1};
 static char copy_path[PATH_MAX];
 static bool compact;
+/* The trace's encoder: compact, JSONL, or the tee that writes the copy too. */
+static const struct cg_encoder_ops *enc;
 static pid_t owner;
 static struct cg_meta_origin origin; /* forked_from and cgprobe_inherited */
 static unsigned next_seq;
@@ -60,16 +62,8 @@ static bool fork_whole;
 /* CGPROBE_CAPTURE=update: the head waits for the window; this one if it never comes. */
 static bool head_later;
 static struct cg_buf unreached_head;
-
-const char *cg_session_path(void)
-{
-	return path;
-}
-
-void cg_session_stop(void)
-{
-	atomic_store(&cg_state, CG_STOPPED);
-}
+/* The head being written is the window's own (cgprobe_capture_reached yes). */
+static bool reached;
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -118,7 +112,7 @@ static void start_failed(const char *what, const char *name, int err)
 	snprintf(msg, sizeof(msg), "%s%s: %s; not recording, the program goes on", what, name,
 		 strerror(-err));
 	cg_warn(msg, NULL);
-	append_manifest(cg_opt.quiet ? "?" : "!", msg);
+	append_manifest(cg_warn_quiet ? "?" : "!", msg);
 }
 
 /*
@@ -143,24 +137,17 @@ static void format_head(struct cg_buf *b)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
+	origin.capture_reached = !cg_opt.capture_update ? NULL : reached ? "yes" : "no";
 	cg_meta_format(b, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec, &origin);
 }
 
-/* The head's lines into the trace (the encoder, in compact mode, already open). */
+/* The head's lines into the trace (and the copy), through the encoder already open. */
 static int put_head(const struct cg_buf *b)
 {
-	int r = b->err;
-	if (r == 0 && compact) {
-		cg_cout_text(b->p, b->len);
-		r = cg_cout_flush();
-	} else if (r == 0) {
-		r = cg_out_write(&out, b->p, b->len);
-		if (r == 0)
-			r = cg_out_flush(&out);
-	}
-	if (r == 0 && copy.fd >= 0)
-		cg_out_write(&copy, b->p, b->len);
-	return r;
+	if (b->err)
+		return b->err;
+	enc->text(b->p, b->len);
+	return enc->flush();
 }
 
 /*
@@ -170,12 +157,14 @@ static int put_head(const struct cg_buf *b)
  */
 static int write_head(void)
 {
-	int r = compact ? cg_cout_open(&out, cg_opt.stats) : 0;
-	if (r < 0)
+	int r = 0;
+	enc = cg_encoding_open(&out, compact, copy.fd >= 0 ? &copy : NULL, cg_opt.flush_ms,
+			      cg_opt.stats, &r);
+	if (!enc)
 		return r;
 	if (head_later) {
 		unreached_head.len = 0;
-		cg_capture_set_reached(false);
+		reached = false;
 		format_head(&unreached_head);
 		return unreached_head.err;
 	}
@@ -195,7 +184,11 @@ static int head_now(const struct cg_buf *b)
 	return r;
 }
 
-int cg_session_window_open(void)
+/*
+ * The capture window begins (capture.c calls it): the writer parked, the
+ * head goes out with the window's time as t=0, then the snapshot.
+ */
+static int window_open(void)
 {
 	uint32_t ticket;
 	if (!head_later || getpid() != owner)
@@ -203,7 +196,7 @@ int cg_session_window_open(void)
 	if (cg_writer_hold(CG_PARK_ROUND, 5000, &ticket) < 0)
 		return -ETIMEDOUT;
 	struct cg_buf b = {0};
-	cg_capture_set_reached(true);
+	reached = true;
 	format_head(&b);
 	int r = head_now(&b);
 	cg_buf_fini(&b);
@@ -213,7 +206,7 @@ int cg_session_window_open(void)
 	if (r < 0) {
 		cg_warn("cannot write trace ", path, ": ", strerror(-r),
 			"; recording stopped, the program goes on", NULL);
-		cg_session_stop();
+		cg_recording_stop();
 	}
 	return r;
 }
@@ -259,9 +252,9 @@ void cg_session_start(pid_t parent)
 	 * kept) starts recording then, as any session does: no claim either way.
 	 */
 	origin = (struct cg_meta_origin){
-	    parent, !forking ? NULL : fork_whole ? "complete" : "partial"};
+	    parent, !forking ? NULL : fork_whole ? "complete" : "partial", NULL};
 	dropped = false;
-	cg_capture_session_start();
+	cg_capture_session_start(window_open);
 	head_later = cg_capture_state() == CG_CAPTURE_WAITING;
 	atomic_store(&ended, 0);
 	r = cg_outpath_create(cg_opt.output, cg_process.exe_name, next_seq++, path, sizeof(path),
@@ -288,9 +281,8 @@ void cg_session_start(pid_t parent)
 	 * allocation of its own; before a window, only the live table is kept.
 	 */
 	uint8_t gate = head_later ? CG_GATE_WINDOW : forking ? CG_GATE_FIRST_ALLOC : CG_GATE_OPEN;
-	struct cg_writer_opts wo = {cg_opt.flush_ms, compact, copy.fd >= 0 ? &copy : NULL,
-				    cg_opt.stats,     gate,    head_later,
-				    forking && fork_whole};
+	struct cg_writer_opts wo = {enc,  path,       cg_stack_depth != 0, cg_opt.stats,
+				    gate, head_later, forking && fork_whole};
 	if (r == 0)
 		r = cg_writer_start(&out, &wo);
 	if (r < 0) {
@@ -364,7 +356,7 @@ static void unlink_own_file(void)
 void cg_session_before_exec(void)
 {
 	/* A vfork child runs in our memory on its way to exec: the session is not its own. */
-	if (getpid() != owner || !cg_session_recording())
+	if (getpid() != owner || !cg_recording())
 		return;
 	head_unreached();
 	int req = CG_REQ_CLOSE_ROOT | (own_file ? CG_REQ_DROP_EMPTY : 0);
@@ -394,7 +386,7 @@ void cg_session_exec_failed(void)
 void cg_session_fork_prepare(void)
 {
 	cg_self.guard++;
-	cg_self.fork_held = cg_session_recording() &&
+	cg_self.fork_held = cg_recording() &&
 			    cg_writer_hold(CG_PARK_FORK, FORK_HOLD_MS, &cg_self.fork_ticket) == 0;
 }
 
@@ -413,7 +405,7 @@ void cg_session_fork_parent(void)
 {
 	if (cg_self.fork_held)
 		cg_writer_release(cg_self.fork_ticket);
-	else if (cg_session_recording() && cg_opt.follow)
+	else if (cg_recording() && cg_opt.follow)
 		warn_partial();
 	cg_self.fork_held = false;
 	cg_self.guard--;
@@ -422,7 +414,7 @@ void cg_session_fork_parent(void)
 void cg_session_fork_child(void)
 {
 	int saved = errno;
-	bool was_recording = cg_session_recording();
+	bool was_recording = cg_recording();
 	bool whole = cg_self.fork_held;
 	/* What the parent's writer had not applied yet is in the rings: the table takes it. */
 	if (whole)
@@ -430,7 +422,7 @@ void cg_session_fork_child(void)
 	cg_rings_reset_after_fork(cg_self.ring);
 	/* The parent's file and writer thread are not ours: drop them unflushed. */
 	cg_writer_forget();
-	cg_cout_forget();
+	cg_encoding_forget();
 	if (atomic_load(&cg_state) != CG_OFF && out.fd >= 0)
 		close(out.fd);
 	out.fd = -1;

@@ -7,11 +7,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "capture.h"
-#include "hooks.h"
+#include "push.h"
 #include "real.h"
 #include "run_meta.h"
-#include "session.h"
+#include "state.h"
 #include "thread.h"
 #include "warn.h"
 
@@ -33,7 +32,7 @@ static bool next_id(uint32_t *id, uint64_t *ts)
 	while (atomic_flag_test_and_set_explicit(&id_lock, memory_order_acquire))
 		;
 	*id = next_span++;
-	*ts = cg_hook_stamp(false);
+	*ts = cg_stamp(false);
 	atomic_flag_clear_explicit(&id_lock, memory_order_release);
 	taking_id = false;
 	return true;
@@ -144,13 +143,13 @@ static uint64_t push_start(const char *name, uint8_t step, uint8_t kind, unsigne
 	struct cg_event e = {
 	    ts,  (uint64_t)(uintptr_t)copy, parent, id, CG_EV_SPAN_START, kind, (uint8_t)flags,
 	    step};
-	cg_hook_push(&e, 0);
+	cg_push(&e, 0);
 	return id;
 }
 
 uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned flags)
 {
-	if (!cg_session_recording() || !name || step > CGTRACE_STEP_OPTIMIZER ||
+	if (!cg_recording() || !name || step > CGTRACE_STEP_OPTIMIZER ||
 	    kind > CGTRACE_SPAN_MODULE)
 		return 0;
 	uint32_t parent = cg_thread_span(), id;
@@ -176,12 +175,12 @@ static void end_innermost(uint64_t id)
 		steps_close(cg_self.step[d - 1]);
 		start = cg_self.start[d - 1];
 	}
-	if (!cg_session_recording())
+	if (!cg_recording())
 		return;
-	uint64_t ts = cg_hook_stamp(false);
+	uint64_t ts = cg_stamp(false);
 	/* The writer turns the start's ticks into the duration; past the depth it is unknown. */
 	struct cg_event e = {ts, 0, start ? start : ts, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
-	cg_hook_push(&e, 0);
+	cg_push(&e, 0);
 }
 
 int cg_span_end(uint64_t id)
@@ -190,7 +189,7 @@ int cg_span_end(uint64_t id)
 	/* Past the tracked depth ids cannot be checked; their duration is unknown (0). */
 	if (d <= 0 || (d <= CG_MAX_SPAN_DEPTH && cg_self.span[d - 1] != id)) {
 		static atomic_int warned;
-		if (id != 0 && cg_session_recording() && !atomic_exchange(&warned, 1))
+		if (id != 0 && cg_recording() && !atomic_exchange(&warned, 1))
 			cg_warn("a span ended that is not its thread's innermost open span; "
 			        "such ends are ignored (warned once)",
 			        NULL);
@@ -213,7 +212,7 @@ uint64_t cg_span_pop(void)
 uint64_t cg_span_start_loose(const char *name, uint8_t step, uint64_t *start_ticks)
 {
 	*start_ticks = 0;
-	if (!cg_session_recording() || !name || step > CGTRACE_STEP_OPTIMIZER)
+	if (!cg_recording() || !name || step > CGTRACE_STEP_OPTIMIZER)
 		return 0;
 	uint32_t id;
 	uint64_t ts;
@@ -227,9 +226,9 @@ uint64_t cg_span_start_loose(const char *name, uint8_t step, uint64_t *start_tic
 void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks)
 {
 	steps_close(step);
-	if (!cg_session_recording() || id == 0)
+	if (!cg_recording() || id == 0)
 		return;
-	uint64_t ts = cg_hook_stamp(false);
+	uint64_t ts = cg_stamp(false);
 	struct cg_event e = {ts,
 	                     0,
 	                     start_ticks && start_ticks < ts ? start_ticks : ts,
@@ -238,39 +237,7 @@ void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks)
 	                     0,
 	                     0,
 	                     0};
-	cg_hook_push(&e, 0);
-}
-
-/* ------------------------------------------------------------------ */
-/* Updates                                                             */
-/* ------------------------------------------------------------------ */
-
-static atomic_uint_fast64_t updates;     /* begun so far */
-static atomic_uint_fast64_t open_update; /* the one open, 0 when none */
-
-uint64_t cg_update_begin(void)
-{
-	/* Counted while the probe is on, recording or not: a capture window waits for one. */
-	if (atomic_load(&cg_state) == CG_OFF)
-		return 0;
-	/* A begin without the end of the update before: that one ends here. */
-	if (atomic_load(&open_update))
-		cg_update_end();
-	uint64_t n = atomic_fetch_add(&updates, 1) + 1;
-	atomic_store(&open_update, n);
-	cg_capture_update_begin(n);
-	return n;
-}
-
-int cg_update_end(void)
-{
-	if (atomic_load(&cg_state) == CG_OFF)
-		return 0;
-	uint64_t n = atomic_exchange(&open_update, 0);
-	if (!n)
-		return -EINVAL;
-	cg_capture_update_end(n);
-	return 0;
+	cg_push(&e, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -281,7 +248,7 @@ int cg_gradient(const char *root, const char *key, uint8_t state, double norm)
 {
 	if (!root || !key || state > CGTRACE_GRAD_NON_FINITE)
 		return -EINVAL;
-	if (!cg_session_recording())
+	if (!cg_recording())
 		return 0;
 	size_t a = strnlen(root, 4096), b = strnlen(key, 4096);
 	struct cg_grad_blob *g = cg_real.malloc(sizeof(*g) + a + b + 2);
@@ -295,8 +262,8 @@ int cg_gradient(const char *root, const char *key, uint8_t state, double norm)
 	g->strings[a + 1 + b] = '\0';
 	uint32_t n = (uint32_t)atomic_fetch_add(&next_gradient, 1);
 	struct cg_event e = {
-	    cg_hook_stamp(false), (uint64_t)(uintptr_t)g, 0, n, CG_EV_GRADIENT, 0, 0, 0};
-	cg_hook_push(&e, 0);
+	    cg_stamp(false), (uint64_t)(uintptr_t)g, 0, n, CG_EV_GRADIENT, 0, 0, 0};
+	cg_push(&e, 0);
 	return 0;
 }
 
@@ -305,7 +272,7 @@ int cg_checkpoint(const char *device, uint64_t used, uint64_t free_bytes, uint64
 {
 	if (!device || !*device)
 		return -EINVAL;
-	if (!cg_session_recording())
+	if (!cg_recording())
 		return 0;
 	size_t n = strnlen(device, 256);
 	struct cg_ckpt_blob *c = cg_real.malloc(sizeof(*c) + n + 1);
@@ -315,8 +282,8 @@ int cg_checkpoint(const char *device, uint64_t used, uint64_t free_bytes, uint64
 	memcpy(c->device, device, n);
 	c->device[n] = '\0';
 	struct cg_event e = {
-	    cg_hook_stamp(false), (uint64_t)(uintptr_t)c, 0, 0, CG_EV_CHECKPOINT, 0, 0, 0};
-	cg_hook_push(&e, 0);
+	    cg_stamp(false), (uint64_t)(uintptr_t)c, 0, 0, CG_EV_CHECKPOINT, 0, 0, 0};
+	cg_push(&e, 0);
 	return 0;
 }
 

@@ -12,10 +12,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Flags of a span start event (its category byte). */
-#define CG_SPAN_MEASURED 1u
-#define CG_SPAN_NAMED 2u /* the thread's name follows the span's in the event's strings */
-
 /*
  * Opens a span on the calling thread's stack: its id, 0 when not recorded
  * or for bad arguments (step above optimizer, kind above module, no name).
@@ -37,12 +33,14 @@ void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks);
 
 /* The innermost step open on any thread (enum cgtrace_step), none when none is. */
 uint8_t cg_steps_open_anywhere(void);
+/*
+ * The category of a memory record made now: the innermost step span of the
+ * calling thread, else the innermost step open on any thread, other
+ * outside every step.
+ */
+uint8_t cg_thread_category(void);
 /* In a fork child: only the forking thread remains, with no spans open. */
 void cg_spans_after_fork(void);
-
-/* Update boundaries (cgprobe_update_begin/end), passed on to the capture window. */
-uint64_t cg_update_begin(void);
-int cg_update_end(void);
 
 /* A gradient record; norm NaN for none. */
 int cg_gradient(const char *root, const char *key, uint8_t state, double norm);
@@ -51,16 +49,5 @@ int cg_checkpoint(const char *device, uint64_t used, uint64_t free_bytes, uint64
                   uint64_t allocated);
 /* Names the calling thread; the next span_start it opens carries the name. */
 int cg_thread_set_name(const char *name);
-
-/* What a gradient or checkpoint event's addr points at (the writer frees it). */
-struct cg_grad_blob {
-	double norm;
-	uint8_t state;
-	char strings[]; /* "root\0key\0" */
-};
-struct cg_ckpt_blob {
-	uint64_t used, free_bytes, reserved, allocated;
-	char device[];
-};
 
 #endif

@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 
 #include "event.h"
-#include "hooks.h"
 #include "options.h"
+#include "push.h"
 #include "ring.h"
 #include "warn.h"
 
@@ -155,8 +155,8 @@ void cg_stack_unload_done(void)
 	if (!cg_stack_depth)
 		return;
 	atomic_fetch_add(&epoch, 1);
-	struct cg_event e = {cg_hook_stamp(false), 0, 0, 0, CG_EV_UNLOAD, 0, 0, 0};
-	cg_hook_push_n(&e, 1);
+	struct cg_event e = {cg_stamp(false), 0, 0, 0, CG_EV_UNLOAD, 0, 0, 0};
+	cg_push_n(&e, 1);
 }
 
 /* Whether a frame lies in code a dlclose unmapped. */
@@ -235,7 +235,7 @@ static __attribute__((noinline)) bool send(uint32_t id, uint64_t hash, void *con
 {
 	struct cg_event
 	    ev[1 + (CG_STACK_DEPTH_MAX + CG_EV_FRAMES_PER_SLOT - 1) / CG_EV_FRAMES_PER_SLOT];
-	ev[0] = (struct cg_event){cg_hook_stamp(false), hash, n, id, CG_EV_STACK, 0, 0, 0};
+	ev[0] = (struct cg_event){cg_stamp(false), hash, n, id, CG_EV_STACK, 0, 0, 0};
 	unsigned slots = 1;
 	for (unsigned i = 0; i < n; i += CG_EV_FRAMES_PER_SLOT) {
 		uint64_t g[CG_EV_FRAMES_PER_SLOT] = {0};
@@ -243,7 +243,7 @@ static __attribute__((noinline)) bool send(uint32_t id, uint64_t hash, void *con
 			g[k] = (uint64_t)(uintptr_t)f[i + k];
 		ev[slots++] = (struct cg_event){g[0], g[1], g[2], 0, CG_EV_FRAMES, 0, 0, 0};
 	}
-	return cg_hook_push_n(ev, slots);
+	return cg_push_n(ev, slots);
 }
 
 uint32_t cg_stack_capture(void)
@@ -251,7 +251,7 @@ uint32_t cg_stack_capture(void)
 	unsigned depth = cg_stack_depth;
 	if (!depth)
 		return 0;
-	struct cg_ring *r = cg_hook_ring();
+	struct cg_ring *r = cg_push_ring();
 	struct cg_stack_cache *c = r ? cache_of(r) : NULL;
 	if (!c)
 		return 0;

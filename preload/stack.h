@@ -16,9 +16,6 @@
 /* Frames per stack in effect: CGPROBE_STACK_DEPTH, 0 when off or when the unwinder failed. */
 extern unsigned cg_stack_depth;
 
-/* Transport ids run from 1 to this; past it (a program that never stops making stacks) none. */
-#define CG_STACK_IDS_MAX ((1u << 24) - 1)
-
 /*
  * At probe start, before any hook records, outside any hook: the
  * unwinder's set-up. Turns stacks off (cg_opt.stack_depth too, for the

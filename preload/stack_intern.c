@@ -6,7 +6,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "stack.h"
+#include "event.h"
+
 
 /*
  * Open addressing, at most half full: 1 M distinct stacks in a trace. The

@@ -43,11 +43,4 @@ static inline uint32_t cg_thread_span(void)
 	return d > 0 ? cg_self.span[d - 1] : 1;
 }
 
-/*
- * The category of a memory record made now: the innermost step span of the
- * calling thread, else the innermost step open on any thread (spans.h),
- * other outside every step.
- */
-uint8_t cg_thread_category(void);
-
 #endif

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "options.h"
+bool cg_warn_quiet;
 
 void cg_warn(const char *first, ...)
 {
@@ -14,7 +14,7 @@ void cg_warn(const char *first, ...)
 	size_t at = 0;
 	va_list ap;
 	int saved = errno;
-	if (cg_opt.quiet)
+	if (cg_warn_quiet)
 		return;
 	memcpy(line, "cgprobe: ", 9);
 	at = 9;

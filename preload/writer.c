@@ -15,42 +15,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "clock.h"
-#include "compact_enc.h"
-#include "compact_out.h"
-#include "format.h"
+#include "encoder.h"
 #include "live.h"
-#include "modules.h"
 #include "options.h"
-#include "park.h"
 #include "params.h"
+#include "park.h"
 #include "real.h"
 #include "ring.h"
-#include "session.h"
-#include "stack.h"
 #include "stack_intern.h"
+#include "state.h"
 #include "thread.h"
 #include "warn.h"
-
-/* Output is batched into this buffer; it never grows past BUF_RESERVE. */
-#define BUF_FLUSH (1u << 20)
-#define BUF_RESERVE (BUF_FLUSH + (256u << 10))
 
 static struct {
 	pthread_t thread;
 	bool running;
 	struct cg_out *out;
-	struct cg_out *copy; /* the JSONL copy of a compact trace (tests only), or NULL */
-	struct cg_buf buf;   /* JSONL lines for out, or in compact mode for copy */
-	uint64_t flush_ms;
-	bool compact; /* out gets the compact encoding (compact_out.c) */
-	bool text;    /* every record is formatted as JSONL too: JSONL mode, or a copy */
+	const struct cg_encoder_ops *enc; /* the trace's encoder, chosen when it opened */
+	const bool *full;                 /* the encoder's lines want writing out */
+	const char *path;                 /* the trace's, for messages */
 	bool stats;
 	uint64_t events;    /* records past the head */
-	uint64_t output_ns; /* JSONL mode with stats: writer CPU in cg_out_write and flush */
-	uint64_t block_ns;  /* compact mode: when the last block ended (cg_clock_raw) */
-	uint64_t text_bytes; /* JSONL lines written, past the head */
 	atomic_int wake;
 	atomic_int requests;
 	atomic_uint done; /* futex word: bumped after each request round */
@@ -102,9 +88,9 @@ static void check_output(void)
 	if (!w.out->err || w.warned)
 		return;
 	w.warned = true;
-	cg_warn("writing ", cg_session_path(), ": ", strerror(-w.out->err),
+	cg_warn("writing ", w.path, ": ", strerror(-w.out->err),
 		"; recording stopped, the program goes on", NULL);
-	cg_session_stop();
+	cg_recording_stop();
 }
 
 static uint64_t thread_ns(void)
@@ -114,43 +100,11 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The JSONL lines go to the trace, or in compact mode to the copy (whose errors are its own). */
+/* The lines the encoder buffered go out (encoder.h: full). */
 static void emit_buffer(void)
 {
-	if (w.buf.len) {
-		uint64_t t = w.stats && !w.compact ? thread_ns() : 0;
-		cg_out_write(w.compact ? w.copy : w.out, w.buf.p, w.buf.len);
-		w.text_bytes += w.buf.len;
-		if (t)
-			w.output_ns += thread_ns() - t;
-		w.buf.len = 0;
-	}
+	w.enc->write_out();
 	check_output();
-}
-
-/*
- * A block ends when a request asks (an exit, an exec, cgprobe_flush) and
- * once a flush period has passed since the last one ended, so that one
- * reaches the file at least every CGPROBE_FLUSH_MS; not in every round,
- * which a thread's half-full ring starts, as small blocks compress worse
- * and a free can name only an allocation of its own block.
- */
-static void flush_output(bool now)
-{
-	if (w.compact) {
-		uint64_t t = cg_clock_raw();
-		if (now || t - w.block_ns >= w.flush_ms * 1000000u) {
-			cg_cout_flush();
-			w.block_ns = t;
-		}
-		if (w.copy)
-			cg_out_flush(w.copy);
-		return;
-	}
-	uint64_t t = w.stats ? thread_ns() : 0;
-	cg_out_flush(w.out);
-	if (t)
-		w.output_ns += thread_ns() - t;
 }
 
 /* Threads alive at once that have allocated; BSS pages are touched only as needed. */
@@ -194,11 +148,6 @@ static void outside_table(void (*work)(void))
 	cg_park_outside_end();
 }
 
-static void end_block(void)
-{
-	cg_cout_flush();
-}
-
 /* How many events ahead the table slot of an event is fetched. */
 #define LOOKAHEAD 8
 
@@ -231,23 +180,6 @@ static void ident_drop(uint8_t device)
 		return;
 	cg_real.free(w.ident[device].strings);
 	w.ident[device].strings = NULL;
-}
-
-/* A host heap record's class: its op, or malloc for one the table does not know. */
-static inline uint64_t host_class(const struct cg_event *e, uint8_t device)
-{
-	return cg_cout_key(e->span, e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC, device,
-			   e->category, 0);
-}
-
-/* A device source's record; a free of pinned memory through free() is op free. */
-static uint64_t device_class(const struct cg_event *e, uint8_t device, bool host_op)
-{
-	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
-	uint8_t flags = (alloc && (e->kind & CG_PROBE_MANAGED) ? CG_CLASS_MANAGED : 0) |
-			(e->kind & CG_PROBE_VMM ? CG_CLASS_VMM : 0);
-	return cg_cout_key(e->span, (uint16_t)(host_op ? CG_OP_FREE : CG_COUT_DEVICE_OP | e->op),
-			   device, e->category, flags);
 }
 
 static uint64_t module_hash(const struct cg_modv *m)
@@ -324,12 +256,12 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
 
 /*
  * An allocation's stack, from the transport id beside its event; with the
- * pending modules when there are some, which make it a TEXT record in
- * compact mode (they are rare).
+ * pending modules when there are some (rare: the compact encoder sends
+ * such a record as TEXT).
  */
-static struct cg_format_stack stack_of(const struct cg_ring *r, uint64_t pos, bool alloc)
+static struct cg_enc_stack stack_of(const struct cg_ring *r, uint64_t pos, bool alloc)
 {
-	struct cg_format_stack st = {0, NULL, 0, 0, NULL};
+	struct cg_enc_stack st = {0, NULL, 0, 0, NULL, false};
 	if (alloc) {
 		struct cg_stack_use u = cg_intern_use(r->stack[pos % CG_RING_EVENTS]);
 		st.id = u.id;
@@ -343,11 +275,6 @@ static struct cg_format_stack stack_of(const struct cg_ring *r, uint64_t pos, bo
 	return st;
 }
 
-/*
- * Each event becomes a packed item (compact mode), JSONL (JSONL mode, and
- * the copy of a compact trace), or both; a record the packed forms do not
- * take (a device's identity, ...) is formatted as JSONL and rides as TEXT.
- */
 /* An event's time on the trace's clock: t=0 is base_ns. */
 static inline uint64_t trace_ns(uint64_t ticks)
 {
@@ -443,17 +370,13 @@ static void snapshot(uint64_t ns)
 		if ((i + 1) % 512 == 0) {
 			/* A fork child's snapshot, made in a drain: a fork of its own need not wait it out. */
 			fork_point();
-			if (w.compact)
-				cg_cout_room(0);
+			w.enc->room();
 		}
 	}
 	munmap(k, len);
 }
 
-/*
- * One block's record; a device identity waiting for the device's first
- * record rides on it (as TEXT in compact mode).
- */
+/* One block's record; a device identity waiting for the device's first record rides on it. */
 static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
 {
 	uint64_t bytes = s->size & CG_LIVE_SIZE_MASK, addr = s->addr & ~CG_LIVE_VMM_KEY;
@@ -463,30 +386,13 @@ static void snapshot_entry(struct cg_live_entry *s, uint64_t ns)
 	if (cg_params_contains(addr, bytes))
 		cat = CGTRACE_CAT_PARAMETER;
 	const struct cg_device_ident *id = device == CG_PROBE_HOST ? NULL : ident_of(device);
-	size_t mark = w.buf.len;
-	bool packed = false;
-	uint64_t ord = CG_COUT_NO_ORD;
-	if (w.compact && !id) {
-		uint64_t key =
-		    device == CG_PROBE_HOST
-			? cg_cout_key(1, CG_OP_MALLOC, device, cat, 0)
-			: cg_cout_key(1, CG_COUT_DEVICE_OP, device, cat, vmm ? CG_CLASS_VMM : 0);
-		packed = cg_cout_alloc_pre(key, ns, addr, bytes, &ord);
-	}
-	if (w.text || !packed)
-		cg_format_preexisting(&w.buf, ns, addr, bytes, device, cat, vmm, id);
+	uint64_t ord = w.enc->preexisting(ns, addr, bytes, device, cat, vmm, id);
 	if (id)
 		ident_drop(device);
-	if (w.compact) {
-		if (!packed)
-			cg_cout_text(w.buf.p + mark, w.buf.len - mark);
-		if (!w.copy)
-			w.buf.len = mark;
-	}
 	s->size = (s->size & ~(15ull << CG_LIVE_CAT_SHIFT)) | ((uint64_t)cat << CG_LIVE_CAT_SHIFT);
 	s->ord = ord;
 	w.events++;
-	if (w.buf.len >= BUF_FLUSH)
+	if (*w.full)
 		emit_buffer();
 }
 
@@ -513,7 +419,7 @@ static unsigned gated(struct cg_ring *r, const struct cg_event *e, unsigned kind
 		cg_live_insert(kind == CG_EV_ALLOC ? e->addr : cg_live_key(e),
 			       &(struct cg_live){e->size, e->category,
 						 kind == CG_EV_ALLOC ? CG_PROBE_HOST : e->step,
-						 CG_COUT_NO_ORD});
+						 CG_ENC_NO_ORD});
 		return 1;
 	case CG_EV_FREE:
 	case CG_EV_DEV_FREE:
@@ -563,6 +469,126 @@ static bool renumber(struct cg_event *e, unsigned kind)
 	return true;
 }
 
+/* A module list went on a memory record: its modules are written. */
+static inline void modules_carried(const struct cg_enc_stack *st)
+{
+	if (__builtin_expect(st->n_modules != 0, 0))
+		modules_written();
+}
+
+/* A record went out without the stack it was to define: it is never named again. */
+static inline void stack_carried(const struct cg_enc_stack *st)
+{
+	if (__builtin_expect(st->refused, 0))
+		cg_intern_failed(st->id);
+}
+
+static inline void heap_alloc(const struct cg_ring *r, uint64_t pos, const struct cg_event *e,
+			      uint64_t ns)
+{
+	struct cg_enc_stack st = stack_of(r, pos, true);
+	uint64_t ord = w.enc->alloc(e, ns, &st);
+	stack_carried(&st);
+	cg_live_insert(e->addr, &(struct cg_live){e->size, e->category, CG_PROBE_HOST, ord});
+	modules_carried(&st);
+}
+
+static inline void device_alloc(const struct cg_ring *r, uint64_t pos, const struct cg_event *e,
+				uint64_t ns)
+{
+	uint8_t device = e->step;
+	struct cg_enc_stack st = stack_of(r, pos, true);
+	uint64_t ord = w.enc->device_alloc(e, ns, &st, ident_of(device));
+	stack_carried(&st);
+	cg_live_insert(cg_live_key(e), &(struct cg_live){e->size, e->category, device, ord});
+	ident_drop(device);
+	modules_carried(&st);
+}
+
+/*
+ * A free, given the size, category and device of the allocation it ends;
+ * false for one of a block never recorded. A host free can end device
+ * memory (pinned memory through free()), a device source's free host
+ * memory (its pinned memory, device cpu): both are the source's records.
+ */
+static inline bool free_record(const struct cg_ring *r, uint64_t pos, const struct cg_event *e,
+			       unsigned kind, uint64_t ns)
+{
+	struct cg_event ev = *e;
+	uint8_t device;
+	uint64_t ord;
+	if (!match_free(&ev, &device, &ord))
+		return false;
+	struct cg_enc_stack st = stack_of(r, pos, false);
+	if (kind == CG_EV_FREE && device == CG_PROBE_HOST) {
+		w.enc->free(&ev, ns, ord, &st);
+	} else {
+		w.enc->device_free(&ev, ns, device, ord, &st, ident_of(device));
+		ident_drop(device);
+	}
+	modules_carried(&st);
+	return true;
+}
+
+static void device_memory(struct cg_ring *r, const struct cg_event *e, uint64_t ns)
+{
+	uint8_t device = e->step;
+	w.enc->device_memory(e, ns, r->has_pending_oom ? &r->pending_oom : NULL, ident_of(device));
+	r->has_pending_oom = false;
+	ident_drop(device);
+}
+
+/*
+ * An event at ns becomes its record; false for one that is none (a free
+ * of a block never recorded, what a later record carries).
+ */
+static inline bool record(struct cg_ring *r, uint64_t pos, const struct cg_event *e,
+			  unsigned kind, uint64_t ns)
+{
+	/* Host heap records first: the bulk of any trace, tested before the jump table. */
+	if (kind == CG_EV_ALLOC) {
+		heap_alloc(r, pos, e, ns);
+		return true;
+	}
+	if (kind == CG_EV_FREE || kind == CG_EV_DEV_FREE)
+		return free_record(r, pos, e, kind, ns);
+	switch (kind) {
+	case CG_EV_DEV_ALLOC:
+		device_alloc(r, pos, e, ns);
+		return true;
+	case CG_EV_DEV_OOM:
+		r->pending_oom = e->addr;
+		r->has_pending_oom = true;
+		return false;
+	case CG_EV_DEV_MEMINFO:
+		device_memory(r, e, ns);
+		return true;
+	case CG_EV_DEV_INFO:
+		/* Announced once per device per trace, ahead of its first event. */
+		ident_drop(e->step);
+		w.ident[e->step] = (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
+		return false;
+	case CG_EV_SPAN_START:
+		w.enc->span_start(e, ns, (uint64_t)r->tid);
+		break;
+	case CG_EV_GRADIENT:
+		w.enc->gradient(e);
+		break;
+	case CG_EV_CHECKPOINT:
+		w.enc->checkpoint(e, ns);
+		break;
+	default: {
+		uint64_t start = trace_ns(e->size);
+		w.enc->span_end(e->span, ns > start ? ns - start : 0);
+		return true;
+	}
+	}
+	/* The name or blob the event carried is written. */
+	cg_event_discard(e);
+	return true;
+}
+
+/* The slots the event at pos takes, applied. */
 static unsigned process(struct cg_ring *r, uint64_t pos)
 {
 	const struct cg_event *e = &r->ev[pos % CG_RING_EVENTS];
@@ -602,137 +628,8 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 		ns = r->last_ns + 1;
 	r->last_ns = ns;
 	w.last_ns = ns;
-	uint8_t device = e->step;
-	size_t mark = w.buf.len;
-	bool packed = false, c = w.compact;
-	uint64_t ord = CG_COUT_NO_ORD;
-	bool mods = w.n_pend != 0;
-	/* A free's copy gets the size and category of the allocation it ends. */
-	struct cg_event ev;
-	if (kind == CG_EV_FREE || kind == CG_EV_DEV_FREE) {
-		ev = *e;
-		if (!match_free(&ev, &device, &ord))
-			return 1;
-	}
-	/* Host heap records first: the bulk of any trace, tested before the jump table. */
-	if (kind == CG_EV_ALLOC) {
-		struct cg_format_stack st = stack_of(r, pos, true);
-		if (c && !mods) {
-			if (st.frames)
-				cg_cout_room(st.n_frames * 10u + 32);
-			uint64_t id = st.id;
-			packed = cg_cout_alloc_stack(host_class(e, CG_PROBE_HOST), ns, e->addr,
-						     e->size, &id, st.frames, st.n_frames, &ord);
-			if (packed && id != st.id)
-				cg_intern_failed(st.id);
-		}
-		cg_live_insert(e->addr,
-			       &(struct cg_live){e->size, e->category, CG_PROBE_HOST, ord});
-		if (w.text || !packed)
-			cg_format_event(&w.buf, e, ns, 0, &st);
-	} else if (kind == CG_EV_FREE) {
-		struct cg_format_stack st = stack_of(r, pos, false);
-		if (device == CG_PROBE_HOST) {
-			if (c && !mods)
-				packed = cg_cout_free(host_class(&ev, device), ns, e->addr, ord);
-			if (w.text || !packed)
-				cg_format_event(&w.buf, &ev, ns, 0, &st);
-		} else {
-			const struct cg_device_ident *id = ident_of(device);
-			if (c && !id && !mods)
-				packed =
-				    cg_cout_free(device_class(&ev, device, true), ns, e->addr, ord);
-			if (w.text || !packed)
-				cg_format_device(&w.buf, &ev, ns, device, cg_op_names[CG_OP_FREE],
-						 id, &st);
-		}
-		ident_drop(device);
-	} else {
-		switch (kind) {
-		case CG_EV_DEV_ALLOC: {
-			const struct cg_device_ident *id = ident_of(device);
-			struct cg_format_stack st = stack_of(r, pos, true);
-			if (c && !id && !mods) {
-				if (st.frames)
-					cg_cout_room(st.n_frames * 10u + 32);
-				uint64_t sid = st.id;
-				packed = cg_cout_alloc_stack(device_class(e, device, false), ns,
-							     e->addr, e->size, &sid, st.frames,
-							     st.n_frames, &ord);
-				if (packed && sid != st.id)
-					cg_intern_failed(st.id);
-			}
-			cg_live_insert(cg_live_key(e),
-				       &(struct cg_live){e->size, e->category, e->step, ord});
-			if (w.text || !packed)
-				cg_format_device(&w.buf, e, ns, device, NULL, id, &st);
-			ident_drop(device);
-			break;
-		}
-		case CG_EV_DEV_FREE: {
-			const struct cg_device_ident *id = ident_of(device);
-			struct cg_format_stack st = stack_of(r, pos, false);
-			if (c && !id && !mods)
-				packed = cg_cout_free(device_class(&ev, device, false), ns, e->addr,
-						      ord);
-			if (w.text || !packed)
-				cg_format_device(&w.buf, &ev, ns, device, NULL, id, &st);
-			ident_drop(device);
-			break;
-		}
-		case CG_EV_DEV_OOM:
-			r->pending_oom = e->addr;
-			r->has_pending_oom = true;
-			return 1;
-		case CG_EV_DEV_MEMINFO: {
-			const struct cg_device_ident *id = ident_of(device);
-			const uint64_t *oom = r->has_pending_oom ? &r->pending_oom : NULL;
-			if (c && !id)
-				packed = cg_cout_device_memory(ns, device, e->addr, e->size, oom);
-			if (w.text || !packed)
-				cg_format_meminfo(&w.buf, e, ns, oom, id);
-			r->has_pending_oom = false;
-			ident_drop(device);
-			break;
-		}
-		case CG_EV_DEV_INFO:
-			/* Announced once per device per trace, ahead of its first event. */
-			ident_drop(device);
-			w.ident[device] =
-			    (struct cg_device_ident){(char *)(uintptr_t)e->addr, e->size};
-			return 1;
-		case CG_EV_SPAN_START:
-			/* The opening thread rides as an extension field: TEXT in compact mode. */
-			cg_format_span_start(&w.buf, e, ns, (uint64_t)r->tid); /* frees the name */
-			break;
-		case CG_EV_GRADIENT:
-			cg_format_gradient(&w.buf, e);
-			break;
-		case CG_EV_CHECKPOINT:
-			cg_format_checkpoint(&w.buf, e, ns);
-			break;
-		default: {
-			uint64_t start = trace_ns(e->size);
-			if (c) {
-				cg_cout_span_end(e->span, ns > start ? ns - start : 0);
-				packed = true;
-			}
-			if (w.text)
-				cg_format_event(&w.buf, e, ns, start, NULL);
-		}
-		}
-	}
-	/* The modules went on this record if it was a memory record. */
-	if (mods && (kind == CG_EV_ALLOC || kind == CG_EV_FREE || kind == CG_EV_DEV_ALLOC ||
-		     kind == CG_EV_DEV_FREE))
-		modules_written();
-	w.events += counted;
-	if (c) {
-		if (!packed)
-			cg_cout_text(w.buf.p + mark, w.buf.len - mark);
-		if (!w.copy)
-			w.buf.len = mark;
-	}
+	if (record(r, pos, e, kind, ns))
+		w.events += counted;
 	return 1;
 }
 
@@ -777,8 +674,7 @@ static void drain(bool all)
 			break;
 		/* The run's last stamp: up to the next head of line, before safe (one compare an event). */
 		uint64_t last = next_ts < safe ? next_ts : safe - 1;
-		if (w.compact)
-			cg_cout_thread((uint64_t)best->r->tid);
+		w.enc->thread((uint64_t)best->r->tid);
 		do {
 			/*
 			 * With many allocations live, the table is far larger than
@@ -792,7 +688,7 @@ static void drain(bool all)
 			}
 			uint64_t was = best->pos;
 			best->pos += process(best->r, best->pos);
-			if (__builtin_expect(w.buf.len >= BUF_FLUSH, 0))
+			if (__builtin_expect(*w.full, 0))
 				outside_table(emit_buffer);
 			/* Room as it is made: a producer waiting on a full ring need not wait out
 			 * the round. */
@@ -801,8 +697,8 @@ static void drain(bool all)
 				fork_point();
 				/* Far more than 512 events' items: blocks end only here and per
 				 * round. */
-				if (w.compact && cg_cout_room_due(0))
-					outside_table(end_block);
+				if (w.enc->block_due())
+					outside_table(w.enc->end_block);
 			}
 		} while (best->pos != best->end &&
 			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= last);
@@ -816,43 +712,28 @@ static void close_root(void)
 	if (w.root_closed)
 		return;
 	uint64_t now = cg_clock_now(), duration = now > w.base_ns ? now - w.base_ns : 0;
-	if (w.compact)
-		cg_cout_span_end(1, duration);
-	if (w.text)
-		cg_format_root_end(&w.buf, duration);
+	w.enc->span_end(1, duration);
 	w.root_closed = true;
 }
 
 /* CGPROBE_STATS=1: where the writer's time went, one line on stderr (even when quiet). */
 static void print_stats(void)
 {
-	uint64_t total = thread_ns(), records, compress = 0, wrote = 0, blocks = 0;
-	uint64_t raw = w.text_bytes;
-	if (w.compact) {
-		struct cg_cout_stats s;
-		cg_cout_stats(&s);
-		records = s.records;
-		blocks = s.blocks;
-		raw = s.raw_bytes;
-		compress = s.compress_ns;
-		wrote = s.write_ns;
-	} else {
-		/* The head's two records, the root's end. */
-		records = w.events + 2 + w.root_closed;
-		wrote = w.out->write_ns;
-		compress = w.output_ns > wrote ? w.output_ns - wrote : 0;
-	}
+	uint64_t total = thread_ns();
+	/* The head's two records, the root's end: what an encoder that counts none has. */
+	struct cg_enc_stats s = {.records = w.events + 2 + w.root_closed};
+	w.enc->stats(&s);
+	uint64_t compress = s.compress_ns, wrote = s.write_ns;
 	uint64_t rest = total > compress + wrote ? total - compress - wrote : 0;
 	char line[512];
 	int n = snprintf(line, sizeof(line),
 			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes (%llu raw), "
 			 "%llu blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
 			 "%.1f ns/event\n",
-			 cg_session_path(), w.compact ? "compact" : "jsonl",
-			 (unsigned long long)w.events, (unsigned long long)records,
-			 (unsigned long long)w.out->written, (unsigned long long)raw,
-			 (unsigned long long)blocks,
-			 (double)total / 1e6, w.compact ? "encode" : "format", (double)rest / 1e6,
+			 w.path, s.name, (unsigned long long)w.events,
+			 (unsigned long long)s.records, (unsigned long long)w.out->written,
+			 (unsigned long long)s.raw_bytes, (unsigned long long)s.blocks,
+			 (double)total / 1e6, s.work, (double)rest / 1e6,
 			 (double)compress / 1e6, (double)wrote / 1e6,
 			 w.events ? (double)total / (double)w.events : 0.0);
 	if (n > 0)
@@ -892,7 +773,7 @@ static bool round_trip(void)
 	/* Before the root's end goes in: any record but the head's is one of the program's. */
 	if ((req & CG_REQ_DROP_EMPTY) && w.events == 0) {
 		/* Without a file nothing can be recorded: hooks must not wait on the rings. */
-		cg_session_stop();
+		cg_recording_stop();
 		w.dropped = true;
 		req |= CG_REQ_FINISH;
 	}
@@ -900,16 +781,14 @@ static bool round_trip(void)
 		close_root();
 	/* The drain applied and released every event it took: a fork may go on meanwhile. */
 	cg_park_outside_begin();
-	emit_buffer();
-	flush_output((req & ~CG_REQ_PARK) != 0);
+	w.enc->round_end((req & ~CG_REQ_PARK) != 0);
 	cg_park_outside_end();
 	check_output();
 	if (req & CG_REQ_FINISH) {
 		/* The encoder stays allocated: freeing could meet a malloc lock a crash left held.
 		 */
 		cg_out_close(w.out);
-		if (w.copy)
-			cg_out_close(w.copy);
+		w.enc->close();
 		if (w.stats && !w.dropped)
 			print_stats();
 		atomic_store(&w.finished, true);
@@ -930,12 +809,8 @@ static void *writer_main(void *arg)
 	/* The writer's own allocations are not the program's: keep them out. */
 	cg_self.guard = 1;
 	for (;;) {
-		/* A compact block is due a flush period after the last one ended. */
-		uint64_t wait = w.flush_ms * 1000000u;
-		if (w.compact) {
-			uint64_t now = cg_clock_raw(), due = w.block_ns + wait;
-			wait = due > now ? due - now : 0;
-		}
+		/* Until the encoder wants a round (a compact block: a flush period after the last). */
+		uint64_t wait = w.enc->due_in();
 		struct timespec ts = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
 		/* Waiting, the writer holds nothing a fork needs. */
 		cg_park_outside_begin();
@@ -955,15 +830,13 @@ static void *writer_main(void *arg)
 int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 {
 	w.out = out;
-	w.copy = o->compact ? o->copy : NULL;
-	w.flush_ms = o->flush_ms;
-	w.compact = o->compact;
-	w.text = !o->compact || w.copy;
+	w.enc = o->enc;
+	w.full = o->enc->full;
+	w.path = o->path;
+	/* The rings' consumer: a full or half-full ring wakes the writer. */
+	cg_rings_set_wake(cg_writer_wake);
 	w.stats = o->stats;
 	w.events = 0;
-	w.text_bytes = 0;
-	w.output_ns = 0;
-	w.block_ns = cg_clock_raw();
 	/* A session before this one (an exec that failed) may have ended the thread. */
 	if (w.joinable)
 		pthread_join(w.thread, NULL);
@@ -975,7 +848,6 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.span_first = w.span_seen = 0;
 	w.dropped = false;
 	w.warned = false;
-	w.buf.len = 0;
 	atomic_store(&w.finished, false);
 	cg_park_reset();
 	cg_clock_map_start(&w.clock);
@@ -986,7 +858,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 		cg_live_keep_host();
 	modules_reset();
 	/* Without the table a trace simply has no stacks. */
-	if (cg_stack_depth)
+	if (o->stacks)
 		(void)cg_intern_reset();
 	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
@@ -994,8 +866,6 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.last_ns = 0;
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
 		r->last_ns = 0;
-	if (!cg_buf_reserve(&w.buf, BUF_RESERVE))
-		return -ENOMEM;
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The writer thread: drains every thread's ring at least every
- * CGPROBE_FLUSH_MS, encodes the events (compact or JSONL) and writes them
- * out. It blocks all signals and allocates nothing once running (its
- * buffers and the encoder are made up front), so a crash inside malloc
- * cannot stop the final flush.
+ * CGPROBE_FLUSH_MS and hands the events, in time order, to the trace's
+ * encoder (encoder.h), which writes them out. It blocks all signals and
+ * allocates nothing once running (its tables and the encoder are made up
+ * front), so a crash inside malloc cannot stop the final flush.
  */
 #ifndef CG_WRITER_H
 #define CG_WRITER_H
@@ -32,11 +32,12 @@ enum cg_writer_gate {
 	CG_GATE_AFTER,       /* after it: the same, the trace done */
 };
 
+struct cg_encoder_ops;
+
 struct cg_writer_opts {
-	uint64_t flush_ms;
-	bool compact; /* out takes the compact encoding: cg_cout_open was called on it */
-	struct cg_out
-	    *copy;  /* compact mode: the JSONL of the same records goes here too, or NULL */
+	const struct cg_encoder_ops *enc; /* the trace's encoder (encoding.h: cg_encoding_open) */
+	const char *path; /* the trace's, for messages; it stays while the writer runs */
+	bool stacks;      /* call stacks are recorded: the stack table is made for the trace */
 	bool stats; /* CGPROBE_STATS: one line of the writer's costs at the end */
 	uint8_t gate;    /* enum cg_writer_gate at the start */
 	bool head_later; /* the head is written later (cg_writer_head_written): nothing goes out */
