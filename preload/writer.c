@@ -808,6 +808,8 @@ static void *writer_main(void *arg)
 	(void)arg;
 	/* The writer's own allocations are not the program's: keep them out. */
 	cg_self.guard = 1;
+	/* Begun outside the table by cg_writer_start: a fork under way holds it here. */
+	cg_park_outside_end();
 	for (;;) {
 		/* Until the encoder wants a round (a compact block: a flush period after the last). */
 		uint64_t wait = w.enc->due_in();
@@ -866,6 +868,12 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	w.last_ns = 0;
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
 		r->last_ns = 0;
+	/*
+	 * Until the new thread runs it has touched nothing: a fork meanwhile
+	 * (a fork child forking at once, a thread not scheduled yet under load)
+	 * need not wait for it to be scheduled.
+	 */
+	cg_park_outside_begin();
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
