@@ -102,42 +102,6 @@ const char *cli_count(char buf[32], uint64_t n)
 	return buf;
 }
 
-void cli_buf_put(struct cli_buf *b, const void *s, size_t n)
-{
-	if (b->err)
-		return;
-	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap - b->len < n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->err = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-void cli_buf_putc(struct cli_buf *b, char c)
-{
-	cli_buf_put(b, &c, 1);
-}
-
-void cli_buf_puts(struct cli_buf *b, const char *s)
-{
-	cli_buf_put(b, s, strlen(s));
-}
-
-void cli_buf_fini(struct cli_buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
 void cli_json_str(struct cli_buf *b, const char *s)
 {
 	if (!s) {

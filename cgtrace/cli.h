@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "buf.h"
 #include "cgtrace.h"
 
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -42,19 +43,6 @@ const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
 const char *cli_ns(char buf[32], uint64_t ns);
 /* Thousands separators: 1,234,567. */
 const char *cli_count(char buf[32], uint64_t n);
-
-/* A growable output buffer: JSON goes out whole, or not at all when memory ran out. */
-struct cli_buf {
-	char *p;
-	size_t len, cap;
-	bool err; /* sticky: out of memory */
-};
-
-void cli_buf_put(struct cli_buf *b, const void *s, size_t n);
-void cli_buf_putc(struct cli_buf *b, char c);
-void cli_buf_puts(struct cli_buf *b, const char *s);
-#define cli_buf_lit(b, s) cli_buf_put((b), (s), sizeof(s) - 1)
-void cli_buf_fini(struct cli_buf *b);
 
 /* Minimal JSON emitter: commas are placed by the caller through `first` flags. */
 void cli_json_str(struct cli_buf *b, const char *s);
