@@ -2,40 +2,9 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-void cli_print_help(const struct cli_cmd *cmd, FILE *f)
-{
-	fprintf(f, "Usage: cgtrace %s %s\n\n%s", cmd->name, cmd->args, cmd->help);
-}
-
-int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "cgtrace %s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nUsage: cgtrace %s %s\n", cmd->name, cmd->args);
-	return CLI_USAGE;
-}
-
-const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status)
-{
-	int left = argc - optind;
-	if (left != 1) {
-		*status = cli_usage_error(cmd, left ? "expected one TRACE argument, got %d"
-						    : "missing TRACE argument",
-					  left);
-		return NULL;
-	}
-	return argv[optind];
-}
 
 struct cgtrace_doc *cli_load(const char *path)
 {
@@ -145,14 +114,4 @@ int cli_json_print(struct cli_buf *b)
 	}
 	cli_buf_fini(b);
 	return ret;
-}
-
-bool cli_count_arg(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end)
-		return false;
-	*out = v;
-	return true;
 }

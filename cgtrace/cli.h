@@ -11,24 +11,12 @@
 
 #include "buf.h"
 #include "cgtrace.h"
+#include "cli-opts.h"
 
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
-
-struct cli_cmd {
-	const char *name;
-	const char *args;
-	const char *help;
-	int (*run)(int argc, char **argv);
-};
-
-/* A count option's value: plain decimal digits only (as "-n 5", "--top 0"); false otherwise. */
-bool cli_count_arg(const char *s, size_t *out);
-/* Prints "cgtrace NAME: message" and the usage line on stderr; returns CLI_USAGE. */
-int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void cli_print_help(const struct cli_cmd *cmd, FILE *f);
-/* Exactly one positional argument after options: the trace path. */
-const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status);
+/* --bytes, as the commands that print sizes take it: exact counts into the bool member. */
+#define CLI_OPT_BYTES(type, member)                                                          \
+	{.name = "bytes", .offset = offsetof(type, member),                                 \
+	 .help = "exact byte counts instead of KiB/MiB/GiB"}
 
 /* The trace's name in messages: "<stdin>" for "-", as the library names it. */
 const char *cli_path_name(const char *path);
@@ -81,6 +69,8 @@ bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bo
 
 /* What sites are ranked by: `--by NAME`. */
 enum cli_by { CLI_BY_PEAK, CLI_BY_TOTAL, CLI_BY_COUNT, CLI_BY_LEAKED, CLI_BY_TEMPORARY };
+/* Their names, in enum order, with their help rows in cgtrace top's help; NULL-ended. */
+extern const struct cli_choice cli_by_choices[];
 /* false when name is none of them. */
 bool cli_by_parse(const char *name, enum cli_by *out);
 const char *cli_by_name(enum cli_by by);

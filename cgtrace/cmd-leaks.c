@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace leaks: allocations never freed, grouped by call stack, largest first. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+struct leaks_args {
+	const char *device;
+	size_t top;
+	bool json, exact;
+};
 
 static int run(int argc, char **argv);
 
@@ -13,12 +18,19 @@ const struct cli_cmd cli_leaks = {
     .args = "[-n N] [--device D] [--json] [--bytes] TRACE",
     .help = "Lists the allocations still live at the end of the trace (never freed),\n"
             "grouped by call stack, most bytes first, each stack from its allocation\n"
-            "site outwards.\n\n"
-            "  -n N        stacks shown (default 20, 0 = all)\n"
-            "  --device D  only device D (cpu, cuda:0, ...)\n"
-            "  --json      {\"leaked_count\", \"leaked_bytes\", \"stacks\": [{device,\n"
-            "              stack_id, leaked_count, leaked_bytes, frames}]}\n"
-            "  --bytes     exact byte counts instead of KiB/MiB/GiB\n",
+            "site outwards.\n\n",
+    .label_width = 12,
+    .opts = (const struct cli_opt[]){
+        {.short_name = 'n', .kind = CLI_OPT_COUNT, .offset = offsetof(struct leaks_args, top),
+         .arg = "N", .help = "stacks shown (default 20, 0 = all)"},
+        {.name = "device", .kind = CLI_OPT_STR, .offset = offsetof(struct leaks_args, device),
+         .arg = "D", .help = "only device D (cpu, cuda:0, ...)"},
+        {.name = "json", .offset = offsetof(struct leaks_args, json),
+         .help = "{\"leaked_count\", \"leaked_bytes\", \"stacks\": [{device,\n"
+                 "stack_id, leaked_count, leaked_bytes, frames}]}"},
+        CLI_OPT_BYTES(struct leaks_args, exact),
+        {0},
+    },
     .run = run,
 };
 
@@ -99,56 +111,24 @@ static void print_human(const struct cli_site_row *rows, size_t n, size_t shown,
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"device", required_argument, NULL, 'd'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"bytes", no_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	const char *device = NULL;
-	bool json = false, exact = false;
-	size_t top = 20;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			device = optarg;
-			break;
-		case 'n':
-			if (!cli_count_arg(optarg, &top))
-				return cli_usage_error(&cli_leaks, "-n needs a number, got '%s'",
-				                       optarg);
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'b':
-			exact = true;
-			break;
-		case 'h':
-			cli_print_help(&cli_leaks, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_leaks, "unknown option");
-		}
-	}
-	const char *path = cli_trace_arg(&cli_leaks, argc, argv, &status);
+	struct leaks_args a = {.top = 20};
+	int status;
+	const char *path = cli_parse_trace(&cli_leaks, argc, argv, &a, &status);
 	if (!path)
 		return status;
 	struct cli_sites s;
 	struct cli_site_row *rows;
 	size_t n;
-	if (cli_sites_open_rows(&s, path, device, true, CLI_BY_LEAKED, &rows, &n) != CLI_OK)
+	if (cli_sites_open_rows(&s, path, a.device, true, CLI_BY_LEAKED, &rows, &n) != CLI_OK)
 		return CLI_FAIL;
-	size_t shown = top && top < n ? top : n;
-	if (json)
+	size_t shown = a.top && a.top < n ? a.top : n;
+	if (a.json)
 		status = print_json(rows, n, shown);
 	else
-		print_human(rows, n, shown, exact);
+		print_human(rows, n, shown, a.exact);
 	free(rows);
 	cli_sites_close(&s);
-	if (!json && (fflush(stdout) || ferror(stdout)))
+	if (!a.json && (fflush(stdout) || ferror(stdout)))
 		return CLI_FAIL;
 	return status;
 }

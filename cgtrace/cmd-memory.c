@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace memory: the memory analysis, per device, and what made the peak. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+struct memory_args {
+	bool json, exact, top_given;
+	size_t top;
+};
 
 static int run(int argc, char **argv);
 
@@ -15,15 +19,22 @@ const struct cli_cmd cli_memory = {
 		"on which device, by category, and the allocations live at that moment\n"
 		"(largest first), grouped by the function or op that made them. With\n"
 		"recorded call stacks, each allocation's site: the function and line that\n"
-		"allocated (docs/symbols.md).\n\n"
-		"  --json    one JSON object {summary, by_device, peak_breakdown, peak_by_op};\n"
-		"            without --top, peak_breakdown lists every allocation live at the peak\n"
-		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n"
-		"  --top N   live allocations listed at the peak (default 20, 0 = all); with\n"
-		"            --json it bounds peak_breakdown to the N largest and adds\n"
-		"            peak_breakdown_rest {count, bytes}: the allocations left out; with\n"
-		"            recorded stacks each entry has stack_id and frames (from the site\n"
-		"            outwards: address, function, file, line, module, offset, inlined)\n",
+		"allocated (docs/symbols.md).\n\n",
+	.label_width = 10,
+	.opts = (const struct cli_opt[]){
+		{.name = "json", .offset = offsetof(struct memory_args, json),
+		 .help = "one JSON object {summary, by_device, peak_breakdown, peak_by_op};\n"
+			 "without --top, peak_breakdown lists every allocation live at the peak"},
+		CLI_OPT_BYTES(struct memory_args, exact),
+		{.name = "top", .kind = CLI_OPT_COUNT, .offset = offsetof(struct memory_args, top),
+		 .seen = CLI_SEEN(struct memory_args, top_given), .arg = "N",
+		 .help = "live allocations listed at the peak (default 20, 0 = all); with\n"
+			 "--json it bounds peak_breakdown to the N largest and adds\n"
+			 "peak_breakdown_rest {count, bytes}: the allocations left out; with\n"
+			 "recorded stacks each entry has stack_id and frames (from the site\n"
+			 "outwards: address, function, file, line, module, offset, inlined)"},
+		{0},
+	},
 	.run = run,
 };
 
@@ -261,38 +272,9 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"bytes", no_argument, NULL, 'b'},
-		{"top", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	bool json = false, exact = false, top_given = false;
-	size_t top = 20;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'b':
-			exact = true;
-			break;
-		case 't':
-			if (!cli_count_arg(optarg, &top))
-				return cli_usage_error(&cli_memory, "--top needs a number, got '%s'",
-						       optarg);
-			top_given = true;
-			break;
-		case 'h':
-			cli_print_help(&cli_memory, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_memory, "unknown option");
-		}
-	}
-	const char *path = cli_trace_arg(&cli_memory, argc, argv, &status);
+	struct memory_args a = {.top = 20};
+	int status;
+	const char *path = cli_parse_trace(&cli_memory, argc, argv, &a, &status);
 	if (!path)
 		return status;
 	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
@@ -312,14 +294,14 @@ static int run(int argc, char **argv)
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;
 	}
-	if (json)
-		status = print_json(rep, top_given, top, named ? &sites : NULL);
+	if (a.json)
+		status = print_json(rep, a.top_given, a.top, named ? &sites : NULL);
 	else
-		print_human(doc, rep, exact, top, named ? &sites : NULL);
+		print_human(doc, rep, a.exact, a.top, named ? &sites : NULL);
 	cli_sites_close(&sites);
 	cgtrace_memory_report_free(rep);
 	cgtrace_doc_free(doc);
-	if (!json && (fflush(stdout) || ferror(stdout)))
+	if (!a.json && (fflush(stdout) || ferror(stdout)))
 		return CLI_FAIL;
 	return status;
 }

@@ -11,34 +11,49 @@
 
 #include "cli.h"
 
-/* The rankings: their names and which figure each ranks by, described once. */
+/*
+ * The rankings: their names, with what each means for cgtrace top's help,
+ * and which figure each ranks by, described once.
+ */
+const struct cli_choice cli_by_choices[] = {
+    [CLI_BY_PEAK] = {"peak", "bytes each site held at its device's peak (the default)"},
+    [CLI_BY_TOTAL] = {"total", "bytes allocated in all"},
+    [CLI_BY_COUNT] = {"count", "allocations made"},
+    [CLI_BY_LEAKED] = {"leaked", "bytes never freed"},
+    [CLI_BY_TEMPORARY] = {"temporary", "allocations freed right after they were made, no other\n"
+				       "allocation or free in between (as heaptrack counts)"},
+    {NULL, NULL},
+};
+
 static const struct {
-	const char *name;
 	size_t value; /* offset in struct cgtrace_stack_stat */
 	bool bytes;
 } by_table[] = {
-    [CLI_BY_PEAK] = {"peak", offsetof(struct cgtrace_stack_stat, peak_bytes), true},
-    [CLI_BY_TOTAL] = {"total", offsetof(struct cgtrace_stack_stat, total_bytes), true},
-    [CLI_BY_COUNT] = {"count", offsetof(struct cgtrace_stack_stat, count), false},
-    [CLI_BY_LEAKED] = {"leaked", offsetof(struct cgtrace_stack_stat, leaked_bytes), true},
-    [CLI_BY_TEMPORARY] = {"temporary", offsetof(struct cgtrace_stack_stat, temporary_count), false},
+    [CLI_BY_PEAK] = {offsetof(struct cgtrace_stack_stat, peak_bytes), true},
+    [CLI_BY_TOTAL] = {offsetof(struct cgtrace_stack_stat, total_bytes), true},
+    [CLI_BY_COUNT] = {offsetof(struct cgtrace_stack_stat, count), false},
+    [CLI_BY_LEAKED] = {offsetof(struct cgtrace_stack_stat, leaked_bytes), true},
+    [CLI_BY_TEMPORARY] = {offsetof(struct cgtrace_stack_stat, temporary_count), false},
 };
 
-#define N_BY (sizeof(by_table) / sizeof(by_table[0]))
+_Static_assert(sizeof(cli_by_choices) / sizeof(cli_by_choices[0]) ==
+		       sizeof(by_table) / sizeof(by_table[0]) + 1,
+	       "one name per ranking");
+/* --by is a CLI_OPT_CHOICE: the parser stores the index as an int. */
+_Static_assert(sizeof(enum cli_by) == sizeof(int), "enum cli_by is stored as an int");
 
 bool cli_by_parse(const char *name, enum cli_by *out)
 {
-	for (size_t i = 0; i < N_BY; i++)
-		if (strcmp(name, by_table[i].name) == 0) {
-			*out = (enum cli_by)i;
-			return true;
-		}
-	return false;
+	int i = cli_choice_find(cli_by_choices, name);
+	if (i < 0)
+		return false;
+	*out = (enum cli_by)i;
+	return true;
 }
 
 const char *cli_by_name(enum cli_by by)
 {
-	return by_table[by].name;
+	return cli_by_choices[by].name;
 }
 
 uint64_t cli_by_value(const struct cgtrace_stack_stat *s, enum cli_by by)
