@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/* Loading a trace for a command, and the numbers its text shows. */
 #include "cli.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct cgtrace_doc *cli_load(const char *path)
@@ -69,49 +68,4 @@ const char *cli_count(char buf[32], uint64_t n)
 	}
 	buf[at] = '\0';
 	return buf;
-}
-
-void cli_json_str(struct cli_buf *b, const char *s)
-{
-	if (!s) {
-		cli_buf_lit(b, "null");
-		return;
-	}
-	size_t n = strlen(s);
-	char small[256], *q = CGTRACE_JSON_STRING_MAX(n) <= sizeof(small) ? small
-					: malloc(CGTRACE_JSON_STRING_MAX(n));
-	if (!q) {
-		b->err = true;
-		return;
-	}
-	cli_buf_put(b, q, cgtrace_json_string(q, s, n));
-	if (q != small)
-		free(q);
-}
-
-void cli_json_u64(struct cli_buf *b, uint64_t v)
-{
-	char tmp[24];
-	cli_buf_put(b, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
-}
-
-void cli_json_key(struct cli_buf *b, bool *first, const char *key)
-{
-	if (!*first)
-		cli_buf_putc(b, ',');
-	*first = false;
-	cli_json_str(b, key);
-	cli_buf_putc(b, ':');
-}
-
-int cli_json_print(struct cli_buf *b)
-{
-	cli_buf_putc(b, '\n');
-	int ret = b->err ? CLI_FAIL : CLI_OK;
-	if (ret == CLI_OK && (fwrite(b->p, 1, b->len, stdout) != b->len || fflush(stdout))) {
-		fprintf(stderr, "cgtrace: writing output: %s\n", strerror(errno));
-		ret = CLI_FAIL;
-	}
-	cli_buf_fini(b);
-	return ret;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the cgtrace subcommands share: loading, number formatting, JSON output. */
+/* What the cgtrace subcommands share: loading, number formatting, sites, output files. */
 #ifndef CGTRACE_CLI_H
 #define CGTRACE_CLI_H
 
@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "cgtrace.h"
 #include "cli-opts.h"
+#include "json-out.h"
 
 /* --bytes, as the commands that print sizes take it: exact counts into the bool member. */
 #define CLI_OPT_BYTES(type, member)                                                          \
@@ -31,13 +32,6 @@ const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
 const char *cli_ns(char buf[32], uint64_t ns);
 /* Thousands separators: 1,234,567. */
 const char *cli_count(char buf[32], uint64_t n);
-
-/* Minimal JSON emitter: commas are placed by the caller through `first` flags. */
-void cli_json_str(struct cli_buf *b, const char *s);
-void cli_json_u64(struct cli_buf *b, uint64_t v);
-void cli_json_key(struct cli_buf *b, bool *first, const char *key);
-/* Writes b to stdout and frees it; CLI_FAIL on a write error. */
-int cli_json_print(struct cli_buf *b);
 
 /* The probe's settings recorded in meta (probe-settings.c). */
 /* A meta tag's value, or NULL when the trace has no such tag. */
@@ -135,12 +129,12 @@ const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
 const struct cgtrace_frame *cli_site_frame(const struct cgtrace_resolved_stack *st);
 /* The frames of a stack, one a line after indent, from the site outwards (all when full). */
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent);
-/* A row's figures as JSON members (after a first member): count, total_bytes, ... */
-void cli_json_stat(struct cli_buf *b, bool *first, const struct cgtrace_stack_stat *s);
+/* A row's figures as members of the object being written: count, total_bytes, ... */
+void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s);
 /* {"address", "function", "file", "line", "module", "offset", "inlined"} */
-void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f);
+void cli_json_frame(struct cli_jw *w, const struct cgtrace_frame *f);
 /* [frame, ...] from the site outwards (all frames when full). */
-void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full);
+void cli_json_frames(struct cli_jw *w, const struct cgtrace_resolved_stack *st, bool full);
 
 /* The output file of a view or an export (output.c). */
 struct cli_out {

@@ -50,36 +50,31 @@ static const char *counted(char buf[48], uint64_t n, const char *noun)
 static int print_json(const struct cli_site_row *rows, size_t n, size_t shown)
 {
 	struct cli_buf b = {0};
+	struct cli_jw w;
 	uint64_t count = 0, bytes = 0;
 	for (size_t i = 0; i < n; i++) {
 		count = sat(count, rows[i].sum.leaked_count);
 		bytes = sat(bytes, rows[i].sum.leaked_bytes);
 	}
-	bool first = true;
-	cli_buf_putc(&b, '{');
-	cli_json_key(&b, &first, "leaked_count");
-	cli_json_u64(&b, count);
-	cli_json_key(&b, &first, "leaked_bytes");
-	cli_json_u64(&b, bytes);
-	cli_json_key(&b, &first, "stacks");
-	cli_buf_putc(&b, '[');
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key_u64(&w, "leaked_count", count);
+	cli_jw_key_u64(&w, "leaked_bytes", bytes);
+	cli_jw_key(&w, "stacks");
+	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < shown; i++) {
-		bool f2 = true;
-		cli_buf_puts(&b, i ? ",{" : "{");
-		cli_json_key(&b, &f2, "device");
-		cli_json_str(&b, rows[i].device);
-		cli_json_key(&b, &f2, "stack_id");
-		cli_json_u64(&b, rows[i].sum.stack_id);
-		cli_json_key(&b, &f2, "leaked_count");
-		cli_json_u64(&b, rows[i].sum.leaked_count);
-		cli_json_key(&b, &f2, "leaked_bytes");
-		cli_json_u64(&b, rows[i].sum.leaked_bytes);
-		cli_json_key(&b, &f2, "frames");
-		cli_json_frames(&b, rows[i].stack, false);
-		cli_buf_putc(&b, '}');
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "device", rows[i].device);
+		cli_jw_key_u64(&w, "stack_id", rows[i].sum.stack_id);
+		cli_jw_key_u64(&w, "leaked_count", rows[i].sum.leaked_count);
+		cli_jw_key_u64(&w, "leaked_bytes", rows[i].sum.leaked_bytes);
+		cli_jw_key(&w, "frames");
+		cli_json_frames(&w, rows[i].stack, false);
+		cli_jw_end_object(&w);
 	}
-	cli_buf_lit(&b, "]}");
-	return cli_json_print(&b);
+	cli_jw_end_array(&w);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 static void print_human(const struct cli_site_row *rows, size_t n, size_t shown, bool exact)

@@ -38,116 +38,85 @@ const struct cli_cmd cli_memory = {
 	.run = run,
 };
 
-static void json_shape(struct cli_buf *b, const uint64_t *shape, size_t ndim)
+static void json_summary(struct cli_jw *w, const struct cgtrace_memory_report *r)
 {
-	cli_buf_putc(b, '[');
-	for (size_t i = 0; i < ndim; i++) {
-		if (i)
-			cli_buf_putc(b, ',');
-		cli_json_u64(b, shape[i]);
-	}
-	cli_buf_putc(b, ']');
+	static const struct cli_jw_field counts[] = {
+		CLI_JW_U64(struct cgtrace_memory_report, alloc_count),
+		CLI_JW_U64(struct cgtrace_memory_report, free_count),
+		CLI_JW_U64(struct cgtrace_memory_report, total_alloc_bytes),
+		CLI_JW_U64(struct cgtrace_memory_report, peak_bytes),
+		CLI_JW_U64(struct cgtrace_memory_report, peak_timestamp_ns),
+	};
+	cli_jw_begin_object(w);
+	cli_jw_u64_fields(w, r, counts, sizeof(counts) / sizeof(counts[0]));
+	cli_jw_key_str(w, "peak_device", r->peak_device);
+	cli_jw_key(w, "peak_by_category");
+	cli_jw_begin_object(w);
+	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
+		cli_jw_key_u64(w, cgtrace_category_name((enum cgtrace_category)c),
+			       r->peak_by_category[c]);
+	cli_jw_end_object(w);
+	cli_jw_key_u64(w, "autograd_retained_bytes", r->autograd_retained_bytes);
+	cli_jw_end_object(w);
 }
 
-static void json_summary(struct cli_buf *b, const struct cgtrace_memory_report *r)
+static void json_device(struct cli_jw *w, const struct cgtrace_device_peak *d)
 {
-	bool first = true;
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "alloc_count");
-	cli_json_u64(b, r->alloc_count);
-	cli_json_key(b, &first, "free_count");
-	cli_json_u64(b, r->free_count);
-	cli_json_key(b, &first, "total_alloc_bytes");
-	cli_json_u64(b, r->total_alloc_bytes);
-	cli_json_key(b, &first, "peak_bytes");
-	cli_json_u64(b, r->peak_bytes);
-	cli_json_key(b, &first, "peak_timestamp_ns");
-	cli_json_u64(b, r->peak_timestamp_ns);
-	cli_json_key(b, &first, "peak_device");
-	cli_json_str(b, r->peak_device);
-	cli_json_key(b, &first, "peak_by_category");
-	cli_buf_putc(b, '{');
-	bool f2 = true;
-	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
-		cli_json_key(b, &f2, cgtrace_category_name((enum cgtrace_category)c));
-		cli_json_u64(b, r->peak_by_category[c]);
-	}
-	cli_buf_putc(b, '}');
-	cli_json_key(b, &first, "autograd_retained_bytes");
-	cli_json_u64(b, r->autograd_retained_bytes);
-	cli_buf_putc(b, '}');
+	static const struct cli_jw_field figures[] = {
+		CLI_JW_U64(struct cgtrace_device_peak, capacity_bytes),
+		CLI_JW_U64(struct cgtrace_device_peak, peak_bytes),
+		CLI_JW_U64(struct cgtrace_device_peak, peak_timestamp_ns),
+		CLI_JW_U64(struct cgtrace_device_peak, alloc_count),
+		CLI_JW_U64(struct cgtrace_device_peak, free_count),
+	};
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "device", d->device);
+	cli_jw_u64_fields(w, d, figures, sizeof(figures) / sizeof(figures[0]));
+	cli_jw_end_object(w);
 }
 
-static void json_device(struct cli_buf *b, const struct cgtrace_device_peak *d)
-{
-	bool first = true;
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "device");
-	cli_json_str(b, d->device);
-	cli_json_key(b, &first, "capacity_bytes");
-	cli_json_u64(b, d->capacity_bytes);
-	cli_json_key(b, &first, "peak_bytes");
-	cli_json_u64(b, d->peak_bytes);
-	cli_json_key(b, &first, "peak_timestamp_ns");
-	cli_json_u64(b, d->peak_timestamp_ns);
-	cli_json_key(b, &first, "alloc_count");
-	cli_json_u64(b, d->alloc_count);
-	cli_json_key(b, &first, "free_count");
-	cli_json_u64(b, d->free_count);
-	cli_buf_putc(b, '}');
-}
-
-static void json_live(struct cli_buf *b, const struct cgtrace_live_alloc *a,
+static void json_live(struct cli_jw *w, const struct cgtrace_live_alloc *a,
 		      const struct cli_sites *sites)
 {
-	bool first = true;
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "tensor_id");
-	cli_json_str(b, a->tensor_id);
-	cli_json_key(b, &first, "span_id");
-	cli_json_str(b, a->span_id);
-	cli_json_key(b, &first, "op_name");
-	cli_json_str(b, a->op_name);
-	cli_json_key(b, &first, "bytes");
-	cli_json_u64(b, a->bytes);
-	cli_json_key(b, &first, "shape");
-	json_shape(b, a->shape, a->ndim);
-	cli_json_key(b, &first, "dtype");
-	cli_json_str(b, a->dtype);
-	cli_json_key(b, &first, "device");
-	cli_json_str(b, a->device);
-	cli_json_key(b, &first, "category");
-	cli_json_str(b, cgtrace_category_name(a->category));
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "tensor_id", a->tensor_id);
+	cli_jw_key_str(w, "span_id", a->span_id);
+	cli_jw_key_str(w, "op_name", a->op_name);
+	cli_jw_key_u64(w, "bytes", a->bytes);
+	cli_jw_key(w, "shape");
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < a->ndim; i++)
+		cli_jw_u64(w, a->shape[i]);
+	cli_jw_end_array(w);
+	cli_jw_key_str(w, "dtype", a->dtype);
+	cli_jw_key_str(w, "device", a->device);
+	cli_jw_key_str(w, "category", cgtrace_category_name(a->category));
 	if (sites) {
-		cli_json_key(b, &first, "stack_id");
-		cli_json_u64(b, a->stack_id);
-		cli_json_key(b, &first, "frames");
-		cli_json_frames(b, cli_sites_stack(sites, a->stack_id), false);
+		cli_jw_key_u64(w, "stack_id", a->stack_id);
+		cli_jw_key(w, "frames");
+		cli_json_frames(w, cli_sites_stack(sites, a->stack_id), false);
 	}
-	cli_buf_putc(b, '}');
+	cli_jw_end_object(w);
 }
 
 /* Every group, whatever --top says: the groups add up to the peak's live set. */
-static int json_groups(struct cli_buf *b, const struct cgtrace_memory_report *r)
+static int json_groups(struct cli_jw *w, const struct cgtrace_memory_report *r)
 {
 	struct cgtrace_op_group *g;
 	size_t n;
 	int ret = cgtrace_memory_peak_by_op(r, &g, &n);
 	if (ret < 0)
 		return ret;
-	cli_buf_lit(b, ",\"peak_by_op\":[");
+	cli_jw_key(w, "peak_by_op");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < n; i++) {
-		bool first = true;
-		cli_buf_puts(b, i ? ",{" : "{");
-		cli_json_key(b, &first, "op_name");
-		cli_json_str(b, g[i].op_name);
-		cli_json_key(b, &first, "count");
-		cli_json_u64(b, g[i].count);
-		cli_json_key(b, &first, "bytes");
-		cli_json_u64(b, g[i].bytes);
-		cli_buf_putc(b, '}');
+		cli_jw_begin_object(w);
+		cli_jw_key_str(w, "op_name", g[i].op_name);
+		cli_jw_key_u64(w, "count", g[i].count);
+		cli_jw_key_u64(w, "bytes", g[i].bytes);
+		cli_jw_end_object(w);
 	}
-	cli_buf_putc(b, ']');
+	cli_jw_end_array(w);
 	cgtrace_op_groups_free(g);
 	return 0;
 }
@@ -162,40 +131,38 @@ static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_
 		      const struct cli_sites *sites)
 {
 	struct cli_buf b = {0};
+	struct cli_jw w;
 	size_t shown = bounded && top && top < r->n_breakdown ? top : r->n_breakdown;
-	cli_buf_lit(&b, "{\"summary\":");
-	json_summary(&b, r);
-	cli_buf_lit(&b, ",\"by_device\":[");
-	for (size_t i = 0; i < r->n_devices; i++) {
-		if (i)
-			cli_buf_putc(&b, ',');
-		json_device(&b, &r->by_device[i]);
-	}
-	cli_buf_lit(&b, "],\"peak_breakdown\":[");
-	for (size_t i = 0; i < shown; i++) {
-		if (i)
-			cli_buf_putc(&b, ',');
-		json_live(&b, &r->peak_breakdown[i], sites);
-	}
-	cli_buf_putc(&b, ']');
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key(&w, "summary");
+	json_summary(&w, r);
+	cli_jw_key(&w, "by_device");
+	cli_jw_begin_array(&w);
+	for (size_t i = 0; i < r->n_devices; i++)
+		json_device(&w, &r->by_device[i]);
+	cli_jw_end_array(&w);
+	cli_jw_key(&w, "peak_breakdown");
+	cli_jw_begin_array(&w);
+	for (size_t i = 0; i < shown; i++)
+		json_live(&w, &r->peak_breakdown[i], sites);
+	cli_jw_end_array(&w);
 	if (bounded) {
 		uint64_t rest = 0;
-		bool first = true;
 		for (size_t i = shown; i < r->n_breakdown; i++)
 			rest = rest + r->peak_breakdown[i].bytes < rest
 				       ? UINT64_MAX
 				       : rest + r->peak_breakdown[i].bytes;
-		cli_buf_lit(&b, ",\"peak_breakdown_rest\":{");
-		cli_json_key(&b, &first, "count");
-		cli_json_u64(&b, r->n_breakdown - shown);
-		cli_json_key(&b, &first, "bytes");
-		cli_json_u64(&b, rest);
-		cli_buf_putc(&b, '}');
+		cli_jw_key(&w, "peak_breakdown_rest");
+		cli_jw_begin_object(&w);
+		cli_jw_key_u64(&w, "count", r->n_breakdown - shown);
+		cli_jw_key_u64(&w, "bytes", rest);
+		cli_jw_end_object(&w);
 	}
-	if (json_groups(&b, r) < 0)
+	if (json_groups(&w, r) < 0)
 		b.err = true;
-	cli_buf_putc(&b, '}');
-	return cli_json_print(&b);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 /* Live bytes at the peak per op_name: which call made the peak. */

@@ -90,9 +90,8 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 		      const struct cgtrace_memory_report *rep)
 {
 	struct cli_buf b = {0};
-	bool first = true;
+	struct cli_jw w;
 	size_t open_spans;
-	cli_buf_putc(&b, '{');
 	const struct {
 		const char *key;
 		uint64_t v;
@@ -103,43 +102,34 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 		{"free_count", s->free_count},   {"peak_bytes", s->peak_bytes},
 		{"peak_timestamp_ns", rep->peak_timestamp_ns},
 	};
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		if (i == 8) {
-			cli_json_key(&b, &first, "peak_device");
-			cli_json_str(&b, rep->peak_device);
-		}
-		cli_json_key(&b, &first, fields[i].key);
-		cli_json_u64(&b, fields[i].v);
+		if (i == 8)
+			cli_jw_key_str(&w, "peak_device", rep->peak_device);
+		cli_jw_key_u64(&w, fields[i].key, fields[i].v);
 	}
-	cli_json_key(&b, &first, "complete");
-	cli_buf_puts(&b, root_closed(doc, &open_spans) ? "true" : "false");
-	cli_json_key(&b, &first, "truncated");
-	cli_buf_puts(&b, cgtrace_doc_truncated(doc) ? "true" : "false");
-	cli_json_key(&b, &first, "devices");
-	cli_buf_putc(&b, '[');
+	cli_jw_key_bool(&w, "complete", root_closed(doc, &open_spans));
+	cli_jw_key_bool(&w, "truncated", cgtrace_doc_truncated(doc));
+	cli_jw_key(&w, "devices");
+	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < rep->n_devices; i++) {
 		const struct cgtrace_device_peak *d = &rep->by_device[i];
-		bool f2 = true;
-		cli_buf_puts(&b, i ? ",{" : "{");
-		cli_json_key(&b, &f2, "device");
-		cli_json_str(&b, d->device);
-		cli_json_key(&b, &f2, "peak_bytes");
-		cli_json_u64(&b, d->peak_bytes);
-		cli_json_key(&b, &f2, "capacity_bytes");
-		cli_json_u64(&b, d->capacity_bytes);
-		cli_json_key(&b, &f2, "final_bytes");
-		cli_json_u64(&b, d->final_bytes);
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "device", d->device);
+		cli_jw_key_u64(&w, "peak_bytes", d->peak_bytes);
+		cli_jw_key_u64(&w, "capacity_bytes", d->capacity_bytes);
+		cli_jw_key_u64(&w, "final_bytes", d->final_bytes);
 		struct cgtrace_device_info info;
 		if (device_info(doc, d->device, &info)) {
-			cli_json_key(&b, &f2, "uuid");
-			cli_json_str(&b, info.uuid);
-			cli_json_key(&b, &f2, "name");
-			cli_json_str(&b, info.name);
+			cli_jw_key_str(&w, "uuid", info.uuid);
+			cli_jw_key_str(&w, "name", info.name);
 		}
-		cli_buf_putc(&b, '}');
+		cli_jw_end_object(&w);
 	}
-	cli_buf_puts(&b, "]}");
-	return cli_json_print(&b);
+	cli_jw_end_array(&w);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 /* Checkpoints taken because an allocation failed: where the program ran out. */

@@ -45,31 +45,27 @@ const struct cli_cmd cli_top = {
 static int print_json(const struct cli_site_row *rows, size_t n, const struct top_opts *o)
 {
 	struct cli_buf b = {0};
-	bool first = true;
-	cli_buf_putc(&b, '{');
-	cli_json_key(&b, &first, "by");
-	cli_json_str(&b, cli_by_name(o->by));
-	cli_json_key(&b, &first, "sites");
-	cli_buf_putc(&b, '[');
+	struct cli_jw w;
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key_str(&w, "by", cli_by_name(o->by));
+	cli_jw_key(&w, "sites");
+	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < n; i++) {
-		bool f2 = true;
-		cli_buf_puts(&b, i ? ",{" : "{");
-		cli_json_key(&b, &f2, "device");
-		cli_json_str(&b, rows[i].device);
-		if (o->full) {
-			cli_json_key(&b, &f2, "stack_id");
-			cli_json_u64(&b, rows[i].sum.stack_id);
-		} else {
-			cli_json_key(&b, &f2, "stacks");
-			cli_json_u64(&b, rows[i].n_stacks);
-		}
-		cli_json_stat(&b, &f2, &rows[i].sum);
-		cli_json_key(&b, &f2, "frames");
-		cli_json_frames(&b, rows[i].stack, o->full);
-		cli_buf_putc(&b, '}');
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "device", rows[i].device);
+		if (o->full)
+			cli_jw_key_u64(&w, "stack_id", rows[i].sum.stack_id);
+		else
+			cli_jw_key_u64(&w, "stacks", rows[i].n_stacks);
+		cli_json_stat(&w, &rows[i].sum);
+		cli_jw_key(&w, "frames");
+		cli_json_frames(&w, rows[i].stack, o->full);
+		cli_jw_end_object(&w);
 	}
-	cli_buf_lit(&b, "]}");
-	return cli_json_print(&b);
+	cli_jw_end_array(&w);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 static void print_human(const struct cli_site_row *rows, size_t n, size_t total,

@@ -196,42 +196,32 @@ const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
 	return buf;
 }
 
-void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f)
+void cli_json_frame(struct cli_jw *w, const struct cgtrace_frame *f)
 {
-	bool first = true;
 	char hex[24];
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "address");
+	cli_jw_begin_object(w);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->address);
-	cli_json_str(b, hex);
-	cli_json_key(b, &first, "function");
-	cli_json_str(b, f->function);
-	cli_json_key(b, &first, "file");
-	cli_json_str(b, f->file);
-	cli_json_key(b, &first, "line");
+	cli_jw_key_str(w, "address", hex);
+	cli_jw_key_str(w, "function", f->function);
+	cli_jw_key_str(w, "file", f->file);
+	cli_jw_key(w, "line");
 	if (f->file)
-		cli_json_u64(b, f->line);
+		cli_jw_u64(w, f->line);
 	else
-		cli_buf_lit(b, "null");
-	cli_json_key(b, &first, "module");
-	cli_json_str(b, f->module);
-	cli_json_key(b, &first, "offset");
+		cli_jw_null(w);
+	cli_jw_key_str(w, "module", f->module);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->offset);
-	cli_json_str(b, hex);
-	cli_json_key(b, &first, "inlined");
-	cli_buf_puts(b, f->inlined ? "true" : "false");
-	cli_buf_putc(b, '}');
+	cli_jw_key_str(w, "offset", hex);
+	cli_jw_key_bool(w, "inlined", f->inlined);
+	cli_jw_end_object(w);
 }
 
-void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full)
+void cli_json_frames(struct cli_jw *w, const struct cgtrace_resolved_stack *st, bool full)
 {
-	cli_buf_putc(b, '[');
-	for (size_t i = st && !full ? st->site : 0; st && i < st->n_frames; i++) {
-		if (i > (full ? 0 : st->site))
-			cli_buf_putc(b, ',');
-		cli_json_frame(b, st->frames[i]);
-	}
-	cli_buf_putc(b, ']');
+	cli_jw_begin_array(w);
+	for (size_t i = st && !full ? st->site : 0; st && i < st->n_frames; i++)
+		cli_json_frame(w, st->frames[i]);
+	cli_jw_end_array(w);
 }
 
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent)
@@ -246,26 +236,18 @@ void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const 
 		       st->frames[i]->inlined ? " [inlined]" : "");
 }
 
-void cli_json_stat(struct cli_buf *b, bool *first, const struct cgtrace_stack_stat *s)
+void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s)
 {
-	static const struct {
-		const char *key;
-		size_t at;
-	} members[] = {
-	    {"count", offsetof(struct cgtrace_stack_stat, count)},
-	    {"total_bytes", offsetof(struct cgtrace_stack_stat, total_bytes)},
-	    {"peak_count", offsetof(struct cgtrace_stack_stat, peak_count)},
-	    {"peak_bytes", offsetof(struct cgtrace_stack_stat, peak_bytes)},
-	    {"leaked_count", offsetof(struct cgtrace_stack_stat, leaked_count)},
-	    {"leaked_bytes", offsetof(struct cgtrace_stack_stat, leaked_bytes)},
-	    {"temporary_count", offsetof(struct cgtrace_stack_stat, temporary_count)},
+	static const struct cli_jw_field members[] = {
+	    CLI_JW_U64(struct cgtrace_stack_stat, count),
+	    CLI_JW_U64(struct cgtrace_stack_stat, total_bytes),
+	    CLI_JW_U64(struct cgtrace_stack_stat, peak_count),
+	    CLI_JW_U64(struct cgtrace_stack_stat, peak_bytes),
+	    CLI_JW_U64(struct cgtrace_stack_stat, leaked_count),
+	    CLI_JW_U64(struct cgtrace_stack_stat, leaked_bytes),
+	    CLI_JW_U64(struct cgtrace_stack_stat, temporary_count),
 	};
-	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
-		uint64_t v;
-		memcpy(&v, (const char *)s + members[i].at, sizeof(v));
-		cli_json_key(b, first, members[i].key);
-		cli_json_u64(b, v);
-	}
+	cli_jw_u64_fields(w, s, members, sizeof(members) / sizeof(members[0]));
 }
 
 /* ---- rows ---- */
