@@ -1,41 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/* Loading a trace for a command, and the numbers its text shows. */
 #include "cli.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-void cli_print_help(const struct cli_cmd *cmd, FILE *f)
-{
-	fprintf(f, "Usage: cgtrace %s %s\n\n%s", cmd->name, cmd->args, cmd->help);
-}
-
-int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "cgtrace %s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nUsage: cgtrace %s %s\n", cmd->name, cmd->args);
-	return CLI_USAGE;
-}
-
-const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status)
-{
-	int left = argc - optind;
-	if (left != 1) {
-		*status = cli_usage_error(cmd, left ? "expected one TRACE argument, got %d"
-						    : "missing TRACE argument",
-					  left);
-		return NULL;
-	}
-	return argv[optind];
-}
 
 struct cgtrace_doc *cli_load(const char *path)
 {
@@ -100,95 +68,4 @@ const char *cli_count(char buf[32], uint64_t n)
 	}
 	buf[at] = '\0';
 	return buf;
-}
-
-void cli_buf_put(struct cli_buf *b, const void *s, size_t n)
-{
-	if (b->err)
-		return;
-	if (b->cap - b->len < n) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap - b->len < n)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->err = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-void cli_buf_putc(struct cli_buf *b, char c)
-{
-	cli_buf_put(b, &c, 1);
-}
-
-void cli_buf_puts(struct cli_buf *b, const char *s)
-{
-	cli_buf_put(b, s, strlen(s));
-}
-
-void cli_buf_fini(struct cli_buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
-void cli_json_str(struct cli_buf *b, const char *s)
-{
-	if (!s) {
-		cli_buf_lit(b, "null");
-		return;
-	}
-	size_t n = strlen(s);
-	char small[256], *q = CGTRACE_JSON_STRING_MAX(n) <= sizeof(small) ? small
-					: malloc(CGTRACE_JSON_STRING_MAX(n));
-	if (!q) {
-		b->err = true;
-		return;
-	}
-	cli_buf_put(b, q, cgtrace_json_string(q, s, n));
-	if (q != small)
-		free(q);
-}
-
-void cli_json_u64(struct cli_buf *b, uint64_t v)
-{
-	char tmp[24];
-	cli_buf_put(b, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
-}
-
-void cli_json_key(struct cli_buf *b, bool *first, const char *key)
-{
-	if (!*first)
-		cli_buf_putc(b, ',');
-	*first = false;
-	cli_json_str(b, key);
-	cli_buf_putc(b, ':');
-}
-
-int cli_json_print(struct cli_buf *b)
-{
-	cli_buf_putc(b, '\n');
-	int ret = b->err ? CLI_FAIL : CLI_OK;
-	if (ret == CLI_OK && (fwrite(b->p, 1, b->len, stdout) != b->len || fflush(stdout))) {
-		fprintf(stderr, "cgtrace: writing output: %s\n", strerror(errno));
-		ret = CLI_FAIL;
-	}
-	cli_buf_fini(b);
-	return ret;
-}
-
-bool cli_count_arg(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end)
-		return false;
-	*out = v;
-	return true;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the cgtrace subcommands share: loading, number formatting, JSON output. */
+/* What the cgtrace subcommands share: loading, number formatting, sites, output files. */
 #ifndef CGTRACE_CLI_H
 #define CGTRACE_CLI_H
 
@@ -9,25 +9,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "buf.h"
 #include "cgtrace.h"
+#include "cli-opts.h"
+#include "json-out.h"
 
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
-
-struct cli_cmd {
-	const char *name;
-	const char *args;
-	const char *help;
-	int (*run)(int argc, char **argv);
-};
-
-/* A count option's value: plain decimal digits only (as "-n 5", "--top 0"); false otherwise. */
-bool cli_count_arg(const char *s, size_t *out);
-/* Prints "cgtrace NAME: message" and the usage line on stderr; returns CLI_USAGE. */
-int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void cli_print_help(const struct cli_cmd *cmd, FILE *f);
-/* Exactly one positional argument after options: the trace path. */
-const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status);
+/* --bytes, as the commands that print sizes take it: exact counts into the bool member. */
+#define CLI_OPT_BYTES(type, member)                                                          \
+	{.name = "bytes", .offset = offsetof(type, member),                                 \
+	 .help = "exact byte counts instead of KiB/MiB/GiB"}
 
 /* The trace's name in messages: "<stdin>" for "-", as the library names it. */
 const char *cli_path_name(const char *path);
@@ -42,26 +32,6 @@ const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
 const char *cli_ns(char buf[32], uint64_t ns);
 /* Thousands separators: 1,234,567. */
 const char *cli_count(char buf[32], uint64_t n);
-
-/* A growable output buffer: JSON goes out whole, or not at all when memory ran out. */
-struct cli_buf {
-	char *p;
-	size_t len, cap;
-	bool err; /* sticky: out of memory */
-};
-
-void cli_buf_put(struct cli_buf *b, const void *s, size_t n);
-void cli_buf_putc(struct cli_buf *b, char c);
-void cli_buf_puts(struct cli_buf *b, const char *s);
-#define cli_buf_lit(b, s) cli_buf_put((b), (s), sizeof(s) - 1)
-void cli_buf_fini(struct cli_buf *b);
-
-/* Minimal JSON emitter: commas are placed by the caller through `first` flags. */
-void cli_json_str(struct cli_buf *b, const char *s);
-void cli_json_u64(struct cli_buf *b, uint64_t v);
-void cli_json_key(struct cli_buf *b, bool *first, const char *key);
-/* Writes b to stdout and frees it; CLI_FAIL on a write error. */
-int cli_json_print(struct cli_buf *b);
 
 /* The probe's settings recorded in meta (probe-settings.c). */
 /* A meta tag's value, or NULL when the trace has no such tag. */
@@ -93,6 +63,8 @@ bool cli_min_bytes_note(char *buf, size_t len, const struct cgtrace_doc *doc, bo
 
 /* What sites are ranked by: `--by NAME`. */
 enum cli_by { CLI_BY_PEAK, CLI_BY_TOTAL, CLI_BY_COUNT, CLI_BY_LEAKED, CLI_BY_TEMPORARY };
+/* Their names, in enum order, with their help rows in cgtrace top's help; NULL-ended. */
+extern const struct cli_choice cli_by_choices[];
 /* false when name is none of them. */
 bool cli_by_parse(const char *name, enum cli_by *out);
 const char *cli_by_name(enum cli_by by);
@@ -157,12 +129,12 @@ const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
 const struct cgtrace_frame *cli_site_frame(const struct cgtrace_resolved_stack *st);
 /* The frames of a stack, one a line after indent, from the site outwards (all when full). */
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent);
-/* A row's figures as JSON members (after a first member): count, total_bytes, ... */
-void cli_json_stat(struct cli_buf *b, bool *first, const struct cgtrace_stack_stat *s);
+/* A row's figures as members of the object being written: count, total_bytes, ... */
+void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s);
 /* {"address", "function", "file", "line", "module", "offset", "inlined"} */
-void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f);
+void cli_json_frame(struct cli_jw *w, const struct cgtrace_frame *f);
 /* [frame, ...] from the site outwards (all frames when full). */
-void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full);
+void cli_json_frames(struct cli_jw *w, const struct cgtrace_resolved_stack *st, bool full);
 
 /* The output file of a view or an export (output.c). */
 struct cli_out {

@@ -5,7 +5,6 @@
  * folded stacks, a Perfetto trace, a massif file.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,54 @@
 #include "cli.h"
 #include "export-massif.h"
 #include "export-perfetto.h"
+
+/* Strings checked once all are read: the checks depend on --format. */
+struct export_args {
+	const char *format, *order, *output, *by, *device;
+	const char *level, *block_raw, *buckets, *max_spans;
+	bool stats, strict;
+};
+
+static const struct cli_choice formats[] = {
+	{"jsonl", "one JSON record a line (the default)"},
+	{"compact", "the compact encoding (docs/compact-format.md): memory,\n"
+		    "span and device checkpoint records packed into a few\n"
+		    "bytes, the rest as JSONL text, in zstd blocks; never\n"
+		    "written to a terminal. Reading it back and exporting as\n"
+		    "JSONL gives the JSONL export's bytes"},
+	{"folded", "folded stacks for flamegraph.pl, speedscope or Perfetto:\n"
+		   "one `frame;frame;frame VALUE` line per call stack, root\n"
+		   "first, down to the allocation site (docs/symbols.md)"},
+	{"perfetto", "Chrome Trace Event JSON for ui.perfetto.dev (Open trace\n"
+		     "file) or chrome://tracing: spans on their threads, live\n"
+		     "bytes by category per device as counters (each bucket at\n"
+		     "its highest instant), device checkpoints, the peaks and\n"
+		     "out-of-memory failures; bounded in size (docs/perfetto.md)"},
+	{"massif", "valgrind massif's format for ms_print and massif-visualizer:\n"
+		   "one device's live bytes as about 100 snapshots, its peak\n"
+		   "detailed by call stack, or by op_name and span without\n"
+		   "stacks (docs/massif.md)"},
+	{NULL, NULL},
+};
+
+/* Their indices in formats. */
+enum { FMT_JSONL, FMT_COMPACT, FMT_FOLDED, FMT_PERFETTO, FMT_MASSIF };
+
+static const struct cli_choice orders[] = {
+	{"stream", "records in file order, read one at a time: memory stays\n"
+		   "bounded whatever the trace's length (the default)"},
+	{"canonical", "the reconstructed document: meta, spans by id (start, then\n"
+		      "end when closed), ops, tensors, memory, device memory,\n"
+		      "gradients, edges, then cgprobe extension records; derived\n"
+		      "storage sizes are written out"},
+	{NULL, NULL},
+};
+
+enum { ORDER_STREAM, ORDER_CANONICAL };
+
+#define STR_OPT(long_name, member, arg_name, text)                                            \
+	{.name = long_name, .kind = CLI_OPT_STR, .offset = offsetof(struct export_args, member), \
+	 .arg = arg_name, .help = text}
 
 static int run(int argc, char **argv);
 
@@ -26,52 +73,44 @@ const struct cli_cmd cli_export = {
 		"spelling (a trace cgprobe wrote comes out byte for byte in stream order),\n"
 		"or in the compact binary encoding. Unknown fields are dropped; a .zst\n"
 		"trace comes out plain. Or writes it for other tools: folded stacks, a\n"
-		"Perfetto trace, a massif file.\n\n"
-		"  --format jsonl   one JSON record a line (the default)\n"
-		"  --format compact the compact encoding (docs/compact-format.md): memory,\n"
-		"                   span and device checkpoint records packed into a few\n"
-		"                   bytes, the rest as JSONL text, in zstd blocks; never\n"
-		"                   written to a terminal. Reading it back and exporting as\n"
-		"                   JSONL gives the JSONL export's bytes\n"
-		"  --format folded  folded stacks for flamegraph.pl, speedscope or Perfetto:\n"
-		"                   one `frame;frame;frame VALUE` line per call stack, root\n"
-		"                   first, down to the allocation site (docs/symbols.md)\n"
-		"  --format perfetto\n"
-		"                   Chrome Trace Event JSON for ui.perfetto.dev (Open trace\n"
-		"                   file) or chrome://tracing: spans on their threads, live\n"
-		"                   bytes by category per device as counters (each bucket at\n"
-		"                   its highest instant), device checkpoints, the peaks and\n"
-		"                   out-of-memory failures; bounded in size (docs/perfetto.md)\n"
-		"  --format massif  valgrind massif's format for ms_print and massif-visualizer:\n"
-		"                   one device's live bytes as about 100 snapshots, its peak\n"
-		"                   detailed by call stack, or by op_name and span without\n"
-		"                   stacks (docs/massif.md)\n"
-		"  --by NAME        folded: the value of a stack, as cgtrace top ranks: peak\n"
-		"                   (bytes held at the device's peak, the default), total,\n"
-		"                   count, leaked or temporary\n"
-		"  --device D       folded: only device D's stacks (else a trace of several\n"
-		"                   devices gets the device as the root frame); massif: the\n"
-		"                   device written (default: the one that peaked)\n"
-		"  --buckets N      perfetto: time buckets of the counters (default 10000, at\n"
-		"                   most 100000); two samples per bucket and device at most\n"
-		"  --max-spans N    perfetto: spans kept, the longest (default 100000); the\n"
-		"                   file's metadata says so when some are left out\n"
-		"  --level N        compact: the zstd level (default 1; 0: stored blocks)\n"
-		"  --stats          compact: print on stderr, per field, the bytes before zstd\n"
-		"                   and what the field costs after it (the output's size less\n"
-		"                   its size with that field's values all 0); ten times the work\n"
-		"  --block-raw N    compact: end blocks at N raw bytes (default 4 MiB; for tests)\n"
-		"  --strict         jsonl: strict trace/6, without the extension fields and\n"
-		"                   kinds (cgprobe_* stacks, modules and device identities,\n"
-		"                   managed, oom_request_bytes; cgprobe_device records)\n"
-		"  --order stream   records in file order, read one at a time: memory stays\n"
-		"                   bounded whatever the trace's length (the default)\n"
-		"  --order canonical\n"
-		"                   the reconstructed document: meta, spans by id (start, then\n"
-		"                   end when closed), ops, tensors, memory, device memory,\n"
-		"                   gradients, edges, then cgprobe extension records; derived\n"
-		"                   storage sizes are written out\n"
-		"  -o FILE          write to FILE instead of standard output\n\n" CLI_OUT_HELP,
+		"Perfetto trace, a massif file.\n\n",
+	.label_width = 17,
+	.opts = (const struct cli_opt[]){
+		{.name = "format", .kind = CLI_OPT_STR, .offset = offsetof(struct export_args, format),
+		 .choices = formats},
+		STR_OPT("by", by, "NAME",
+			"folded: the value of a stack, as cgtrace top ranks: peak\n"
+			"(bytes held at the device's peak, the default), total,\n"
+			"count, leaked or temporary"),
+		STR_OPT("device", device, "D",
+			"folded: only device D's stacks (else a trace of several\n"
+			"devices gets the device as the root frame); massif: the\n"
+			"device written (default: the one that peaked)"),
+		STR_OPT("buckets", buckets, "N",
+			"perfetto: time buckets of the counters (default 10000, at\n"
+			"most 100000); two samples per bucket and device at most"),
+		STR_OPT("max-spans", max_spans, "N",
+			"perfetto: spans kept, the longest (default 100000); the\n"
+			"file's metadata says so when some are left out"),
+		STR_OPT("level", level, "N", "compact: the zstd level (default 1; 0: stored blocks)"),
+		{.name = "stats", .offset = offsetof(struct export_args, stats),
+		 .help = "compact: print on stderr, per field, the bytes before zstd\n"
+			 "and what the field costs after it (the output's size less\n"
+			 "its size with that field's values all 0); ten times the work"},
+		STR_OPT("block-raw", block_raw, "N",
+			"compact: end blocks at N raw bytes (default 4 MiB; for tests)"),
+		{.name = "strict", .offset = offsetof(struct export_args, strict),
+		 .help = "jsonl: strict trace/6, without the extension fields and\n"
+			 "kinds (cgprobe_* stacks, modules and device identities,\n"
+			 "managed, oom_request_bytes; cgprobe_device records)"},
+		{.name = "order", .kind = CLI_OPT_STR, .offset = offsetof(struct export_args, order),
+		 .choices = orders},
+		{.name = "output", .short_name = 'o', .kind = CLI_OPT_STR, .label = "-o FILE",
+		 .offset = offsetof(struct export_args, output),
+		 .help = "write to FILE instead of standard output"},
+		{0},
+	},
+	.help_tail = "\n" CLI_OUT_HELP,
 	.run = run,
 };
 
@@ -302,120 +341,74 @@ static bool parse_num(const char *s, long long lo, long long hi, long long *out)
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"format", required_argument, NULL, 'f'}, {"order", required_argument, NULL, 'r'},
-	    {"output", required_argument, NULL, 'o'}, {"level", required_argument, NULL, 'l'},
-	    {"stats", no_argument, NULL, 's'},        {"block-raw", required_argument, NULL, 'b'},
-	    {"strict", no_argument, NULL, 'S'},       {"by", required_argument, NULL, 'y'},
-	    {"device", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
-	    {"buckets", required_argument, NULL, 'B'}, {"max-spans", required_argument, NULL, 'M'},
-	    {0},
-	};
-	const char *format = "jsonl", *order = NULL, *output = NULL;
-	const char *by_name = NULL, *device = NULL;
-	const char *level = NULL, *block_raw = NULL, *buckets = NULL, *max_spans = NULL;
-	struct how how = {.copts = {.zstd_level = 1}};
-	long long v;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			format = optarg;
-			break;
-		case 'r':
-			order = optarg;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'l':
-			level = optarg;
-			break;
-		case 's':
-			how.copts.stats = true;
-			break;
-		case 'b':
-			block_raw = optarg;
-			break;
-		case 'S':
-			how.jsonl_flags |= CGTRACE_EXPORT_STRICT;
-			break;
-		case 'y':
-			by_name = optarg;
-			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'B':
-			buckets = optarg;
-			break;
-		case 'M':
-			max_spans = optarg;
-			break;
-		case 'h':
-			cli_print_help(&cli_export, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_export, "unknown option");
-		}
-	}
-	how.compact = strcmp(format, "compact") == 0;
-	bool folded = strcmp(format, "folded") == 0;
-	bool perfetto = strcmp(format, "perfetto") == 0, massif = strcmp(format, "massif") == 0;
-	if (!how.compact && !folded && !perfetto && !massif && strcmp(format, "jsonl") != 0)
+	struct export_args a = {.format = "jsonl"};
+	int status;
+	if (!cli_parse(&cli_export, argc, argv, &a, &status))
+		return status;
+	int format = cli_choice_find(formats, a.format);
+	if (format < 0)
 		return cli_usage_error(
 		    &cli_export,
 		    "unknown format '%s' (supported: jsonl, compact, folded, perfetto, massif)",
-		    format);
-	if (strcmp(format, "jsonl") != 0 && how.jsonl_flags)
+		    a.format);
+	struct how how = {
+	    .compact = format == FMT_COMPACT,
+	    .jsonl_flags = a.strict ? CGTRACE_EXPORT_STRICT : 0,
+	    .copts = {.zstd_level = 1, .stats = a.stats},
+	};
+	bool folded = format == FMT_FOLDED;
+	bool perfetto = format == FMT_PERFETTO, massif = format == FMT_MASSIF;
+	long long v;
+	if (format != FMT_JSONL && how.jsonl_flags)
 		return cli_usage_error(&cli_export, "--strict goes with --format jsonl");
-	if (!folded && by_name)
+	if (!folded && a.by)
 		return cli_usage_error(&cli_export, "--by goes with --format folded");
-	if (!folded && !massif && device)
+	if (!folded && !massif && a.device)
 		return cli_usage_error(&cli_export, "--device goes with --format folded or massif");
-	if (!perfetto && (buckets || max_spans))
+	if (!perfetto && (a.buckets || a.max_spans))
 		return cli_usage_error(&cli_export,
 				       "--buckets and --max-spans go with --format perfetto");
-	if ((folded || perfetto || massif) && order)
+	if ((folded || perfetto || massif) && a.order)
 		return cli_usage_error(&cli_export, "--order goes with --format jsonl or compact");
 	size_t n_buckets = CLI_PERFETTO_BUCKETS, n_spans = CLI_PERFETTO_MAX_SPANS;
-	if (buckets && (!cli_count_arg(buckets, &n_buckets) || n_buckets < 1 || n_buckets > 100000))
-		return cli_usage_error(&cli_export, "--buckets: '%s' is not 1 to 100000", buckets);
-	if (max_spans && !cli_count_arg(max_spans, &n_spans))
-		return cli_usage_error(&cli_export, "--max-spans: '%s' is not a count", max_spans);
+	if (a.buckets &&
+	    (!cli_count_arg(a.buckets, &n_buckets) || n_buckets < 1 || n_buckets > 100000))
+		return cli_usage_error(&cli_export, "--buckets: '%s' is not 1 to 100000", a.buckets);
+	if (a.max_spans && !cli_count_arg(a.max_spans, &n_spans))
+		return cli_usage_error(&cli_export, "--max-spans: '%s' is not a count", a.max_spans);
 	enum cli_by by = CLI_BY_PEAK;
-	if (by_name && !cli_by_parse(by_name, &by))
-		return cli_usage_error(&cli_export, "--by: '%s' is not one of %s", by_name,
-				       CLI_BY_NAMES);
-	if (!how.compact && (level || block_raw || how.copts.stats))
+	if (a.by && !cli_by_parse(a.by, &by))
+		return cli_usage_error(&cli_export, "--by: '%s' is not one of %s", a.by, CLI_BY_NAMES);
+	if (!how.compact && (a.level || a.block_raw || how.copts.stats))
 		return cli_usage_error(&cli_export,
 				       "--level, --stats and --block-raw go with --format compact");
-	if (level) {
-		if (!parse_num(level, 0, 22, &v))
-			return cli_usage_error(&cli_export, "--level: '%s' is not 0 to 22", level);
+	if (a.level) {
+		if (!parse_num(a.level, 0, 22, &v))
+			return cli_usage_error(&cli_export, "--level: '%s' is not 0 to 22", a.level);
 		how.copts.zstd_level = (int)v;
 	}
-	if (block_raw) {
-		if (!parse_num(block_raw, 1, 64ll << 20, &v))
+	if (a.block_raw) {
+		if (!parse_num(a.block_raw, 1, 64ll << 20, &v))
 			return cli_usage_error(&cli_export, "--block-raw: '%s' is not 1 to 64 MiB",
-					       block_raw);
+					       a.block_raw);
 		how.copts.block_raw = (size_t)v;
 	}
-	bool stream = !order || strcmp(order, "stream") == 0;
-	if (!stream && strcmp(order, "canonical") != 0)
+	int order = a.order ? cli_choice_find(orders, a.order) : ORDER_STREAM;
+	if (order < 0)
 		return cli_usage_error(&cli_export,
-				       "unknown order '%s' (supported: stream, canonical)", order);
+				       "unknown order '%s' (supported: stream, canonical)", a.order);
 	const char *path = cli_trace_arg(&cli_export, argc, argv, &status);
 	if (!path)
 		return status;
 	if (folded)
-		return export_folded(path, output, by, device);
+		return export_folded(path, a.output, by, a.device);
 	if (perfetto)
-		return cli_export_perfetto(path, output, n_buckets, n_spans);
+		return cli_export_perfetto(path, a.output, n_buckets, n_spans);
 	if (massif)
-		return cli_export_massif(path, output, device);
+		return cli_export_massif(path, a.output, a.device);
 	/* Before the trace is read: a canonical export reads it whole first. */
-	if (!output && refuse_terminal(&how, STDOUT_FILENO))
+	if (!a.output && refuse_terminal(&how, STDOUT_FILENO))
 		return CLI_USAGE;
-	return stream ? export_stream(path, output, &how) : export_canonical(path, output, &how);
+	return order == ORDER_STREAM ? export_stream(path, a.output, &how)
+				     : export_canonical(path, a.output, &how);
 }

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace leaks: allocations never freed, grouped by call stack, largest first. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+struct leaks_args {
+	const char *device;
+	size_t top;
+	bool json, exact;
+};
 
 static int run(int argc, char **argv);
 
@@ -13,12 +18,19 @@ const struct cli_cmd cli_leaks = {
     .args = "[-n N] [--device D] [--json] [--bytes] TRACE",
     .help = "Lists the allocations still live at the end of the trace (never freed),\n"
             "grouped by call stack, most bytes first, each stack from its allocation\n"
-            "site outwards.\n\n"
-            "  -n N        stacks shown (default 20, 0 = all)\n"
-            "  --device D  only device D (cpu, cuda:0, ...)\n"
-            "  --json      {\"leaked_count\", \"leaked_bytes\", \"stacks\": [{device,\n"
-            "              stack_id, leaked_count, leaked_bytes, frames}]}\n"
-            "  --bytes     exact byte counts instead of KiB/MiB/GiB\n",
+            "site outwards.\n\n",
+    .label_width = 12,
+    .opts = (const struct cli_opt[]){
+        {.short_name = 'n', .kind = CLI_OPT_COUNT, .offset = offsetof(struct leaks_args, top),
+         .arg = "N", .help = "stacks shown (default 20, 0 = all)"},
+        {.name = "device", .kind = CLI_OPT_STR, .offset = offsetof(struct leaks_args, device),
+         .arg = "D", .help = "only device D (cpu, cuda:0, ...)"},
+        {.name = "json", .offset = offsetof(struct leaks_args, json),
+         .help = "{\"leaked_count\", \"leaked_bytes\", \"stacks\": [{device,\n"
+                 "stack_id, leaked_count, leaked_bytes, frames}]}"},
+        CLI_OPT_BYTES(struct leaks_args, exact),
+        {0},
+    },
     .run = run,
 };
 
@@ -38,36 +50,31 @@ static const char *counted(char buf[48], uint64_t n, const char *noun)
 static int print_json(const struct cli_site_row *rows, size_t n, size_t shown)
 {
 	struct cli_buf b = {0};
+	struct cli_jw w;
 	uint64_t count = 0, bytes = 0;
 	for (size_t i = 0; i < n; i++) {
 		count = sat(count, rows[i].sum.leaked_count);
 		bytes = sat(bytes, rows[i].sum.leaked_bytes);
 	}
-	bool first = true;
-	cli_buf_putc(&b, '{');
-	cli_json_key(&b, &first, "leaked_count");
-	cli_json_u64(&b, count);
-	cli_json_key(&b, &first, "leaked_bytes");
-	cli_json_u64(&b, bytes);
-	cli_json_key(&b, &first, "stacks");
-	cli_buf_putc(&b, '[');
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key_u64(&w, "leaked_count", count);
+	cli_jw_key_u64(&w, "leaked_bytes", bytes);
+	cli_jw_key(&w, "stacks");
+	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < shown; i++) {
-		bool f2 = true;
-		cli_buf_puts(&b, i ? ",{" : "{");
-		cli_json_key(&b, &f2, "device");
-		cli_json_str(&b, rows[i].device);
-		cli_json_key(&b, &f2, "stack_id");
-		cli_json_u64(&b, rows[i].sum.stack_id);
-		cli_json_key(&b, &f2, "leaked_count");
-		cli_json_u64(&b, rows[i].sum.leaked_count);
-		cli_json_key(&b, &f2, "leaked_bytes");
-		cli_json_u64(&b, rows[i].sum.leaked_bytes);
-		cli_json_key(&b, &f2, "frames");
-		cli_json_frames(&b, rows[i].stack, false);
-		cli_buf_putc(&b, '}');
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "device", rows[i].device);
+		cli_jw_key_u64(&w, "stack_id", rows[i].sum.stack_id);
+		cli_jw_key_u64(&w, "leaked_count", rows[i].sum.leaked_count);
+		cli_jw_key_u64(&w, "leaked_bytes", rows[i].sum.leaked_bytes);
+		cli_jw_key(&w, "frames");
+		cli_json_frames(&w, rows[i].stack, false);
+		cli_jw_end_object(&w);
 	}
-	cli_buf_lit(&b, "]}");
-	return cli_json_print(&b);
+	cli_jw_end_array(&w);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 static void print_human(const struct cli_site_row *rows, size_t n, size_t shown, bool exact)
@@ -99,56 +106,24 @@ static void print_human(const struct cli_site_row *rows, size_t n, size_t shown,
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"device", required_argument, NULL, 'd'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"bytes", no_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	const char *device = NULL;
-	bool json = false, exact = false;
-	size_t top = 20;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			device = optarg;
-			break;
-		case 'n':
-			if (!cli_count_arg(optarg, &top))
-				return cli_usage_error(&cli_leaks, "-n needs a number, got '%s'",
-				                       optarg);
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'b':
-			exact = true;
-			break;
-		case 'h':
-			cli_print_help(&cli_leaks, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_leaks, "unknown option");
-		}
-	}
-	const char *path = cli_trace_arg(&cli_leaks, argc, argv, &status);
+	struct leaks_args a = {.top = 20};
+	int status;
+	const char *path = cli_parse_trace(&cli_leaks, argc, argv, &a, &status);
 	if (!path)
 		return status;
 	struct cli_sites s;
 	struct cli_site_row *rows;
 	size_t n;
-	if (cli_sites_open_rows(&s, path, device, true, CLI_BY_LEAKED, &rows, &n) != CLI_OK)
+	if (cli_sites_open_rows(&s, path, a.device, true, CLI_BY_LEAKED, &rows, &n) != CLI_OK)
 		return CLI_FAIL;
-	size_t shown = top && top < n ? top : n;
-	if (json)
+	size_t shown = a.top && a.top < n ? a.top : n;
+	if (a.json)
 		status = print_json(rows, n, shown);
 	else
-		print_human(rows, n, shown, exact);
+		print_human(rows, n, shown, a.exact);
 	free(rows);
 	cli_sites_close(&s);
-	if (!json && (fflush(stdout) || ferror(stdout)))
+	if (!a.json && (fflush(stdout) || ferror(stdout)))
 		return CLI_FAIL;
 	return status;
 }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace memory: the memory analysis, per device, and what made the peak. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+struct memory_args {
+	bool json, exact, top_given;
+	size_t top;
+};
 
 static int run(int argc, char **argv);
 
@@ -15,128 +19,104 @@ const struct cli_cmd cli_memory = {
 		"on which device, by category, and the allocations live at that moment\n"
 		"(largest first), grouped by the function or op that made them. With\n"
 		"recorded call stacks, each allocation's site: the function and line that\n"
-		"allocated (docs/symbols.md).\n\n"
-		"  --json    one JSON object {summary, by_device, peak_breakdown, peak_by_op};\n"
-		"            without --top, peak_breakdown lists every allocation live at the peak\n"
-		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n"
-		"  --top N   live allocations listed at the peak (default 20, 0 = all); with\n"
-		"            --json it bounds peak_breakdown to the N largest and adds\n"
-		"            peak_breakdown_rest {count, bytes}: the allocations left out; with\n"
-		"            recorded stacks each entry has stack_id and frames (from the site\n"
-		"            outwards: address, function, file, line, module, offset, inlined)\n",
+		"allocated (docs/symbols.md).\n\n",
+	.label_width = 10,
+	.opts = (const struct cli_opt[]){
+		{.name = "json", .offset = offsetof(struct memory_args, json),
+		 .help = "one JSON object {summary, by_device, peak_breakdown, peak_by_op};\n"
+			 "without --top, peak_breakdown lists every allocation live at the peak"},
+		CLI_OPT_BYTES(struct memory_args, exact),
+		{.name = "top", .kind = CLI_OPT_COUNT, .offset = offsetof(struct memory_args, top),
+		 .seen = CLI_SEEN(struct memory_args, top_given), .arg = "N",
+		 .help = "live allocations listed at the peak (default 20, 0 = all); with\n"
+			 "--json it bounds peak_breakdown to the N largest and adds\n"
+			 "peak_breakdown_rest {count, bytes}: the allocations left out; with\n"
+			 "recorded stacks each entry has stack_id and frames (from the site\n"
+			 "outwards: address, function, file, line, module, offset, inlined)"},
+		{0},
+	},
 	.run = run,
 };
 
-static void json_shape(struct cli_buf *b, const uint64_t *shape, size_t ndim)
+static void json_summary(struct cli_jw *w, const struct cgtrace_memory_report *r)
 {
-	cli_buf_putc(b, '[');
-	for (size_t i = 0; i < ndim; i++) {
-		if (i)
-			cli_buf_putc(b, ',');
-		cli_json_u64(b, shape[i]);
-	}
-	cli_buf_putc(b, ']');
+	static const struct cli_jw_field counts[] = {
+		CLI_JW_U64(struct cgtrace_memory_report, alloc_count),
+		CLI_JW_U64(struct cgtrace_memory_report, free_count),
+		CLI_JW_U64(struct cgtrace_memory_report, total_alloc_bytes),
+		CLI_JW_U64(struct cgtrace_memory_report, peak_bytes),
+		CLI_JW_U64(struct cgtrace_memory_report, peak_timestamp_ns),
+	};
+	cli_jw_begin_object(w);
+	cli_jw_u64_fields(w, r, counts, sizeof(counts) / sizeof(counts[0]));
+	cli_jw_key_str(w, "peak_device", r->peak_device);
+	cli_jw_key(w, "peak_by_category");
+	cli_jw_begin_object(w);
+	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
+		cli_jw_key_u64(w, cgtrace_category_name((enum cgtrace_category)c),
+			       r->peak_by_category[c]);
+	cli_jw_end_object(w);
+	cli_jw_key_u64(w, "autograd_retained_bytes", r->autograd_retained_bytes);
+	cli_jw_end_object(w);
 }
 
-static void json_summary(struct cli_buf *b, const struct cgtrace_memory_report *r)
+static void json_device(struct cli_jw *w, const struct cgtrace_device_peak *d)
 {
-	bool first = true;
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "alloc_count");
-	cli_json_u64(b, r->alloc_count);
-	cli_json_key(b, &first, "free_count");
-	cli_json_u64(b, r->free_count);
-	cli_json_key(b, &first, "total_alloc_bytes");
-	cli_json_u64(b, r->total_alloc_bytes);
-	cli_json_key(b, &first, "peak_bytes");
-	cli_json_u64(b, r->peak_bytes);
-	cli_json_key(b, &first, "peak_timestamp_ns");
-	cli_json_u64(b, r->peak_timestamp_ns);
-	cli_json_key(b, &first, "peak_device");
-	cli_json_str(b, r->peak_device);
-	cli_json_key(b, &first, "peak_by_category");
-	cli_buf_putc(b, '{');
-	bool f2 = true;
-	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
-		cli_json_key(b, &f2, cgtrace_category_name((enum cgtrace_category)c));
-		cli_json_u64(b, r->peak_by_category[c]);
-	}
-	cli_buf_putc(b, '}');
-	cli_json_key(b, &first, "autograd_retained_bytes");
-	cli_json_u64(b, r->autograd_retained_bytes);
-	cli_buf_putc(b, '}');
+	static const struct cli_jw_field figures[] = {
+		CLI_JW_U64(struct cgtrace_device_peak, capacity_bytes),
+		CLI_JW_U64(struct cgtrace_device_peak, peak_bytes),
+		CLI_JW_U64(struct cgtrace_device_peak, peak_timestamp_ns),
+		CLI_JW_U64(struct cgtrace_device_peak, alloc_count),
+		CLI_JW_U64(struct cgtrace_device_peak, free_count),
+	};
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "device", d->device);
+	cli_jw_u64_fields(w, d, figures, sizeof(figures) / sizeof(figures[0]));
+	cli_jw_end_object(w);
 }
 
-static void json_device(struct cli_buf *b, const struct cgtrace_device_peak *d)
-{
-	bool first = true;
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "device");
-	cli_json_str(b, d->device);
-	cli_json_key(b, &first, "capacity_bytes");
-	cli_json_u64(b, d->capacity_bytes);
-	cli_json_key(b, &first, "peak_bytes");
-	cli_json_u64(b, d->peak_bytes);
-	cli_json_key(b, &first, "peak_timestamp_ns");
-	cli_json_u64(b, d->peak_timestamp_ns);
-	cli_json_key(b, &first, "alloc_count");
-	cli_json_u64(b, d->alloc_count);
-	cli_json_key(b, &first, "free_count");
-	cli_json_u64(b, d->free_count);
-	cli_buf_putc(b, '}');
-}
-
-static void json_live(struct cli_buf *b, const struct cgtrace_live_alloc *a,
+static void json_live(struct cli_jw *w, const struct cgtrace_live_alloc *a,
 		      const struct cli_sites *sites)
 {
-	bool first = true;
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "tensor_id");
-	cli_json_str(b, a->tensor_id);
-	cli_json_key(b, &first, "span_id");
-	cli_json_str(b, a->span_id);
-	cli_json_key(b, &first, "op_name");
-	cli_json_str(b, a->op_name);
-	cli_json_key(b, &first, "bytes");
-	cli_json_u64(b, a->bytes);
-	cli_json_key(b, &first, "shape");
-	json_shape(b, a->shape, a->ndim);
-	cli_json_key(b, &first, "dtype");
-	cli_json_str(b, a->dtype);
-	cli_json_key(b, &first, "device");
-	cli_json_str(b, a->device);
-	cli_json_key(b, &first, "category");
-	cli_json_str(b, cgtrace_category_name(a->category));
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "tensor_id", a->tensor_id);
+	cli_jw_key_str(w, "span_id", a->span_id);
+	cli_jw_key_str(w, "op_name", a->op_name);
+	cli_jw_key_u64(w, "bytes", a->bytes);
+	cli_jw_key(w, "shape");
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < a->ndim; i++)
+		cli_jw_u64(w, a->shape[i]);
+	cli_jw_end_array(w);
+	cli_jw_key_str(w, "dtype", a->dtype);
+	cli_jw_key_str(w, "device", a->device);
+	cli_jw_key_str(w, "category", cgtrace_category_name(a->category));
 	if (sites) {
-		cli_json_key(b, &first, "stack_id");
-		cli_json_u64(b, a->stack_id);
-		cli_json_key(b, &first, "frames");
-		cli_json_frames(b, cli_sites_stack(sites, a->stack_id), false);
+		cli_jw_key_u64(w, "stack_id", a->stack_id);
+		cli_jw_key(w, "frames");
+		cli_json_frames(w, cli_sites_stack(sites, a->stack_id), false);
 	}
-	cli_buf_putc(b, '}');
+	cli_jw_end_object(w);
 }
 
 /* Every group, whatever --top says: the groups add up to the peak's live set. */
-static int json_groups(struct cli_buf *b, const struct cgtrace_memory_report *r)
+static int json_groups(struct cli_jw *w, const struct cgtrace_memory_report *r)
 {
 	struct cgtrace_op_group *g;
 	size_t n;
 	int ret = cgtrace_memory_peak_by_op(r, &g, &n);
 	if (ret < 0)
 		return ret;
-	cli_buf_lit(b, ",\"peak_by_op\":[");
+	cli_jw_key(w, "peak_by_op");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < n; i++) {
-		bool first = true;
-		cli_buf_puts(b, i ? ",{" : "{");
-		cli_json_key(b, &first, "op_name");
-		cli_json_str(b, g[i].op_name);
-		cli_json_key(b, &first, "count");
-		cli_json_u64(b, g[i].count);
-		cli_json_key(b, &first, "bytes");
-		cli_json_u64(b, g[i].bytes);
-		cli_buf_putc(b, '}');
+		cli_jw_begin_object(w);
+		cli_jw_key_str(w, "op_name", g[i].op_name);
+		cli_jw_key_u64(w, "count", g[i].count);
+		cli_jw_key_u64(w, "bytes", g[i].bytes);
+		cli_jw_end_object(w);
 	}
-	cli_buf_putc(b, ']');
+	cli_jw_end_array(w);
 	cgtrace_op_groups_free(g);
 	return 0;
 }
@@ -151,40 +131,38 @@ static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_
 		      const struct cli_sites *sites)
 {
 	struct cli_buf b = {0};
+	struct cli_jw w;
 	size_t shown = bounded && top && top < r->n_breakdown ? top : r->n_breakdown;
-	cli_buf_lit(&b, "{\"summary\":");
-	json_summary(&b, r);
-	cli_buf_lit(&b, ",\"by_device\":[");
-	for (size_t i = 0; i < r->n_devices; i++) {
-		if (i)
-			cli_buf_putc(&b, ',');
-		json_device(&b, &r->by_device[i]);
-	}
-	cli_buf_lit(&b, "],\"peak_breakdown\":[");
-	for (size_t i = 0; i < shown; i++) {
-		if (i)
-			cli_buf_putc(&b, ',');
-		json_live(&b, &r->peak_breakdown[i], sites);
-	}
-	cli_buf_putc(&b, ']');
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key(&w, "summary");
+	json_summary(&w, r);
+	cli_jw_key(&w, "by_device");
+	cli_jw_begin_array(&w);
+	for (size_t i = 0; i < r->n_devices; i++)
+		json_device(&w, &r->by_device[i]);
+	cli_jw_end_array(&w);
+	cli_jw_key(&w, "peak_breakdown");
+	cli_jw_begin_array(&w);
+	for (size_t i = 0; i < shown; i++)
+		json_live(&w, &r->peak_breakdown[i], sites);
+	cli_jw_end_array(&w);
 	if (bounded) {
 		uint64_t rest = 0;
-		bool first = true;
 		for (size_t i = shown; i < r->n_breakdown; i++)
 			rest = rest + r->peak_breakdown[i].bytes < rest
 				       ? UINT64_MAX
 				       : rest + r->peak_breakdown[i].bytes;
-		cli_buf_lit(&b, ",\"peak_breakdown_rest\":{");
-		cli_json_key(&b, &first, "count");
-		cli_json_u64(&b, r->n_breakdown - shown);
-		cli_json_key(&b, &first, "bytes");
-		cli_json_u64(&b, rest);
-		cli_buf_putc(&b, '}');
+		cli_jw_key(&w, "peak_breakdown_rest");
+		cli_jw_begin_object(&w);
+		cli_jw_key_u64(&w, "count", r->n_breakdown - shown);
+		cli_jw_key_u64(&w, "bytes", rest);
+		cli_jw_end_object(&w);
 	}
-	if (json_groups(&b, r) < 0)
+	if (json_groups(&w, r) < 0)
 		b.err = true;
-	cli_buf_putc(&b, '}');
-	return cli_json_print(&b);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 /* Live bytes at the peak per op_name: which call made the peak. */
@@ -261,38 +239,9 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"bytes", no_argument, NULL, 'b'},
-		{"top", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	bool json = false, exact = false, top_given = false;
-	size_t top = 20;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'b':
-			exact = true;
-			break;
-		case 't':
-			if (!cli_count_arg(optarg, &top))
-				return cli_usage_error(&cli_memory, "--top needs a number, got '%s'",
-						       optarg);
-			top_given = true;
-			break;
-		case 'h':
-			cli_print_help(&cli_memory, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_memory, "unknown option");
-		}
-	}
-	const char *path = cli_trace_arg(&cli_memory, argc, argv, &status);
+	struct memory_args a = {.top = 20};
+	int status;
+	const char *path = cli_parse_trace(&cli_memory, argc, argv, &a, &status);
 	if (!path)
 		return status;
 	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
@@ -312,14 +261,14 @@ static int run(int argc, char **argv)
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;
 	}
-	if (json)
-		status = print_json(rep, top_given, top, named ? &sites : NULL);
+	if (a.json)
+		status = print_json(rep, a.top_given, a.top, named ? &sites : NULL);
 	else
-		print_human(doc, rep, exact, top, named ? &sites : NULL);
+		print_human(doc, rep, a.exact, a.top, named ? &sites : NULL);
 	cli_sites_close(&sites);
 	cgtrace_memory_report_free(rep);
 	cgtrace_doc_free(doc);
-	if (!json && (fflush(stdout) || ferror(stdout)))
+	if (!a.json && (fflush(stdout) || ferror(stdout)))
 		return CLI_FAIL;
 	return status;
 }

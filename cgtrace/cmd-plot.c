@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace plot: live bytes over time per device, stacked by category, as one SVG file. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plot.h"
+
+struct plot_args {
+	const char *out, *device;
+	size_t width, height, buckets;
+};
 
 static int run(int argc, char **argv);
 
@@ -16,18 +20,31 @@ const struct cli_cmd cli_plot = {
             "SVG image: the peak marked and labelled, training steps (forward, backward,\n"
             "optimizer spans) as background bands, the device's used bytes from its\n"
             "checkpoints, its capacity when known and out-of-memory failures. One panel\n"
-            "per device with memory records, stacked, on one time axis (docs/plot.md).\n\n"
-            "  -o FILE       the SVG file (- for standard output)\n"
-            "  --device D    only device D (e.g. cpu, cuda:0)\n"
-            "  --width W     image width in px (default 1280, 320 to 16384)\n"
-            "  --height H    image height in px (default 720, 240 to 16384); it grows when\n"
-            "                the panels would be under 80 px each\n"
-            "  --buckets N   time buckets the trace is reduced to (default 2000, at most\n"
-            "                100000); each shows its highest live bytes, so the peak is\n"
-            "                never lost, and the drawing keeps at most one point a pixel\n\n"
-            "The trace is read once, streamed, in memory bounded by the allocations\n"
-            "live at once plus the buckets; the file stays under a few hundred KB.\n\n"
-            CLI_OUT_HELP,
+            "per device with memory records, stacked, on one time axis (docs/plot.md).\n\n",
+    .label_width = 14,
+    .opts = (const struct cli_opt[]){
+        {.name = "output", .short_name = 'o', .kind = CLI_OPT_STR, .label = "-o FILE",
+         .offset = offsetof(struct plot_args, out),
+         .help = "the SVG file (- for standard output)"},
+        {.name = "device", .kind = CLI_OPT_STR, .offset = offsetof(struct plot_args, device),
+         .arg = "D", .help = "only device D (e.g. cpu, cuda:0)"},
+        {.name = "width", .kind = CLI_OPT_COUNT, .offset = offsetof(struct plot_args, width),
+         .arg = "W", .min = 320, .max = 16384,
+         .help = "image width in px (default 1280, 320 to 16384)"},
+        {.name = "height", .kind = CLI_OPT_COUNT, .offset = offsetof(struct plot_args, height),
+         .arg = "H", .min = 240, .max = 16384,
+         .help = "image height in px (default 720, 240 to 16384); it grows when\n"
+                 "the panels would be under 80 px each"},
+        {.name = "buckets", .kind = CLI_OPT_COUNT,
+         .offset = offsetof(struct plot_args, buckets), .arg = "N", .min = 1, .max = 100000,
+         .help = "time buckets the trace is reduced to (default 2000, at most\n"
+                 "100000); each shows its highest live bytes, so the peak is\n"
+                 "never lost, and the drawing keeps at most one point a pixel"},
+        {0},
+    },
+    .help_tail = "\nThe trace is read once, streamed, in memory bounded by the allocations\n"
+                 "live at once plus the buckets; the file stays under a few hundred KB.\n\n"
+                 CLI_OUT_HELP,
     .run = run,
 };
 
@@ -412,66 +429,14 @@ static int draw(struct plot *p, const struct legend *l, const char *path)
 	return ret;
 }
 
-struct plot_args {
-	const char *out, *device;
-	size_t width, height, buckets;
-};
-
-static int parse(int argc, char **argv, struct plot_args *a)
-{
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"device", required_argument, NULL, 'd'},
-	    {"width", required_argument, NULL, 'W'},
-	    {"height", required_argument, NULL, 'H'},
-	    {"buckets", required_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	int c;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			a->out = optarg;
-			break;
-		case 'd':
-			a->device = optarg;
-			break;
-		case 'W':
-			if (!cli_count_arg(optarg, &a->width) || a->width < 320 || a->width > 16384)
-				return cli_usage_error(&cli_plot,
-				                       "--width needs a number from 320 to 16384");
-			break;
-		case 'H':
-			if (!cli_count_arg(optarg, &a->height) || a->height < 240 ||
-			    a->height > 16384)
-				return cli_usage_error(&cli_plot,
-				                       "--height needs a number from 240 to 16384");
-			break;
-		case 'b':
-			if (!cli_count_arg(optarg, &a->buckets) || a->buckets == 0 ||
-			    a->buckets > 100000)
-				return cli_usage_error(
-				    &cli_plot, "--buckets needs a number from 1 to 100000");
-			break;
-		case 'h':
-			cli_print_help(&cli_plot, stdout);
-			return -1;
-		default:
-			return cli_usage_error(&cli_plot, "unknown option");
-		}
-	}
-	if (!a->out)
-		return cli_usage_error(&cli_plot, "-o FILE is required (- for standard output)");
-	return CLI_OK;
-}
-
 static int run(int argc, char **argv)
 {
 	struct plot_args a = {.width = 1280, .height = 720};
-	int status = parse(argc, argv, &a);
-	if (status != CLI_OK)
-		return status < 0 ? CLI_OK : status;
+	int status;
+	if (!cli_parse(&cli_plot, argc, argv, &a, &status))
+		return status;
+	if (!a.out)
+		return cli_usage_error(&cli_plot, "-o FILE is required (- for standard output)");
 	const char *path = cli_trace_arg(&cli_plot, argc, argv, &status);
 	if (!path)
 		return status;

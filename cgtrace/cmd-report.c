@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace report: one self-contained HTML page of a trace's view (docs/report.md). */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "report/assets.h"
 #include "report/data.h"
+
+struct report_args {
+	const char *out;
+	struct cgtrace_view_options vo;
+};
 
 static int run(int argc, char **argv);
 
@@ -20,14 +24,24 @@ const struct cli_cmd cli_report = {
             "was live then), the peak's breakdown, the top sites and leaks (with call\n"
             "stacks), memory by span and step, device checkpoints and out-of-memory\n"
             "failures. The page is self-contained (inline style and script, no request\n"
-            "of any kind) and opens offline in any browser.\n\n"
-            "  -o, --output FILE  the page (default: standard output)\n"
-            "  --buckets N        time buckets across the trace (default 2000, <= 100000)\n"
-            "  --allocs N         largest allocations drawn one by one (default 500,\n"
-            "                     <= 100000)\n\n"
-            "The page embeds the trace's view (docs/views.md), whose size does not grow\n"
-            "with the record count: a few MB at most with the defaults.\n\n"
-            CLI_OUT_HELP,
+            "of any kind) and opens offline in any browser.\n\n",
+    .label_width = 19,
+    .opts = (const struct cli_opt[]){
+        {.name = "output", .short_name = 'o', .kind = CLI_OPT_STR,
+         .offset = offsetof(struct report_args, out), .arg = "FILE",
+         .help = "the page (default: standard output)"},
+        {.name = "buckets", .kind = CLI_OPT_COUNT,
+         .offset = offsetof(struct report_args, vo.buckets), .arg = "N", .min = 1,
+         .max = 100000, .help = "time buckets across the trace (default 2000, <= 100000)"},
+        {.name = "allocs", .kind = CLI_OPT_COUNT,
+         .offset = offsetof(struct report_args, vo.max_allocs), .arg = "N", .min = 1,
+         .max = 100000,
+         .help = "largest allocations drawn one by one (default 500,\n"
+                 "<= 100000)"},
+        {0},
+    },
+    .help_tail = "\nThe page embeds the trace's view (docs/views.md), whose size does not grow\n"
+                 "with the record count: a few MB at most with the defaults.\n\n" CLI_OUT_HELP,
     .run = run,
 };
 
@@ -68,56 +82,21 @@ static int write_page(const char *out, const struct cli_buf *data)
 	return cli_out_close(&o, ok);
 }
 
-static bool count_option(const char *s, size_t max, size_t *out)
-{
-	return cli_count_arg(s, out) && *out >= 1 && *out <= max;
-}
-
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"buckets", required_argument, NULL, 'B'},
-	    {"allocs", required_argument, NULL, 'A'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	struct cgtrace_view_options vo = {0};
-	const char *out = NULL;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'B':
-			if (!count_option(optarg, 100000, &vo.buckets))
-				return cli_usage_error(&cli_report,
-				                       "--buckets needs a number from 1 to 100000");
-			break;
-		case 'A':
-			if (!count_option(optarg, 100000, &vo.max_allocs))
-				return cli_usage_error(&cli_report,
-				                       "--allocs needs a number from 1 to 100000");
-			break;
-		case 'h':
-			cli_print_help(&cli_report, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_report, "unknown option");
-		}
-	}
-	const char *path = cli_trace_arg(&cli_report, argc, argv, &status);
+	struct report_args a = {0};
+	int status;
+	const char *path = cli_parse_trace(&cli_report, argc, argv, &a, &status);
 	if (!path)
 		return status;
-	struct cgtrace_view *v = cli_view_load(path, &vo);
+	struct cgtrace_view *v = cli_view_load(path, &a.vo);
 	if (!v)
 		return CLI_FAIL;
 	struct cli_buf data = {0};
 	status = report_json(&data, v, path, trace_name(path));
 	cgtrace_view_free(v);
 	if (status == CLI_OK)
-		status = write_page(out, &data);
+		status = write_page(a.out, &data);
 	cli_buf_fini(&data);
 	return status;
 }

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace summary: the format's summary plus host and devices side by side. */
-#include <getopt.h>
 #include <langinfo.h>
 #include <strings.h>
 #include <stdlib.h>
@@ -9,6 +8,10 @@
 
 #include "cli.h"
 
+struct summary_args {
+	bool json, brief, exact;
+};
+
 static int run(int argc, char **argv);
 
 const struct cli_cmd cli_summary = {
@@ -16,18 +19,24 @@ const struct cli_cmd cli_summary = {
 	.args = "[--json | --brief] [--bytes] TRACE",
 	.help = "Counts spans, ops and memory records, finds the peak, and shows each\n"
 		"device (host and GPUs) side by side. A note says when the probe left\n"
-		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n"
-		"  --json    one JSON object: op_count, total_ns, span_count, root_span_count,\n"
-		"            max_depth, alloc_count, free_count, peak_bytes, then peak_device,\n"
-		"            peak_timestamp_ns, complete, truncated and devices\n"
-		"  --brief   the few lines the cgprobe wrapper prints under a trace:\n"
-		"              PROGRAM, pid PID: N allocs, M frees; STATE; SIZE on disk\n"
-		"            (STATE: complete, or incomplete: why; ': no allocations\n"
-		"            recorded;' without memory records; no size for stdin), then\n"
-		"            for each device with memory records\n"
-		"              peak SIZE on DEVICE at TIME[, capacity SIZE]\n"
-		"            and the CGPROBE_MIN_BYTES note when it applies\n"
-		"  --bytes   exact byte counts instead of KiB/MiB/GiB\n",
+		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n",
+	.label_width = 10,
+	.opts = (const struct cli_opt[]){
+		{.name = "json", .offset = offsetof(struct summary_args, json),
+		 .help = "one JSON object: op_count, total_ns, span_count, root_span_count,\n"
+			 "max_depth, alloc_count, free_count, peak_bytes, then peak_device,\n"
+			 "peak_timestamp_ns, complete, truncated and devices"},
+		{.name = "brief", .offset = offsetof(struct summary_args, brief),
+		 .help = "the few lines the cgprobe wrapper prints under a trace:\n"
+			 "  PROGRAM, pid PID: N allocs, M frees; STATE; SIZE on disk\n"
+			 "(STATE: complete, or incomplete: why; ': no allocations\n"
+			 "recorded;' without memory records; no size for stdin), then\n"
+			 "for each device with memory records\n"
+			 "  peak SIZE on DEVICE at TIME[, capacity SIZE]\n"
+			 "and the CGPROBE_MIN_BYTES note when it applies"},
+		CLI_OPT_BYTES(struct summary_args, exact),
+		{0},
+	},
 	.run = run,
 };
 
@@ -81,9 +90,8 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 		      const struct cgtrace_memory_report *rep)
 {
 	struct cli_buf b = {0};
-	bool first = true;
+	struct cli_jw w;
 	size_t open_spans;
-	cli_buf_putc(&b, '{');
 	const struct {
 		const char *key;
 		uint64_t v;
@@ -94,43 +102,34 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 		{"free_count", s->free_count},   {"peak_bytes", s->peak_bytes},
 		{"peak_timestamp_ns", rep->peak_timestamp_ns},
 	};
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		if (i == 8) {
-			cli_json_key(&b, &first, "peak_device");
-			cli_json_str(&b, rep->peak_device);
-		}
-		cli_json_key(&b, &first, fields[i].key);
-		cli_json_u64(&b, fields[i].v);
+		if (i == 8)
+			cli_jw_key_str(&w, "peak_device", rep->peak_device);
+		cli_jw_key_u64(&w, fields[i].key, fields[i].v);
 	}
-	cli_json_key(&b, &first, "complete");
-	cli_buf_puts(&b, root_closed(doc, &open_spans) ? "true" : "false");
-	cli_json_key(&b, &first, "truncated");
-	cli_buf_puts(&b, cgtrace_doc_truncated(doc) ? "true" : "false");
-	cli_json_key(&b, &first, "devices");
-	cli_buf_putc(&b, '[');
+	cli_jw_key_bool(&w, "complete", root_closed(doc, &open_spans));
+	cli_jw_key_bool(&w, "truncated", cgtrace_doc_truncated(doc));
+	cli_jw_key(&w, "devices");
+	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < rep->n_devices; i++) {
 		const struct cgtrace_device_peak *d = &rep->by_device[i];
-		bool f2 = true;
-		cli_buf_puts(&b, i ? ",{" : "{");
-		cli_json_key(&b, &f2, "device");
-		cli_json_str(&b, d->device);
-		cli_json_key(&b, &f2, "peak_bytes");
-		cli_json_u64(&b, d->peak_bytes);
-		cli_json_key(&b, &f2, "capacity_bytes");
-		cli_json_u64(&b, d->capacity_bytes);
-		cli_json_key(&b, &f2, "final_bytes");
-		cli_json_u64(&b, d->final_bytes);
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "device", d->device);
+		cli_jw_key_u64(&w, "peak_bytes", d->peak_bytes);
+		cli_jw_key_u64(&w, "capacity_bytes", d->capacity_bytes);
+		cli_jw_key_u64(&w, "final_bytes", d->final_bytes);
 		struct cgtrace_device_info info;
 		if (device_info(doc, d->device, &info)) {
-			cli_json_key(&b, &f2, "uuid");
-			cli_json_str(&b, info.uuid);
-			cli_json_key(&b, &f2, "name");
-			cli_json_str(&b, info.name);
+			cli_jw_key_str(&w, "uuid", info.uuid);
+			cli_jw_key_str(&w, "name", info.name);
 		}
-		cli_buf_putc(&b, '}');
+		cli_jw_end_object(&w);
 	}
-	cli_buf_puts(&b, "]}");
-	return cli_json_print(&b);
+	cli_jw_end_array(&w);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 /* Checkpoints taken because an allocation failed: where the program ran out. */
@@ -342,34 +341,11 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"brief", no_argument, NULL, 'B'},
-		{"bytes", no_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	bool json = false, brief = false, exact = false;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'B':
-			brief = true;
-			break;
-		case 'b':
-			exact = true;
-			break;
-		case 'h':
-			cli_print_help(&cli_summary, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_summary, "unknown option");
-		}
-	}
-	if (json && brief)
+	struct summary_args a = {0};
+	int status;
+	if (!cli_parse(&cli_summary, argc, argv, &a, &status))
+		return status;
+	if (a.json && a.brief)
 		return cli_usage_error(&cli_summary, "--brief and --json exclude each other");
 	const char *path = cli_trace_arg(&cli_summary, argc, argv, &status);
 	if (!path)
@@ -384,15 +360,15 @@ static int run(int argc, char **argv)
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;
 	}
-	if (json)
+	if (a.json)
 		status = print_json(doc, &s, rep);
-	else if (brief)
-		print_brief(path, doc, rep, exact);
+	else if (a.brief)
+		print_brief(path, doc, rep, a.exact);
 	else
-		print_human(path, doc, &s, rep, exact);
+		print_human(path, doc, &s, rep, a.exact);
 	cgtrace_memory_report_free(rep);
 	cgtrace_doc_free(doc);
-	if (!json && (fflush(stdout) || ferror(stdout)))
+	if (!a.json && (fflush(stdout) || ferror(stdout)))
 		return CLI_FAIL;
 	return status;
 }

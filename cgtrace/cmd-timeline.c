@@ -2,13 +2,18 @@
 /* cgtrace timeline: live bytes after every memory record, as CSV or a chart. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+struct timeline_args {
+	const char *device;
+	size_t rows;
+	bool csv, exact;
+};
 
 static int run(int argc, char **argv);
 
@@ -17,22 +22,32 @@ const struct cli_cmd cli_timeline = {
 	.args = "[--device D] [--csv | --rows N] [--bytes] TRACE",
 	.help = "Live bytes of a device after every memory record, in analysis order.\n"
 		"Without --csv, a chart of the device given by --device, else of the device\n"
-		"that reached the highest live bytes.\n\n"
-		"  --csv       timestamp_ns,device,live_bytes,free_bytes rows (free_bytes is\n"
-		"              empty when the device's capacity is unknown), then the\n"
-		"              device's live bytes by category: parameter_bytes,\n"
-		"              activation_bytes, gradient_bytes, optimizer_bytes, other_bytes\n"
-		"  --device D  only records of device D (e.g. cpu, cuda:0)\n"
-		"  --rows N    chart rows (default 24), one per time slice: the slice's start\n"
-		"              and end, the highest live bytes in it, the live bytes at its\n"
-		"              end, and a bar of the highest\n"
-		"  --bytes     exact byte counts in the chart\n\n"
-		"The records are not kept: the trace is read twice for --csv (the devices'\n"
-		"capacities, then the rows) and four times for the chart (its device and\n"
-		"time span, then the rows), in memory bounded by the allocations live at\n"
-		"once. Standard input or a pipe is spooled as it is read to an unlinked file\n"
-		"in $TMPDIR (else /tmp). Memory records that go back in time make it read\n"
-		"the trace into memory instead, with a note on stderr.\n",
+		"that reached the highest live bytes.\n\n",
+	.label_width = 12,
+	.opts = (const struct cli_opt[]){
+		{.name = "csv", .offset = offsetof(struct timeline_args, csv),
+		 .help = "timestamp_ns,device,live_bytes,free_bytes rows (free_bytes is\n"
+			 "empty when the device's capacity is unknown), then the\n"
+			 "device's live bytes by category: parameter_bytes,\n"
+			 "activation_bytes, gradient_bytes, optimizer_bytes, other_bytes"},
+		{.name = "device", .kind = CLI_OPT_STR,
+		 .offset = offsetof(struct timeline_args, device), .arg = "D",
+		 .help = "only records of device D (e.g. cpu, cuda:0)"},
+		{.name = "rows", .kind = CLI_OPT_COUNT, .offset = offsetof(struct timeline_args, rows),
+		 .arg = "N", .min = 1, .max = 10000,
+		 .help = "chart rows (default 24), one per time slice: the slice's start\n"
+			 "and end, the highest live bytes in it, the live bytes at its\n"
+			 "end, and a bar of the highest"},
+		{.name = "bytes", .offset = offsetof(struct timeline_args, exact),
+		 .help = "exact byte counts in the chart"},
+		{0},
+	},
+	.help_tail = "\nThe records are not kept: the trace is read twice for --csv (the devices'\n"
+		     "capacities, then the rows) and four times for the chart (its device and\n"
+		     "time span, then the rows), in memory bounded by the allocations live at\n"
+		     "once. Standard input or a pipe is spooled as it is read to an unlinked file\n"
+		     "in $TMPDIR (else /tmp). Memory records that go back in time make it read\n"
+		     "the trace into memory instead, with a note on stderr.\n",
 	.run = run,
 };
 
@@ -289,47 +304,14 @@ static off_t rewindable_stdin(void)
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"csv", no_argument, NULL, 'c'},
-		{"device", required_argument, NULL, 'd'},
-		{"rows", required_argument, NULL, 'r'},
-		{"bytes", no_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	bool csv = false, exact = false;
-	const char *device = NULL;
-	size_t rows = 24;
-	int c, status = CLI_OK;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			csv = true;
-			break;
-		case 'd':
-			device = optarg;
-			break;
-		case 'b':
-			exact = true;
-			break;
-		case 'r':
-			if (!cli_count_arg(optarg, &rows) || rows == 0 || rows > 10000)
-				return cli_usage_error(&cli_timeline,
-						       "--rows needs a number from 1 to 10000");
-			break;
-		case 'h':
-			cli_print_help(&cli_timeline, stdout);
-			return CLI_OK;
-		default:
-			return cli_usage_error(&cli_timeline, "unknown option");
-		}
-	}
-	const char *path = cli_trace_arg(&cli_timeline, argc, argv, &status);
+	struct timeline_args a = {.rows = 24};
+	int status;
+	const char *path = cli_parse_trace(&cli_timeline, argc, argv, &a, &status);
 	if (!path)
 		return status;
 	int ret;
-	if (csv) {
-		struct csv_state s = {.device = device};
+	if (a.csv) {
+		struct csv_state s = {.device = a.device};
 		/* The first four columns were the whole header once: new ones go after them. */
 		cli_buf_lit(&s.out, "timestamp_ns,device,live_bytes,free_bytes");
 		for (int k = 0; k < CGTRACE_CAT_COUNT; k++) {
@@ -344,7 +326,7 @@ static int run(int argc, char **argv)
 		cli_buf_fini(&s.out);
 	} else {
 		off_t start = strcmp(path, "-") == 0 ? rewindable_stdin() : 0;
-		ret = start < 0 ? -1 : chart(path, start, device, rows, exact);
+		ret = start < 0 ? -1 : chart(path, start, a.device, a.rows, a.exact);
 	}
 	/* A read error was printed already. */
 	if (ret < 0)

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace top: allocation sites ranked by what they held, allocated, leaked. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+
+struct top_opts {
+	enum cli_by by;
+	size_t n;
+	const char *device;
+	bool full, json, exact;
+};
 
 static int run(int argc, char **argv);
 
@@ -14,59 +20,52 @@ const struct cli_cmd cli_top = {
     .help = "Ranks allocation sites, bottom-up: the first frame of each recorded call\n"
             "stack in the user's code (not the allocator's, the probe's, or the C and\n"
             "C++ libraries' own), resolved to its function and line from the modules\n"
-            "the trace recorded (docs/symbols.md). One row per site and device.\n\n"
-            "  --by peak       bytes each site held at its device's peak (the default)\n"
-            "  --by total      bytes allocated in all\n"
-            "  --by count      allocations made\n"
-            "  --by leaked     bytes never freed\n"
-            "  --by temporary  allocations freed right after they were made, no other\n"
-            "                  allocation or free in between (as heaptrack counts)\n"
-            "  -n N            rows shown (default 20, 0 = all)\n"
-            "  --device D      only the sites of device D (cpu, cuda:0, ...)\n"
-            "  --full          one row per whole stack, with all its frames\n"
-            "  --json          {\"by\", \"sites\": [{device, stacks, count, total_bytes,\n"
-            "                  peak_count, peak_bytes, leaked_count, leaked_bytes,\n"
-            "                  temporary_count, frames: [{address, function, file, line,\n"
-            "                  module, offset, inlined}]}]}\n"
-            "  --bytes         exact byte counts instead of KiB/MiB/GiB\n",
+            "the trace recorded (docs/symbols.md). One row per site and device.\n\n",
+    .label_width = 16,
+    .opts = (const struct cli_opt[]){
+        {.name = "by", .kind = CLI_OPT_CHOICE, .offset = offsetof(struct top_opts, by),
+         .choices = cli_by_choices},
+        {.short_name = 'n', .kind = CLI_OPT_COUNT, .offset = offsetof(struct top_opts, n),
+         .arg = "N", .help = "rows shown (default 20, 0 = all)"},
+        {.name = "device", .kind = CLI_OPT_STR, .offset = offsetof(struct top_opts, device),
+         .arg = "D", .help = "only the sites of device D (cpu, cuda:0, ...)"},
+        {.name = "full", .offset = offsetof(struct top_opts, full),
+         .help = "one row per whole stack, with all its frames"},
+        {.name = "json", .offset = offsetof(struct top_opts, json),
+         .help = "{\"by\", \"sites\": [{device, stacks, count, total_bytes,\n"
+                 "peak_count, peak_bytes, leaked_count, leaked_bytes,\n"
+                 "temporary_count, frames: [{address, function, file, line,\n"
+                 "module, offset, inlined}]}]}"},
+        CLI_OPT_BYTES(struct top_opts, exact),
+        {0},
+    },
     .run = run,
-};
-
-struct top_opts {
-	enum cli_by by;
-	size_t n;
-	const char *device;
-	bool full, json, exact;
 };
 
 static int print_json(const struct cli_site_row *rows, size_t n, const struct top_opts *o)
 {
 	struct cli_buf b = {0};
-	bool first = true;
-	cli_buf_putc(&b, '{');
-	cli_json_key(&b, &first, "by");
-	cli_json_str(&b, cli_by_name(o->by));
-	cli_json_key(&b, &first, "sites");
-	cli_buf_putc(&b, '[');
+	struct cli_jw w;
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key_str(&w, "by", cli_by_name(o->by));
+	cli_jw_key(&w, "sites");
+	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < n; i++) {
-		bool f2 = true;
-		cli_buf_puts(&b, i ? ",{" : "{");
-		cli_json_key(&b, &f2, "device");
-		cli_json_str(&b, rows[i].device);
-		if (o->full) {
-			cli_json_key(&b, &f2, "stack_id");
-			cli_json_u64(&b, rows[i].sum.stack_id);
-		} else {
-			cli_json_key(&b, &f2, "stacks");
-			cli_json_u64(&b, rows[i].n_stacks);
-		}
-		cli_json_stat(&b, &f2, &rows[i].sum);
-		cli_json_key(&b, &f2, "frames");
-		cli_json_frames(&b, rows[i].stack, o->full);
-		cli_buf_putc(&b, '}');
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "device", rows[i].device);
+		if (o->full)
+			cli_jw_key_u64(&w, "stack_id", rows[i].sum.stack_id);
+		else
+			cli_jw_key_u64(&w, "stacks", rows[i].n_stacks);
+		cli_json_stat(&w, &rows[i].sum);
+		cli_jw_key(&w, "frames");
+		cli_json_frames(&w, rows[i].stack, o->full);
+		cli_jw_end_object(&w);
 	}
-	cli_buf_lit(&b, "]}");
-	return cli_json_print(&b);
+	cli_jw_end_array(&w);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
 }
 
 static void print_human(const struct cli_site_row *rows, size_t n, size_t total,
@@ -92,59 +91,11 @@ static void print_human(const struct cli_site_row *rows, size_t n, size_t total,
 	}
 }
 
-static int parse(int argc, char **argv, struct top_opts *o)
-{
-	static const struct option opts[] = {
-	    {"by", required_argument, NULL, 'y'},
-	    {"device", required_argument, NULL, 'd'},
-	    {"full", no_argument, NULL, 'f'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"bytes", no_argument, NULL, 'b'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	int c;
-	while ((c = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'y':
-			if (!cli_by_parse(optarg, &o->by))
-				return cli_usage_error(&cli_top, "--by: '%s' is not one of %s",
-				                       optarg, CLI_BY_NAMES);
-			break;
-		case 'n':
-			if (!cli_count_arg(optarg, &o->n))
-				return cli_usage_error(&cli_top, "-n needs a number, got '%s'",
-				                       optarg);
-			break;
-		case 'd':
-			o->device = optarg;
-			break;
-		case 'f':
-			o->full = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'b':
-			o->exact = true;
-			break;
-		case 'h':
-			cli_print_help(&cli_top, stdout);
-			return -1;
-		default:
-			return cli_usage_error(&cli_top, "unknown option");
-		}
-	}
-	return CLI_OK;
-}
-
 static int run(int argc, char **argv)
 {
 	struct top_opts o = {.by = CLI_BY_PEAK, .n = 20};
-	int status = parse(argc, argv, &o);
-	if (status)
-		return status < 0 ? CLI_OK : status;
-	const char *path = cli_trace_arg(&cli_top, argc, argv, &status);
+	int status;
+	const char *path = cli_parse_trace(&cli_top, argc, argv, &o, &status);
 	if (!path)
 		return status;
 	struct cli_sites s;

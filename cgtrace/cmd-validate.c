@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace validate: every rule of the format, plus warnings for what is legal but odd. */
 #include <errno.h>
-#include <getopt.h>
 
 #include "cli.h"
+
+struct validate_args {
+	bool strict;
+};
 
 static int run(int argc, char **argv);
 
@@ -15,17 +18,22 @@ const struct cli_cmd cli_validate = {
 		"stderr: spans never closed, an allocation of an id that is already live,\n"
 		"frees of ids never allocated, capture_step 0, a cut-off last line, a\n"
 		"cgprobe_min_bytes tag that is not a decimal number (readers ignore it), a\n"
-		"second, different identity for one device (the first is kept).\n\n"
-		"  --strict   also name each extension field and kind the trace uses (the\n"
-		"             ones a strict trace/6 reader does not know: cgprobe_* fields and\n"
-		"             kinds, managed, oom_request_bytes), one warning line each at its\n"
-		"             first record with the number of records carrying it, and exit 1\n"
-		"             when there is any (export --format jsonl --strict leaves them out)\n\n"
-		"Like summary and memory, it reads the trace once, in memory bounded by the\n"
-		"allocations live at once, not by the trace's size. Memory records that go\n"
-		"back in time (another producer's trace) make it read the trace again in\n"
-		"full, with a note on stderr; standard input is spooled as it is read to an\n"
-		"unlinked file in $TMPDIR (else /tmp) for that second pass.\n",
+		"second, different identity for one device (the first is kept).\n\n",
+	.label_width = 11,
+	.opts = (const struct cli_opt[]){
+		{.name = "strict", .offset = offsetof(struct validate_args, strict),
+		 .help = "also name each extension field and kind the trace uses (the\n"
+			 "ones a strict trace/6 reader does not know: cgprobe_* fields and\n"
+			 "kinds, managed, oom_request_bytes), one warning line each at its\n"
+			 "first record with the number of records carrying it, and exit 1\n"
+			 "when there is any (export --format jsonl --strict leaves them out)"},
+		{0},
+	},
+	.help_tail = "\nLike summary and memory, it reads the trace once, in memory bounded by the\n"
+		     "allocations live at once, not by the trace's size. Memory records that go\n"
+		     "back in time (another producer's trace) make it read the trace again in\n"
+		     "full, with a note on stderr; standard input is spooled as it is read to an\n"
+		     "unlinked file in $TMPDIR (else /tmp) for that second pass.\n",
 	.run = run,
 };
 
@@ -95,29 +103,13 @@ static size_t extensions(const char *path, const struct cgtrace_doc *doc)
 
 static int run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"strict", no_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	int c, status = CLI_OK;
-	bool strict = false;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 's') {
-			strict = true;
-			continue;
-		}
-		if (c == 'h') {
-			cli_print_help(&cli_validate, stdout);
-			return CLI_OK;
-		}
-		return cli_usage_error(&cli_validate, "unknown option");
-	}
-	const char *path = cli_trace_arg(&cli_validate, argc, argv, &status);
+	struct validate_args a = {0};
+	int status;
+	const char *path = cli_parse_trace(&cli_validate, argc, argv, &a, &status);
 	if (!path)
 		return status;
 	struct cgtrace_doc *doc = cli_load_flags(
-		path, CGTRACE_READ_STREAM_MEMORY | (strict ? CGTRACE_READ_EXTENSIONS : 0));
+		path, CGTRACE_READ_STREAM_MEMORY | (a.strict ? CGTRACE_READ_EXTENSIONS : 0));
 	if (!doc)
 		return CLI_FAIL;
 	warnings(path, doc);
@@ -137,7 +129,7 @@ static int run(int argc, char **argv)
 		snprintf(cut, sizeof(cut), " (last line cut short and ignored)");
 	printf("%s: valid %s trace, %s records%s\n", path, CGTRACE_SCHEMA, cli_count(n, records),
 	       cut);
-	size_t ext = strict ? extensions(path, doc) : 0;
+	size_t ext = a.strict ? extensions(path, doc) : 0;
 	if (ext)
 		fprintf(stderr, "%s: not strict trace/6: %zu extension(s) in use\n", path, ext);
 	cgtrace_doc_free(doc);

@@ -11,34 +11,49 @@
 
 #include "cli.h"
 
-/* The rankings: their names and which figure each ranks by, described once. */
+/*
+ * The rankings: their names, with what each means for cgtrace top's help,
+ * and which figure each ranks by, described once.
+ */
+const struct cli_choice cli_by_choices[] = {
+    [CLI_BY_PEAK] = {"peak", "bytes each site held at its device's peak (the default)"},
+    [CLI_BY_TOTAL] = {"total", "bytes allocated in all"},
+    [CLI_BY_COUNT] = {"count", "allocations made"},
+    [CLI_BY_LEAKED] = {"leaked", "bytes never freed"},
+    [CLI_BY_TEMPORARY] = {"temporary", "allocations freed right after they were made, no other\n"
+				       "allocation or free in between (as heaptrack counts)"},
+    {NULL, NULL},
+};
+
 static const struct {
-	const char *name;
 	size_t value; /* offset in struct cgtrace_stack_stat */
 	bool bytes;
 } by_table[] = {
-    [CLI_BY_PEAK] = {"peak", offsetof(struct cgtrace_stack_stat, peak_bytes), true},
-    [CLI_BY_TOTAL] = {"total", offsetof(struct cgtrace_stack_stat, total_bytes), true},
-    [CLI_BY_COUNT] = {"count", offsetof(struct cgtrace_stack_stat, count), false},
-    [CLI_BY_LEAKED] = {"leaked", offsetof(struct cgtrace_stack_stat, leaked_bytes), true},
-    [CLI_BY_TEMPORARY] = {"temporary", offsetof(struct cgtrace_stack_stat, temporary_count), false},
+    [CLI_BY_PEAK] = {offsetof(struct cgtrace_stack_stat, peak_bytes), true},
+    [CLI_BY_TOTAL] = {offsetof(struct cgtrace_stack_stat, total_bytes), true},
+    [CLI_BY_COUNT] = {offsetof(struct cgtrace_stack_stat, count), false},
+    [CLI_BY_LEAKED] = {offsetof(struct cgtrace_stack_stat, leaked_bytes), true},
+    [CLI_BY_TEMPORARY] = {offsetof(struct cgtrace_stack_stat, temporary_count), false},
 };
 
-#define N_BY (sizeof(by_table) / sizeof(by_table[0]))
+_Static_assert(sizeof(cli_by_choices) / sizeof(cli_by_choices[0]) ==
+		       sizeof(by_table) / sizeof(by_table[0]) + 1,
+	       "one name per ranking");
+/* --by is a CLI_OPT_CHOICE: the parser stores the index as an int. */
+_Static_assert(sizeof(enum cli_by) == sizeof(int), "enum cli_by is stored as an int");
 
 bool cli_by_parse(const char *name, enum cli_by *out)
 {
-	for (size_t i = 0; i < N_BY; i++)
-		if (strcmp(name, by_table[i].name) == 0) {
-			*out = (enum cli_by)i;
-			return true;
-		}
-	return false;
+	int i = cli_choice_find(cli_by_choices, name);
+	if (i < 0)
+		return false;
+	*out = (enum cli_by)i;
+	return true;
 }
 
 const char *cli_by_name(enum cli_by by)
 {
-	return by_table[by].name;
+	return cli_by_choices[by].name;
 }
 
 uint64_t cli_by_value(const struct cgtrace_stack_stat *s, enum cli_by by)
@@ -181,42 +196,32 @@ const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
 	return buf;
 }
 
-void cli_json_frame(struct cli_buf *b, const struct cgtrace_frame *f)
+void cli_json_frame(struct cli_jw *w, const struct cgtrace_frame *f)
 {
-	bool first = true;
 	char hex[24];
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "address");
+	cli_jw_begin_object(w);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->address);
-	cli_json_str(b, hex);
-	cli_json_key(b, &first, "function");
-	cli_json_str(b, f->function);
-	cli_json_key(b, &first, "file");
-	cli_json_str(b, f->file);
-	cli_json_key(b, &first, "line");
+	cli_jw_key_str(w, "address", hex);
+	cli_jw_key_str(w, "function", f->function);
+	cli_jw_key_str(w, "file", f->file);
+	cli_jw_key(w, "line");
 	if (f->file)
-		cli_json_u64(b, f->line);
+		cli_jw_u64(w, f->line);
 	else
-		cli_buf_lit(b, "null");
-	cli_json_key(b, &first, "module");
-	cli_json_str(b, f->module);
-	cli_json_key(b, &first, "offset");
+		cli_jw_null(w);
+	cli_jw_key_str(w, "module", f->module);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->offset);
-	cli_json_str(b, hex);
-	cli_json_key(b, &first, "inlined");
-	cli_buf_puts(b, f->inlined ? "true" : "false");
-	cli_buf_putc(b, '}');
+	cli_jw_key_str(w, "offset", hex);
+	cli_jw_key_bool(w, "inlined", f->inlined);
+	cli_jw_end_object(w);
 }
 
-void cli_json_frames(struct cli_buf *b, const struct cgtrace_resolved_stack *st, bool full)
+void cli_json_frames(struct cli_jw *w, const struct cgtrace_resolved_stack *st, bool full)
 {
-	cli_buf_putc(b, '[');
-	for (size_t i = st && !full ? st->site : 0; st && i < st->n_frames; i++) {
-		if (i > (full ? 0 : st->site))
-			cli_buf_putc(b, ',');
-		cli_json_frame(b, st->frames[i]);
-	}
-	cli_buf_putc(b, ']');
+	cli_jw_begin_array(w);
+	for (size_t i = st && !full ? st->site : 0; st && i < st->n_frames; i++)
+		cli_json_frame(w, st->frames[i]);
+	cli_jw_end_array(w);
 }
 
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent)
@@ -231,26 +236,18 @@ void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const 
 		       st->frames[i]->inlined ? " [inlined]" : "");
 }
 
-void cli_json_stat(struct cli_buf *b, bool *first, const struct cgtrace_stack_stat *s)
+void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s)
 {
-	static const struct {
-		const char *key;
-		size_t at;
-	} members[] = {
-	    {"count", offsetof(struct cgtrace_stack_stat, count)},
-	    {"total_bytes", offsetof(struct cgtrace_stack_stat, total_bytes)},
-	    {"peak_count", offsetof(struct cgtrace_stack_stat, peak_count)},
-	    {"peak_bytes", offsetof(struct cgtrace_stack_stat, peak_bytes)},
-	    {"leaked_count", offsetof(struct cgtrace_stack_stat, leaked_count)},
-	    {"leaked_bytes", offsetof(struct cgtrace_stack_stat, leaked_bytes)},
-	    {"temporary_count", offsetof(struct cgtrace_stack_stat, temporary_count)},
+	static const struct cli_jw_field members[] = {
+	    CLI_JW_U64(struct cgtrace_stack_stat, count),
+	    CLI_JW_U64(struct cgtrace_stack_stat, total_bytes),
+	    CLI_JW_U64(struct cgtrace_stack_stat, peak_count),
+	    CLI_JW_U64(struct cgtrace_stack_stat, peak_bytes),
+	    CLI_JW_U64(struct cgtrace_stack_stat, leaked_count),
+	    CLI_JW_U64(struct cgtrace_stack_stat, leaked_bytes),
+	    CLI_JW_U64(struct cgtrace_stack_stat, temporary_count),
 	};
-	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
-		uint64_t v;
-		memcpy(&v, (const char *)s + members[i].at, sizeof(v));
-		cli_json_key(b, first, members[i].key);
-		cli_json_u64(b, v);
-	}
+	cli_jw_u64_fields(w, s, members, sizeof(members) / sizeof(members[0]));
 }
 
 /* ---- rows ---- */
