@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "buf.h"
+#include "cli-buf.h"
 #include "cgtrace.h"
 #include "cli-opts.h"
 #include "json-out.h"

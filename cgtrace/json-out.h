@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "cli-buf.h"
 
 /* Nesting deeper than this is an error; the commands' outputs nest five deep at most. */
 #define CLI_JW_MAX_DEPTH 64

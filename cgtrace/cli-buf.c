@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "buf.h"
+#include "cli-buf.h"
 
 #include <stdlib.h>
 
