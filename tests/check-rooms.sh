@@ -13,7 +13,7 @@ allowed() {
 	write) echo "util model write" ;;
 	doc) echo "util model doc" ;;
 	read) echo "util model doc read" ;;
-	analysis) echo "util model doc symbols analysis" ;;
+	analysis) echo "util model doc read symbols analysis" ;;
 	symbols) echo "util symbols" ;;
 	export) echo "util model doc read write export" ;;
 	view) echo "util model doc read analysis symbols view" ;;

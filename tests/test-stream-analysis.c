@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "doc.h"
-#include "doc_stream.h"
+#include "memory_stream.h"
+#include "stream_sink.h"
+#include "stream_window.h"
 #include "test-gen.h"
 #include "test-util.h"
 #include "test-main.h"
@@ -726,7 +728,7 @@ static size_t doc_bytes(const struct cgtrace_doc *d)
 	     VEC_BYTES(d->classes, struct cg_mem_class) + VEC_BYTES(d->mem_shapes, uint32_t) +
 	     VEC_BYTES(d->devmem, struct cg_devmem) + VEC_BYTES(d->devices, uint32_t) +
 	     VEC_BYTES(d->shapes, uint64_t) + VEC_BYTES(d->str_lists, uint32_t);
-	const struct cg_stream *s = d->stream;
+	const struct cg_stream *s = cg_stream_of(d);
 	if (s)
 		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * sizeof(*s->slots) +
 		     VEC_BYTES(s->born, uint32_t) + VEC_BYTES(s->gone, uint32_t) +

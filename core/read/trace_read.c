@@ -9,53 +9,33 @@
  * read again from where it began, anything else (stdin, a pipe) from the
  * spool a thread copied it to as the first read went on (read_twice.c).
  */
+#include "trace_read.h"
+
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cgtrace.h"
 #include "doc.h"
-#include "doc_stream.h"
+#include "doc_life.h"
 #include "export.h"
 #include "read_apply.h"
 #include "read_compact.h"
 #include "read_pipe.h"
-#include "read_hooked.h"
-#include "read_twice.h"
 #include "trace_src.h"
 
-/* One read: where its messages go, its options and flags, where the document goes. */
-struct req {
-	const char *name;
-	const struct cgtrace_read_options *opts; /* may be NULL */
-	unsigned flags;
-	struct cgtrace_doc **out;
-	char *err;
-	size_t errlen;
-	/* A streamed timeline's second read: its callback, and the first read's capacities. */
-	int (*point)(void *user, const struct cgtrace_timeline_point *p);
-	void *point_user;
-	const struct cg_stream_hooks *hooks; /* a view's read: told of every record applied */
-	void *hooks_user;
-	const struct cg_stream *preset;
-	int *stopped; /* the callback's non-zero return, when it stopped the read */
-};
-
-static int read_source(struct cg_src *src, const struct req *q)
+/* Whether q's document is to be streamed: it asks to be, and has a sink to hand records to. */
+static bool streamed(const struct cg_read_req *q)
 {
-	bool streamed = q->flags & CGTRACE_READ_STREAM_MEMORY;
-	struct cgtrace_doc *doc = streamed ? cg_doc_new_streamed() : cg_doc_new();
-	if (doc && streamed && (q->point || q->hooks)) {
-		doc->stream->point = q->point;
-		doc->stream->point_user = q->point_user;
-		doc->stream->hooks = q->hooks;
-		doc->stream->hooks_user = q->hooks_user;
-		if (q->preset && cg_stream_preset_capacity(doc->stream, q->preset) < 0) {
-			cgtrace_doc_free(doc);
-			doc = NULL;
-		}
-	}
+	return (q->flags & CGTRACE_READ_STREAM_MEMORY) && q->sink;
+}
+
+static int read_source(struct cg_src *src, const struct cg_read_req *q)
+{
+	struct cgtrace_doc *doc =
+		streamed(q) ? cg_doc_new_streamed(q->sink, q->sink_cfg) : cg_doc_new();
 	if (!doc) {
 		snprintf(q->err, q->errlen, "%s: out of memory", q->name);
 		return -ENOMEM;
@@ -76,8 +56,6 @@ static int read_source(struct cg_src *src, const struct req *q)
 		/* Only the stream's own stop is told apart: the caller reads again in full. */
 		if (cg_doc_out_of_order(doc))
 			ret = -ECANCELED;
-		if (doc->stream && doc->stream->point_ret && q->stopped)
-			*q->stopped = doc->stream->point_ret;
 		cgtrace_doc_free(doc);
 		return ret;
 	}
@@ -86,7 +64,7 @@ static int read_source(struct cg_src *src, const struct req *q)
 }
 
 /* Says why the trace is read again: to the callback, else kept in note for err. */
-static void fallback_note(const struct req *q, char *note, size_t len)
+static void fallback_note(const struct cg_read_req *q, char *note, size_t len)
 {
 	snprintf(note, len, "%s: memory records out of timestamp order; analysed in memory",
 		 q->name);
@@ -99,7 +77,7 @@ static void fallback_note(const struct req *q, char *note, size_t len)
 }
 
 /* err after the full read: the note first, then that read's own warning, one per line. */
-static void join_note(const char *note, const struct req *q)
+static void join_note(const char *note, const struct cg_read_req *q)
 {
 	if (!note[0] || !q->errlen)
 		return;
@@ -109,7 +87,7 @@ static void join_note(const char *note, const struct req *q)
 }
 
 /* A source opened (ret: how that went), read, closed. */
-static int read_opened(struct cg_src *src, int ret, const struct req *q)
+static int read_opened(struct cg_src *src, int ret, const struct cg_read_req *q)
 {
 	if (ret < 0)
 		snprintf(q->err, q->errlen, "%s: %s", q->name, src->err);
@@ -119,168 +97,68 @@ static int read_opened(struct cg_src *src, int ret, const struct req *q)
 	return ret;
 }
 
-static int read_fd(int fd, const struct req *q)
+int cg_read_fd(int fd, const struct cg_read_req *q)
 {
 	struct cg_src src;
 	return read_opened(&src, cg_src_open_fd(&src, fd), q);
 }
 
-/* Back to the start: the descriptor to read again, or -errno with the message in err. */
-static int twice_rewind(struct cg_twice *t, const struct req *q)
+/* q as a full read: what a streamed read becomes once it cannot stream. */
+static struct cg_read_req full_of(const struct cg_read_req *q)
 {
-	int fd = cg_twice_rewind(t);
-	if (fd < 0)
-		snprintf(q->err, q->errlen, "%s: reading the trace again: %s", q->name,
-		         strerror(-fd));
-	return fd;
+	struct cg_read_req full = *q;
+	full.flags &= ~CGTRACE_READ_STREAM_MEMORY;
+	return full;
 }
 
-/* After a streamed first read stopped at a record going back in time: a full read. */
-static int read_again(struct cg_twice *t, const struct req *q)
+int cg_read_again(struct cg_twice *t, const struct cg_read_req *q)
 {
-	struct req full = *q;
-	full.flags &= ~CGTRACE_READ_STREAM_MEMORY;
+	int fd = cg_twice_rewind(t);
+	if (fd < 0) {
+		snprintf(q->err, q->errlen, "%s: reading the trace again: %s", q->name,
+		         strerror(-fd));
+		return fd;
+	}
+	return cg_read_fd(fd, q);
+}
+
+int cg_read_first(struct cg_twice *t, const struct cg_read_req *q)
+{
+	const struct cg_read_req full = full_of(q);
+	if (!cg_twice_ok(t))
+		return cg_read_fd(t->fd, &full);
+	int ret = cg_read_fd(cg_twice_fd(t), q);
+	if (ret != -ECANCELED)
+		return ret;
 	char note[1024];
 	fallback_note(q, note, sizeof(note));
-	int fd = twice_rewind(t, q);
-	if (fd < 0)
-		return fd;
-	int ret = read_fd(fd, &full);
+	ret = cg_read_again(t, &full);
 	if (ret == 0)
 		join_note(note, q);
 	return ret;
 }
 
-/* A streamed read of fd, read again in full when its memory records go back in time. */
-static int read_streamed(int fd, const struct req *q)
+int cg_read_path(const char *path, const struct cg_read_req *req)
 {
-	struct cg_twice t;
-	cg_twice_open(&t, fd);
+	struct cg_read_req q = *req;
+	int fd = cg_src_open_path(path, &q.name, q.err, q.errlen);
+	if (fd < 0)
+		return fd;
 	int ret;
-	if (!cg_twice_ok(&t)) {
-		struct req full = *q;
-		full.flags &= ~CGTRACE_READ_STREAM_MEMORY;
-		ret = read_fd(fd, &full);
+	if (streamed(&q)) {
+		struct cg_twice t;
+		cg_twice_open(&t, fd);
+		ret = cg_read_first(&t, &q);
+		cg_twice_close(&t);
 	} else {
-		ret = read_fd(cg_twice_fd(&t), q);
-		if (ret == -ECANCELED)
-			ret = read_again(&t, q);
+		ret = cg_read_fd(fd, &q);
 	}
-	cg_twice_close(&t);
-	return ret;
-}
-
-static void no_warn(void *user, const char *line)
-{
-	(void)user;
-	(void)line;
-}
-
-/* The second read of a streamed timeline: the points, with every capacity known. */
-static int timeline_points(struct cg_twice *t, const struct req *first,
-			   int (*fn)(void *user, const struct cgtrace_timeline_point *p),
-			   void *user)
-{
-	/* The first read gave the warnings; err keeps them. */
-	static const struct cgtrace_read_options quiet = {.warn = no_warn};
-	struct cgtrace_doc *doc = NULL;
-	char err[1024];
-	int stopped = 0;
-	struct req q = *first;
-	q.opts = &quiet;
-	q.out = &doc;
-	q.err = err;
-	q.errlen = sizeof(err);
-	q.point = fn;
-	q.point_user = user;
-	q.preset = (*first->out)->stream;
-	q.stopped = &stopped;
-	int fd = twice_rewind(t, &q);
-	int ret = fd < 0 ? fd : read_fd(fd, &q);
-	cgtrace_doc_free(doc);
-	if (stopped)
-		return stopped;
-	if (ret < 0)
-		snprintf(first->err, first->errlen, "%s", err);
-	return ret;
-}
-
-int cg_read_hooked(const char *path, const struct cgtrace_read_options *opts,
-		   const struct cg_stream_hooks *hooks, void *user, struct cgtrace_doc **out,
-		   char *err, size_t errlen)
-{
-	const char *name;
-	int fd = cg_src_open_path(path, &name, err, errlen);
-	if (fd < 0)
-		return fd;
-	int stopped = 0;
-	struct req q = {.name = name, .opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY,
-			.out = out, .err = err, .errlen = errlen, .hooks = hooks,
-			.hooks_user = user, .stopped = &stopped};
-	int ret = read_streamed(fd, &q);
-	if (strcmp(path, "-") != 0)
-		close(fd);
-	return stopped ? stopped : ret;
-}
-
-CG_EXPORT int
-cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
-                             int (*fn)(void *user, const struct cgtrace_timeline_point *p),
-                             void *user, char *err, size_t errlen)
-{
-	const char *name;
-	int fd = cg_src_open_path(path, &name, err, errlen);
-	if (fd < 0)
-		return fd;
-	struct cgtrace_doc *doc = NULL;
-	struct req q = {.name = name, .opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY,
-			.out = &doc, .err = err, .errlen = errlen};
-	struct cg_twice t;
-	cg_twice_open(&t, fd);
-	int ret;
-	if (!cg_twice_ok(&t)) {
-		q.flags = 0;
-		ret = read_fd(fd, &q);
-	} else {
-		ret = read_fd(cg_twice_fd(&t), &q);
-		if (ret == -ECANCELED)
-			ret = read_again(&t, &q);
-	}
-	/* A full document (read again, or read once) has its records: its timeline is at hand. */
-	if (ret == 0)
-		ret = cg_doc_streamed(doc) ? timeline_points(&t, &q, fn, user)
-					   : cgtrace_memory_timeline(doc, fn, user);
-	cgtrace_doc_free(doc);
-	cg_twice_close(&t);
 	if (strcmp(path, "-") != 0)
 		close(fd);
 	return ret;
 }
 
-CG_EXPORT int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,
-				     unsigned flags, struct cgtrace_doc **out, char *err,
-				     size_t errlen)
-{
-	const char *name;
-	int fd = cg_src_open_path(path, &name, err, errlen);
-	if (fd < 0)
-		return fd;
-	struct req q = {
-	    .name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
-	int ret = flags & CGTRACE_READ_STREAM_MEMORY ? read_streamed(fd, &q)
-						      : read_fd(fd, &q);
-	if (strcmp(path, "-") != 0)
-		close(fd);
-	return ret;
-}
-
-CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
-			       struct cgtrace_doc **out, char *err, size_t errlen)
-{
-	return cgtrace_doc_read_flags(path, opts, 0, out, err, errlen);
-}
-
-static int read_mem(const void *data, size_t len, const struct req *q)
+static int read_mem_once(const void *data, size_t len, const struct cg_read_req *q)
 {
 	struct cg_src src;
 	if (q->errlen)
@@ -288,28 +166,33 @@ static int read_mem(const void *data, size_t len, const struct req *q)
 	return read_opened(&src, cg_src_open_mem(&src, data, len), q);
 }
 
-CG_EXPORT int cgtrace_doc_read_mem_flags(const char *name, const void *data, size_t len,
-					 const struct cgtrace_read_options *opts, unsigned flags,
-					 struct cgtrace_doc **out, char *err, size_t errlen)
+int cg_read_mem(const void *data, size_t len, const struct cg_read_req *q)
 {
-	struct req q = {
-	    .name = name, .opts = opts, .flags = flags, .out = out, .err = err, .errlen = errlen};
-	int ret = read_mem(data, len, &q);
+	int ret = read_mem_once(data, len, q);
 	/* Memory is read again in place. */
 	if (ret == -ECANCELED) {
 		char note[1024];
-		fallback_note(&q, note, sizeof(note));
-		q.flags &= ~CGTRACE_READ_STREAM_MEMORY;
-		ret = read_mem(data, len, &q);
+		fallback_note(q, note, sizeof(note));
+		const struct cg_read_req full = full_of(q);
+		ret = read_mem_once(data, len, &full);
 		if (ret == 0)
-			join_note(note, &q);
+			join_note(note, q);
 	}
 	return ret;
+}
+
+CG_EXPORT int cgtrace_doc_read(const char *path, const struct cgtrace_read_options *opts,
+			       struct cgtrace_doc **out, char *err, size_t errlen)
+{
+	const struct cg_read_req q = {.opts = opts, .out = out, .err = err, .errlen = errlen};
+	return cg_read_path(path, &q);
 }
 
 CG_EXPORT int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
 				   const struct cgtrace_read_options *opts,
 				   struct cgtrace_doc **out, char *err, size_t errlen)
 {
-	return cgtrace_doc_read_mem_flags(name, data, len, opts, 0, out, err, errlen);
+	const struct cg_read_req q = {
+	    .name = name, .opts = opts, .out = out, .err = err, .errlen = errlen};
+	return cg_read_mem(data, len, &q);
 }
