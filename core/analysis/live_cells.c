@@ -57,9 +57,9 @@ CG_EXPORT int cgtrace_doc_live_cells(const struct cgtrace_doc *d, const char *de
 		/* Every device's cells line up: the trace's span, not the device's. */
 		cg_stream_time(st, &lo, &hi);
 	}
-	const struct cg_peak_series *s =
-		(size_t)dev < st->devs.len ? &CG_VEC_AT(&st->devs, struct cg_stream_dev, dev)->series
-					   : NULL;
+	const struct cg_stream_dev *dv =
+		(size_t)dev < st->devs.len ? CG_VEC_AT(&st->devs, struct cg_stream_dev, dev) : NULL;
+	const struct cg_peak_series *s = dv ? &dv->series : NULL;
 	int r = s && s->any ? 0 : -ENOENT;
 	if (r == 0) {
 		cg_series_cells(s, lo, hi, out, (unsigned)n);

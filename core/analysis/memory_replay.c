@@ -57,7 +57,8 @@ static struct cg_stream_rec replay_rec(const struct cgtrace_doc *d, size_t idx)
 		.action = c->action,
 	};
 	if (c->action == CGTRACE_ALLOC) {
-		g.shape = c->shape_kind != CG_SHAPE_OTHER ? c->shape_kind : cg_doc_mem_shape(d, idx);
+		bool other = c->shape_kind == CG_SHAPE_OTHER;
+		g.shape = other ? cg_doc_mem_shape(d, idx) : c->shape_kind;
 		uint32_t stack = cg_doc_mem_stack(d, idx);
 		if (stack)
 			g.stack = CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1)->s.id;

@@ -455,10 +455,14 @@ static int tell(struct cg_stream *s, const struct cg_stream_rec *g,
 	return stop(s, s->point(s->point_user, &p));
 }
 
-/* The record applied, to a view's hook: what it did, nothing formatted or copied. */
-static int tell_hook(struct cg_stream *s, const struct cg_stream_rec *g,
-		     const struct cg_stream_dev *dv, const struct cg_mem_class *c, uint64_t bytes,
-		     uint8_t cat, uint32_t entry, uint32_t replaced)
+/*
+ * The record applied, to a view's hook: what it did, nothing formatted or
+ * copied. Inlined: a view's read calls it for every record.
+ */
+static inline __attribute__((always_inline)) int
+tell_hook(struct cg_stream *s, const struct cg_stream_rec *g, const struct cg_stream_dev *dv,
+	  const struct cg_mem_class *c, uint64_t bytes, uint8_t cat, uint32_t entry,
+	  uint32_t replaced)
 {
 	struct cg_stream_seen x = {
 		.doc = s->doc,
@@ -566,7 +570,8 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 		if (pooled) {
 			*live = i + 1;
 		} else {
-			s->slots[slot] = (struct cg_stream_slot){g->key, (i + 1) | (str ? CG_SLOT_STR : 0)};
+			uint32_t val = (i + 1) | (str ? CG_SLOT_STR : 0);
+			s->slots[slot] = (struct cg_stream_slot){g->key, val};
 			s->used++;
 		}
 		dv->live = cg_sat_add(dv->live, g->bytes);

@@ -37,7 +37,7 @@ struct cg_build {
 	struct cg_map shape_by_hash;
 	struct cg_map device_by_str;
 	struct cg_map devinfo_by_device; /* device number -> devinfo index */
-	/* Document class + 1 of each decoder class * 4 + (free) + 2 * (pre-existing); 0: not seen. */
+	/* By decoder class * 4 + (free) + 2 * (pre-existing): document class + 1, 0: not seen. */
 	struct cg_vec packed_cls; /* uint32_t */
 };
 
