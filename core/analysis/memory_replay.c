@@ -81,7 +81,7 @@ int cg_replay_run(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
 	free(order);
 	if (ret == 0)
 		ret = cg_stream_finish(s);
-	if (ret == -ECANCELED && s->point_ret)
+	if (ret == -ECANCELED && s && s->point_ret)
 		ret = s->point_ret;
 	if (ret != 0) {
 		cg_stream_free(s);
