@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 
-#include "doc_stream.h"
+#include "stack_figs.h"
 #include "test-main.h"
 #include "test-util.h"
 

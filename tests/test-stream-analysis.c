@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "doc.h"
-#include "doc_stream.h"
+#include "memory_stream.h"
+#include "stream_sink.h"
+#include "stream_window.h"
 #include "test-gen.h"
 #include "test-util.h"
 #include "test-main.h"
@@ -239,6 +241,27 @@ static bool check_text(const char *text)
 	return fell_back;
 }
 
+/* text read with flags; the read succeeds. */
+static struct cgtrace_doc *read_as(const char *text, unsigned flags)
+{
+	char err[256];
+	int r;
+	struct cgtrace_doc *d = read_text("t.jsonl", text, strlen(text), flags, NULL, err,
+					  sizeof(err), &r);
+	ck_assert_msg(r == 0, "%s", err);
+	return d;
+}
+
+/* The memory report of text read streamed (*d, the caller's), once both reads agree on it. */
+static struct cgtrace_memory_report *agreed_report(const char *text, struct cgtrace_doc **d)
+{
+	struct cgtrace_memory_report *rep;
+	ck_assert(!check_text(text));
+	*d = read_as(text, CGTRACE_READ_STREAM_MEMORY);
+	ck_assert_int_eq(cgtrace_memory_analyze(*d, &rep), 0);
+	return rep;
+}
+
 START_TEST(random_interleavings_agree)
 {
 	for (unsigned seed = 1; seed <= 40; seed++) {
@@ -357,13 +380,8 @@ START_TEST(equal_timestamps_sorted_before_applied)
 	    "{\"kind\":\"memory\",\"timestamp_ns\":5,\"tensor_id\":\"0xa\",\"span_id\":\"s1\","
 	    "\"op_name\":null,\"device\":\"cpu\",\"bytes\":9,\"action\":\"alloc\",\"shape\":[9],"
 	    "\"dtype\":\"u8\",\"category\":\"other\"}\n";
-	ck_assert(!check_text(text));
-	char err[256];
-	int r;
-	struct cgtrace_doc *d = read_text("t.jsonl", text, strlen(text),
-					  CGTRACE_READ_STREAM_MEMORY, NULL, err, sizeof(err), &r);
-	struct cgtrace_memory_report *rep;
-	ck_assert_int_eq(cgtrace_memory_analyze(d, &rep), 0);
+	struct cgtrace_doc *d;
+	struct cgtrace_memory_report *rep = agreed_report(text, &d);
 	/* Allocs first: 0xa twice (one a re-alloc), 0xb, then 0xb's free. */
 	ck_assert_uint_eq(rep->realloc_live_count, 1);
 	ck_assert_uint_eq(rep->unknown_free_count, 0);
@@ -388,13 +406,8 @@ START_TEST(peak_tie_keeps_the_first)
 {
 	const char *text = META_LINE MEM(1, "0x10", 100, "alloc") MEM(2, "0x10", 100, "free")
 		MEM(3, "t1", 100, "alloc");
-	ck_assert(!check_text(text));
-	char err[256];
-	int r;
-	struct cgtrace_doc *d = read_text("t.jsonl", text, strlen(text),
-					  CGTRACE_READ_STREAM_MEMORY, NULL, err, sizeof(err), &r);
-	struct cgtrace_memory_report *rep;
-	ck_assert_int_eq(cgtrace_memory_analyze(d, &rep), 0);
+	struct cgtrace_doc *d;
+	struct cgtrace_memory_report *rep = agreed_report(text, &d);
 	ck_assert_uint_eq(rep->peak_timestamp_ns, 1);
 	ck_assert_uint_eq(rep->by_device[0].peak_timestamp_ns, 1);
 	ck_assert_uint_eq(rep->n_breakdown, 1);
@@ -409,10 +422,7 @@ START_TEST(streamed_doc_has_no_records_to_replay)
 {
 	struct gen g = {.seed = 9, .records = 50, .ids = 5};
 	char *text = generate(&g);
-	char err[256];
-	int r;
-	struct cgtrace_doc *d = read_text("t.jsonl", text, strlen(text),
-					  CGTRACE_READ_STREAM_MEMORY, NULL, err, sizeof(err), &r);
+	struct cgtrace_doc *d = read_as(text, CGTRACE_READ_STREAM_MEMORY);
 	ck_assert(cgtrace_doc_streamed(d));
 	ck_assert_uint_eq(cgtrace_doc_count(d, CGTRACE_KIND_MEMORY), 0);
 	ck_assert_uint_eq(cgtrace_doc_records(d, CGTRACE_KIND_MEMORY), 50);
@@ -446,24 +456,26 @@ static struct cgtrace_doc *read_path(const char *path, struct warn_log *w)
 
 static struct cgtrace_doc *read_full(const char *text)
 {
-	char err[256];
-	int r;
-	struct cgtrace_doc *d = read_text("t.jsonl", text, strlen(text), 0, NULL, err, sizeof(err),
-					  &r);
-	ck_assert_int_eq(r, 0);
-	return d;
+	return read_as(text, 0);
+}
+
+/* text in a file of its own under /tmp: its path, until the next call. */
+static char *temp_trace(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/cgtrace-test-XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
 }
 
 START_TEST(file_is_read_again_from_its_start)
 {
 	cg_stream_window = 0; /* records wait only for their timestamp group */
 	struct gen g = {.seed = 5, .records = 300, .ids = 20, .out_of_order = true};
-	char *text = generate(&g);
-	char path[] = "/tmp/cgtrace-test-XXXXXX";
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	char *text = generate(&g), *path = temp_trace(text);
 	struct warn_log w = {0};
 	struct cgtrace_doc *d = read_path(path, &w), *full = read_full(text);
 	unlink(path);
@@ -564,17 +576,6 @@ static char *full_timeline(const char *text)
 	ck_assert_int_eq(cgtrace_memory_timeline(d, collect, &s), 0);
 	cgtrace_doc_free(d);
 	return s.t.p;
-}
-
-static char *temp_trace(const char *text)
-{
-	static char path[64];
-	snprintf(path, sizeof(path), "/tmp/cgtrace-test-XXXXXX");
-	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
 }
 
 START_TEST(timeline_read_agrees_with_the_full_timeline)
@@ -726,7 +727,7 @@ static size_t doc_bytes(const struct cgtrace_doc *d)
 	     VEC_BYTES(d->classes, struct cg_mem_class) + VEC_BYTES(d->mem_shapes, uint32_t) +
 	     VEC_BYTES(d->devmem, struct cg_devmem) + VEC_BYTES(d->devices, uint32_t) +
 	     VEC_BYTES(d->shapes, uint64_t) + VEC_BYTES(d->str_lists, uint32_t);
-	const struct cg_stream *s = d->stream;
+	const struct cg_stream *s = cg_stream_of(d);
 	if (s)
 		n += s->cap_ent * sizeof(*s->ent) + (s->mask + 1) * sizeof(*s->slots) +
 		     VEC_BYTES(s->born, uint32_t) + VEC_BYTES(s->gone, uint32_t) +

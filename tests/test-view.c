@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "doc_stream.h"
+#include "stream_window.h"
 #include "peak_series.h"
 #include "test-main.h"
 #include "test-gen.h"

@@ -6,9 +6,10 @@
 
 #include "cgtrace.h"
 #include "doc.h"
-#include "doc_stream.h"
 #include "export.h"
 #include "memory_replay.h"
+#include "memory_stream.h"
+#include "stream_sink.h"
 #include "peak_series.h"
 
 static long device_number(const struct cgtrace_doc *d, const char *device)
@@ -19,32 +20,21 @@ static long device_number(const struct cgtrace_doc *d, const char *device)
 	return -1;
 }
 
-/* A full document's series of device dev, and the time span of every record. */
-static int replay_series(const struct cgtrace_doc *d, uint16_t dev, struct cg_peak_series *out,
-			 uint64_t *lo, uint64_t *hi)
+/* A full document's time span: of every memory record, and of the checkpoints after them. */
+static void full_time(const struct cgtrace_doc *d, uint64_t *lo, uint64_t *hi)
 {
-	struct cg_replay r;
-	int ret = cg_replay_init(&r, d);
-	memset(out, 0, sizeof(*out));
-	bool any = false;
-	while (ret == 0 && r.pos < d->memory.len) {
-		struct cg_replay_did did;
-		uint16_t k = cg_replay_step_did(&r, &did);
-		uint64_t t = CG_VEC_AT(&d->memory, struct cg_mem, did.index)->timestamp_ns;
-		if (!any)
+	for (size_t i = 0; i < d->memory.len; i++) {
+		uint64_t t = CG_VEC_AT(&d->memory, struct cg_mem, i)->timestamp_ns;
+		if (i == 0 || t < *lo)
 			*lo = t;
-		*hi = t; /* analysis order is time order */
-		any = true;
-		if (k == dev)
-			cg_series_add(out, t, r.dev[k].live);
-	}
-	cg_replay_fini(&r);
-	for (size_t i = 0; i < d->devmem.len; i++) {
-		uint64_t t = CG_VEC_AT(&d->devmem, struct cg_devmem, i)->timestamp_ns;
-		if (any && t > *hi)
+		if (i == 0 || t > *hi)
 			*hi = t;
 	}
-	return ret;
+	for (size_t i = 0; d->memory.len && i < d->devmem.len; i++) {
+		uint64_t t = CG_VEC_AT(&d->devmem, struct cg_devmem, i)->timestamp_ns;
+		if (t > *hi)
+			*hi = t;
+	}
 }
 
 CG_EXPORT int cgtrace_doc_live_cells(const struct cgtrace_doc *d, const char *device,
@@ -55,25 +45,27 @@ CG_EXPORT int cgtrace_doc_live_cells(const struct cgtrace_doc *d, const char *de
 	long dev = device_number(d, device);
 	if (dev < 0)
 		return -ENOENT;
-	struct cg_peak_series local;
-	const struct cg_peak_series *s = &local;
 	uint64_t lo = 0, hi = 0;
-	if (d->stream) {
-		const struct cg_stream *st = d->stream;
-		if ((size_t)dev >= st->devs.len)
-			return -ENOENT;
-		s = &CG_VEC_AT(&st->devs, struct cg_stream_dev, dev)->series;
-		/* Every device's cells line up: the trace's span, not the device's. */
-		cg_stream_time(st, &lo, &hi);
-	} else {
-		int r = replay_series(d, (uint16_t)dev, &local, &lo, &hi);
+	struct cg_stream *own = NULL, *st = cg_stream_of(d);
+	if (!st) {
+		int r = cg_replay_run(d, NULL, &own);
 		if (r < 0)
 			return r;
+		st = own;
+		full_time(d, &lo, &hi);
+	} else {
+		/* Every device's cells line up: the trace's span, not the device's. */
+		cg_stream_time(st, &lo, &hi);
 	}
-	if (!s->any)
-		return -ENOENT;
-	cg_series_cells(s, lo, hi, out, (unsigned)n);
-	*t0 = lo;
-	*t1 = hi;
-	return 0;
+	const struct cg_stream_dev *dv =
+		(size_t)dev < st->devs.len ? CG_VEC_AT(&st->devs, struct cg_stream_dev, dev) : NULL;
+	const struct cg_peak_series *s = dv ? &dv->series : NULL;
+	int r = s && s->any ? 0 : -ENOENT;
+	if (r == 0) {
+		cg_series_cells(s, lo, hi, out, (unsigned)n);
+		*t0 = lo;
+		*t1 = hi;
+	}
+	cg_stream_free(own);
+	return r;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Replaying memory records in analysis order: live bytes per device and
- * category, which alloc each tensor id's free undoes. Shared by the memory
- * analysis, the summary and the timeline.
+ * A full document's memory records through the memory analysis, in the
+ * analysis order memory_order.c gives: each record's tensor id is its
+ * string id (unique per string, so the live table needs no string), its
+ * shape and stack as the document keeps them.
  */
 #include "memory_replay.h"
 
@@ -11,8 +12,86 @@
 #include <string.h>
 
 #include "doc.h"
+#include "doc_stacks.h"
+#include "doc_view.h"
 #include "memory_order.h"
-#include "sat.h"
+
+/* An analysis for d, every device made, capacities from all the checkpoints. */
+static int replay_open(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
+		       struct cg_stream **out)
+{
+	struct cg_stream_cfg own = {0};
+	if (cfg) {
+		own = *cfg;
+		own.preset = NULL;
+	}
+	int ret = cg_stream_new(d, &own, out);
+	if (ret < 0)
+		return ret;
+	struct cg_stream *s = *out;
+	ret = cg_stream_pooled(s, d->pool.count);
+	if (ret == 0)
+		ret = cg_stream_devices(s, d->devices.len);
+	for (size_t i = 0; ret == 0 && i < d->devmem.len; i++) {
+		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
+		ret = cg_stream_capacity(s, m->device, m->used_bytes, m->free_bytes);
+	}
+	if (ret < 0) {
+		cg_stream_free(s);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/* Record idx as the analysis takes it: an alloc with its shape and stack. */
+static struct cg_stream_rec replay_rec(const struct cgtrace_doc *d, size_t idx)
+{
+	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
+	const struct cg_mem_class *c = cg_doc_class(d, m->cls);
+	struct cg_stream_rec g = {
+		.ts = m->timestamp_ns,
+		.bytes = m->bytes,
+		.key = m->tensor_id,
+		.index = idx,
+		.cls = m->cls,
+		.action = c->action,
+	};
+	if (c->action == CGTRACE_ALLOC) {
+		bool other = c->shape_kind == CG_SHAPE_OTHER;
+		g.shape = other ? cg_doc_mem_shape(d, idx) : c->shape_kind;
+		uint32_t stack = cg_doc_mem_stack(d, idx);
+		if (stack)
+			g.stack = CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1)->s.id;
+	}
+	return g;
+}
+
+int cg_replay_run(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
+		  struct cg_stream **out)
+{
+	uint32_t *order;
+	struct cg_stream *s = NULL;
+	int ret = cg_doc_memory_order(d, &order);
+	if (ret == 0)
+		ret = replay_open(d, cfg, &s);
+	for (size_t k = 0; ret == 0 && k < d->memory.len; k++) {
+		struct cg_stream_rec g = replay_rec(d, order ? order[k] : k);
+		ret = cg_stream_apply_pooled(s, &g);
+	}
+	free(order);
+	if (ret == 0)
+		ret = cg_stream_finish(s);
+	if (ret == -ECANCELED && s && s->point_ret)
+		ret = s->point_ret;
+	if (ret != 0) {
+		cg_stream_free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- one record at a time ---- */
 
 int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d)
 {
@@ -20,89 +99,32 @@ int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d)
 	r->doc = d;
 	r->n_dev = d->devices.len;
 	int ret = cg_doc_memory_order(d, &r->order);
-	if (ret < 0)
-		return ret;
-	r->dev = calloc(r->n_dev ? r->n_dev : 1, sizeof(*r->dev));
-	r->live_of = calloc(d->pool.count ? d->pool.count : 1, sizeof(*r->live_of));
-	if (!r->dev || !r->live_of) {
+	if (ret == 0)
+		ret = replay_open(d, NULL, &r->s);
+	if (ret < 0) {
 		cg_replay_fini(r);
-		return -ENOMEM;
+		return ret;
 	}
-	for (size_t i = 0; i < d->devmem.len; i++) {
-		const struct cg_devmem *m = CG_VEC_AT(&d->devmem, struct cg_devmem, i);
-		struct cg_replay_dev *dv = &r->dev[m->device];
-		uint64_t cap = cg_sat_add(m->used_bytes, m->free_bytes);
-		if (cap > dv->capacity)
-			dv->capacity = cap;
-		dv->has_capacity = true;
-		dv->listed = true;
-	}
+	r->dev = r->s->devs.p;
 	return 0;
 }
 
 void cg_replay_fini(struct cg_replay *r)
 {
 	free(r->order);
-	free(r->dev);
-	free(r->live_of);
-	r->order = NULL;
-	r->dev = NULL;
-	r->live_of = NULL;
-}
-
-void cg_replay_reset(struct cg_replay *r)
-{
-	const struct cgtrace_doc *d = r->doc;
-	for (size_t i = 0; i < r->n_dev; i++) {
-		struct cg_replay_dev *dv = &r->dev[i];
-		dv->live = 0;
-		memset(dv->by_cat, 0, sizeof(dv->by_cat));
-	}
-	memset(r->live_of, 0, (d->pool.count ? d->pool.count : 1) * sizeof(*r->live_of));
-	r->pos = 0;
-}
-
-size_t cg_replay_index(const struct cg_replay *r, size_t k)
-{
-	return r->order ? r->order[k] : k;
+	cg_stream_free(r->s);
+	memset(r, 0, sizeof(*r));
 }
 
 uint16_t cg_replay_step_did(struct cg_replay *r, struct cg_replay_did *did)
 {
 	const struct cgtrace_doc *d = r->doc;
-	size_t idx = cg_replay_index(r, r->pos++);
-	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
-	const struct cg_mem_class *c = cg_doc_class(d, m->cls);
-	struct cg_replay_dev *dv = &r->dev[c->device];
-	uint32_t prev = r->live_of[m->tensor_id];
-	uint64_t bytes = m->bytes;
-	uint8_t cat = c->category;
-	*did = (struct cg_replay_did){.index = idx, .undid = prev};
-
-	if (c->action == CGTRACE_ALLOC) {
-		r->realloc_live += prev != 0;
-		dv->live = cg_sat_add(dv->live, bytes);
-		dv->by_cat[cat] = cg_sat_add(dv->by_cat[cat], bytes);
-		r->live_of[m->tensor_id] = (uint32_t)idx + 1;
-	} else {
-		if (prev) {
-			const struct cg_mem *a = CG_VEC_AT(&d->memory, struct cg_mem, prev - 1);
-			bytes = a->bytes;
-			cat = cg_doc_class(d, a->cls)->category;
-			r->live_of[m->tensor_id] = 0;
-		} else {
-			r->unknown_free++;
-		}
-		dv->live = cg_sat_sub(dv->live, bytes);
-		dv->by_cat[cat] = cg_sat_sub(dv->by_cat[cat], bytes);
-	}
-	did->bytes = bytes;
-	did->category = cat;
-	return c->device;
-}
-
-uint16_t cg_replay_step(struct cg_replay *r)
-{
-	struct cg_replay_did did;
-	return cg_replay_step_did(r, &did);
+	size_t idx = r->order ? r->order[r->pos] : r->pos;
+	struct cg_stream_rec g = replay_rec(d, idx);
+	int ret = cg_stream_apply_pooled(r->s, &g);
+	const struct cg_stream_did *x = &r->s->did;
+	*did = (struct cg_replay_did){
+		.index = idx, .bytes = x->bytes, .category = x->category, .undid = x->undid};
+	r->pos = ret < 0 ? d->memory.len : r->pos + 1;
+	return cg_doc_class(d, g.cls)->device;
 }

@@ -1,41 +1,39 @@
 /* SPDX-License-Identifier: MIT */
-/* Replaying memory records in analysis order: shared by the analyses. */
+/*
+ * A full document's memory records replayed through the memory analysis
+ * (memory_stream.h) in analysis order: afterwards the analysis holds what
+ * a streamed document's holds after its read, so every figure is read off
+ * it the same way.
+ */
 #ifndef CG_MEMORY_REPLAY_H
 #define CG_MEMORY_REPLAY_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cgtrace.h"
+#include "memory_stream.h"
 
 struct cgtrace_doc;
 
-struct cg_replay_dev {
-	uint64_t live;
-	uint64_t by_cat[CGTRACE_CAT_COUNT];
-	uint64_t peak, peak_ts, allocs, frees;
-	uint64_t capacity; /* largest used + free of the device's checkpoints */
-	bool has_capacity;
-	bool listed;       /* has memory or device_memory records */
-};
+/*
+ * Every memory record of full document d through a new analysis (*out,
+ * the caller's to free), capacities first from all its checkpoints, as
+ * cfg says (its preset is not read); then the analysis's end. 0, a
+ * callback's non-zero return that stopped it, or a -errno.
+ */
+int cg_replay_run(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
+		  struct cg_stream **out);
 
+/* The same one record at a time, saying what each did (a view's replay, core/view). */
 struct cg_replay {
 	const struct cgtrace_doc *doc;
-	uint32_t *order;   /* NULL when file order is analysis order */
-	struct cg_replay_dev *dev;
+	uint32_t *order;           /* NULL when file order is analysis order */
+	struct cg_stream *s;
+	struct cg_stream_dev *dev; /* s's devices, by the document's device numbers */
 	size_t n_dev;
-	uint32_t *live_of; /* tensor string id -> live alloc record index + 1 */
-	size_t pos;        /* records applied so far */
-	uint64_t realloc_live, unknown_free;
+	size_t pos;                /* records applied so far */
 };
 
-int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d);
-void cg_replay_fini(struct cg_replay *r);
-/* Back to nothing live, keeping order and capacities. */
-void cg_replay_reset(struct cg_replay *r);
-/* Document index of the k-th record in analysis order. */
-size_t cg_replay_index(const struct cg_replay *r, size_t k);
 /* What a step did: the bytes and category it added or took, the alloc a free undid. */
 struct cg_replay_did {
 	size_t index;     /* the record's document index */
@@ -43,9 +41,13 @@ struct cg_replay_did {
 	uint8_t category;
 	uint32_t undid;   /* a free: its alloc's index + 1; an alloc: the live alloc it replaced + 1; 0: none */
 };
-/* Applies the next record; returns its device number. */
-uint16_t cg_replay_step(struct cg_replay *r);
-/* The same, saying what it did. */
+
+int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d);
+void cg_replay_fini(struct cg_replay *r);
+/*
+ * Applies the next record; returns its device number. An error (out of
+ * memory) ends the replay there: every record counts as applied.
+ */
 uint16_t cg_replay_step_did(struct cg_replay *r, struct cg_replay_did *did);
 
 #endif

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-stack figures (cgtrace_stack_stats). A streamed document counted
+ * Per-stack figures (cgtrace_stack_stats). The memory analysis counted
  * allocations, bytes and temporaries per (stack, device) as it applied
- * them (doc_stream.c); what was live at each device's peak and at the end
- * is read off its entries here, each carrying its figure's index. A full
- * document replays its records in analysis order the same way: once for
- * each device's peak position, once more to collect the live set there.
+ * them (memory_stream.c): a streamed document's while it was read, a full
+ * document's as its records are replayed. What was live at each device's
+ * peak and at the end is read off its entries, each carrying its figure's
+ * index.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "doc.h"
-#include "doc_stream.h"
-#include "doc_view.h"
 #include "export.h"
 #include "memory_replay.h"
+#include "memory_stream.h"
+#include "stream_sink.h"
 #include "sat.h"
 
 static const char *dev_str(const struct cgtrace_doc *d, uint16_t dev)
@@ -67,10 +67,9 @@ static void add_live(struct cgtrace_stack_stat *s, uint64_t bytes, bool at_peak,
 	}
 }
 
-static int stream_stats(const struct cgtrace_doc *d, struct cgtrace_stack_stat **out, size_t *len)
+static int stats_of(const struct cg_stream *s, struct cgtrace_stack_stat **out, size_t *len)
 {
-	const struct cg_stream *s = d->stream;
-	int r = stats_from(d, &s->figs, out, len);
+	int r = stats_from(s->doc, &s->figs, out, len);
 	for (uint32_t i = 0; r == 0 && i < s->n_ent; i++) {
 		const struct cg_stream_entry *e = &s->ent[i];
 		if (e->state != CG_ENT_FREE)
@@ -80,110 +79,6 @@ static int stream_stats(const struct cgtrace_doc *d, struct cgtrace_stack_stat *
 	return r;
 }
 
-/* ---- a full document: two replays ---- */
-
-struct full {
-	const struct cgtrace_doc *d;
-	struct cg_stack_figs figs;
-	uint32_t *fig_of; /* memory record -> its alloc's figure */
-	size_t *peak_pos; /* per device: the position after which it peaked */
-};
-
-/* First replay: figures, counts, temporaries, and where each device peaked. */
-static int full_first(struct full *f, struct cg_replay *r)
-{
-	const struct cgtrace_doc *d = f->d;
-	size_t last_alloc = SIZE_MAX;
-	uint64_t *peak = calloc(r->n_dev ? r->n_dev : 1, sizeof(*peak));
-	if (!peak)
-		return -ENOMEM;
-	int ret = 0;
-	while (ret == 0 && r->pos < d->memory.len) {
-		size_t idx = cg_replay_index(r, r->pos);
-		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
-		const struct cg_mem_class *c = cg_doc_class(d, m->cls);
-		uint32_t prev = r->live_of[m->tensor_id];
-		size_t pos = r->pos;
-		uint16_t dev = cg_replay_step(r);
-		if (c->action == CGTRACE_ALLOC) {
-			struct cgtrace_memory v;
-			cg_doc_mem_view(d, idx, &v);
-			ret = cg_stack_fig_at(&f->figs, v.stack_id, dev, &f->fig_of[idx]);
-			if (ret < 0)
-				break;
-			struct cg_stack_fig *g =
-			    CG_VEC_AT(&f->figs.figs, struct cg_stack_fig, f->fig_of[idx]);
-			g->count++;
-			g->total = cg_sat_add(g->total, m->bytes);
-			last_alloc = idx;
-		} else {
-			/* Freed right after it was made, nothing in between: as heaptrack counts. */
-			if (prev && prev - 1 == last_alloc)
-				CG_VEC_AT(&f->figs.figs, struct cg_stack_fig, f->fig_of[prev - 1])
-				    ->temporary++;
-			if (prev)
-				f->fig_of[idx] = f->fig_of[prev - 1];
-			last_alloc = SIZE_MAX;
-		}
-		if (r->dev[dev].live > peak[dev]) {
-			peak[dev] = r->dev[dev].live;
-			f->peak_pos[dev] = pos;
-		}
-	}
-	free(peak);
-	return ret;
-}
-
-/* The allocations live after the replay's last step on device dev (any when dev < 0). */
-static void collect(struct full *f, const struct cg_replay *r, long dev,
-                    struct cgtrace_stack_stat *st)
-{
-	const struct cgtrace_doc *d = f->d;
-	for (uint32_t t = 0; t < d->pool.count; t++) {
-		if (!r->live_of[t])
-			continue;
-		size_t idx = r->live_of[t] - 1;
-		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, idx);
-		if (dev >= 0 && cg_doc_class(d, m->cls)->device != dev)
-			continue;
-		add_live(&st[f->fig_of[idx]], m->bytes, dev >= 0, dev < 0);
-	}
-}
-
-static int full_stats(const struct cgtrace_doc *d, struct cgtrace_stack_stat **out, size_t *len)
-{
-	struct full f = {.d = d};
-	struct cg_replay r;
-	int ret = cg_replay_init(&r, d);
-	if (ret < 0)
-		return ret;
-	f.fig_of = calloc(d->memory.len ? d->memory.len : 1, sizeof(*f.fig_of));
-	f.peak_pos = malloc((r.n_dev ? r.n_dev : 1) * sizeof(*f.peak_pos));
-	if (!f.fig_of || !f.peak_pos)
-		ret = -ENOMEM;
-	for (size_t i = 0; ret == 0 && i < r.n_dev; i++)
-		f.peak_pos[i] = SIZE_MAX;
-	if (ret == 0)
-		ret = full_first(&f, &r);
-	if (ret == 0)
-		ret = stats_from(d, &f.figs, out, len);
-	if (ret == 0) {
-		collect(&f, &r, -1, *out);
-		cg_replay_reset(&r);
-		while (r.pos < d->memory.len) {
-			size_t pos = r.pos;
-			uint16_t dev = cg_replay_step(&r);
-			if (f.peak_pos[dev] == pos)
-				collect(&f, &r, dev, *out);
-		}
-	}
-	cg_replay_fini(&r);
-	cg_stack_figs_free(&f.figs);
-	free(f.fig_of);
-	free(f.peak_pos);
-	return ret;
-}
-
 CG_EXPORT int cgtrace_stack_stats(const struct cgtrace_doc *d, struct cgtrace_stack_stat **out,
                                   size_t *n)
 {
@@ -191,7 +86,12 @@ CG_EXPORT int cgtrace_stack_stats(const struct cgtrace_doc *d, struct cgtrace_st
 	*n = 0;
 	struct cgtrace_stack_stat *st = NULL;
 	size_t len = 0;
-	int r = cg_doc_streamed(d) ? stream_stats(d, &st, &len) : full_stats(d, &st, &len);
+	struct cg_stream *own = NULL;
+	const struct cg_stream *s = cg_stream_of(d);
+	int r = s ? 0 : cg_replay_run(d, NULL, &own);
+	if (r == 0)
+		r = stats_of(s ? s : own, &st, &len);
+	cg_stream_free(own);
 	if (r < 0) {
 		free(st);
 		return r;

@@ -1,54 +1,94 @@
 /* SPDX-License-Identifier: MIT */
-/* The memory timeline: live bytes of a record's device after each record, in analysis order. */
+/*
+ * The memory timeline: live bytes of a record's device after each record,
+ * in analysis order, as the memory analysis applies them (a timeline
+ * callback, memory_stream.h). A full document replays its records; a
+ * trace read streamed is read twice: first for every device's capacity
+ * (the largest used + free of the whole trace, which the first point
+ * already needs), then with the callback, starting from those capacities.
+ */
 #include <errno.h>
-#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgtrace.h"
 #include "doc.h"
 #include "export.h"
 #include "memory_replay.h"
-#include "sat.h"
-
-/* The timeline point of the step that did did; p is filled and returned. */
-static const struct cgtrace_timeline_point *replay_point(const struct cg_replay *r,
-							 const struct cg_replay_did *did,
-							 uint16_t dev, struct cgtrace_timeline_point *p)
-{
-	const struct cgtrace_doc *d = r->doc;
-	const struct cg_replay_dev *dv = &r->dev[dev];
-	const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, did->index);
-	*p = (struct cgtrace_timeline_point){
-		.timestamp_ns = m->timestamp_ns,
-		.device = cg_doc_str(d, cg_doc_device_str(d, dev)),
-		.live_bytes = dv->live,
-		.has_free = dv->has_capacity,
-		.free_bytes = cg_sat_sub(dv->capacity, dv->live),
-		.record = did->index,
-		.action = cg_doc_class(d, m->cls)->action,
-		.bytes = did->bytes,
-		.category = did->category,
-	};
-	memcpy(p->by_category, dv->by_cat, sizeof(p->by_category));
-	return p;
-}
+#include "memory_stream.h"
+#include "stream_sink.h"
+#include "trace_read.h"
+#include "trace_src.h"
 
 CG_EXPORT int cgtrace_memory_timeline(const struct cgtrace_doc *d,
 				      int (*fn)(void *user, const struct cgtrace_timeline_point *p),
 				      void *user)
 {
-	struct cg_replay r;
-	struct cgtrace_timeline_point p;
 	if (cg_doc_streamed(d))
 		return -ENODATA;
-	int ret = cg_replay_init(&r, d);
+	const struct cg_stream_cfg cfg = {.point = fn, .point_user = user};
+	struct cg_stream *s;
+	int ret = cg_replay_run(d, &cfg, &s);
+	if (ret == 0)
+		cg_stream_free(s);
+	return ret;
+}
+
+static void no_warn(void *user, const char *line)
+{
+	(void)user;
+	(void)line;
+}
+
+/* The second read of a streamed timeline: the points, with every capacity known. */
+static int timeline_points(struct cg_twice *t, const struct cg_read_req *first,
+			   int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+			   void *user)
+{
+	/* The first read gave the warnings; err keeps them. */
+	static const struct cgtrace_read_options quiet = {.warn = no_warn};
+	struct cgtrace_doc *doc = NULL;
+	char err[1024];
+	int stopped = 0;
+	const struct cg_stream_cfg cfg = {.point = fn, .point_user = user,
+					  .preset = cg_stream_of(*first->out), .stopped = &stopped};
+	struct cg_read_req q = *first;
+	q.opts = &quiet;
+	q.out = &doc;
+	q.err = err;
+	q.errlen = sizeof(err);
+	q.sink_cfg = &cfg;
+	int ret = cg_read_again(t, &q);
+	cgtrace_doc_free(doc);
+	if (stopped)
+		return stopped;
 	if (ret < 0)
-		return ret;
-	while (ret == 0 && r.pos < d->memory.len) {
-		struct cg_replay_did did;
-		uint16_t dev = cg_replay_step_did(&r, &did);
-		ret = fn(user, replay_point(&r, &did, dev, &p));
-	}
-	cg_replay_fini(&r);
+		snprintf(first->err, first->errlen, "%s", err);
+	return ret;
+}
+
+CG_EXPORT int
+cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options *opts,
+                             int (*fn)(void *user, const struct cgtrace_timeline_point *p),
+                             void *user, char *err, size_t errlen)
+{
+	struct cgtrace_doc *doc = NULL;
+	struct cg_read_req q = {.opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY, .out = &doc,
+				.err = err, .errlen = errlen, .sink = &cg_stream_sink};
+	int fd = cg_src_open_path(path, &q.name, err, errlen);
+	if (fd < 0)
+		return fd;
+	struct cg_twice t;
+	cg_twice_open(&t, fd);
+	int ret = cg_read_first(&t, &q);
+	/* A full document (read again, or read once) has its records: its timeline is at hand. */
+	if (ret == 0)
+		ret = cg_doc_streamed(doc) ? timeline_points(&t, &q, fn, user)
+					   : cgtrace_memory_timeline(doc, fn, user);
+	cgtrace_doc_free(doc);
+	cg_twice_close(&t);
+	if (strcmp(path, "-") != 0)
+		close(fd);
 	return ret;
 }

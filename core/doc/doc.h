@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The reconstructed trace document. Memory records dominate every large
- * trace, so they are kept at 24 bytes each: the fields that repeat (span,
- * op name, device, dtype, action, category) are interned together as one
- * "memory class", and shapes are hash-consed.
+ * The reconstructed trace document, its data and their accessors (its life
+ * is doc_life.h's). Memory records dominate every large trace, so they are
+ * kept at 24 bytes each: the fields that repeat (span, op name, device,
+ * dtype, action, category) are interned together as one "memory class",
+ * and shapes are hash-consed.
  */
 #ifndef CG_DOC_H
 #define CG_DOC_H
@@ -14,6 +15,7 @@
 #include "cgtrace.h"
 #include "record_fields.h"
 #include "arena.h"
+#include "doc_sink.h"
 #include "strpool.h"
 #include "u64map.h"
 #include "vec.h"
@@ -43,8 +45,6 @@ struct cg_mem {
 	uint32_t tensor_id;
 	uint32_t cls;
 };
-
-struct cg_stream;
 
 struct cg_span {
 	uint32_t id;
@@ -217,11 +217,13 @@ struct cgtrace_doc {
 	/* Build-time lookup tables, freed when the document is complete. */
 	struct cg_build *build;
 	/*
-	 * A streamed document (CGTRACE_READ_STREAM_MEMORY): memory records are
-	 * applied to this analysis instead of kept in `memory`, and `devmem`
-	 * keeps only the checkpoints of an OOM (doc_stream.h). NULL otherwise.
+	 * A streamed document (CGTRACE_READ_STREAM_MEMORY): memory records and
+	 * checkpoints are handed on to the sink (doc_sink.h) instead of kept in
+	 * `memory`, `devmem` keeps only the checkpoints of an OOM, and the
+	 * records are only counted. No ops: a full document.
 	 */
-	struct cg_stream *stream;
+	struct cg_doc_sink sink;
+	uint64_t memory_seen, devmem_seen;
 };
 
 static inline const char *cg_doc_str(const struct cgtrace_doc *d, uint32_t id)
@@ -239,22 +241,9 @@ static inline uint32_t cg_doc_device_str(const struct cgtrace_doc *d, uint16_t d
 	return *CG_VEC_AT(&d->devices, uint32_t, dev);
 }
 
-/* An empty document, ready for doc_build.c; NULL when out of memory. */
-struct cgtrace_doc *cg_doc_new(void);
-/* The same for a streamed document. */
-struct cgtrace_doc *cg_doc_new_streamed(void);
-
 static inline bool cg_doc_streamed(const struct cgtrace_doc *d)
 {
-	return d->stream != NULL;
+	return d->sink.ops != NULL;
 }
-
-/* After a failed streamed read: whether it stopped at a memory record that went back in time. */
-bool cg_doc_out_of_order(const struct cgtrace_doc *d);
-/*
- * After the last record: checks for meta, sorts spans and tags, hands out
- * op inputs as pointers. 0, or a negative errno with the message in err.
- */
-int cg_doc_finish(struct cgtrace_doc *d, char *err, size_t errlen);
 
 #endif

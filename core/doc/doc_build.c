@@ -14,7 +14,7 @@
 #include "doc.h"
 #include "doc_rules.h"
 #include "doc_stacks.h"
-#include "doc_stream.h"
+#include "doc_view.h"
 #include "hash.h"
 #include "u64map.h"
 
@@ -37,6 +37,8 @@ struct cg_build {
 	struct cg_map shape_by_hash;
 	struct cg_map device_by_str;
 	struct cg_map devinfo_by_device; /* device number -> devinfo index */
+	/* By decoder class * 4 + (free) + 2 * (pre-existing): document class + 1, 0: not seen. */
+	struct cg_vec packed_cls; /* uint32_t */
 };
 
 struct cg_build *cg_build_new(void)
@@ -53,6 +55,7 @@ void cg_build_free(struct cg_build *b)
 	cg_map_free(&b->shape_by_hash);
 	cg_map_free(&b->device_by_str);
 	cg_map_free(&b->devinfo_by_device);
+	cg_vec_free(&b->packed_cls, sizeof(uint32_t));
 	free(b);
 }
 
@@ -222,11 +225,6 @@ static int mem_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint8
 	return r;
 }
 
-int cg_build_mem_class(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint32_t *cls)
-{
-	return mem_class(d, m, mem_shape_kind(m), cls);
-}
-
 /* Non-trivial shapes get a side array, created the first time one shows up. */
 static int mem_shape(struct cgtrace_doc *d, const struct cg_rec_memory *m)
 {
@@ -306,7 +304,7 @@ static int add_device_info(struct cgtrace_doc *d, const struct cg_rec_device_inf
 			    &(struct identity){x->uuid, x->name, x->has_total, x->total_bytes});
 }
 
-/* A streamed document applies the record instead of keeping it (doc_stream.h). */
+/* A streamed document hands the record on instead of keeping it (doc_sink.h). */
 static int stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint8_t shape_kind,
 			 char *err, size_t errlen)
 {
@@ -319,14 +317,77 @@ static int stream_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, u
 		r = shape_id(d, m->shape, m->ndim, NULL, &shape);
 	if (r == 0 && m->cgprobe_device_uuid.p)
 		r = add_identity(d, cg_doc_class(d, cls)->device, &IDENTITY_OF(m));
-	return r < 0 ? r : cg_stream_memory(d, m, cls, shape);
+	if (r < 0)
+		return r;
+	const struct cg_sink_mem x = {
+		.ts = m->timestamp_ns,
+		.bytes = m->bytes,
+		.index = d->memory_seen++,
+		.stack = m->stack,
+		.id = m->tensor_id,
+		.cls = cls,
+		.shape = shape,
+		.action = m->action,
+	};
+	return d->sink.ops->memory(d->sink.state, &x);
+}
+
+/* The document class of a decoder class and action, made once. */
+static int packed_class(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+			const struct cg_doc_packed *pk, uint32_t *out)
+{
+	struct cg_vec *v = &d->build->packed_cls;
+	/* Alloc, free, pre-existing alloc: each a class of the document. */
+	size_t at = (size_t)pk->dec_cls * 4 + (pk->action == CGTRACE_FREE) + 2 * (size_t)pk->pre;
+	if (at < v->len && ((uint32_t *)v->p)[at]) {
+		*out = ((uint32_t *)v->p)[at] - 1;
+		return 0;
+	}
+	int r = mem_class(d, m, mem_shape_kind(m), out);
+	if (r < 0)
+		return r;
+	if (at >= v->len) {
+		size_t old = v->len, want = at + 64;
+		if (cg_vec_grow(v, sizeof(uint32_t), want) < 0)
+			return -ENOMEM;
+		memset((uint32_t *)v->p + old, 0, (want - old) * sizeof(uint32_t));
+		v->len = want;
+	}
+	((uint32_t *)v->p)[at] = *out + 1;
+	return 0;
+}
+
+int cg_doc_add_packed(struct cgtrace_doc *d, const struct cg_rec_memory *m,
+		      const struct cg_doc_packed *pk)
+{
+	struct cg_sink_mem x = {
+		.ts = pk->ts,
+		.bytes = pk->bytes,
+		.stack = pk->stack,
+		.addr = pk->addr,
+		.shape = CG_SHAPE_BYTES,
+		.action = pk->action,
+	};
+	int r = packed_class(d, m, pk, &x.cls);
+	if (r < 0)
+		return r;
+	if (pk->vmm)
+		x.id = m->tensor_id;
+	x.index = d->memory_seen++;
+	return d->sink.ops->memory(d->sink.state, &x);
+}
+
+void cg_doc_in_order(struct cgtrace_doc *d)
+{
+	if (d->sink.ops)
+		d->sink.ops->in_order(d->sink.state);
 }
 
 static int add_memory(struct cgtrace_doc *d, const struct cg_rec_memory *m, char *err,
 		      size_t errlen)
 {
 	uint8_t shape_kind = mem_shape_kind(m);
-	if (d->stream)
+	if (d->sink.ops)
 		return stream_memory(d, m, shape_kind, err, errlen);
 	uint32_t stack = 0;
 	if (cg_doc_stacks_in(m)) {
@@ -547,9 +608,10 @@ static int add_checkpoint(struct cgtrace_doc *d, const struct cg_rec_device_memo
 		return r;
 	const struct cg_devmem *c = CG_VEC_AT(&d->devmem, struct cg_devmem, d->devmem.len - 1);
 	uint16_t dev = c->device;
-	/* A streamed document keeps a device's capacity, and the checkpoints of an OOM. */
-	if (d->stream) {
-		r = cg_stream_checkpoint(d, dev, x);
+	/* A streamed document hands a checkpoint on, and keeps those of an OOM. */
+	if (d->sink.ops) {
+		d->devmem_seen++;
+		r = d->sink.ops->checkpoint(d->sink.state, dev, x);
 		if (r < 0)
 			return r;
 		if (!x->has_oom_request)
@@ -558,9 +620,14 @@ static int add_checkpoint(struct cgtrace_doc *d, const struct cg_rec_device_memo
 	return x->cgprobe_device_uuid.p ? add_identity(d, dev, &IDENTITY_OF(x)) : 0;
 }
 
-int cg_build_span_step(const struct cgtrace_doc *d, uint32_t span_id)
+int cg_doc_span_step(const struct cgtrace_doc *d, uint32_t span_id)
 {
 	uint32_t pos = UINT32_MAX, val;
+	if (!d->build) {
+		/* Finished: the spans are sorted, the table gone. */
+		long s = cg_doc_find_span(d, span_id);
+		return s < 0 ? -1 : CG_VEC_AT(&d->spans, struct cg_span, s)->step;
+	}
 	if (span_id == CG_STR_NONE || !cg_map_next(&d->build->span_by_id, span_id, &pos, &val))
 		return -1;
 	return CG_VEC_AT(&d->spans, struct cg_span, val)->step;
@@ -570,7 +637,7 @@ static size_t record_count(const struct cgtrace_doc *d)
 {
 	return d->spans.len + d->ops.len + d->tensors.len + d->memory.len + d->devmem.len +
 	       d->grads.len + d->edges.len + d->devinfo.len +
-	       (d->stream ? d->stream->memory_seen + d->stream->devmem_seen : 0);
+	       d->memory_seen + d->devmem_seen;
 }
 
 int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t errlen)

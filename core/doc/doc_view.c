@@ -4,7 +4,6 @@
 
 #include "doc.h"
 #include "doc_stacks.h"
-#include "doc_stream.h"
 #include "export.h"
 
 CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kind kind)
@@ -38,10 +37,11 @@ CG_EXPORT size_t cgtrace_doc_count(const struct cgtrace_doc *d, enum cgtrace_kin
 
 CG_EXPORT uint64_t cgtrace_doc_records(const struct cgtrace_doc *d, enum cgtrace_kind kind)
 {
-	if (d->stream && kind == CGTRACE_KIND_MEMORY)
-		return d->stream->memory_seen;
-	if (d->stream && kind == CGTRACE_KIND_DEVICE_MEMORY)
-		return d->stream->devmem_seen;
+	/* A streamed document counted what it did not keep. */
+	if (cg_doc_streamed(d) && kind == CGTRACE_KIND_MEMORY)
+		return d->memory_seen;
+	if (cg_doc_streamed(d) && kind == CGTRACE_KIND_DEVICE_MEMORY)
+		return d->devmem_seen;
 	return cgtrace_doc_count(d, kind);
 }
 

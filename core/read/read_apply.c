@@ -16,7 +16,6 @@
 #include "doc_ext.h"
 #include "doc_rules.h"
 #include "doc_stacks.h"
-#include "doc_stream.h"
 #include "parse_ref.h"
 
 /* The library prints nothing: a warning goes to the callback, else into the caller's err. */
@@ -98,9 +97,9 @@ int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec)
 }
 
 int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
-			 const struct cg_stream_packed *pk, bool full)
+			 const struct cg_doc_packed *pk, bool full)
 {
-	if (!ctx->doc->stream)
+	if (!cg_doc_streamed(ctx->doc))
 		return cg_read_apply_rec(ctx, rec);
 	char msg[320];
 	int ret = 0;
@@ -124,7 +123,7 @@ int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
 			return cg_read_fail(ctx, ret, msg);
 	}
 	if (ret == 0)
-		ret = cg_stream_packed(ctx->doc, &rec->u.memory, pk);
+		ret = cg_doc_add_packed(ctx->doc, &rec->u.memory, pk);
 	if (ret == 0)
 		return 0;
 	return cg_read_fail(ctx, cg_rule_errno(ret, msg, sizeof(msg)), msg);

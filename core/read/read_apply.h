@@ -9,7 +9,7 @@
 
 #include "cgtrace.h"
 #include "parse.h"
-#include "doc_stream.h"
+#include "doc_build.h"
 #include "record.h"
 
 struct cg_read_ctx {
@@ -53,7 +53,7 @@ int cg_read_apply_rec(struct cg_read_ctx *ctx, const struct cg_rec *rec);
  * modules ride only on a full one. 0, or a negative errno with ctx->err set.
  */
 int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
-			 const struct cg_stream_packed *pk, bool full);
+			 const struct cg_doc_packed *pk, bool full);
 /* Warns "NAME: trace truncated after N records" and marks the document truncated. */
 void cg_read_truncated_after(struct cg_read_ctx *ctx, uint64_t records);
 /* Formats a read error of the source into ctx->err and returns it. */

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "doc.h"
-#include "doc_stream.h"
+#include "doc_build.h"
 #include "parse_fast.h"
 
 /*
@@ -219,7 +219,7 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 		int r;
 		if (e->packed_memory) {
 			const struct cg_cdec_mem *m = &e->mem;
-			struct cg_stream_packed pk = {m->ts,  m->bytes,
+			struct cg_doc_packed pk = {m->ts,  m->bytes,
 						      m->addr, m->stack,
 						      m->cls, m->free ? CGTRACE_FREE : CGTRACE_ALLOC,
 						      m->vmm, m->pre};
@@ -278,7 +278,7 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 	}
 	/* A streamed document reads only the gist of most packed records (consume). */
 	/* Extensions are counted off whole records. */
-	cg_cdec_lean(d, ctx->doc->stream != NULL && !ctx->doc->track_ext);
+	cg_cdec_lean(d, cg_doc_streamed(ctx->doc) && !ctx->doc->track_ext);
 	/* The producer must not take signals meant for the application. */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -306,8 +306,8 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 		pthread_mutex_unlock(&p->mu);
 		struct batch *b = &p->b[p->head % N_BATCH];
 		/* The header was read before the first batch was handed over. */
-		if (p->head == 0 && ctx->doc->stream && cg_cdec_in_order(d))
-			cg_stream_in_order(ctx->doc->stream);
+		if (p->head == 0 && cg_cdec_in_order(d))
+			cg_doc_in_order(ctx->doc);
 		ret = consume(ctx, b, &ref, &scratch);
 		bool last = b->last;
 		/* The producer is done with the decoder once it handed over the last batch. */

@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "cgtrace.h"
 #include "doc.h"
+#include "doc_life.h"
 #include "doc_build.h"
 #include "doc_rules.h"
 #include "doc_stacks.h"

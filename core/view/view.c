@@ -16,11 +16,11 @@
 #include "cgtrace.h"
 #include "doc.h"
 #include "doc_stacks.h"
-#include "doc_stream.h"
+#include "memory_stream.h"
 #include "export.h"
 #include "memory_replay.h"
 #include "probe_tags.h"
-#include "read_hooked.h"
+#include "memory_read.h"
 #include "sat.h"
 #include "view_build.h"
 

@@ -11,7 +11,7 @@
 
 #include "cgtrace.h"
 #include "doc.h"
-#include "doc_stream.h"
+#include "memory_stream.h"
 #include "view_build.h"
 
 int cg_vallocs_init(struct cg_vallocs *a, size_t max)

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* A streamed read whose analysis tells hooks of every record it applies: a view's (core/view). */
-#ifndef CG_READ_HOOKED_H
-#define CG_READ_HOOKED_H
+/*
+ * Reading a trace with its memory analysis: a streamed read's document
+ * feeds the analysis (memory_stream.h) as it is read. The public reading
+ * functions that stream live here (memory_read.c, timeline.c), since the
+ * reader (core/read) knows no analysis; a view's read with hooks besides.
+ */
+#ifndef CG_MEMORY_READ_H
+#define CG_MEMORY_READ_H
 
 #include <stddef.h>
 
 #include "cgtrace.h"
-#include "doc_stream.h"
+#include "memory_stream.h"
+#include "stream_sink.h"
 
 /*
  * A streamed read of path whose analysis calls hooks as it applies each

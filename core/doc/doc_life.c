@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* A document's life: made empty, filled by doc_build.c, finished, freed. */
-#include "doc.h"
+#include "doc_life.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc.h"
 #include "doc_build.h"
 #include "doc_rules.h"
 #include "doc_stacks.h"
-#include "doc_stream.h"
 #include "export.h"
 
 struct cgtrace_doc *cg_doc_new(void)
@@ -37,19 +37,21 @@ struct cgtrace_doc *cg_doc_new(void)
 	return d;
 }
 
-struct cgtrace_doc *cg_doc_new_streamed(void)
+struct cgtrace_doc *cg_doc_new_streamed(const struct cg_doc_sink_ops *ops, const void *cfg)
 {
 	struct cgtrace_doc *d = cg_doc_new();
-	if (d && cg_stream_new(&d->stream) < 0) {
+	if (d && ops->open(cfg, d, &d->sink.state) < 0) {
 		cgtrace_doc_free(d);
 		return NULL;
 	}
+	if (d)
+		d->sink.ops = ops;
 	return d;
 }
 
 bool cg_doc_out_of_order(const struct cgtrace_doc *d)
 {
-	return d->stream && d->stream->out_of_order;
+	return d->sink.ops && d->sink.ops->out_of_order(d->sink.state);
 }
 
 CG_EXPORT bool cgtrace_doc_streamed(const struct cgtrace_doc *d)
@@ -61,7 +63,8 @@ CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
 {
 	if (!d)
 		return;
-	cg_stream_free(d->stream);
+	if (d->sink.ops)
+		d->sink.ops->free(d->sink.state);
 	cg_build_free(d->build);
 	cg_strpool_fini(&d->pool);
 	free(d->meta.tags);
@@ -100,8 +103,8 @@ static int span_cmp(const void *a, const void *b, void *doc)
 int cg_doc_finish(struct cgtrace_doc *d, char *err, size_t errlen)
 {
 	/* The last timestamp group, and the spans started after their memory records. */
-	if (d->stream) {
-		int r = cg_stream_finish(d);
+	if (d->sink.ops) {
+		int r = d->sink.ops->finish(d->sink.state);
 		if (r < 0)
 			return cg_rule_errno(r, err, errlen);
 	}

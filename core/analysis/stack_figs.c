@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Figures by stack id (stack_figs.h): an array for dense ids, a map past it. */
+#include "stack_figs.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Ids up to this many past the figures so far index the array. */
+#define FIG_DIRECT_SLACK 4096u
+
+static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t first,
+		   uint32_t *out)
+{
+	if (f->figs.len >= UINT32_MAX - 1)
+		return -E2BIG;
+	struct cg_stack_fig *g = CG_VEC_PUSH(&f->figs, struct cg_stack_fig);
+	if (!g)
+		return -ENOMEM;
+	*out = (uint32_t)(f->figs.len - 1);
+	*g = (struct cg_stack_fig){.id = id, .dev = dev};
+	if (first) {
+		/* After the id's first figure: the array or the map keeps pointing there. */
+		struct cg_stack_fig *h = CG_VEC_AT(&f->figs, struct cg_stack_fig, first - 1);
+		g->next = h->next;
+		h->next = *out + 1;
+	}
+	return 0;
+}
+
+int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out)
+{
+	uint32_t first = 0, *head = NULL;
+	if (id < f->direct.len) {
+		head = (uint32_t *)f->direct.p + id;
+	} else if (id < 2 * (uint64_t)f->figs.len + FIG_DIRECT_SLACK) {
+		size_t old = f->direct.len, want = (size_t)id + 1 > 2 * old ? (size_t)id + 1 : 2 * old;
+		if (cg_vec_grow(&f->direct, sizeof(uint32_t), want) < 0)
+			return -ENOMEM;
+		memset((uint32_t *)f->direct.p + old, 0, (want - old) * sizeof(uint32_t));
+		f->direct.len = want;
+		head = (uint32_t *)f->direct.p + id;
+	} else {
+		uint32_t pos = UINT32_MAX, val;
+		while (!first && cg_map_next(&f->far, id - 1, &pos, &val))
+			if (CG_VEC_AT(&f->figs, struct cg_stack_fig, val)->id == id)
+				first = val + 1;
+	}
+	if (head)
+		first = *head;
+	for (uint32_t k = first; k;) {
+		const struct cg_stack_fig *g = CG_VEC_AT(&f->figs, struct cg_stack_fig, k - 1);
+		if (g->dev == dev) {
+			*out = k - 1;
+			return 0;
+		}
+		k = g->next;
+	}
+	int r = fig_new(f, id, dev, first, out);
+	if (r < 0 || first)
+		return r;
+	if (head) {
+		*head = *out + 1;
+		return 0;
+	}
+	return cg_map_put(&f->far, id - 1, *out);
+}
+
+void cg_stack_figs_free(struct cg_stack_figs *f)
+{
+	cg_vec_free(&f->figs, sizeof(struct cg_stack_fig));
+	cg_vec_free(&f->direct, sizeof(uint32_t));
+	cg_map_free(&f->far);
+}
