@@ -130,7 +130,7 @@ static int fill_breakdown(const struct cg_stream *s, struct cgtrace_memory_repor
 	return 0;
 }
 
-static int report(const struct cg_stream *s, struct cgtrace_memory_report **out, bool breakdown)
+int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **out, bool breakdown)
 {
 	struct cgtrace_memory_report *rep = calloc(1, sizeof(*rep));
 	if (!rep)
@@ -163,12 +163,12 @@ int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report 
 {
 	const struct cg_stream *s = cg_stream_of(d);
 	if (s)
-		return report(s, out, breakdown);
+		return cg_memory_report(s, out, breakdown);
 	struct cg_stream *own;
 	int ret = cg_replay_run(d, NULL, &own);
 	if (ret < 0)
 		return ret;
-	ret = report(own, out, breakdown);
+	ret = cg_memory_report(own, out, breakdown);
 	cg_stream_free(own);
 	return ret;
 }
