@@ -612,12 +612,9 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("compact-enc");
-	TCase *tc = test_tcase(s, "enc:items", 60);
-	test_add(tc, enc_header_and_stored_block, enc_items, enc_hot_text);
-	tc = test_tcase(s, "enc:rec", 60);
-	test_add(tc, enc_rec_packs_and_falls_back, enc_rec_free_needs_live);
-	tc = test_tcase(s, "enc:blocks", 60);
-	test_add(tc, enc_blocks_split, enc_zstd_blocks, enc_no_alloc);
+	test_case(s, "enc:items", 60, enc_header_and_stored_block, enc_items, enc_hot_text);
+	test_case(s, "enc:rec", 60, enc_rec_packs_and_falls_back, enc_rec_free_needs_live);
+	test_case(s, "enc:blocks", 60, enc_blocks_split, enc_zstd_blocks, enc_no_alloc);
 	return s;
 }
 

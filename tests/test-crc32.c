@@ -67,11 +67,7 @@ END_TEST
 static Suite *crc32_suite(void)
 {
 	Suite *s = suite_create("crc32");
-	TCase *tc = tcase_create("crc");
-	tcase_add_test(tc, crc_known);
-	tcase_add_test(tc, crc_lengths);
-	tcase_add_test(tc, crc_chained);
-	suite_add_tcase(s, tc);
+	test_case(s, "crc", 4, crc_known, crc_lengths, crc_chained);
 	return s;
 }
 

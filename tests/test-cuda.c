@@ -2072,24 +2072,20 @@ static Suite *runtime_suite(void)
 			tcase_add_loop_test(tc, rt_cases[i].cu, 0, N_RT);
 	}
 	if (nvcc) {
-		tc = test_tcase(s, "runtime:kernel", 120);
-		tcase_add_loop_test(tc, test_rt_kernel_nvcc, 0, N_RT);
+		test_loop(s, "runtime:kernel", 120, test_rt_kernel_nvcc, N_RT);
 	}
 	if (gcc) {
-		tc = test_tcase(s, "runtime:via-driver", 120);
-		tcase_add_loop_test(tc, test_rt_via_driver_once, 0, 2 * N_RT);
-		tc = test_tcase(s, "runtime:via-driver-snapshots", 120);
-		tcase_add_loop_test(tc, test_rt_via_driver_snapshots, 0, N_RT);
+		test_loop(s, "runtime:via-driver", 120, test_rt_via_driver_once, 2 * N_RT);
+		test_loop(s, "runtime:via-driver-snapshots", 120, test_rt_via_driver_snapshots,
+		          N_RT);
 	}
 	if (all_present(two_rt)) {
-		tc = test_tcase(s, "runtime:two-copies", 120);
-		tcase_add_loop_test(tc, test_two_runtime_copies, 0, 2);
+		test_loop(s, "runtime:two-copies", 120, test_two_runtime_copies, 2);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-two-copies, libcudart.so.12 missing\n");
 	}
 	if (all_present(nvcc_static)) {
-		tc = test_tcase(s, "runtime:static", 120);
-		test_add(tc, test_rt_static_unharmed);
+		test_case(s, "runtime:static", 120, test_rt_static_unharmed);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rt-static (no nvcc build)\n");
 	}
@@ -2103,37 +2099,27 @@ static Suite *driver_suite(void)
 	TCase *tc;
 
 	if (all_present(gcc_drv)) {
-		tc = test_tcase(s, "driver:records", 120);
-		test_add(tc, test_drv_dlopen_records);
+		tc = test_case(s, "driver:records", 120, test_drv_dlopen_records);
 		tcase_add_loop_test(tc, test_drv_linked_records, 0, 2);
-		tc = test_tcase(s, "driver:out-of-memory", 120);
-		test_add(tc, test_drv_dlopen_out_of_memory, test_drv_oom_record);
-		tc = test_tcase(s, "driver:v1-not-recorded", 120);
-		test_add(tc, test_drv_v1_not_recorded);
-		tc = test_tcase(s, "driver:lookups", 120);
-		test_add(tc, test_drv_lookups_untouched);
-		tc = test_tcase(s, "driver:meminfo", 120);
-		tcase_add_loop_test(tc, test_drv_meminfo, 0, 2);
-		tc = test_tcase(s, "driver:vmm", 120);
-		test_add(tc, test_drv_vmm_single_alloc_and_free);
-		tc = test_tcase(s, "driver:analysis", 120);
-		test_add(tc, test_drv_analysis_per_device);
+		test_case(s, "driver:out-of-memory", 120, test_drv_dlopen_out_of_memory,
+		          test_drv_oom_record);
+		test_case(s, "driver:v1-not-recorded", 120, test_drv_v1_not_recorded);
+		test_case(s, "driver:lookups", 120, test_drv_lookups_untouched);
+		test_loop(s, "driver:meminfo", 120, test_drv_meminfo, 2);
+		test_case(s, "driver:vmm", 120, test_drv_vmm_single_alloc_and_free);
+		test_case(s, "driver:analysis", 120, test_drv_analysis_per_device);
 
-		tc = test_tcase(s, "snapshot:device-changes", 120);
-		tcase_add_loop_test(tc, test_snapshot_after_device_changes, 0, 2);
+		tc = test_loop(s, "snapshot:device-changes", 120, test_snapshot_after_device_changes,
+		               2);
 		test_add(tc, test_snapshot_none_after_pinned, test_snapshot_after_vmm);
-		tc = test_tcase(s, "snapshot:sequence", 120);
-		test_add(tc, test_snapshot_exact_sequence);
-		tc = test_tcase(s, "snapshot:runtime-with-context", 120);
-		test_add(tc, test_snapshot_runtime_with_context);
+		test_case(s, "snapshot:sequence", 120, test_snapshot_exact_sequence);
+		test_case(s, "snapshot:runtime-with-context", 120, test_snapshot_runtime_with_context);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: the driver programs are missing\n");
 	}
 	/* The helper program is test-cuda itself: always there. */
-	tc = test_tcase(s, "entry-point:records", 120);
-	test_add(tc, test_entry_point_records);
-	tc = test_tcase(s, "entry-point:wrapped-objects", 120);
-	test_add(tc, test_entry_point_wrapped_objects);
+	test_case(s, "entry-point:records", 120, test_entry_point_records);
+	test_case(s, "entry-point:wrapped-objects", 120, test_entry_point_wrapped_objects);
 	return s;
 }
 
@@ -2141,11 +2127,8 @@ static Suite *preload_order_suite(void)
 {
 	static const char *const rtld[] = {"rtld-next-lib.so", "rtld-next-prog", NULL};
 	Suite *s = suite_create("preload order");
-	TCase *tc;
-
 	if (all_present(rtld)) {
-		tc = test_tcase(s, "preload-order:rtld-next", 120);
-		test_add(tc, test_rtld_next_after_probe);
+		test_case(s, "preload-order:rtld-next", 120, test_rtld_next_after_probe);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: rtld-next-lib.so, rtld-next-prog missing\n");
 	}

@@ -130,8 +130,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("jsonl-heap");
-	TCase *tc = test_tcase(s, "heap:line", 60);
-	test_add(tc, heap_line_known_text, heap_line_equals_general_formatter);
+	test_case(s, "heap:line", 60, heap_line_known_text, heap_line_equals_general_formatter);
 	return s;
 }
 

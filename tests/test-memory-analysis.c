@@ -346,9 +346,8 @@ static Suite *suite(void)
 	         device_with_only_checkpoints_is_listed);
 	tc = analysis_tcase(s, "memory:by-op", 4);
 	test_add(tc, peak_by_op_has_every_group, peak_by_op_sums_and_orders);
-	tc = test_tcase(s, "api:helpers", 4);
-	test_add(tc, summary_report_matches_summary, min_bytes_tag,
-	         json_string_escapes_as_the_writer);
+	test_case(s, "api:helpers", 4, summary_report_matches_summary, min_bytes_tag,
+	          json_string_escapes_as_the_writer);
 	tc = analysis_tcase(s, "memory:scale", 60);
 	test_add(tc, many_out_of_order_records);
 	return s;

@@ -83,11 +83,8 @@ END_TEST
 static Suite *params_suite(void)
 {
 	Suite *s = suite_create("params");
-	TCase *tc = tcase_create("params");
-	tcase_add_test(tc, test_params_contains);
-	tcase_add_test(tc, test_params_merge);
-	tcase_add_test(tc, test_params_concurrent_reads);
-	suite_add_tcase(s, tc);
+	test_case(s, "params", 4, test_params_contains, test_params_merge,
+	          test_params_concurrent_reads);
 	return s;
 }
 

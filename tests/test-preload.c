@@ -2600,54 +2600,37 @@ static Suite *preload_suite(void)
 	Suite *s = suite_create("preload");
 	TCase *tc;
 
-	tc = test_tcase(s, "alloc:api", 120);
-	test_add(tc, test_alloc_api_records_every_call);
-	tc = test_tcase(s, "alloc:failures", 120);
-	test_add(tc, test_alloc_api_failures_record_nothing);
-	tc = test_tcase(s, "alloc:min-bytes", 120);
-	test_add(tc, test_min_bytes_filters_allocations_and_their_frees);
+	test_case(s, "alloc:api", 120, test_alloc_api_records_every_call);
+	test_case(s, "alloc:failures", 120, test_alloc_api_failures_record_nothing);
+	test_case(s, "alloc:min-bytes", 120, test_min_bytes_filters_allocations_and_their_frees);
 
-	tc = test_tcase(s, "threads:records-matched", 120);
-	test_add(tc, test_threads_all_records_matched);
+	test_case(s, "threads:records-matched", 120, test_threads_all_records_matched);
 
-	tc = test_tcase(s, "spans:categories", 120);
-	test_add(tc, test_spans_give_categories);
-	tc = test_tcase(s, "spans:without-probe", 120);
-	test_add(tc, test_spans_program_runs_without_probe);
+	test_case(s, "spans:categories", 120, test_spans_give_categories);
+	test_case(s, "spans:without-probe", 120, test_spans_program_runs_without_probe);
 
-	tc = test_tcase(s, "meta:fields", 120);
-	test_add(tc, test_meta_defaults, test_meta_from_environment, test_meta_correlation_id);
-	tc = test_tcase(s, "meta:settings", 120);
-	tcase_add_loop_test(tc, test_meta_records_settings, 0,
-			    sizeof(setting_cases) / sizeof(setting_cases[0]));
-	tc = test_tcase(s, "meta:cmdline", 120);
-	test_add(tc, test_meta_cmdline_quoted_for_sh, test_meta_cmdline_cut_at_argument);
+	test_case(s, "meta:fields", 120, test_meta_defaults, test_meta_from_environment,
+	          test_meta_correlation_id);
+	test_loop(s, "meta:settings", 120, test_meta_records_settings,
+	          sizeof(setting_cases) / sizeof(setting_cases[0]));
+	test_case(s, "meta:cmdline", 120, test_meta_cmdline_quoted_for_sh,
+	          test_meta_cmdline_cut_at_argument);
 
-	tc = test_tcase(s, "output:names", 120);
-	test_add(tc, test_default_output_name, test_output_template,
-	         test_output_relative_with_new_directories);
-	tc = test_tcase(s, "output:no-overwrite", 120);
-	tcase_add_loop_test(tc, test_output_never_overwrites, 0, 2);
-	tc = test_tcase(s, "output:zstd", 120);
-	test_add(tc, test_output_zstd);
-	tc = test_tcase(s, "output:special-files", 120);
-	test_add(tc, test_output_fifo, test_output_dev_null);
-	tc = test_tcase(s, "output:manifest", 120);
-	test_add(tc, test_manifest_lists_every_trace);
+	test_case(s, "output:names", 120, test_default_output_name, test_output_template,
+	          test_output_relative_with_new_directories);
+	test_loop(s, "output:no-overwrite", 120, test_output_never_overwrites, 2);
+	test_case(s, "output:zstd", 120, test_output_zstd);
+	test_case(s, "output:special-files", 120, test_output_fifo, test_output_dev_null);
+	test_case(s, "output:manifest", 120, test_manifest_lists_every_trace);
 
-	tc = test_tcase(s, "select:only", 120);
-	test_add(tc, test_only_selects_programs);
-	tc = test_tcase(s, "select:follow-off", 120);
-	tcase_add_loop_test(tc, test_follow_off_traces_first_process_only, 0, 5);
+	test_case(s, "select:only", 120, test_only_selects_programs);
+	test_loop(s, "select:follow-off", 120, test_follow_off_traces_first_process_only, 5);
 
-	tc = test_tcase(s, "exit:paths", 120);
-	tcase_add_loop_test(tc, test_exit_paths_leave_complete_trace, 0, 2 * N_EXIT_CASES);
-	tc = test_tcase(s, "exit:reserved-space", 120);
-	tcase_add_loop_test(tc, test_large_trace_gives_back_reserved_space, 0, 2);
+	test_loop(s, "exit:paths", 120, test_exit_paths_leave_complete_trace, 2 * N_EXIT_CASES);
+	test_loop(s, "exit:reserved-space", 120, test_large_trace_gives_back_reserved_space, 2);
 
-	tc = test_tcase(s, "program:state-unchanged", 120);
-	test_add(tc, test_signal_dispositions_unchanged, test_errno_zero_at_main,
-	         test_fd_reuse_keeps_program_files);
+	test_case(s, "program:state-unchanged", 120, test_signal_dispositions_unchanged,
+	          test_errno_zero_at_main, test_fd_reuse_keeps_program_files);
 
 	tc = test_tcase(s, "death:signal", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_segv, SIGSEGV, 0, 2);
@@ -2663,42 +2646,33 @@ static Suite *preload_suite(void)
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_int, SIGINT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_hup, SIGHUP, 0, 2);
 
-	tc = test_tcase(s, "exec:new-trace", 120);
-	tcase_add_loop_test(tc, test_exec_starts_new_trace, 0, 2 * N_EXEC_VARIANTS);
-	tc = test_tcase(s, "exec:no-own-records", 120);
-	tcase_add_loop_test(tc, test_exec_adds_no_records_of_its_own, 0, N_EXEC_VARIANTS);
-	tc = test_tcase(s, "exec:failure", 120);
-	test_add(tc, test_exec_failure_continues_trace);
+	test_loop(s, "exec:new-trace", 120, test_exec_starts_new_trace, 2 * N_EXEC_VARIANTS);
+	test_loop(s, "exec:no-own-records", 120, test_exec_adds_no_records_of_its_own,
+	          N_EXEC_VARIANTS);
+	test_case(s, "exec:failure", 120, test_exec_failure_continues_trace);
 
-	tc = test_tcase(s, "fork:child-trace", 120);
-	test_add(tc, test_fork_child_writes_own_trace, test_fork_then_exec);
-	tc = test_tcase(s, "fork:exec-without-allocation", 120);
-	test_add(tc, test_fork_exec_without_allocation_leaves_no_trace,
-	         test_fork_exec_failure_without_allocation_starts_new_trace,
-	         test_fork_exec_without_allocation_keeps_fifo);
-	tc = test_tcase(s, "fork:other-thread-allocates", 120);
-	test_add(tc, test_fork_while_other_thread_allocates);
-	tc = test_tcase(s, "spawn:child-trace", 120);
-	test_add(tc, test_posix_spawn_child_traced, test_vfork_exec_child_traced,
-	         test_vfork_execve_child_traced);
-	tc = test_tcase(s, "spawn:failure", 120);
-	test_add(tc, test_vfork_exec_failure_leaves_parent_whole,
-	         test_posix_spawn_failure_leaves_parent_whole);
+	test_case(s, "fork:child-trace", 120, test_fork_child_writes_own_trace,
+	          test_fork_then_exec);
+	test_case(s, "fork:exec-without-allocation", 120,
+	          test_fork_exec_without_allocation_leaves_no_trace,
+	          test_fork_exec_failure_without_allocation_starts_new_trace,
+	          test_fork_exec_without_allocation_keeps_fifo);
+	test_case(s, "fork:other-thread-allocates", 120, test_fork_while_other_thread_allocates);
+	test_case(s, "spawn:child-trace", 120, test_posix_spawn_child_traced,
+	          test_vfork_exec_child_traced, test_vfork_execve_child_traced);
+	test_case(s, "spawn:failure", 120, test_vfork_exec_failure_leaves_parent_whole,
+	          test_posix_spawn_failure_leaves_parent_whole);
 
-	tc = test_tcase(s, "dlopen:allocations", 120);
-	test_add(tc, test_dlopen_library_allocations_recorded);
-	tc = test_tcase(s, "dlopen:deepbind", 120);
-	test_add(tc, test_dlopen_deepbind_flag_removed);
+	test_case(s, "dlopen:allocations", 120, test_dlopen_library_allocations_recorded);
+	test_case(s, "dlopen:deepbind", 120, test_dlopen_deepbind_flag_removed);
 
-	tc = test_tcase(s, "fault:write-error", 120);
-	test_add(tc, test_fault_dev_full, test_fault_quiet_silences_warning);
-	tc = test_tcase(s, "fault:unwritable-output", 120);
-	test_add(tc, test_fault_output_under_file, test_fault_unwritable_directory);
-	tc = test_tcase(s, "fault:bad-value", 120);
-	tcase_add_loop_test(tc, test_fault_bad_value, 0,
-			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
-	tc = test_tcase(s, "fault:pipe-reader-gone", 120);
-	test_add(tc, test_fault_pipe_reader_gone);
+	test_case(s, "fault:write-error", 120, test_fault_dev_full,
+	          test_fault_quiet_silences_warning);
+	test_case(s, "fault:unwritable-output", 120, test_fault_output_under_file,
+	          test_fault_unwritable_directory);
+	test_loop(s, "fault:bad-value", 120, test_fault_bad_value,
+	          (int)(sizeof(bad_values) / sizeof(bad_values[0])));
+	test_case(s, "fault:pipe-reader-gone", 120, test_fault_pipe_reader_gone);
 	return s;
 }
 

@@ -263,10 +263,10 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("round-trip");
-	TCase *tc = test_tcase(s, "round-trip:session", 4);
+	TCase *tc = test_case(s, "round-trip:session", 4,
+	                      session_output_reads_back_and_exports_to_itself,
+	                      op_records_do_not_fabricate_memory, corpus_exports_to_itself);
 	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
-	test_add(tc, session_output_reads_back_and_exports_to_itself,
-	         op_records_do_not_fabricate_memory, corpus_exports_to_itself);
 	return s;
 }
 

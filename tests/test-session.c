@@ -916,20 +916,15 @@ END_TEST
 static Suite *session_suite(void)
 {
 	Suite *s = suite_create("session");
-	TCase *tc;
-
-	tc = test_tcase(s, "session:spans", 60);
-	test_add(tc, nested_spans_emit_parent_hierarchy_and_durations,
-	         finish_with_open_span_is_busy, end_span_must_be_innermost, deep_nesting);
-	tc = test_tcase(s, "session:meta", 60);
-	test_add(tc, capture_step_zero_rejected, meta_defaults, meta_explicit_fields_and_tags,
-	         bad_run_rejected);
-	tc = test_tcase(s, "session:records", 60);
-	test_add(tc, record_gradient_round_trips, auto_categories_follow_steps,
-	         memory_and_device_records, many_records);
-	tc = test_tcase(s, "session:files", 60);
-	test_add(tc, existing_regular_file_refused, missing_directories_created,
-	         dev_full_reports_enospc, fifo_opened_as_is, open_fd_on_pipe);
+	test_case(s, "session:spans", 60, nested_spans_emit_parent_hierarchy_and_durations,
+	          finish_with_open_span_is_busy, end_span_must_be_innermost, deep_nesting);
+	test_case(s, "session:meta", 60, capture_step_zero_rejected, meta_defaults,
+	          meta_explicit_fields_and_tags, bad_run_rejected);
+	test_case(s, "session:records", 60, record_gradient_round_trips,
+	          auto_categories_follow_steps, memory_and_device_records, many_records);
+	test_case(s, "session:files", 60, existing_regular_file_refused,
+	          missing_directories_created, dev_full_reports_enospc, fifo_opened_as_is,
+	          open_fd_on_pipe);
 	return s;
 }
 

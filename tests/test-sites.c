@@ -231,11 +231,9 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("sites");
-	TCase *tc = test_tcase(s, "sites:figures", 10);
-	test_add(tc, figures_streamed, figures_full, no_memory_no_figures,
-	         peaks_of_interleaved_devices);
-	tc = test_tcase(s, "sites:table", 10);
-	test_add(tc, figures_by_sparse_ids);
+	test_case(s, "sites:figures", 10, figures_streamed, figures_full, no_memory_no_figures,
+	          peaks_of_interleaved_devices);
+	test_case(s, "sites:table", 10, figures_by_sparse_ids);
 	return s;
 }
 

@@ -527,16 +527,12 @@ END_TEST
 static Suite *stacks_suite(void)
 {
 	Suite *s = suite_create("stacks");
-	TCase *tc;
-
-	tc = test_tcase(s, "stacks:parse", 30);
-	test_add(tc, parsers_agree, bad_values_name_the_line);
-	tc = test_tcase(s, "stacks:doc", 30);
-	test_add(tc, doc_tables_full_and_streamed, reader_checks_stack_rules);
-	tc = test_tcase(s, "stacks:export", 30);
-	test_add(tc, exports_write_the_fields_back, strict_export_and_extensions);
-	tc = test_tcase(s, "stacks:compact", 30);
-	test_add(tc, hot_calls_read_back, gist_records_checked, hot_alloc_bytes);
+	test_case(s, "stacks:parse", 30, parsers_agree, bad_values_name_the_line);
+	test_case(s, "stacks:doc", 30, doc_tables_full_and_streamed, reader_checks_stack_rules);
+	test_case(s, "stacks:export", 30, exports_write_the_fields_back,
+	          strict_export_and_extensions);
+	test_case(s, "stacks:compact", 30, hot_calls_read_back, gist_records_checked,
+	          hot_alloc_bytes);
 	return s;
 }
 

@@ -330,12 +330,7 @@ END_TEST
 static Suite *api_suite(void)
 {
 	Suite *s = suite_create("steps-api");
-	TCase *tc = tcase_create("api");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_api_jsonl);
-	tcase_add_test(tc, test_api_compact);
-	tcase_add_test(tc, test_api_without_probe);
-	suite_add_tcase(s, tc);
+	test_case(s, "api", 60, test_api_jsonl, test_api_compact, test_api_without_probe);
 	return s;
 }
 
@@ -445,12 +440,8 @@ END_TEST
 static Suite *nvtx_suite(void)
 {
 	Suite *s = suite_create("steps-nvtx");
-	TCase *tc = tcase_create("nvtx");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_nvtx_ranges);
-	tcase_add_test(tc, test_nvtx_steps_option);
-	tcase_add_test(tc, test_nvtx_without_injection);
-	suite_add_tcase(s, tc);
+	test_case(s, "nvtx", 60, test_nvtx_ranges, test_nvtx_steps_option,
+	          test_nvtx_without_injection);
 	return s;
 }
 

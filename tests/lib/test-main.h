@@ -50,4 +50,15 @@ TCase *test_tcase(Suite *s, const char *name, double timeout_s);
 #define test_add(tc, ...) test_add_list((tc), (const TTest *const[]){__VA_ARGS__, NULL})
 void test_add_list(TCase *tc, const TTest *const *tests);
 
+/*
+ * A test case of the tests named, in order: test_tcase and test_add in
+ * one, a line a case. Returns the case, for a fixture or loop tests after.
+ */
+#define test_case(s, name, timeout_s, ...)                                                       \
+	test_case_list((s), (name), (timeout_s), (const TTest *const[]){__VA_ARGS__, NULL})
+TCase *test_case_list(Suite *s, const char *name, double timeout_s, const TTest *const *tests);
+
+/* A test case of one loop test, run for each _i in [0, n). */
+TCase *test_loop(Suite *s, const char *name, double timeout_s, const TTest *test, int n);
+
 #endif
