@@ -234,6 +234,17 @@ static void sv_is(struct cg_sv v, const char *s)
 	ck_assert(memcmp(v.p, s, v.n) == 0);
 }
 
+/* d at its end, whole, after records records (0: not counted here); closed. */
+static void close_at_end(struct cg_cdec *d, uint64_t records)
+{
+	struct cg_cdec_out out;
+	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
+	ck_assert(!cg_cdec_truncated(d));
+	if (records)
+		ck_assert_uint_eq(cg_cdec_records(d), records);
+	cg_cdec_close(d);
+}
+
 static const struct cg_rec *next_rec(struct cg_cdec *d)
 {
 	struct cg_cdec_out out;
@@ -314,9 +325,7 @@ START_TEST(test_packed_fields)
 	ck_assert(!m->managed);
 	mem_is(next_mem(d), 109, "0x1100", 16, CGTRACE_ALLOC);
 	mem_is(next_mem(d), 109, "0x1100", 16, CGTRACE_ALLOC);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	ck_assert_uint_eq(cg_cdec_records(d), 9);
-	cg_cdec_close(d);
+	close_at_end(d, 9);
 }
 END_TEST
 
@@ -361,7 +370,6 @@ START_TEST(test_spans_and_checkpoints)
 	block(&f, &b, 'R');
 
 	struct cg_cdec *d = open_past_meta(&f);
-	struct cg_cdec_out out;
 	next_mem(d);
 	const struct cg_rec *r = next_rec(d);
 	ck_assert_int_eq(r->kind, CGTRACE_KIND_SPAN_START);
@@ -397,10 +405,7 @@ START_TEST(test_spans_and_checkpoints)
 	dm = &r->u.device_memory;
 	ck_assert_uint_eq(dm->timestamp_ns, 64);
 	ck_assert(!dm->has_reserved && !dm->has_oom_request);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	ck_assert(!cg_cdec_truncated(d));
-	ck_assert_uint_eq(cg_cdec_records(d), 7);
-	cg_cdec_close(d);
+	close_at_end(d, 7);
 }
 END_TEST
 
@@ -423,12 +428,10 @@ START_TEST(test_blocks)
 	var(&b, 16);
 	block(&f, &b, 'Z');
 	struct cg_cdec *d = open_past_meta(&f);
-	struct cg_cdec_out out;
 	mem_is(next_mem(d), 1000, "0x5000", 48, CGTRACE_ALLOC);
 	mem_is(next_mem(d), 7, "0x5000", 48, CGTRACE_FREE);
 	mem_is(next_mem(d), 8, "0x5008", 16, CGTRACE_ALLOC);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	cg_cdec_close(d);
+	close_at_end(d, 0);
 }
 END_TEST
 
@@ -467,8 +470,7 @@ START_TEST(test_text_live_and_skips)
 		ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
 	mem_is(next_mem(d), 1, "0xabc", 99, CGTRACE_FREE);
 	mem_is(next_mem(d), 2, "0xdef", 7, CGTRACE_FREE);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	cg_cdec_close(d);
+	close_at_end(d, 0);
 
 	/* The readers take both, and the public record's line is its number. */
 	char err[512];
@@ -763,15 +765,13 @@ START_TEST(test_stdin_zstd)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "compact-dec")
 {
-	Suite *s = suite_create("compact-dec");
 	test_case(s, "compact:decode", 10, test_packed_fields, test_spans_and_checkpoints,
 	          test_blocks, test_text_live_and_skips);
 	test_case(s, "compact:hostile", 10, test_bad_items, test_bad_blocks, test_truncated,
 	          test_many_records, test_string_utf8);
 	test_case(s, "compact:detect", 10, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);
-	return s;
 }
 
 TEST_MAIN(suite);

@@ -609,13 +609,11 @@ START_TEST(enc_no_alloc)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "compact-enc")
 {
-	Suite *s = suite_create("compact-enc");
 	test_case(s, "enc:items", 60, enc_header_and_stored_block, enc_items, enc_hot_text);
 	test_case(s, "enc:rec", 60, enc_rec_packs_and_falls_back, enc_rec_free_needs_live);
 	test_case(s, "enc:blocks", 60, enc_blocks_split, enc_zstd_blocks, enc_no_alloc);
-	return s;
 }
 
 TEST_MAIN(suite);

@@ -64,11 +64,9 @@ START_TEST(crc_chained)
 }
 END_TEST
 
-static Suite *crc32_suite(void)
+TEST_SUITE(crc32_suite, "crc32")
 {
-	Suite *s = suite_create("crc32");
 	test_case(s, "crc", 4, crc_known, crc_lengths, crc_chained);
-	return s;
 }
 
 TEST_MAIN(crc32_suite);

@@ -421,15 +421,13 @@ START_TEST(f64_decimal_shapes)
 }
 END_TEST
 
-static Suite *fmt_suite(void)
+TEST_SUITE(fmt_suite, "fmt_num")
 {
-	Suite *s = suite_create("fmt_num");
 	/* A few million printf/strtod calls: well past Check's default 4 s. */
 	test_case(s, "u64:format", 600, u64_edges, u64_random, u64_dense);
 	test_case(s, "hex:format", 600, hex_edges, hex_random);
 	test_case(s, "f64:format", 600, f64_golden, f64_random_bits, f64_every_exponent,
 	          f64_decimal_shapes);
-	return s;
 }
 
 TEST_MAIN(fmt_suite);

@@ -836,9 +836,8 @@ START_TEST(storage_bytes)
 }
 END_TEST
 
-static Suite *jsonl_suite(void)
+TEST_SUITE(jsonl_suite, "jsonl_format")
 {
-	Suite *s = suite_create("jsonl_format");
 	test_case(s, "format:records", 120, meta_lines, meta_many_tags, span_lines, op_lines,
 	          tensor_lines, memory_lines, device_memory_lines, gradient_lines,
 	          edge_and_device_lines, appends_many);
@@ -848,7 +847,6 @@ static Suite *jsonl_suite(void)
 	test_case(s, "record:equal", 120, rec_equal);
 	test_case(s, "names:enums", 120, enum_names);
 	test_case(s, "dtype:sizes", 120, dtype_sizes, storage_bytes);
-	return s;
 }
 
 TEST_MAIN(jsonl_suite);

@@ -333,9 +333,8 @@ static TCase *analysis_tcase(Suite *s, const char *name, double timeout_s)
 	return tc;
 }
 
-static Suite *suite(void)
+TEST_SUITE(suite, "memory-analysis")
 {
-	Suite *s = suite_create("memory-analysis");
 	TCase *tc = analysis_tcase(s, "memory:accounting", 4);
 	test_add(tc, no_memory_records, peak_is_per_device_and_first_strictly_exceeded,
 	         order_is_time_then_alloc_then_tensor_id, frees_use_remembered_bytes_and_category,
@@ -350,7 +349,6 @@ static Suite *suite(void)
 	          json_string_escapes_as_the_writer);
 	tc = analysis_tcase(s, "memory:scale", 60);
 	test_add(tc, many_out_of_order_records);
-	return s;
 }
 
 TEST_MAIN(suite);

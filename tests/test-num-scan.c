@@ -293,9 +293,8 @@ START_TEST(test_f64_threads)
 }
 END_TEST
 
-static Suite *num_scan_suite(void)
+TEST_SUITE(num_scan_suite, "num_scan")
 {
-	Suite *s = suite_create("num_scan");
 	TCase *tc;
 
 	tc = test_loop(s, "u64:scan", 4, test_u64_good,
@@ -307,7 +306,6 @@ static Suite *num_scan_suite(void)
 	tcase_add_loop_test(tc, test_f64_bad, 0, (int)(sizeof(f64_bad) / sizeof(f64_bad[0])));
 	test_add(tc, test_f64_not_terminated);
 	test_case(s, "f64:locale", 4, test_f64_locale, test_f64_threads);
-	return s;
 }
 
 TEST_MAIN(num_scan_suite);

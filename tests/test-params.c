@@ -80,12 +80,10 @@ START_TEST(test_params_concurrent_reads)
 }
 END_TEST
 
-static Suite *params_suite(void)
+TEST_SUITE(params_suite, "params")
 {
-	Suite *s = suite_create("params");
 	test_case(s, "params", 4, test_params_contains, test_params_merge,
 	          test_params_concurrent_reads);
-	return s;
 }
 
 TEST_MAIN(params_suite);

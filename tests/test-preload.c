@@ -2595,9 +2595,8 @@ END_TEST
  * One test case a behaviour, named `area:behaviour`: `test-preload
  * fork:child-trace` runs that one.
  */
-static Suite *preload_suite(void)
+TEST_SUITE(preload_suite, "preload")
 {
-	Suite *s = suite_create("preload");
 	TCase *tc;
 
 	test_case(s, "alloc:api", 120, test_alloc_api_records_every_call);
@@ -2673,7 +2672,6 @@ static Suite *preload_suite(void)
 	test_loop(s, "fault:bad-value", 120, test_fault_bad_value,
 	          (int)(sizeof(bad_values) / sizeof(bad_values[0])));
 	test_case(s, "fault:pipe-reader-gone", 120, test_fault_pipe_reader_gone);
-	return s;
 }
 
 /*

@@ -513,9 +513,8 @@ START_TEST(input_that_is_no_trace_says_what_it_is)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "reader-rules")
 {
-	Suite *s = suite_create("reader-rules");
 	test_case(s, "reader:stream", 4, blank_lines_are_skipped_but_counted,
 	          crlf_line_endings_are_whitespace, unknown_kind_and_missing_kind, strict_json,
 	          duplicate_key_via_escape_is_rejected, u64_is_exact,
@@ -525,7 +524,6 @@ static Suite *suite(void)
 	test_case(s, "reader:document", 4, meta_rules, meta_tags_sorted, span_rules,
 	          spans_sorted_bytewise, storage_bytes_are_derived, extension_kinds_and_fields,
 	          device_identity_rides_on_records);
-	return s;
 }
 
 TEST_MAIN(suite);

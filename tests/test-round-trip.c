@@ -260,14 +260,12 @@ START_TEST(corpus_exports_to_itself)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "round-trip")
 {
-	Suite *s = suite_create("round-trip");
 	TCase *tc = test_case(s, "round-trip:session", 4,
 	                      session_output_reads_back_and_exports_to_itself,
 	                      op_records_do_not_fabricate_memory, corpus_exports_to_itself);
 	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
-	return s;
 }
 
 TEST_MAIN(suite);

@@ -913,9 +913,8 @@ START_TEST(open_fd_on_pipe)
 }
 END_TEST
 
-static Suite *session_suite(void)
+TEST_SUITE(session_suite, "session")
 {
-	Suite *s = suite_create("session");
 	test_case(s, "session:spans", 60, nested_spans_emit_parent_hierarchy_and_durations,
 	          finish_with_open_span_is_busy, end_span_must_be_innermost, deep_nesting);
 	test_case(s, "session:meta", 60, capture_step_zero_rejected, meta_defaults,
@@ -925,7 +924,6 @@ static Suite *session_suite(void)
 	test_case(s, "session:files", 60, existing_regular_file_refused,
 	          missing_directories_created, dev_full_reports_enospc, fifo_opened_as_is,
 	          open_fd_on_pipe);
-	return s;
 }
 
 TEST_MAIN(session_suite);

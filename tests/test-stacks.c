@@ -524,16 +524,14 @@ START_TEST(hot_alloc_bytes)
 }
 END_TEST
 
-static Suite *stacks_suite(void)
+TEST_SUITE(stacks_suite, "stacks")
 {
-	Suite *s = suite_create("stacks");
 	test_case(s, "stacks:parse", 30, parsers_agree, bad_values_name_the_line);
 	test_case(s, "stacks:doc", 30, doc_tables_full_and_streamed, reader_checks_stack_rules);
 	test_case(s, "stacks:export", 30, exports_write_the_fields_back,
 	          strict_export_and_extensions);
 	test_case(s, "stacks:compact", 30, hot_calls_read_back, gist_records_checked,
 	          hot_alloc_bytes);
-	return s;
 }
 
 TEST_MAIN(stacks_suite);

@@ -327,11 +327,9 @@ START_TEST(test_api_without_probe)
 }
 END_TEST
 
-static Suite *api_suite(void)
+TEST_SUITE(api_suite, "steps-api")
 {
-	Suite *s = suite_create("steps-api");
 	test_case(s, "api", 60, test_api_jsonl, test_api_compact, test_api_without_probe);
-	return s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -437,12 +435,10 @@ START_TEST(test_nvtx_without_injection)
 }
 END_TEST
 
-static Suite *nvtx_suite(void)
+TEST_SUITE(nvtx_suite, "steps-nvtx")
 {
-	Suite *s = suite_create("steps-nvtx");
 	test_case(s, "nvtx", 60, test_nvtx_ranges, test_nvtx_steps_option,
 	          test_nvtx_without_injection);
-	return s;
 }
 
 static int steps_setup(int argc, char **argv)

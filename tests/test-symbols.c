@@ -391,9 +391,8 @@ START_TEST(stack_resolved_with_site)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "symbols")
 {
-	Suite *s = suite_create("symbols");
 	TCase *tc = test_case(s, "symbols:resolve", 30, resolve_inlined_chain,
 	                      resolve_inlined_two_files, resolve_callers, each_address_once,
 	                      outside_every_module);
@@ -402,7 +401,6 @@ static Suite *suite(void)
 	          build_id_mismatch_warns_once);
 	test_case(s, "symbols:sites", 30, allocator_frames_by_name, user_code_by_rules,
 	          stack_resolved_with_site);
-	return s;
 }
 
 TEST_MAIN_SETUP(load_target, suite);

@@ -40,6 +40,25 @@ extern const test_setup_fn test_setup;
 
 #define TEST_MAIN(...) TEST_MAIN_SETUP(NULL, __VA_ARGS__)
 
+/*
+ * A suite function, fn, of the suite named name: the block that follows
+ * adds its cases to s.
+ *
+ *	TEST_SUITE(json_scan_suite, "json_scan")
+ *	{
+ *		test_case(s, "scan:accept", 4, test_good);
+ *	}
+ */
+#define TEST_SUITE(fn, name)                                                                       \
+	static void fn##_cases(Suite *s);                                                          \
+	static Suite *fn(void)                                                                     \
+	{                                                                                          \
+		Suite *s = suite_create(name);                                                     \
+		fn##_cases(s);                                                                     \
+		return s;                                                                          \
+	}                                                                                          \
+	static void fn##_cases(Suite *s)
+
 /* A test case added to s, with a timeout for suites that run programs. */
 TCase *test_tcase(Suite *s, const char *name, double timeout_s);
 
