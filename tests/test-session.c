@@ -664,15 +664,9 @@ START_TEST(memory_and_device_records)
 	ck_assert_int_eq(cgtrace_session_record_device_memory(s, NULL, 1, 2, NULL, NULL),
 			 -EINVAL);
 
-	struct cgtrace_op_record op = {
-		.op_name = "add",
-		.dtype = "weird",
-		.device = "cpu",
-		.timestamp_ns = 5,
-		.has_storage_bytes = true,
-		.storage_bytes = 123,
-		.input_storage_bytes = 9,
-	};
+	struct cgtrace_op_record op = {.op_name = "add", .dtype = "weird", .device = "cpu",
+				       .timestamp_ns = 5, .has_storage_bytes = true,
+				       .storage_bytes = 123, .input_storage_bytes = 9};
 	ck_assert_int_eq(cgtrace_session_record_op(s, 1, &op), 0);
 	op.has_storage_bytes = false;
 	ck_assert_int_eq(cgtrace_session_record_op(s, 1, &op), 0); /* unknown dtype: 0 */
