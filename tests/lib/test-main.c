@@ -25,11 +25,17 @@ TCase *test_case_list(Suite *s, const char *name, double timeout_s, const TTest 
 	return tc;
 }
 
-TCase *test_loop(Suite *s, const char *name, double timeout_s, const TTest *test, int n)
+TCase *test_rows(Suite *s, const char *name, double timeout_s, const TTest *test, int start,
+		 int end)
 {
 	TCase *tc = test_tcase(s, name, timeout_s);
-	tcase_add_loop_test(tc, test, 0, n);
+	tcase_add_loop_test(tc, test, start, end);
 	return tc;
+}
+
+TCase *test_loop(Suite *s, const char *name, double timeout_s, const TTest *test, int n)
+{
+	return test_rows(s, name, timeout_s, test, 0, n);
 }
 
 int main(int argc, char **argv)

@@ -80,4 +80,8 @@ TCase *test_case_list(Suite *s, const char *name, double timeout_s, const TTest 
 /* A test case of one loop test, run for each _i in [0, n). */
 TCase *test_loop(Suite *s, const char *name, double timeout_s, const TTest *test, int n);
 
+/* The same for each _i in [start, end): a case of some rows of a table. */
+TCase *test_rows(Suite *s, const char *name, double timeout_s, const TTest *test, int start,
+		 int end);
+
 #endif
