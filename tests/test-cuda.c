@@ -249,6 +249,18 @@ static bool has_line(const struct run *r, char kind, const char *text)
 	return false;
 }
 
+/* The word after "WORD " on the program's first KIND line that starts so. */
+static void first_word(const struct run *r, char kind, const char *first, char word[64])
+{
+	struct pline l;
+	size_t n = strlen(first);
+	for (const char *c = r->out_text; next_pline(&c, &l);)
+		if (l.kind == kind && !strncmp(l.rest, first, n) && l.rest[n] == ' ' &&
+		    sscanf(l.rest + n, "%63s", word) == 1)
+			return;
+	ck_abort_msg("no '%c %s ...' line in:\n%s", kind, first, clip(r->out_text, 3000));
+}
+
 /* The value of the program's first "S KEY VALUE" line; false when there is none. */
 static bool stat_value(const struct run *r, const char *key, uint64_t *v)
 {
@@ -1029,19 +1041,20 @@ struct pair {
 	struct seq model, have;
 };
 
-static void pair_run(struct pair *p, const char *prog, const char *const *args,
-                     const char *const *env, const struct model_opts *o, bool same_stderr)
+static struct pair pair_run(const char *prog, const char *const *args, const char *const *env,
+                            const struct model_opts *o, bool same_stderr)
 {
-	memset(p, 0, sizeof(*p));
-	p->ref = run_prog(false, env, prog, args);
-	p->r = run_prog(true, env, prog, args);
-	assert_program_ok(p->ref);
-	assert_program_ok(p->r);
-	assert_same_behaviour(p->ref, p->r, same_stderr);
-	ck_assert_msg(p->ref->n_traces == 0, "a trace without the probe?");
-	p->t = the_trace(p->r);
-	model_build(&p->model, p->r, strcmp(prog, self_exe) ? base_name(prog) : helper_prog, o);
-	trace_seq(&p->have, p->t);
+	struct pair p = {0};
+	p.ref = run_prog(false, env, prog, args);
+	p.r = run_prog(true, env, prog, args);
+	assert_program_ok(p.ref);
+	assert_program_ok(p.r);
+	assert_same_behaviour(p.ref, p.r, same_stderr);
+	ck_assert_msg(p.ref->n_traces == 0, "a trace without the probe?");
+	p.t = the_trace(p.r);
+	model_build(&p.model, p.r, strcmp(prog, self_exe) ? base_name(prog) : helper_prog, o);
+	trace_seq(&p.have, p.t);
+	return p;
 }
 
 static void pair_free(struct pair *p)
@@ -1077,8 +1090,7 @@ static const char *const log_env[] = {"FAKE_CUDA_LOG=1", NULL};
 /* Every record: exact op names (_ptsz included), addresses, sizes, devices, managed. */
 static void rt_records(const char *prog, const char *const *env)
 {
-	struct pair p;
-	pair_run(&p, prog, NULL, env, &rt_opts, true);
+	struct pair p = pair_run(prog, NULL, env, &rt_opts, true);
 	assert_seq_equal(&p.model, &p.have, prog);
 	/* On the fake runtime the driver is never loaded: no identity to tell, or the right one. */
 	assert_device_infos(p.t, p.r, &p.model, false);
@@ -1106,8 +1118,7 @@ static void assert_runtime_names_once(const struct pair *p, const char *prog)
 /* Recorded once, under the runtime's names: nothing cu*, nothing twice. */
 static void rt_runtime_names_only(const char *prog)
 {
-	struct pair p;
-	pair_run(&p, prog, NULL, NULL, &rt_opts, true);
+	struct pair p = pair_run(prog, NULL, NULL, &rt_opts, true);
 	assert_runtime_names_once(&p, prog);
 	pair_free(&p);
 }
@@ -1116,8 +1127,7 @@ static void rt_runtime_names_only(const char *prog)
 static void rt_null_calls(const char *prog)
 {
 	static const char *const args[] = {"null", NULL};
-	struct pair p;
-	pair_run(&p, prog, args, NULL, &rt_opts, true);
+	struct pair p = pair_run(prog, args, NULL, &rt_opts, true);
 	ck_assert(has_line(p.r, 'R', "cudaFree(0) 0"));
 	ck_assert(has_line(p.r, 'R', "cudaFree(NULL) 0"));
 	ck_assert(has_line(p.r, 'R', "cudaMalloc(0) 0 null"));
@@ -1129,8 +1139,7 @@ static void rt_null_calls(const char *prog)
 /* The exact records, and the reader's analysis of them per device. */
 static void analysis_of(const char *prog, const struct model_opts *o)
 {
-	struct pair p;
-	pair_run(&p, prog, NULL, NULL, o, true);
+	struct pair p = pair_run(prog, NULL, NULL, o, true);
 	assert_seq_equal(&p.model, &p.have, prog);
 	assert_analysis(p.t, &p.model);
 	pair_free(&p);
@@ -1161,8 +1170,7 @@ RT_TESTS(test_rt_analysis_per_device, analysis_of(prog, &rt_opts))
 START_TEST(test_rt_kernel_nvcc)
 {
 	static const char *const args[] = {"kernel", NULL};
-	struct pair p;
-	pair_run(&p, rt_nvcc[_i], args, NULL, &rt_opts, true);
+	struct pair p = pair_run(rt_nvcc[_i], args, NULL, &rt_opts, true);
 	ck_assert(has_line(p.r, 'R', "kernel 0 0"));
 	assert_seq_equal(&p.model, &p.have, rt_nvcc[_i]);
 	ck_assert_uint_eq(p.have.n, 2);
@@ -1173,8 +1181,7 @@ END_TEST
 /* The static runtime gives up on the fake driver: the same way, probe or not. */
 START_TEST(test_rt_static_unharmed)
 {
-	struct pair p;
-	pair_run(&p, "rt-static", NULL, log_env, &no_opts, true);
+	struct pair p = pair_run("rt-static", NULL, log_env, &no_opts, true);
 	ck_assert_msg(strstr(p.r->err_text,
 	                     "fake-cuda: cuGetProcAddress_v2 cuMemAlloc 3020 0 -> cuMemAlloc_v2\n"),
 	              "the static runtime's lookups:\n%s", clip(p.r->err_text, 3000));
@@ -1221,8 +1228,7 @@ START_TEST(test_two_runtime_copies)
 	    "main cudaFree(foreign) 1 then 1",
 	};
 	const char *prog = two_copies[_i];
-	struct pair p;
-	pair_run(&p, prog, NULL, NULL, &no_opts, true);
+	struct pair p = pair_run(prog, NULL, NULL, &no_opts, true);
 	ck_assert(has_line(p.r, 'R', _i ? "libuses12.so dlopen'ed" : "libuses12.so linked"));
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		ck_assert_msg(has_line(p.r, 'R', lines[i]), "%s: no 'R %s' in:\n%s", prog,
@@ -1337,8 +1343,7 @@ static void assert_via_driver(const struct pair *p)
 START_TEST(test_rt_via_driver_once)
 {
 	const char *prog = rt_gcc[_i % N_RT];
-	struct pair p;
-	pair_run(&p, prog, NULL, _i < N_RT ? via_env : via_oom_env, &rt_opts, false);
+	struct pair p = pair_run(prog, NULL, _i < N_RT ? via_env : via_oom_env, &rt_opts, false);
 	assert_via_driver(&p);
 	assert_seq_equal(&p.model, &p.have, prog);
 	assert_runtime_names_once(&p, prog);
@@ -1359,8 +1364,7 @@ START_TEST(test_rt_via_driver_snapshots)
 	static const char *const args[] = {"null", "sync", "async", "info", "oom", "device1", NULL};
 	struct model_opts o = rt_opts;
 	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, rt_gcc[_i], args, via_snap_env, &o, false);
+	struct pair p = pair_run(rt_gcc[_i], args, via_snap_env, &o, false);
 	assert_via_driver(&p);
 	assert_seq_equal(&p.model, &p.have, rt_gcc[_i]);
 	pair_free(&p);
@@ -1374,16 +1378,11 @@ END_TEST
 /* cuMemAlloc at 2000 is the v1 (32-bit) entry point: handed back untouched, not recorded. */
 START_TEST(test_drv_v1_not_recorded)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, NULL, &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'R', "proc cuMemAlloc 2000 0 0 0"));
 	ck_assert(has_line(p.r, 'R', "cuMemAlloc(v1) 0"));
-	char v1[64] = "";
-	struct pline l;
-	for (const char *c = p.r->out_text; next_pline(&c, &l);)
-		if (l.kind == 'A' && sscanf(l.rest, "cuMemAlloc %63s", v1) == 1)
-			break;
-	ck_assert_msg(v1[0], "no v1 allocation in:\n%s", clip(p.r->out_text, 3000));
+	char v1[64];
+	first_word(p.r, 'A', "cuMemAlloc", v1);
 	for (size_t i = 0; i < p.have.n; i++) {
 		const struct drec *d = &p.have.v[i];
 		ck_assert_msg(strcmp(d->op, "cuMemAlloc") && strcmp(d->op, "cuMemFree"),
@@ -1398,8 +1397,7 @@ END_TEST
 /* The names the program asked for are the ones the driver saw, flags and versions as given. */
 START_TEST(test_drv_lookups_untouched)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, log_env, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, log_env, &dlopen_opts, true);
 	ck_assert_msg(strstr(p.r->err_text, "cuGetProcAddress_v2 cuMemAllocAsync 11020 2 -> "
 	                                    "cuMemAllocAsync_ptsz\n"),
 	              "%s", clip(p.r->err_text, 3000));
@@ -1422,9 +1420,8 @@ END_TEST
  */
 START_TEST(test_drv_meminfo)
 {
-	struct pair p;
-	pair_run(&p, _i ? "drv-linked" : "drv-dlopen", NULL, NULL, _i ? &linked_opts : &dlopen_opts,
-	         true);
+	struct pair p = pair_run(_i ? "drv-linked" : "drv-dlopen", NULL, NULL,
+	                         _i ? &linked_opts : &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'R', "cuMemGetInfo_v2(NULL,&total) 0 total-same=yes"));
 	uint64_t before, after;
 	ck_assert(stat_value(p.r, "free_before", &before));
@@ -1452,8 +1449,7 @@ END_TEST
 /* One out-of-memory failure: one device_memory record with the request and the state then. */
 START_TEST(test_drv_oom_record)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, NULL, &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'E', "cuMemAlloc_v2 1125899906842624 2 untouched"));
 	size_t n = cgtrace_doc_count(p.t->doc, CGTRACE_KIND_DEVICE_MEMORY), ooms = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -1475,15 +1471,10 @@ END_TEST
 /* One handle mapped twice, released while mapped: one alloc, one free at the last unmap. */
 START_TEST(test_drv_vmm_single_alloc_and_free)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, NULL, &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'R', "vmm alias ok"));
-	char handle[64] = "";
-	struct pline l;
-	for (const char *c = p.r->out_text; next_pline(&c, &l);)
-		if (l.kind == 'V' && sscanf(l.rest, "create %63s", handle) == 1)
-			break;
-	ck_assert_msg(handle[0], "no V create in:\n%s", clip(p.r->out_text, 3000));
+	char handle[64];
+	first_word(p.r, 'V', "create", handle);
 	char *id = strf("vmm:%s", handle);
 	size_t allocs = 0, frees = 0, other = 0;
 	for (size_t i = 0; i < p.have.n; i++) {
@@ -1777,9 +1768,8 @@ _Static_assert(sizeof(exact_cases) / sizeof(exact_cases[0]) == EXACT_SNAPSHOTS +
 START_TEST(test_exact_records)
 {
 	const struct exact_case *c = &exact_cases[_i];
-	struct pair p;
-	pair_run(&p, c->prog ? c->prog : self_exe, c->prog ? NULL : helper_args, c->env, c->opts,
-	         true);
+	struct pair p = pair_run(c->prog ? c->prog : self_exe, c->prog ? NULL : helper_args, c->env,
+	                         c->opts, true);
 	for (size_t i = 0; i < sizeof(c->lines) / sizeof(c->lines[0]) && c->lines[i]; i++)
 		ck_assert_msg(has_line(p.r, c->lines[i][0], c->lines[i] + 2), "%s: no '%s' in:\n%s",
 		              c->what, c->lines[i], clip(p.r->out_text, 3000));
@@ -1800,8 +1790,7 @@ START_TEST(test_entry_point_wrapped_objects)
 	    "cuMemAlloc_v2",        "cuMemFree_v2",   "cuMemGetInfo_v2",     "cuMemAllocAsync",
 	    "cuMemAllocAsync_ptsz", "cuMemFreeAsync", "cuMemFreeAsync_ptsz",
 	};
-	struct pair p;
-	pair_run(&p, self_exe, helper_args, NULL, &no_opts, true);
+	struct pair p = pair_run(self_exe, helper_args, NULL, &no_opts, true);
 	size_t n = 0, n_wrapped = 0;
 	for (int probe = 0; probe < 2; probe++) {
 		const struct run *r = probe ? p.r : p.ref;
@@ -1921,8 +1910,8 @@ START_TEST(test_snapshot_followers)
 	const struct follow_case *c = &follow_cases[_i];
 	struct model_opts o = *c->opts;
 	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, c->prog ? c->prog : self_exe, c->prog ? NULL : helper_args, snap_env, &o, true);
+	struct pair p = pair_run(c->prog ? c->prog : self_exe, c->prog ? NULL : helper_args,
+	                         snap_env, &o, true);
 	assert_followers(&p, c->which, c->what);
 	if (c->exact)
 		assert_seq_equal(&p.model, &p.have, c->exact);
