@@ -48,6 +48,7 @@
 #include "rundir.h"
 #include "test-gen.h"
 #include "test-main.h"
+#include "trace-doc.h"
 
 extern char **environ;
 
@@ -346,29 +347,6 @@ static void assert_program_ok(const struct run *r)
 /* Traces                                                              */
 /* ------------------------------------------------------------------ */
 
-static bool find_span(const struct trace *t, const char *id, struct cgtrace_span *out)
-{
-	size_t n = cgtrace_doc_count(t->doc, CGTRACE_KIND_SPAN_START);
-	for (size_t i = 0; i < n; i++) {
-		cgtrace_doc_span(t->doc, i, out);
-		if (!strcmp(out->id, id))
-			return true;
-	}
-	return false;
-}
-
-static size_t n_memory(const struct trace *t)
-{
-	return cgtrace_doc_count(t->doc, CGTRACE_KIND_MEMORY);
-}
-
-static struct cgtrace_memory memory_at(const struct trace *t, size_t i)
-{
-	struct cgtrace_memory m;
-	cgtrace_doc_memory(t->doc, i, &m);
-	return m;
-}
-
 static bool heap_op(const char *op)
 {
 	static const char *const names[] = {
@@ -386,17 +364,6 @@ static bool heap_record(const struct cgtrace_memory *m)
 	return !strcmp(m->device, "cpu") && heap_op(m->op_name);
 }
 
-/* "0x" and lowercase hex without leading zeros, as %p prints an address. */
-static bool valid_hex(const char *s)
-{
-	if (strncmp(s, "0x", 2) || !s[2] || s[2] == '0' || strlen(s) > 18)
-		return false;
-	for (const char *p = s + 2; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
-
 /* What every trace must hold, and the probe's form of each CUDA record. */
 static void check_trace(const struct trace *t)
 {
@@ -405,15 +372,15 @@ static void check_trace(const struct trace *t)
 	ck_assert_msg(!cgtrace_doc_truncated(t->doc), "%s: truncated", t->path);
 	ck_assert_uint_eq(cgtrace_doc_count(t->doc, CGTRACE_KIND_META), 1);
 	ck_assert_str_eq(t->meta.schema, CGTRACE_SCHEMA);
-	ck_assert_msg(find_span(t, "s1", &root), "%s: no root span s1", t->path);
+	ck_assert_msg(trace_find_span(t->doc, "s1", &root), "%s: no root span s1", t->path);
 	ck_assert_msg(root.closed, "%s: root span s1 not closed", t->path);
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		ck_assert_msg(m.op_name, "%s: record %zu has no op_name", t->path, i);
 		ck_assert_msg(!strcmp(m.device, "cpu") || cuda_ordinal(m.device) >= 0,
 		              "%s: record %zu on device '%s'", t->path, i, m.device);
 		const char *id = strncmp(m.tensor_id, "vmm:", 4) ? m.tensor_id : m.tensor_id + 4;
-		ck_assert_msg(valid_hex(id), "%s: record %zu: tensor_id '%s'", t->path, i,
+		ck_assert_msg(trace_is_address(id), "%s: record %zu: tensor_id '%s'", t->path, i,
 		              m.tensor_id);
 		/* vmm:HANDLE ids belong to cuMemCreate memory and its end only. */
 		if (id != m.tensor_id)
@@ -426,8 +393,8 @@ static void check_trace(const struct trace *t)
 		ck_assert_uint_eq(m.ndim, 1);
 		ck_assert_uint_eq(m.shape[0], m.bytes);
 		ck_assert_str_eq(cgtrace_category_name(m.category), "other");
-		ck_assert_msg(find_span(t, m.span_id, &span), "%s: record %zu in unknown span %s",
-		              t->path, i, m.span_id);
+		ck_assert_msg(trace_find_span(t->doc, m.span_id, &span),
+		              "%s: record %zu in unknown span %s", t->path, i, m.span_id);
 		ck_assert_str_eq(m.span_id, "s1");
 	}
 	size_t n = cgtrace_doc_count(t->doc, CGTRACE_KIND_DEVICE_MEMORY);
@@ -523,8 +490,8 @@ static int compare_ts(const void *a, const void *b)
 static void trace_seq(struct seq *out, const struct trace *t)
 {
 	*out = (struct seq){0};
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		if (heap_record(&m))
 			continue;
 		struct drec *d = seq_push(out, m.action == CGTRACE_ALLOC ? 'A' : 'F');
@@ -1958,8 +1925,8 @@ START_TEST(test_rtld_next_after_probe)
 		    sscanf(l.rest, "%63s %63s %llu %15s", op, id, &bytes, where) != 4)
 			continue;
 		lines++;
-		for (; at < n_memory(t); at++) {
-			struct cgtrace_memory m = memory_at(t, at);
+		for (; at < trace_n_memory(t->doc); at++) {
+			struct cgtrace_memory m = trace_memory(t->doc, at);
 			if (!strcmp(m.op_name, op) && !strcmp(m.tensor_id, id) &&
 			    m.bytes == bytes && !strcmp(m.device, where) &&
 			    m.action == (l.kind == 'A' ? CGTRACE_ALLOC : CGTRACE_FREE)) {
