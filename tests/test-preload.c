@@ -136,6 +136,13 @@ static void run_free(struct run *r)
 	free(r);
 }
 
+/* A run without the probe and its run with it, both done with. */
+static void run_free_both(struct run *ref, struct run *r)
+{
+	run_free(ref);
+	run_free(r);
+}
+
 /*
  * The child's environment: the test's own without probe settings, the probe
  * preloaded when asked, traces into r->out, then the test's extra entries.
@@ -1003,6 +1010,44 @@ static char *path_in(const char *dir, const char *fmt, ...)
 }
 
 /* Exactly one line on stderr: a probe warning that mentions `about`. */
+/* A FIFO in a run's trace folder (made here) that the test reads, opened without blocking. */
+struct fifo {
+	char *path;
+	char *env; /* CGPROBE_OUTPUT=path */
+	int fd;
+};
+
+static struct run *run_new_fifo(struct fifo *f)
+{
+	struct run *r = run_new(true);
+	ck_assert_int_eq(mkdir(r->out, 0755), 0);
+	f->path = path_in(r->out, "pipe");
+	ck_assert_int_eq(mkfifo(f->path, 0644), 0);
+	f->fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(f->fd, 0);
+	f->env = strf("CGPROBE_OUTPUT=%s", f->path);
+	return r;
+}
+
+/* All the FIFO held, into data; closed then, and still a FIFO. */
+static size_t fifo_drain(struct fifo *f, char *data, size_t cap)
+{
+	size_t len = 0;
+	for (ssize_t n; (n = read(f->fd, data + len, cap - len)) > 0;)
+		len += (size_t)n;
+	close(f->fd);
+	struct stat st;
+	ck_assert_int_eq(lstat(f->path, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	return len;
+}
+
+static void fifo_free(struct fifo *f)
+{
+	free(f->path);
+	free(f->env);
+}
+
 static void assert_one_warning(const struct run *r, const char *about)
 {
 	ck_assert_msg(count_lines(r->err_text) == 1 && !strncmp(r->err_text, "cgprobe: ", 9),
@@ -1087,18 +1132,24 @@ START_TEST(test_alloc_api_records_every_call)
 	assert_ts_increasing(t);
 
 	/* What alloc-api.c does, counted by hand. */
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "malloc"), 5);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "calloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "realloc"), 3);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "reallocarray"), 2);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "posix_memalign"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "aligned_alloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "memalign"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "valloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "pvalloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_FREE, "free"), 11);
-	ck_assert_uint_eq(count_records(t, CGTRACE_FREE, "realloc"), 3);
-	ck_assert_uint_eq(count_records(t, CGTRACE_FREE, "reallocarray"), 1);
+	static const struct {
+		enum cgtrace_action action;
+		const char *op;
+		size_t n;
+	} counted[] = {
+		{CGTRACE_ALLOC, "malloc", 5},      {CGTRACE_ALLOC, "calloc", 1},
+		{CGTRACE_ALLOC, "realloc", 3},     {CGTRACE_ALLOC, "reallocarray", 2},
+		{CGTRACE_ALLOC, "posix_memalign", 1}, {CGTRACE_ALLOC, "aligned_alloc", 1},
+		{CGTRACE_ALLOC, "memalign", 1},    {CGTRACE_ALLOC, "valloc", 1},
+		{CGTRACE_ALLOC, "pvalloc", 1},     {CGTRACE_FREE, "free", 11},
+		{CGTRACE_FREE, "realloc", 3},      {CGTRACE_FREE, "reallocarray", 1},
+	};
+	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+		size_t n = count_records(t, counted[i].action, counted[i].op);
+		ck_assert_msg(n == counted[i].n, "%zu %s records of %s, expected %zu", n,
+			      counted[i].action == CGTRACE_ALLOC ? "alloc" : "free", counted[i].op,
+			      counted[i].n);
+	}
 	ck_assert_uint_eq(trace_n_memory(t->doc), 31);
 
 	struct cgtrace_summary sum;
@@ -1108,20 +1159,23 @@ START_TEST(test_alloc_api_records_every_call)
 	ck_assert_uint_eq(final_bytes(t), 4242);
 
 	/* The error paths really failed, the same way with and without the probe. */
-	assert_result(r, "alloc-api", "malloc errno=4321");
-	assert_result(r, "alloc-api", "malloc-huge null errno=12");
-	assert_result(r, "alloc-api", "calloc-overflow null errno=12");
-	assert_result(r, "alloc-api", "realloc-huge null errno=12");
-	assert_result(r, "alloc-api", "realloc-huge kept=1");
-	assert_result(r, "alloc-api", "reallocarray-overflow null errno=12");
-	assert_result(r, "alloc-api", "reallocarray-null-overflow null errno=12");
-	assert_result(r, "alloc-api", "posix_memalign-align3 r=22 untouched=1 errno=0");
-	assert_result(r, "alloc-api", "posix_memalign-align24 r=22 untouched=1 errno=0");
+	static const char *const failed[] = {
+		"malloc errno=4321",
+		"malloc-huge null errno=12",
+		"calloc-overflow null errno=12",
+		"realloc-huge null errno=12",
+		"realloc-huge kept=1",
+		"reallocarray-overflow null errno=12",
+		"reallocarray-null-overflow null errno=12",
+		"posix_memalign-align3 r=22 untouched=1 errno=0",
+		"posix_memalign-align24 r=22 untouched=1 errno=0",
+		"free-null errno=1234",
+		"realloc-zero null errno=0",
+	};
+	for (size_t i = 0; i < sizeof(failed) / sizeof(failed[0]); i++)
+		assert_result(r, "alloc-api", failed[i]);
 	assert_result_prefix(r, "alloc-api", "posix_memalign-huge r=12 untouched=1 ");
-	assert_result(r, "alloc-api", "free-null errno=1234");
-	assert_result(r, "alloc-api", "realloc-zero null errno=0");
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1208,8 +1262,7 @@ START_TEST(test_threads_all_records_matched)
 		      "peak %llu outside [%llu, %llu]", (unsigned long long)rep->peak_bytes,
 		      (unsigned long long)max_one, (unsigned long long)(all + libc_live));
 	cgtrace_memory_report_free(rep);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1627,32 +1680,20 @@ END_TEST
 /* An existing FIFO is written as it is: a reader on the other end gets the trace. */
 START_TEST(test_output_fifo)
 {
-	struct run *r = run_new(true);
-	ck_assert_int_eq(mkdir(r->out, 0755), 0);
-	char *fifo = path_in(r->out, "pipe");
-	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo);
-	const char *env[] = {env0, NULL};
+	struct fifo f;
+	struct run *r = run_new_fifo(&f);
+	const char *env[] = {f.env, NULL};
 	run_start(r, env, "hello", NULL);
 	run_wait(r);
 	assert_quiet_exit(r, 0, 0);
 
 	char data[65536];
-	size_t len = 0;
-	for (ssize_t n; (n = read(fd, data + len, sizeof(data) - len)) > 0;)
-		len += (size_t)n;
-	close(fd);
-	struct stat st;
-	ck_assert_int_eq(lstat(fifo, &st), 0);
-	ck_assert(S_ISFIFO(st.st_mode));
+	size_t len = fifo_drain(&f, data, sizeof(data));
 	struct trace *t = &r->traces[r->n_traces++];
-	load_trace_from(t, fifo, data, len);
+	load_trace_from(t, f.path, data, len);
 	ck_assert_int_eq(t->pid, r->pid);
 	assert_program_records(r, t, "hello", IN_ORDER);
-	free(env0);
-	free(fifo);
+	fifo_free(&f);
 	run_free(r);
 }
 END_TEST
@@ -1662,8 +1703,7 @@ START_TEST(test_output_dev_null)
 	const char *env[] = {"CGPROBE_OUTPUT=/dev/null", NULL};
 	struct run *ref, *r = run_alike(&ref, NULL, env, "hello", NULL);
 	assert_quiet_exit(r, 0, 0);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1714,8 +1754,7 @@ START_TEST(test_only_selects_programs)
 	struct trace *t = trace_for(r, "hello", 0);
 	assert_program_records(r, t, "hello", IN_ORDER);
 	free(hello);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 	run_free(none);
 }
 END_TEST
@@ -1737,8 +1776,7 @@ START_TEST(test_follow_off_traces_first_process_only)
 	struct trace *t = trace_for(r, prog, r->pid);
 	assert_program_records(r, t, prog, IN_ORDER);
 	free(hello);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1788,8 +1826,7 @@ START_TEST(test_exit_paths_leave_complete_trace)
 	}
 	if (!strncmp(c->mode, "term-", 5))
 		ck_assert_ptr_nonnull(strstr(r->out_text, "handler ran\n"));
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1804,8 +1841,7 @@ START_TEST(test_exec_failure_continues_trace)
 	struct trace *t = trace_for(r, "exits", r->pid);
 	assert_program_records(r, t, "exits", IN_ORDER);
 	ck_assert_uint_eq(final_bytes(t), 1111);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1871,8 +1907,7 @@ static int death(const char *mode, int sig, int zst)
 	assert_program_records(r, t, "exits", IN_ORDER);
 	ck_assert_uint_eq(final_bytes(t), 1111);
 	int got = WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0;
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 	return got;
 }
 
@@ -1915,8 +1950,7 @@ START_TEST(test_program_state_unchanged)
 	assert_exited(r, 0);
 	for (size_t i = 0; i < 4 && state_cases[_i].results[i]; i++)
 		assert_result(r, "exits", state_cases[_i].results[i]);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1965,8 +1999,7 @@ START_TEST(test_exec_starts_new_trace)
 	free(mode);
 	free(hello);
 	free(path_env);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -2268,26 +2301,16 @@ END_TEST
 /* Only a file the probe created is removed: a FIFO named by CGPROBE_OUTPUT stays. */
 START_TEST(test_fork_exec_without_allocation_keeps_fifo)
 {
-	struct run *r = run_new(true);
-	ck_assert_int_eq(mkdir(r->out, 0755), 0);
-	char *fifo = path_in(r->out, "pipe");
-	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo), *hello = strf("%s/hello", bin_dir);
-	const char *env[] = {env0, NULL};
+	struct fifo f;
+	struct run *r = run_new_fifo(&f);
+	char *hello = strf("%s/hello", bin_dir);
+	const char *env[] = {f.env, NULL};
 	const char *args[] = {"fork-exec-empty", hello, NULL};
 	run_start(r, env, "forks", args);
 	run_wait(r);
 	assert_quiet_exit(r, 0, -1);
 	char data[65536];
-	size_t len = 0;
-	for (ssize_t n; (n = read(fd, data + len, sizeof(data) - len)) > 0;)
-		len += (size_t)n;
-	close(fd);
-	struct stat st;
-	ck_assert_int_eq(lstat(fifo, &st), 0);
-	ck_assert(S_ISFIFO(st.st_mode));
+	size_t len = fifo_drain(&f, data, sizeof(data));
 	/* Three heads went in: the parent, the child before exec and hello. */
 	size_t heads = 0;
 	static const char head[] = "{\"kind\":\"meta\"";
@@ -2295,9 +2318,8 @@ START_TEST(test_fork_exec_without_allocation_keeps_fifo)
 	     p++)
 		heads++;
 	ck_assert_uint_eq(heads, 3);
-	free(env0);
 	free(hello);
-	free(fifo);
+	fifo_free(&f);
 	run_free(r);
 }
 END_TEST
@@ -2382,8 +2404,7 @@ START_TEST(test_dlopen_library_allocations_recorded)
 	struct run *ref, *r;
 	dlopen_case("plain", &ref, &r);
 	ck_assert_str_eq(r->err_text, "");
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -2393,8 +2414,7 @@ START_TEST(test_dlopen_deepbind_flag_removed)
 	dlopen_case("deepbind", &ref, &r);
 	assert_result(r, "dlopen", "loaded-again same=1");
 	assert_one_warning(r, "RTLD_DEEPBIND");
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -2418,8 +2438,7 @@ static void assert_unharmed(const char *const *env, const char *about, bool trac
 		ck_assert_int_eq(t->meta.phase, CGTRACE_PHASE_TRAIN);
 		ck_assert_uint_eq(t->meta.capture_step, 1);
 	}
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 
 START_TEST(test_fault_dev_full)
@@ -2484,24 +2503,18 @@ END_TEST
 /* The pipe's reader goes away: recording stops with one warning, the program goes on. */
 START_TEST(test_fault_pipe_reader_gone)
 {
-	struct run *r = run_new(true);
-	ck_assert_int_eq(mkdir(r->out, 0755), 0);
-	char *fifo = path_in(r->out, "pipe");
-	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo);
-	const char *env[] = {env0, NULL};
+	struct fifo f;
+	struct run *r = run_new_fifo(&f);
+	const char *env[] = {f.env, NULL};
 	const char *args[] = {"wait", NULL};
 	run_start(r, env, "exits", args);
 	run_wait_for_output(r, "R ready\n");
-	close(fd);
+	close(f.fd);
 	ck_assert_int_eq(kill(r->pid, SIGTERM), 0);
 	run_wait(r);
 	assert_killed(r, SIGTERM);
-	assert_one_warning(r, fifo);
-	free(env0);
-	free(fifo);
+	assert_one_warning(r, f.path);
+	fifo_free(&f);
 	run_free(r);
 }
 END_TEST
