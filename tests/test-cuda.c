@@ -226,9 +226,7 @@ static struct run *run_prog(bool probe, const char *const *extra_env, const char
 		snprintf(path, sizeof(path), "%s/%s", fixtures, prog);
 	char **env = make_env(r, extra_env, owned, &n_owned);
 	r->pid = rundir_spawn(r->dir, r->cwd, path, args, env);
-	free(env);
-	for (size_t i = 0; i < n_owned; i++)
-		free(owned[i]);
+	child_env_free(env, owned, n_owned);
 
 	r->status = child_wait(r->pid, RUN_TIMEOUT_MS, path);
 	rundir_read_output(r->dir, &r->out_text, &r->err_text);

@@ -173,9 +173,7 @@ static void run_start(struct run *r, const char *const *extra_env, const char *p
 	snprintf(path, sizeof(path), "%s/%s", bin_dir, prog);
 	char **env = make_env(r, extra_env, owned, &n_owned);
 	r->pid = rundir_spawn(r->dir, r->cwd, path, args, env);
-	free(env);
-	for (size_t i = 0; i < n_owned; i++)
-		free(owned[i]);
+	child_env_free(env, owned, n_owned);
 }
 
 static void load_trace(struct run *r, const char *path);
