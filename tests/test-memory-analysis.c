@@ -57,13 +57,14 @@ START_TEST(peak_is_per_device_and_first_strictly_exceeded)
 	ck_assert_str_eq(r->peak_device, "cuda:0");
 	ck_assert_uint_eq(r->peak_timestamp_ns, 5);
 	ck_assert_uint_eq(r->n_devices, 2);
-	ck_assert_str_eq(r->by_device[0].device, "cpu");
-	ck_assert_uint_eq(r->by_device[0].peak_bytes, 150);
-	ck_assert_uint_eq(r->by_device[0].peak_timestamp_ns, 4);
-	ck_assert_uint_eq(r->by_device[0].alloc_count, 2);
-	ck_assert_uint_eq(r->by_device[0].free_count, 1);
-	ck_assert_str_eq(r->by_device[1].device, "cuda:0");
-	ck_assert_uint_eq(r->by_device[1].peak_bytes, 160);
+	const struct cgtrace_device_peak *cpu = &r->by_device[0], *gpu = &r->by_device[1];
+	ck_assert_str_eq(cpu->device, "cpu");
+	ck_assert_uint_eq(cpu->peak_bytes, 150);
+	ck_assert_uint_eq(cpu->peak_timestamp_ns, 4);
+	ck_assert_uint_eq(cpu->alloc_count, 2);
+	ck_assert_uint_eq(cpu->free_count, 1);
+	ck_assert_str_eq(gpu->device, "cuda:0");
+	ck_assert_uint_eq(gpu->peak_bytes, 160);
 	/* Breakdown: live allocations of all devices at the peak, largest first. */
 	ck_assert_uint_eq(r->n_breakdown, 3);
 	ck_assert_str_eq(r->peak_breakdown[0].tensor_id, "b");
