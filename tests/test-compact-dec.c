@@ -149,20 +149,20 @@ static void tables(struct bytes *b)
 	klass(b, 0, 2, 2, CGTRACE_CAT_OTHER, 0);
 }
 
-/* A file begun: f its header, b a block's items so far, the meta and the tables. */
-static void begin_file(struct bytes *f, struct bytes *b)
+/* A file begun: its header in f; the first block's items so far, the meta and the tables. */
+static struct bytes begin_file(struct bytes *f)
 {
+	struct bytes b = {.n = 0};
 	header(f);
-	b->n = 0;
-	text(b, META_LINE);
-	tables(b);
+	text(&b, META_LINE);
+	tables(&b);
+	return b;
 }
 
 /* A file: header, then a block of meta, the tables and the items given. */
 static void file_of(struct bytes *f, const struct bytes *items)
 {
-	struct bytes b;
-	begin_file(f, &b);
+	struct bytes b = begin_file(f);
 	put(&b, items->p, items->n);
 	block(f, &b, 'R');
 }
@@ -274,8 +274,7 @@ static void mem_is(const struct cg_rec_memory *m, uint64_t ts, const char *id, u
 
 START_TEST(test_packed_fields)
 {
-	struct bytes f, b;
-	begin_file(&f, &b);
+	struct bytes f, b = begin_file(&f);
 	/* Class 1: root, no op, cuda:0, managed, vmm:. */
 	klass(&b, 4, 0, 3, CGTRACE_CAT_ACTIVATION, 3);
 	u8(&b, 0x02);
@@ -331,8 +330,7 @@ END_TEST
 
 START_TEST(test_spans_and_checkpoints)
 {
-	struct bytes f, b;
-	begin_file(&f, &b);
+	struct bytes f, b = begin_file(&f);
 	alloc(&b, 0, 50, 0x10, 8);
 	u8(&b, 0x10); /* SPAN_START s9 under s1, named root, at 50 + 10 */
 	var(&b, 10);
@@ -415,8 +413,7 @@ END_TEST
  */
 START_TEST(test_blocks)
 {
-	struct bytes f, b;
-	begin_file(&f, &b);
+	struct bytes f, b = begin_file(&f);
 	alloc(&b, 0, 1000, 0x5000, 48);
 	block(&f, &b, 'R');
 	b.n = 0;

@@ -10,8 +10,7 @@ set -u
 # shellcheck source=tests/lib/sh-check.sh
 . "$(dirname "$0")/lib/sh-check.sh"
 need_args 2 "test-stacks-cli.sh CGTRACE SYM_TARGET" "$@"
-cgtrace=$(abs "$1")
-target=$(abs "$2")
+cgtrace=$(abs "$1") target=$(abs "$2")
 skip_unless_built "$target"
 make_tmp
 unset CGTRACE_DEBUG_DIR
