@@ -1,12 +1,16 @@
-# shellcheck shell=sh disable=SC2154 # bench_name and src_dir are set by the script that sources this
+# shellcheck shell=sh disable=SC2154,SC2034 # bench_name is the sourcing script's; what the helpers set, it reads
 # SPDX-License-Identifier: MIT
 #
 # Shared by the benchmark scripts (sourced, not run): the machine conditions
 # every figure is printed beside, the page cache between runs, a nanosecond
 # clock and the encoding of a file by its first bytes.
 #
-# Set before sourcing: bench_name (for messages). After bench_setup:
-# bench_drop ("dropped" or why not), and the helpers below.
+# Set before sourcing: bench_name (for messages). Sourcing it sets -eu for
+# the script and src_dir (the source tree the script is in); after
+# bench_setup: bench_drop ("dropped" or why not), and the helpers below.
+
+set -eu
+src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 
 die() {
 	echo "$bench_name: $*" >&2
@@ -47,12 +51,84 @@ bench_build_dir() {
 	esac
 }
 
+# bench_args VAR WHAT DEFAULT [BUILD_DIR] [WHAT] [RUNS]: the arguments most
+# scripts take (-h or --help prints the script's header, its usage). Sets
+# build_arg (as given, default build), build (an absolute path), VAR (WHAT,
+# default DEFAULT), runs (default 3, at least 1) and trace_dir (where the
+# traces go: TRACE_DIR, else TMPDIR or /tmp).
+bench_args() {
+	b_var=$1 b_what=$2 b_default=$3
+	shift 3
+	bench_help "$0" "${1:-}"
+	[ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [$b_what] [RUNS]"
+	build_arg=${1:-build}
+	build=$(bench_build_dir "$build_arg")
+	b_value=${2:-$b_default}
+	runs=${3:-3}
+	bench_counts "$b_value" "$runs"
+	[ "$runs" -ge 1 ] || die "RUNS must be at least 1"
+	eval "$b_var=\$b_value"
+	trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
+}
+
+# bench_workload DEFAULT [BUILD_DIR] [OPS] [RUNS]: the start of a script
+# that has one workload of alloc-bench recorded by the probe and by
+# heaptrack and read back by cgtrace and heaptrack_print: bench_args, ops
+# (OPS, at least 10, default DEFAULT), threads (THREADS, 2), depth (DEPTH,
+# 16); the build's programs (bench_paths) and the tools must be there;
+# then bench_start.
+bench_workload() {
+	b_default=$1
+	shift
+	bench_args ops OPS "$b_default" "$@"
+	threads=${THREADS:-2}
+	depth=${DEPTH:-16}
+	bench_counts "$threads" "$depth"
+	[ "$ops" -ge 10 ] || die "OPS must be at least 10"
+	bench_paths
+	bench_built "$build_arg" "$bench" "$probe" "$cgtrace" "$rusage_run"
+	bench_tools heaptrack heaptrack_print
+	bench_start "$trace_dir"
+}
+
+# bench_matrix DEFAULT [BUILD_DIR] [OPS] [RUNS]: bench_args for the
+# recording benchmarks' grid of alloc-bench runs: ops (default DEFAULT),
+# sizes (SIZES, operations a thread, "OPS 10*OPS"), threads_list (THREADS,
+# "1 2") and depths (DEPTHS, "1 16").
+bench_matrix() {
+	b_default=$1
+	shift
+	bench_args ops OPS "$b_default" "$@"
+	sizes=${SIZES:-"$ops $((ops * 10))"}
+	threads_list=${THREADS:-"1 2"}
+	depths=${DEPTHS:-"1 16"}
+	# shellcheck disable=SC2086 # lists of numbers, split on purpose
+	bench_counts $sizes $threads_list $depths
+}
+
+# bench_paths: what the build holds that the scripts run: bench (alloc-bench),
+# probe, cgtrace and rusage_run.
+bench_paths() {
+	bench=$build/bench/alloc-bench
+	probe=$build/preload/libcgprobe.so
+	cgtrace=$build/cgtrace/cgtrace
+	rusage_run=$build/bench/rusage-run
+}
+
 # The probe reads its whole configuration from CGPROBE_*: start from none,
 # so that the caller's environment cannot change what is measured.
 bench_clean_env() {
 	for v in $(env | sed -n 's/^\(CGPROBE_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		unset "$v"
 	done
+}
+
+# bench_start DIR: the caller's CGPROBE_* gone, $tmp made under DIR, the
+# page cache's handling decided (bench_setup).
+bench_start() {
+	bench_clean_env
+	bench_tmp "$1"
+	bench_setup
 }
 
 # bench_setup: decides whether caches can be dropped, by dropping them once.
@@ -153,8 +229,9 @@ memory_records() {
 }
 
 # bench_best RUNS RUSAGE_RUN TIMEFILE CMD...: runs CMD RUNS times (stdout to
-# /dev/null, stderr kept in TIMEFILE.err), syncing before each; sets
-# best_wall (s) and best_rss (KiB) of the fastest run. Dies when CMD fails.
+# /dev/null, stderr kept in TIMEFILE.err), syncing before each (or running
+# $bench_before, when set: bench_settle for cold reads); sets best_wall (s)
+# and best_rss (KiB) of the fastest run. Dies when CMD fails.
 bench_best() {
 	b_runs=$1 b_rusage=$2 b_time=$3
 	shift 3
@@ -162,7 +239,7 @@ bench_best() {
 	b_i=0
 	while [ "$b_i" -lt "$b_runs" ]; do
 		b_i=$((b_i + 1))
-		sync
+		${bench_before:-sync}
 		"$b_rusage" "$b_time" "$@" >/dev/null 2>"$b_time.err" || {
 			cat "$b_time.err" >&2
 			die "failed: $*"
@@ -172,6 +249,62 @@ bench_best() {
 			best_wall=$b_w best_rss=$b_k
 		fi
 	done
+}
+
+# bench_under WHAT DIR TOOL SETTINGS CMD...: CMD run in DIR by $rusage_run
+# (its figures into $tmp/time, stderr into $tmp/err): natively (TOOL
+# native), under the probe with the environment entries SETTINGS (TOOL
+# probe; SETTINGS is split into words, empty for none), or under heaptrack
+# (TOOL heaptrack, recording into DIR/ht, its stdout into $tmp/err too).
+# Dies with $tmp/err and WHAT when CMD fails.
+bench_under() {
+	b_what=$1 b_dir=$2 b_tool=$3 b_settings=$4
+	shift 4
+	b_rc=0
+	case $b_tool in
+	native) (cd "$b_dir" && "$rusage_run" "$tmp/time" "$@") >/dev/null 2>"$tmp/err" || b_rc=$? ;;
+	probe)
+		# shellcheck disable=SC2086 # the settings, split into words on purpose
+		(cd "$b_dir" && "$rusage_run" "$tmp/time" env $b_settings LD_PRELOAD="$probe" "$@") \
+			>/dev/null 2>"$tmp/err" || b_rc=$?
+		;;
+	heaptrack) (cd "$b_dir" && "$rusage_run" "$tmp/time" heaptrack -o "$b_dir/ht" "$@") \
+		>"$tmp/err" 2>&1 || b_rc=$? ;;
+	*) die "bench_under: no tool $b_tool" ;;
+	esac
+	if [ "$b_rc" != 0 ]; then
+		cat "$tmp/err" >&2
+		die "$b_what failed (status $b_rc): $*"
+	fi
+}
+
+# bench_one_file DIR WHAT: the one file a recording left in DIR, in b_file;
+# dies (listing DIR) when there is not exactly one.
+bench_one_file() {
+	b_n=0
+	for b_f in "$1"/*; do
+		[ -f "$b_f" ] || continue
+		b_n=$((b_n + 1))
+		b_file=$b_f
+	done
+	[ "$b_n" = 1 ] || {
+		ls -l "$1" >&2
+		die "$2 left $b_n files, expected one trace"
+	}
+}
+
+# bench_warm: between two timed runs, the last one's pages written back
+# (bench_settle), then the script's run_once at 1000 operations on one
+# thread (its wl_ops and wl_threads, restored after) to put the tool's
+# binaries back in the page cache.
+bench_warm() {
+	bench_settle
+	b_ops=$wl_ops b_threads=$wl_threads
+	wl_ops=1000 wl_threads=1
+	run_once
+	wl_ops=$b_ops wl_threads=$b_threads
+	rm -rf -- "$tmp/run"
+	sync
 }
 
 # bench_counts N...: each a non-negative integer, else die.

@@ -16,11 +16,9 @@
 # Exit status: 0 once the time is printed; the failing step's status
 # otherwise.
 
-set -eu
 bench_name="ci-time"
-src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
-. "$src_dir/bench/bench-env.sh"
+. "$(dirname -- "$0")/bench-env.sh"
 
 bench_help "$0" "${1:-}"
 [ $# -le 1 ] || die "usage: $0 [COMMAND]"

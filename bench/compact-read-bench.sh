@@ -25,34 +25,11 @@
 # is ignored. Exit status: 0 once the figures are printed, whatever they are
 # (a benchmark, not a test); non-zero when something could not be run.
 
-set -eu
 bench_name="compact-read-bench"
-src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
-. "$src_dir/bench/bench-env.sh"
+. "$(dirname -- "$0")/bench-env.sh"
 
-bench_help "$0" "${1:-}"
-[ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [OPS] [RUNS]"
-build=$(bench_build_dir "${1:-build}")
-ops=${2:-10000000}
-runs=${3:-3}
-threads=${THREADS:-2}
-depth=${DEPTH:-16}
-trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-bench_counts $ops $runs $threads $depth
-[ "$runs" -ge 1 ] || die "RUNS must be at least 1"
-[ "$ops" -ge 10 ] || die "OPS must be at least 10"
-
-bench=$build/bench/alloc-bench
-probe=$build/preload/libcgprobe.so
-cgtrace=$build/cgtrace/cgtrace
-rusage_run=$build/bench/rusage-run
-bench_built "${1:-build}" "$bench" "$probe" "$cgtrace" "$rusage_run"
-bench_tools heaptrack heaptrack_print
-bench_clean_env
-
-bench_tmp "$trace_dir"
-bench_setup
+bench_workload 10000000 "$@"
 read_cache="warm (sync before each read; the trace is read once, untimed, first)"
 if [ "${COLD:-0}" = 1 ]; then
 	case "$bench_drop" in
@@ -67,31 +44,15 @@ record() {
 	rm -rf -- "$tmp/rec"
 	mkdir "$tmp/rec"
 	bench_settle
-	set -- "$1" "$bench" "$threads" "$2" "$depth"
-	rc=0
 	case $1 in
-	compact) (cd "$tmp/rec" && "$rusage_run" "$tmp/time" env LD_PRELOAD="$probe" "$2" "$3" "$4" "$5") \
-		>/dev/null 2>"$tmp/err" || rc=$? ;;
-	jsonl) (cd "$tmp/rec" && "$rusage_run" "$tmp/time" env CGPROBE_FORMAT=jsonl LD_PRELOAD="$probe" \
-		"$2" "$3" "$4" "$5") >/dev/null 2>"$tmp/err" || rc=$? ;;
-	heaptrack) (cd "$tmp/rec" && "$rusage_run" "$tmp/time" heaptrack -o "$tmp/rec/ht" "$2" "$3" "$4" "$5") \
-		>"$tmp/err" 2>&1 || rc=$? ;;
+	compact) bench_under "recording with $1" "$tmp/rec" probe "" "$bench" "$threads" "$2" "$depth" ;;
+	jsonl) bench_under "recording with $1" "$tmp/rec" probe CGPROBE_FORMAT=jsonl \
+		"$bench" "$threads" "$2" "$depth" ;;
+	heaptrack) bench_under "recording with $1" "$tmp/rec" heaptrack "" "$bench" "$threads" "$2" "$depth" ;;
 	esac
-	if [ "$rc" != 0 ]; then
-		cat "$tmp/err" >&2
-		die "recording with $1 failed (status $rc)"
-	fi
 	rec_wall=$(cut -d ' ' -f 1 "$tmp/time")
-	n=0
-	for f in "$tmp/rec"/*; do
-		[ -f "$f" ] || continue
-		n=$((n + 1))
-		trace=$f
-	done
-	[ "$n" = 1 ] || {
-		ls -l "$tmp/rec" >&2
-		die "recording with $1 left $n files, expected one trace"
-	}
+	bench_one_file "$tmp/rec" "recording with $1"
+	trace=$b_file
 }
 
 rows=$tmp/rows
@@ -107,20 +68,10 @@ measure() {
 		cat "$tmp/err" >&2
 		die "$m_reader failed on the $m_kind trace: $*"
 	}
-	best=
-	i=0
-	while [ "$i" -lt "$runs" ]; do
-		i=$((i + 1))
-		if [ "${COLD:-0}" = 1 ]; then bench_settle; else sync; fi
-		"$rusage_run" "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || {
-			cat "$tmp/err" >&2
-			die "$m_reader failed on the $m_kind trace: $*"
-		}
-		read -r w _ _ k <"$tmp/time"
-		if [ -z "$best" ] || awk -v a="$w" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$w best_rss=$k
-		fi
-	done
+	bench_before=sync
+	[ "${COLD:-0}" != 1 ] || bench_before=bench_settle
+	bench_best "$runs" "$rusage_run" "$tmp/time" "$@"
+	best=$best_wall
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m_size" "$m_kind" "$m_reader" "$best" "$best_rss" \
 		"$events" "$bytes" >>"$rows"
 	awk -v s="$m_size" -v t="$m_kind" -v r="$m_reader" -v w="$best" -v k="$best_rss" -v n="$events" 'BEGIN {

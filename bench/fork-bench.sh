@@ -24,36 +24,25 @@
 # figures are printed, whatever they are; non-zero when something could not
 # be run.
 
-set -eu
+# shellcheck disable=SC2154 # forks is set by bench_args
 bench_name="fork-bench"
-src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
-. "$src_dir/bench/bench-env.sh"
+. "$(dirname -- "$0")/bench-env.sh"
 
-bench_help "$0" "${1:-}"
-[ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [FORKS] [RUNS]"
-build=$(bench_build_dir "${1:-build}")
-forks=${2:-1000}
-runs=${3:-3}
+bench_args forks FORKS 1000 "$@"
 threads=${THREADS:-2}
 repeat=${REPEAT:-20}
-trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-bench_counts "$forks" "$runs" "$threads" "$repeat"
-if [ "$runs" -lt 1 ] || [ "$repeat" -lt 1 ]; then
-	die "RUNS and REPEAT must be at least 1"
-fi
+bench_counts "$threads" "$repeat"
+[ "$repeat" -ge 1 ] || die "REPEAT must be at least 1"
 
 lat=$build/bench/fork-lat
 probe=$build/preload/libcgprobe.so
-bench_built "${1:-build}" "$lat" "$probe"
+bench_built "$build_arg" "$lat" "$probe"
 have_heaptrack=
 command -v heaptrack >/dev/null 2>&1 && have_heaptrack=1
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3 || true)
-bench_clean_env
-
-bench_tmp "$trace_dir"
-bench_setup
+bench_start "$trace_dir"
 bench_conditions "$tmp" "$build"
 echo "workload     bench/fork-lat: $threads threads each replacing one of 64 blocks (32-543 B)"
 echo "             flat out; children free(malloc(100)), _exit(0); reaped one by one"

@@ -33,41 +33,24 @@
 # printed, whatever they are (a benchmark, not a test); non-zero when
 # something could not be run.
 
-set -eu
 bench_name="probe-bench"
-src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
-. "$src_dir/bench/bench-env.sh"
+. "$(dirname -- "$0")/bench-env.sh"
 
-bench_help "$0" "${1:-}"
-[ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [OPS] [RUNS]"
-build=$(bench_build_dir "${1:-build}")
-ops=${2:-1000000}
-runs=${3:-3}
-sizes=${SIZES:-"$ops $((ops * 10))"}
-threads_list=${THREADS:-"1 2"}
-depths=${DEPTHS:-"1 16"}
+bench_matrix 1000000 "$@"
 live_n=${LIVE_N:-2000000}
-trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-bench_counts $ops $runs $sizes $threads_list $depths $live_n
-[ "$runs" -ge 1 ] || die "RUNS must be at least 1"
+bench_counts "$live_n"
 
-bench=$build/bench/alloc-bench
+bench_paths
 live_bench=$build/bench/live-bench
-probe=$build/preload/libcgprobe.so
-cgtrace=$build/cgtrace/cgtrace
-rusage_run=$build/bench/rusage-run
-bench_built "${1:-build}" "$bench" "$live_bench" "$probe" "$cgtrace" "$rusage_run"
+bench_built "$build_arg" "$bench" "$live_bench" "$probe" "$cgtrace" "$rusage_run"
 bench_tools heaptrack
-bench_clean_env
+bench_start "$trace_dir"
 # The encoding's cost, as issue 10 set its targets: stacks off unless STACK_DEPTH
 # says otherwise (bench/stack-bench.sh measures what stacks add).
 stack_depth=${STACK_DEPTH:-0}
 case "$stack_depth" in '' | *[!0-9]*) die "STACK_DEPTH is not a non-negative integer: '$stack_depth'" ;; esac
 export CGPROBE_STACK_DEPTH="$stack_depth"
-
-bench_tmp "$trace_dir"
-bench_setup
 
 # The largest configuration: the last of each list. Its compact trace gives
 # the per-field bytes.
@@ -88,54 +71,18 @@ run_once() {
 		set -- "$bench" "$wl_threads" "$wl_ops" "$wl_depth"
 	fi
 	r_dirty=$(meminfo Dirty)
-	rc=0
 	case $run_mode in
-	native)
-		(cd "$tmp/run" && "$rusage_run" "$tmp/time" "$@") >/dev/null 2>"$tmp/err" || rc=$?
-		;;
-	compact)
-		(cd "$tmp/run" && "$rusage_run" "$tmp/time" \
-			env ${run_stats:+CGPROBE_STATS=1} LD_PRELOAD="$probe" "$@") >/dev/null 2>"$tmp/err" || rc=$?
-		;;
-	jsonl)
-		(cd "$tmp/run" && "$rusage_run" "$tmp/time" \
-			env CGPROBE_FORMAT=jsonl LD_PRELOAD="$probe" "$@") >/dev/null 2>"$tmp/err" || rc=$?
-		;;
-	heaptrack)
-		(cd "$tmp/run" && "$rusage_run" "$tmp/time" heaptrack -o "$tmp/run/ht" "$@") \
-			>"$tmp/err" 2>&1 || rc=$?
-		;;
+	native | heaptrack) bench_under "$run_mode run" "$tmp/run" "$run_mode" "" "$@" ;;
+	compact) bench_under "$run_mode run" "$tmp/run" probe "${run_stats:+CGPROBE_STATS=1}" "$@" ;;
+	jsonl) bench_under "$run_mode run" "$tmp/run" probe CGPROBE_FORMAT=jsonl "$@" ;;
 	esac
-	if [ "$rc" != 0 ]; then
-		cat "$tmp/err" >&2
-		die "$run_mode run failed (status $rc): $*"
-	fi
 	# shellcheck disable=SC2046 # four numbers, split on purpose
 	set -- $(cat "$tmp/time")
 	r_wall=$1 r_user=$2 r_sys=$3 r_rss=$4
 	r_trace=
 	[ "$run_mode" = native ] && return 0
-	n=0
-	for f in "$tmp/run"/*; do
-		[ -f "$f" ] || continue
-		n=$((n + 1))
-		r_trace=$f
-	done
-	[ "$n" = 1 ] || {
-		ls -l "$tmp/run" >&2
-		die "$run_mode run left $n files, expected one trace"
-	}
-}
-
-# settle MODE: between runs; then the tool's binaries back in the cache.
-settle() {
-	bench_settle
-	s_ops=$wl_ops s_threads=$wl_threads
-	wl_ops=1000 wl_threads=1
-	run_once
-	wl_ops=$s_ops wl_threads=$s_threads
-	rm -rf -- "$tmp/run"
-	sync
+	bench_one_file "$tmp/run" "$run_mode run"
+	r_trace=$b_file
 }
 
 # --- one configuration of one tool ---------------------------------------------
@@ -157,7 +104,7 @@ measure() {
 	i=0
 	while [ "$i" -lt "$runs" ]; do
 		i=$((i + 1))
-		settle
+		bench_warm
 		run_once
 		if [ -n "$r_trace" ]; then
 			bytes=$(wc -c <"$r_trace" | tr -d ' ')
@@ -199,7 +146,7 @@ measure() {
 # breakdown, the event count, the meta tags and (largest configuration) the
 # per-field bytes.
 stats_run() {
-	settle
+	bench_warm
 	run_stats=1
 	run_once
 	run_stats=

@@ -21,37 +21,24 @@
 # status: 0 once the figures are printed, whatever they are; non-zero when
 # something could not be run.
 
-set -eu
-# shellcheck disable=SC2034 # read by bench-env.sh
+# shellcheck disable=SC2034,SC2154 # bench_name is read by bench-env.sh, which sets records
 bench_name="report-bench"
-src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
-. "$src_dir/bench/bench-env.sh"
+. "$(dirname -- "$0")/bench-env.sh"
 
-bench_help "$0" "${1:-}"
-[ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [RECORDS] [RUNS]"
-build=$(bench_build_dir "${1:-build}")
-records=${2:-10000000}
-runs=${3:-3}
+bench_args records RECORDS 10000000 "$@"
 threads=${THREADS:-2}
 depth=${DEPTH:-16}
-trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-bench_counts $records $runs $threads $depth
-[ "$runs" -ge 1 ] || die "RUNS must be at least 1"
+bench_counts $threads $depth
 [ "$threads" -ge 1 ] || die "THREADS must be at least 1"
 [ "$records" -ge $((threads * 100)) ] || die "RECORDS must be at least 100 per thread"
 
-bench=$build/bench/alloc-bench
-probe=$build/preload/libcgprobe.so
-cgtrace=$build/cgtrace/cgtrace
-bench_built "${1:-build}" "$bench" "$probe" "$cgtrace"
+bench_paths
+bench_built "$build_arg" "$bench" "$probe" "$cgtrace"
 [ -x /usr/bin/time ] || die "missing /usr/bin/time (GNU time)"
 browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) ||
 	die "missing chromium (or chromium-browser) in PATH"
-bench_clean_env
-
-bench_tmp "$trace_dir"
-bench_setup
+bench_start "$trace_dir"
 sandbox=
 [ "$(id -u)" != 0 ] || sandbox=--no-sandbox
 

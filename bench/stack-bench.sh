@@ -26,35 +26,17 @@
 # caller's environment is ignored. Exit status: 0 once the figures are
 # printed, whatever they are; non-zero when something could not be run.
 
-set -eu
 bench_name="stack-bench"
-src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # shellcheck source=bench/bench-env.sh
-. "$src_dir/bench/bench-env.sh"
+. "$(dirname -- "$0")/bench-env.sh"
 
-bench_help "$0" "${1:-}"
-[ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [OPS] [RUNS]"
-build=$(bench_build_dir "${1:-build}")
-ops=${2:-1000000}
-runs=${3:-3}
-sizes=${SIZES:-"$ops $((ops * 10))"}
-threads_list=${THREADS:-"1 2"}
-depths=${DEPTHS:-"1 16"}
-trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-bench_counts $ops $runs $sizes $threads_list $depths
-[ "$runs" -ge 1 ] || die "RUNS must be at least 1"
+bench_matrix 1000000 "$@"
 
-bench=$build/bench/alloc-bench
+bench_paths
 unwind=$build/bench/unwind-bench
-probe=$build/preload/libcgprobe.so
-cgtrace=$build/cgtrace/cgtrace
-rusage_run=$build/bench/rusage-run
-bench_built "${1:-build}" "$bench" "$unwind" "$probe" "$cgtrace" "$rusage_run"
+bench_built "$build_arg" "$bench" "$unwind" "$probe" "$cgtrace" "$rusage_run"
 bench_tools heaptrack
-bench_clean_env
-
-bench_tmp "$trace_dir"
-bench_setup
+bench_start "$trace_dir"
 
 # run_once MODE: one run of alloc-bench ($wl_threads, $wl_ops, $wl_depth);
 # sets r_wall, r_user, r_sys, r_bytes (the trace, 0 natively), r_allocs.
@@ -62,26 +44,11 @@ run_once() {
 	rm -rf -- "$tmp/run"
 	mkdir "$tmp/run"
 	set -- "$bench" "$wl_threads" "$wl_ops" "$wl_depth"
-	rc=0
 	case $run_mode in
-	native) (cd "$tmp/run" && "$rusage_run" "$tmp/time" "$@") >/dev/null 2>"$tmp/err" || rc=$? ;;
-	nostacks)
-		(cd "$tmp/run" && "$rusage_run" "$tmp/time" env CGPROBE_STACK_DEPTH=0 \
-			LD_PRELOAD="$probe" "$@") >/dev/null 2>"$tmp/err" || rc=$?
-		;;
-	stacks)
-		(cd "$tmp/run" && "$rusage_run" "$tmp/time" env LD_PRELOAD="$probe" "$@") \
-			>/dev/null 2>"$tmp/err" || rc=$?
-		;;
-	heaptrack)
-		(cd "$tmp/run" && "$rusage_run" "$tmp/time" heaptrack -o "$tmp/run/ht" "$@") \
-			>"$tmp/err" 2>&1 || rc=$?
-		;;
+	native | heaptrack) bench_under "$run_mode run" "$tmp/run" "$run_mode" "" "$@" ;;
+	nostacks) bench_under "$run_mode run" "$tmp/run" probe CGPROBE_STACK_DEPTH=0 "$@" ;;
+	stacks) bench_under "$run_mode run" "$tmp/run" probe "" "$@" ;;
 	esac
-	if [ "$rc" != 0 ]; then
-		cat "$tmp/err" >&2
-		die "$run_mode run failed (status $rc): $*"
-	fi
 	# shellcheck disable=SC2046 # four numbers, split on purpose
 	set -- $(cat "$tmp/time")
 	r_wall=$1 r_user=$2 r_sys=$3
@@ -97,16 +64,6 @@ run_once() {
 	rm -rf -- "$tmp/run"
 }
 
-# Between runs: the last run's pages written back; the tool's binaries warm again.
-settle() {
-	bench_settle
-	s_ops=$wl_ops s_threads=$wl_threads
-	wl_ops=1000 wl_threads=1
-	run_once
-	wl_ops=$s_ops wl_threads=$s_threads
-	sync
-}
-
 rows=$tmp/rows
 : >"$rows"
 fmt_row='%9s %3s %5s  %-9s %8s %8s %8s %11s %10s\n'
@@ -118,7 +75,7 @@ measure() {
 	i=0
 	while [ "$i" -lt "$runs" ]; do
 		i=$((i + 1))
-		settle
+		bench_warm
 		run_once
 		if [ -z "$best" ] || awk -v a="$r_wall" -v b="$best" 'BEGIN { exit !(a < b) }'; then
 			best=$r_wall b_user=$r_user b_sys=$r_sys b_bytes=$r_bytes

@@ -17,33 +17,11 @@
 # time, deleted (and synced) before the next recording. TRACE_DIR (default
 # $TMPDIR or /tmp) holds the traces. The HTML report's load time in a
 # browser is bench/report-bench.sh's.
-set -eu
 bench_name="view-bench"
-src_dir=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
-. "$src_dir/bench/bench-env.sh"
+# shellcheck source=bench/bench-env.sh
+. "$(dirname -- "$0")/bench-env.sh"
 
-bench_help "$0" "${1:-}"
-[ $# -le 3 ] || die "usage: $0 [BUILD_DIR] [OPS] [RUNS]"
-build=$(bench_build_dir "${1:-build}")
-ops=${2:-10000000}
-runs=${3:-3}
-threads=${THREADS:-2}
-depth=${DEPTH:-16}
-trace_dir=${TRACE_DIR:-${TMPDIR:-/tmp}}
-bench_counts $ops $runs $threads $depth
-[ "$runs" -ge 1 ] || die "RUNS must be at least 1"
-[ "$ops" -ge 10 ] || die "OPS must be at least 10"
-
-bench=$build/bench/alloc-bench
-probe=$build/preload/libcgprobe.so
-cgtrace=$build/cgtrace/cgtrace
-rusage_run=$build/bench/rusage-run
-bench_built "${1:-build}" "$bench" "$probe" "$cgtrace" "$rusage_run"
-bench_tools heaptrack heaptrack_print
-bench_clean_env
-
-bench_tmp "$trace_dir"
-bench_setup
+bench_workload 10000000 "$@"
 
 # record TOOL OPS: the workload recorded by TOOL (probe or heaptrack) into $tmp/rec; sets trace.
 record() {

@@ -18,8 +18,7 @@ if grep -q __asan_init "$lib" 2>/dev/null; then
 	echo "SKIP: $lib is built with AddressSanitizer"
 	exit 77
 fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cd "$tmp" || exit 1
 
 # probe DIR ENV... -- PROG ARGS...: runs PROG under the probe, traces in DIR.

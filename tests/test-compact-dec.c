@@ -149,13 +149,20 @@ static void tables(struct bytes *b)
 	klass(b, 0, 2, 2, CGTRACE_CAT_OTHER, 0);
 }
 
-/* A file: header, then a block of meta, the tables and the items given. */
-static void file_of(struct bytes *f, const struct bytes *items)
+/* A file begun: its header in f; the first block's items so far, the meta and the tables. */
+static struct bytes begin_file(struct bytes *f)
 {
 	struct bytes b = {.n = 0};
 	header(f);
 	text(&b, META_LINE);
 	tables(&b);
+	return b;
+}
+
+/* A file: header, then a block of meta, the tables and the items given. */
+static void file_of(struct bytes *f, const struct bytes *items)
+{
+	struct bytes b = begin_file(f);
 	put(&b, items->p, items->n);
 	block(f, &b, 'R');
 }
@@ -191,21 +198,51 @@ static void fails(const struct bytes *f, const char *expected)
 	cgtrace_reader_close(r);
 }
 
-/* The items after the tables make this error line. */
-static void items_fail(const struct bytes *items, const char *expected)
+/* The items after the tables make this error line; items are emptied for the next case. */
+static void items_fail(struct bytes *items, const char *expected)
 {
 	struct bytes f;
 	file_of(&f, items);
 	fails(&f, expected);
+	items->n = 0;
 }
 
+/* These raw bytes (a string literal) as the items after the tables make this error line. */
+#define RAW_ITEMS_FAIL(raw, expected)                                                              \
+	do {                                                                                       \
+		struct bytes raw_ = {.n = 0};                                                      \
+		put(&raw_, (raw), sizeof(raw) - 1);                                                \
+		items_fail(&raw_, (expected));                                                     \
+	} while (0)
+
 /* ---- decoding ---- */
+
+/* A decoder on f, past its first item: the meta line. */
+static struct cg_cdec *open_past_meta(const struct bytes *f)
+{
+	struct cg_cdec *d;
+	struct cg_cdec_out out;
+	ck_assert_int_eq(cg_cdec_open_mem(&d, f->p, f->n), 0);
+	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
+	return d;
+}
 
 static void sv_is(struct cg_sv v, const char *s)
 {
 	ck_assert_ptr_nonnull(v.p);
 	ck_assert_int_eq((int)v.n, (int)strlen(s));
 	ck_assert(memcmp(v.p, s, v.n) == 0);
+}
+
+/* d at its end, whole, after records records (0: not counted here); closed. */
+static void close_at_end(struct cg_cdec *d, uint64_t records)
+{
+	struct cg_cdec_out out;
+	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
+	ck_assert(!cg_cdec_truncated(d));
+	if (records)
+		ck_assert_uint_eq(cg_cdec_records(d), records);
+	cg_cdec_close(d);
 }
 
 static const struct cg_rec *next_rec(struct cg_cdec *d)
@@ -237,10 +274,7 @@ static void mem_is(const struct cg_rec_memory *m, uint64_t ts, const char *id, u
 
 START_TEST(test_packed_fields)
 {
-	struct bytes f, b = {.n = 0};
-	header(&f);
-	text(&b, META_LINE);
-	tables(&b);
+	struct bytes f, b = begin_file(&f);
 	/* Class 1: root, no op, cuda:0, managed, vmm:. */
 	klass(&b, 4, 0, 3, CGTRACE_CAT_ACTIVATION, 3);
 	u8(&b, 0x02);
@@ -290,18 +324,13 @@ START_TEST(test_packed_fields)
 	ck_assert(!m->managed);
 	mem_is(next_mem(d), 109, "0x1100", 16, CGTRACE_ALLOC);
 	mem_is(next_mem(d), 109, "0x1100", 16, CGTRACE_ALLOC);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	ck_assert_uint_eq(cg_cdec_records(d), 9);
-	cg_cdec_close(d);
+	close_at_end(d, 9);
 }
 END_TEST
 
 START_TEST(test_spans_and_checkpoints)
 {
-	struct bytes f, b = {.n = 0};
-	header(&f);
-	text(&b, META_LINE);
-	tables(&b);
+	struct bytes f, b = begin_file(&f);
 	alloc(&b, 0, 50, 0x10, 8);
 	u8(&b, 0x10); /* SPAN_START s9 under s1, named root, at 50 + 10 */
 	var(&b, 10);
@@ -338,10 +367,7 @@ START_TEST(test_spans_and_checkpoints)
 	u8(&b, 0);
 	block(&f, &b, 'R');
 
-	struct cg_cdec *d;
-	struct cg_cdec_out out;
-	ck_assert_int_eq(cg_cdec_open_mem(&d, f.p, f.n), 0);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
+	struct cg_cdec *d = open_past_meta(&f);
 	next_mem(d);
 	const struct cg_rec *r = next_rec(d);
 	ck_assert_int_eq(r->kind, CGTRACE_KIND_SPAN_START);
@@ -377,10 +403,7 @@ START_TEST(test_spans_and_checkpoints)
 	dm = &r->u.device_memory;
 	ck_assert_uint_eq(dm->timestamp_ns, 64);
 	ck_assert(!dm->has_reserved && !dm->has_oom_request);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	ck_assert(!cg_cdec_truncated(d));
-	ck_assert_uint_eq(cg_cdec_records(d), 7);
-	cg_cdec_close(d);
+	close_at_end(d, 7);
 }
 END_TEST
 
@@ -390,10 +413,7 @@ END_TEST
  */
 START_TEST(test_blocks)
 {
-	struct bytes f, b = {.n = 0};
-	header(&f);
-	text(&b, META_LINE);
-	tables(&b);
+	struct bytes f, b = begin_file(&f);
 	alloc(&b, 0, 1000, 0x5000, 48);
 	block(&f, &b, 'R');
 	b.n = 0;
@@ -404,15 +424,11 @@ START_TEST(test_blocks)
 	var(&b, 0x21); /* delta +8: zigzag 0x10, odd ref */
 	var(&b, 16);
 	block(&f, &b, 'Z');
-	struct cg_cdec *d;
-	struct cg_cdec_out out;
-	ck_assert_int_eq(cg_cdec_open_mem(&d, f.p, f.n), 0);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
+	struct cg_cdec *d = open_past_meta(&f);
 	mem_is(next_mem(d), 1000, "0x5000", 48, CGTRACE_ALLOC);
 	mem_is(next_mem(d), 7, "0x5000", 48, CGTRACE_FREE);
 	mem_is(next_mem(d), 8, "0x5008", 16, CGTRACE_ALLOC);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	cg_cdec_close(d);
+	close_at_end(d, 0);
 }
 END_TEST
 
@@ -451,8 +467,7 @@ START_TEST(test_text_live_and_skips)
 		ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
 	mem_is(next_mem(d), 1, "0xabc", 99, CGTRACE_FREE);
 	mem_is(next_mem(d), 2, "0xdef", 7, CGTRACE_FREE);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_END);
-	cg_cdec_close(d);
+	close_at_end(d, 0);
 
 	/* The readers take both, and the public record's line is its number. */
 	char err[512];
@@ -483,89 +498,64 @@ START_TEST(test_bad_items)
 	b.n--; /* the size's varint cut */
 	items_fail(&b, "t.cgt: record 2: MEMORY item cut by the end of its block");
 
-	b.n = 0;
-	u8(&b, 0x80);
-	put(&b, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 10);
-	items_fail(&b, "t.cgt: record 2: bad varint in a MEMORY item");
-	b.n = 0;
-	u8(&b, 0x80);
-	put(&b, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
-	items_fail(&b, "t.cgt: record 2: bad varint in a MEMORY item");
+	RAW_ITEMS_FAIL("\x80\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02",
+		       "t.cgt: record 2: bad varint in a MEMORY item");
+	RAW_ITEMS_FAIL("\x80\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+		       "t.cgt: record 2: bad varint in a MEMORY item");
 
-	b.n = 0;
 	u8(&b, 0x01);
 	var(&b, 1ull << 40);
 	items_fail(&b, "t.cgt: record 2: STRING item cut by the end of its block");
 
-	b.n = 0;
 	klass(&b, 7, 0, 2, 0, 0);
 	items_fail(&b, "t.cgt: record 2: string 7 not defined");
-	b.n = 0;
 	klass(&b, 0, 0, 2, 5, 0);
 	items_fail(&b, "t.cgt: record 2: class 1: category 5 unknown");
 
-	b.n = 0;
 	alloc(&b, 3, 1, 1, 1);
 	items_fail(&b, "t.cgt: record 2: class 3 not defined");
 
-	b.n = 0;
 	alloc(&b, 0, 1, 0x10, 8);
 	u8(&b, 0x04);
 	items_fail(&b, "t.cgt: record 3: unknown opcode 0x04");
 
-	b.n = 0;
 	free_delta(&b, 0, 1, 0x10);
 	items_fail(&b, "t.cgt: record 2: free of 0x10 on cpu, which is not live");
 
-	b.n = 0;
 	alloc(&b, 0, 1, 0x10, 8);
 	free_hist(&b, 0, 1, 1);
 	items_fail(&b, "t.cgt: record 3: ref to the address 2 back, the history holds 1");
-	b.n = 0;
 	alloc_hist(&b, 0, 1, 0, 8);
 	items_fail(&b, "t.cgt: record 2: ref to the address 1 back, the history holds 0");
 
 	/* Timestamps do not wrap: prev_ts + ts past 2^64 - 1, for each kind that has one. */
-	b.n = 0;
 	alloc(&b, 0, UINT64_MAX, 0x10, 8);
 	alloc(&b, 0, 1, 0x10, 8);
 	items_fail(&b, "t.cgt: record 3: timestamp past 2^64 - 1 (1 after 18446744073709551615)");
-	b.n = 0;
 	alloc(&b, 0, UINT64_MAX - 1, 0x10, 8);
 	put(&b, "\x10\x02\x01\x00\x04\x00\x00\x00", 8); /* SPAN_START at + 2 */
 	items_fail(&b, "t.cgt: record 3: timestamp past 2^64 - 1 (2 after 18446744073709551614)");
-	b.n = 0;
 	alloc(&b, 0, UINT64_MAX, 0x10, 8);
 	put(&b, "\x12\x01\x02\x01\x01\x00", 6); /* DEVICE_MEMORY at + 1 */
 	items_fail(&b, "t.cgt: record 3: timestamp past 2^64 - 1 (1 after 18446744073709551615)");
 	/* Up to 2^64 - 1 itself is a timestamp. */
-	b.n = 0;
 	alloc(&b, 0, UINT64_MAX - 1, 0x10, 8);
 	put(&b, "\x12\x01\x02\x01\x01\x00", 6);
 	u8(&b, 0x04);
 	items_fail(&b, "t.cgt: record 4: unknown opcode 0x04");
 
-	b.n = 0;
-	u8(&b, 0x10);
-	put(&b, "\x01\x01\x00\x04\x03\x00\x00", 7);
-	items_fail(&b, "t.cgt: record 2: SPAN_START item: bad kind 3, step 0 or flags 0x00");
+	RAW_ITEMS_FAIL("\x10\x01\x01\x00\x04\x03\x00\x00",
+		       "t.cgt: record 2: SPAN_START item: bad kind 3, step 0 or flags 0x00");
 
 	/* A TEXT item is read as a line: the reference parser's message, with its record. */
-	b.n = 0;
 	text(&b, "{\"kind\":\"nope\"}");
 	items_fail(&b, "t.cgt: record 2: unknown record kind \"nope\"");
-	b.n = 0;
 	text(&b, " ");
 	items_fail(&b, "t.cgt: record 2: TEXT item holds no record");
-	b.n = 0;
 	text(&b, "{\"kind\":\n\"edge\"}");
 	items_fail(&b, "t.cgt: record 2: TEXT item holds a newline");
 
-	b.n = 0;
-	u8(&b, 0x01);
-	var(&b, 3);
-	put(&b, "a\0b", 3);
-	items_fail(&b, "t.cgt: record 2: string 5 holds a NUL byte");
+	RAW_ITEMS_FAIL("\x01\x03" "a\0b", "t.cgt: record 2: string 5 holds a NUL byte");
 }
 END_TEST
 
@@ -577,10 +567,7 @@ START_TEST(test_string_utf8)
 	klass(&b, 5, 0, 2, CGTRACE_CAT_OTHER, 0);
 	alloc(&b, 1, 1, 0x10, 8);
 	file_of(&f, &b);
-	struct cg_cdec *d;
-	struct cg_cdec_out out;
-	ck_assert_int_eq(cg_cdec_open_mem(&d, f.p, f.n), 0);
-	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
+	struct cg_cdec *d = open_past_meta(&f);
 	sv_is(next_mem(d)->span_id, "a\xef\xbf\xbd\xef\xbf\xbd" "b\xe2\x82\xac");
 	cg_cdec_close(d);
 }
@@ -775,18 +762,13 @@ START_TEST(test_stdin_zstd)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "compact-dec")
 {
-	Suite *s = suite_create("compact-dec");
-	TCase *tc = test_tcase(s, "compact:decode", 10);
-	test_add(tc, test_packed_fields, test_spans_and_checkpoints, test_blocks,
-		 test_text_live_and_skips);
-	tc = test_tcase(s, "compact:hostile", 10);
-	test_add(tc, test_bad_items, test_bad_blocks, test_truncated, test_many_records,
-		 test_string_utf8);
-	tc = test_tcase(s, "compact:detect", 10);
-	test_add(tc, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);
-	return s;
+	test_case(s, "compact:decode", 10, test_packed_fields, test_spans_and_checkpoints,
+	          test_blocks, test_text_live_and_skips);
+	test_case(s, "compact:hostile", 10, test_bad_items, test_bad_blocks, test_truncated,
+	          test_many_records, test_string_utf8);
+	test_case(s, "compact:detect", 10, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);
 }
 
 TEST_MAIN(suite);

@@ -100,6 +100,14 @@ static int collect(void *user, const void *p, size_t n)
 	return 0;
 }
 
+/* What the test's encoder wrote, freed after each test (a checked fixture). */
+static struct out written;
+
+static void out_free(void)
+{
+	cg_buf_fini(&written.b);
+}
+
 static struct cg_cenc *enc(struct out *o, int level, size_t block_raw, bool live)
 {
 	memset(o, 0, sizeof(*o));
@@ -145,32 +153,29 @@ static void expect_pending(struct out *o, struct cg_cenc *e, const uint8_t *want
 
 START_TEST(enc_header_and_stored_block)
 {
-	struct out o;
-	struct cg_cenc *e = enc(&o, 0, 0, false);
+	struct cg_cenc *e = enc(&written, 0, 0, false);
 	static const uint8_t header[16] = {0x89, 0x43, 0x47, 0x54, 0x52, 0x41, 0x43, 0x45,
 					   1,    0,    0,    0,    0,    0,    0,    0};
-	ck_assert_uint_eq(o.b.len, 16);
-	ck_assert(memcmp(o.b.p, header, 16) == 0);
+	ck_assert_uint_eq(written.b.len, 16);
+	ck_assert(memcmp(written.b.p, header, 16) == 0);
 	/* Nothing pending: a flush writes no empty block. */
 	ck_assert_int_eq(cg_cenc_flush(e), 0);
-	ck_assert_uint_eq(o.b.len, 16);
+	ck_assert_uint_eq(written.b.len, 16);
 	ck_assert_uint_eq(cg_cenc_string(e, "cpu", 3), 0);
 	ck_assert_uint_eq(cg_cenc_string(e, "cpu", 3), 0); /* defined once */
 	ck_assert_int_eq(cg_cenc_flush(e), 0);
 	/* The CRC Python's zlib.crc32(b"\x01\x03cpu") gives. */
 	static const uint8_t block[] = {'R', 0,    0,    0,    5,    0, 0, 0,   5,   0,  0,
 					0,   0x7f, 0xf8, 0x36, 0xac, 1, 3, 'c', 'p', 'u'};
-	ck_assert_uint_eq(o.b.len, 16 + sizeof(block));
-	ck_assert(memcmp(o.b.p + 16, block, sizeof(block)) == 0);
+	ck_assert_uint_eq(written.b.len, 16 + sizeof(block));
+	ck_assert(memcmp(written.b.p + 16, block, sizeof(block)) == 0);
 	ck_assert_int_eq(cg_cenc_close(e), 0);
-	cg_buf_fini(&o.b);
 }
 END_TEST
 
 START_TEST(enc_items)
 {
-	struct out o;
-	struct cg_cenc *e = enc(&o, 0, 0, false);
+	struct cg_cenc *e = enc(&written, 0, 0, false);
 	ck_assert_uint_eq(cg_cenc_string(e, "s1", 2), 0);
 	ck_assert_uint_eq(cg_cenc_string(e, "malloc", 6), 1);
 	ck_assert_uint_eq(cg_cenc_string(e, "cpu", 3), 2);
@@ -180,7 +185,7 @@ START_TEST(enc_items)
 					CG_CLASS_MANAGED | CG_CLASS_VMM),
 			  1);
 	ck_assert_uint_eq(cg_cenc_class(e, 0, 1, 2, CGTRACE_CAT_OTHER, 0), 0);
-	EXPECT_PENDING(&o, e, 1, 2, 's', '1', 1, 6, 'm', 'a', 'l', 'l', 'o', 'c', 1, 3, 'c', 'p',
+	EXPECT_PENDING(&written, e, 1, 2, 's', '1', 1, 6, 'm', 'a', 'l', 'l', 'o', 'c', 1, 3, 'c', 'p',
 		       'u', 1, 4, 's', 't', 'e', 'p', 5, 0, 2, 2, 4, 0, 5, 0, 0, 2, 1, 3);
 
 	/*
@@ -202,7 +207,7 @@ START_TEST(enc_items)
 	ck_assert_uint_eq(cg_cenc_alloc(e, 0, 1070, 0x1004, 16), 7);
 	/* The delta -1 (ref 3) beats the history's ref 4 (two back). */
 	cg_cenc_free(e, 0, 1080, 0x1003, 5);
-	EXPECT_PENDING(&o, e, 0x80, 0xe8, 0x07, 0x81, 0x80, 0x01, 0x40, /* alloc, delta */
+	EXPECT_PENDING(&written, e, 0x80, 0xe8, 0x07, 0x81, 0x80, 0x01, 0x40, /* alloc, delta */
 		       0x80, 0x0a, 0x81, 0x80, 0x01, 0x20,              /* alloc, delta */
 		       0xc0, 0x0a, 0x02,                                /* free, ordinal */
 		       0xc0, 0x0a, 0x02,                                /* free, table */
@@ -221,7 +226,7 @@ START_TEST(enc_items)
 	uint64_t reserved = 300, oom = 5;
 	cg_cenc_device_memory(e, 26, 2, 100, 200, &reserved, NULL);
 	cg_cenc_device_memory(e, 26, 2, 100, 200, NULL, &oom);
-	EXPECT_PENDING(&o, e, 0x81, 0x05, 0x41, 0x07,                        /* alloc, class 1 */
+	EXPECT_PENDING(&written, e, 0x81, 0x05, 0x41, 0x07,                        /* alloc, class 1 */
 		       0xc1, 0x01, 0x00,                                     /* free, 0 back */
 		       0x10, 0x0a, 0x02, 0x02, 0x03, 0x02, 0x01, 0x01,       /* span_start */
 		       0x11, 0x02, 0xf4, 0x03,                               /* span_end */
@@ -241,11 +246,10 @@ START_TEST(enc_items)
 	cg_cenc_thread(e, 4242);
 	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 11);
 	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 12);
-	EXPECT_PENDING(&o, e, 0x02, 0x92, 0x21,     /* THREAD 4242 */
+	EXPECT_PENDING(&written, e, 0x02, 0x92, 0x21,     /* THREAD 4242 */
 		       0x9f, 31, 0x01, 0x01, 0x01,  /* alloc, class 31, delta 0 */
 		       0x9f, 31, 0x00, 0x00, 0x01); /* the same thread: no THREAD; 0 back */
 	ck_assert_int_eq(cg_cenc_close(e), 0);
-	cg_buf_fini(&o.b);
 }
 END_TEST
 
@@ -291,19 +295,23 @@ static bool ends_in_text(struct out *o, struct cg_cenc *e, const struct cg_rec *
 	return yes;
 }
 
+/* cg_cenc_rec takes r (0); true when r went in as TEXT, false when it was packed. */
+static bool rec_is_text(struct cg_cenc *e, const struct cg_rec *r)
+{
+	ck_assert_int_eq(cg_cenc_rec(e, r), 0);
+	return ends_in_text(&written, e, r);
+}
+
 START_TEST(enc_rec_packs_and_falls_back)
 {
-	struct out o;
-	struct cg_cenc *e = enc(&o, 0, 0, true);
+	struct cg_cenc *e = enc(&written, 0, 0, true);
 	struct cg_rec r = mem(100, "0x1000", "alloc", 64);
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(!ends_in_text(&o, e, &r));
+	ck_assert(!rec_is_text(e, &r));
 	/* A free of the live entry, its bytes the alloc's: packed. */
 	r = mem(110, "0x1000", "free", 64);
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(!ends_in_text(&o, e, &r));
+	ck_assert(!rec_is_text(e, &r));
 	/* c0 6e 81 80 01: ts 110, delta +0x1000 (the alloc's block is over) */
-	ck_assert(memcmp(o.b.p + o.b.len - 5, "\xc0\x6e\x81\x80\x01", 5) == 0);
+	ck_assert(memcmp(written.b.p + written.b.len - 5, "\xc0\x6e\x81\x80\x01", 5) == 0);
 
 	struct {
 		const char *why;
@@ -346,33 +354,28 @@ START_TEST(enc_rec_packs_and_falls_back)
 		struct cg_rec a = mem(500, "0x2000", "alloc", 8);
 		ck_assert_int_eq(cg_cenc_rec(e, &a), 0);
 		ck_assert_int_eq(cg_cenc_rec(e, &text[i].r), 0);
-		ck_assert_msg(ends_in_text(&o, e, &text[i].r), "%s: not TEXT", text[i].why);
+		ck_assert_msg(ends_in_text(&written, e, &text[i].r), "%s: not TEXT", text[i].why);
 	}
 
 	/* A free whose bytes are not the live entry's. */
 	r = mem(2000, "0x5000", "alloc", 16);
 	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
 	r = mem(2001, "0x5000", "free", 17);
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(ends_in_text(&o, e, &r));
+	ck_assert(rec_is_text(e, &r));
 	/* A TEXT alloc sets the live entry: its free is packed. */
 	r = mem(3000, "0x6000", "alloc", 16);
 	r.u.memory.dtype = CG_SV_LIT("f32");
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(ends_in_text(&o, e, &r));
+	ck_assert(rec_is_text(e, &r));
 	r = mem(3001, "0x6000", "free", 16);
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(!ends_in_text(&o, e, &r));
+	ck_assert(!rec_is_text(e, &r));
 	/* A TEXT free removes it: a second free is TEXT. */
 	r = mem(3002, "0x7000", "alloc", 16);
 	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
 	r = mem(3003, "0x7000", "free", 16);
 	r.u.memory.dtype = CG_SV_LIT("f32");
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(ends_in_text(&o, e, &r));
+	ck_assert(rec_is_text(e, &r));
 	r = mem(3004, "0x7000", "free", 16);
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(ends_in_text(&o, e, &r));
+	ck_assert(rec_is_text(e, &r));
 
 	/* Other kinds, and span ids the packed form cannot spell. */
 	struct cg_rec s = {.kind = CGTRACE_KIND_SPAN_START};
@@ -382,82 +385,66 @@ START_TEST(enc_rec_packs_and_falls_back)
 						    .start_ns = 4000,
 						    .span_kind = CGTRACE_SPAN_OP,
 						    .step = CGTRACE_STEP_BACKWARD};
-	ck_assert_int_eq(cg_cenc_rec(e, &s), 0);
-	ck_assert(!ends_in_text(&o, e, &s));
+	ck_assert(!rec_is_text(e, &s));
 	s.u.span_start.id = CG_SV_LIT("s07");
-	ck_assert_int_eq(cg_cenc_rec(e, &s), 0);
-	ck_assert(ends_in_text(&o, e, &s));
+	ck_assert(rec_is_text(e, &s));
 	s.u.span_start.id = CG_SV_LIT("x7");
-	ck_assert_int_eq(cg_cenc_rec(e, &s), 0);
-	ck_assert(ends_in_text(&o, e, &s));
+	ck_assert(rec_is_text(e, &s));
 	s.u.span_start.id = CG_SV_LIT("s7");
 	s.u.span_start.parent_id = CG_SV_LIT("s");
-	ck_assert_int_eq(cg_cenc_rec(e, &s), 0);
-	ck_assert(ends_in_text(&o, e, &s));
+	ck_assert(rec_is_text(e, &s));
 	s.u.span_start.parent_id = CG_SV_NONE;
 	s.u.span_start.start_ns = 1;
 	cg_cenc_alloc(e, 0, 4000, 0, 1);
-	ck_assert_int_eq(cg_cenc_rec(e, &s), 0);
-	ck_assert(ends_in_text(&o, e, &s));
+	ck_assert(rec_is_text(e, &s));
 	struct cg_rec end = {.kind = CGTRACE_KIND_SPAN_END};
 	end.u.span_end = (struct cg_rec_span_end){.id = CG_SV_LIT("s18446744073709551616")};
-	ck_assert_int_eq(cg_cenc_rec(e, &end), 0);
-	ck_assert(ends_in_text(&o, e, &end));
+	ck_assert(rec_is_text(e, &end));
 	end.u.span_end.id = CG_SV_LIT("s18446744073709551615");
-	ck_assert_int_eq(cg_cenc_rec(e, &end), 0);
-	ck_assert(!ends_in_text(&o, e, &end));
+	ck_assert(!rec_is_text(e, &end));
 	struct cg_rec dm = {.kind = CGTRACE_KIND_DEVICE_MEMORY};
 	dm.u.device_memory = (struct cg_rec_device_memory){
 	    .timestamp_ns = 9000, .device = CG_SV_LIT("cuda:0"), .used_bytes = 1, .free_bytes = 2};
-	ck_assert_int_eq(cg_cenc_rec(e, &dm), 0);
-	ck_assert(!ends_in_text(&o, e, &dm));
+	ck_assert(!rec_is_text(e, &dm));
 	dm.u.device_memory.cgprobe_device_uuid = CG_SV_LIT("GPU-1");
-	ck_assert_int_eq(cg_cenc_rec(e, &dm), 0);
-	ck_assert(ends_in_text(&o, e, &dm));
+	ck_assert(rec_is_text(e, &dm));
 	struct cg_rec edge = {.kind = CGTRACE_KIND_EDGE};
 	edge.u.edge = (struct cg_rec_edge){CG_SV_LIT("s1"), CG_SV_LIT("s2"), 5};
-	ck_assert_int_eq(cg_cenc_rec(e, &edge), 0);
-	ck_assert(ends_in_text(&o, e, &edge));
+	ck_assert(rec_is_text(e, &edge));
 	ck_assert_int_eq(cg_cenc_close(e), 0);
-	cg_buf_fini(&o.b);
 }
 END_TEST
 
 /* Without a live table of its own, cg_cenc_rec packs no free. */
 START_TEST(enc_rec_free_needs_live)
 {
-	struct out o;
-	struct cg_cenc *e = enc(&o, 0, 0, false);
+	struct cg_cenc *e = enc(&written, 0, 0, false);
 	struct cg_rec r = mem(100, "0x1000", "alloc", 64);
 	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
 	r = mem(110, "0x1000", "free", 64);
-	ck_assert_int_eq(cg_cenc_rec(e, &r), 0);
-	ck_assert(ends_in_text(&o, e, &r));
+	ck_assert(rec_is_text(e, &r));
 	ck_assert_int_eq(cg_cenc_close(e), 0);
-	cg_buf_fini(&o.b);
 }
 END_TEST
 
 /* The hot calls' own TEXT: an alloc behind the block's last timestamp. */
 START_TEST(enc_hot_text)
 {
-	struct out o;
-	struct cg_cenc *e = enc(&o, 0, 0, false);
+	struct cg_cenc *e = enc(&written, 0, 0, false);
 	uint32_t s = cg_cenc_string(e, "s1", 2), op = cg_cenc_string(e, "malloc", 6);
 	uint32_t dev = cg_cenc_string(e, "cpu", 3);
 	uint32_t c = cg_cenc_class(e, s, op, dev, CGTRACE_CAT_OTHER, 0);
 	cg_cenc_alloc(e, c, 100, 0x10, 1);
 	ck_assert_uint_eq(cg_cenc_alloc(e, c, 99, 0x2000, 8), UINT64_MAX);
 	struct cg_rec r = mem(99, "0x2000", "alloc", 8);
-	ck_assert(ends_in_text(&o, e, &r));
+	ck_assert(ends_in_text(&written, e, &r));
 	/* A late free ends the block instead: in the next one it packs. */
 	cg_cenc_alloc(e, c, 100, 0x10, 1);
-	size_t blocks = o.writes;
+	size_t blocks = written.writes;
 	cg_cenc_free(e, c, 50, 0x10, UINT64_MAX);
-	ck_assert_int_eq(o.writes, blocks + 1);
+	ck_assert_int_eq(written.writes, blocks + 1);
 	ck_assert_uint_eq(cg_cenc_pending(e), 3); /* c0 32 41: ts 50, delta +0x10 */
 	ck_assert_int_eq(cg_cenc_close(e), 0);
-	cg_buf_fini(&o.b);
 }
 END_TEST
 
@@ -500,12 +487,11 @@ static void feed(struct cg_cenc *e, int n)
 
 START_TEST(enc_blocks_split)
 {
-	struct out o;
-	struct cg_cenc *e = enc(&o, 0, 256, false);
+	struct cg_cenc *e = enc(&written, 0, 256, false);
 	feed(e, 200);
 	ck_assert_int_eq(cg_cenc_close(e), 0);
 	struct blk b[512];
-	size_t n = blocks_of(&o, b, 512);
+	size_t n = blocks_of(&written, b, 512);
 	ck_assert_uint_ge(n, 5);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_uint_eq(b[i].type, 'R');
@@ -518,7 +504,6 @@ START_TEST(enc_blocks_split)
 		if (i + 1 < n)
 			ck_assert_uint_gt(b[i].raw, 256 - 96);
 	}
-	cg_buf_fini(&o.b);
 }
 END_TEST
 
@@ -609,16 +594,15 @@ START_TEST(enc_no_alloc)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "compact-enc")
 {
-	Suite *s = suite_create("compact-enc");
-	TCase *tc = test_tcase(s, "enc:items", 60);
-	test_add(tc, enc_header_and_stored_block, enc_items, enc_hot_text);
-	tc = test_tcase(s, "enc:rec", 60);
-	test_add(tc, enc_rec_packs_and_falls_back, enc_rec_free_needs_live);
-	tc = test_tcase(s, "enc:blocks", 60);
-	test_add(tc, enc_blocks_split, enc_zstd_blocks, enc_no_alloc);
-	return s;
+	TCase *cases[] = {
+		test_case(s, "enc:items", 60, enc_header_and_stored_block, enc_items, enc_hot_text),
+		test_case(s, "enc:rec", 60, enc_rec_packs_and_falls_back, enc_rec_free_needs_live),
+		test_case(s, "enc:blocks", 60, enc_blocks_split, enc_zstd_blocks, enc_no_alloc),
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		tcase_add_checked_fixture(cases[i], NULL, out_free);
 }
 
 TEST_MAIN(suite);

@@ -35,8 +35,7 @@ if ! "$cgtrace" export --help 2>/dev/null | grep -q compact; then
 fi
 unset CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 : >"$tmp/err"
 
 # agree NAME COMPACT JSONL: the Python reader gives JSONL's records from

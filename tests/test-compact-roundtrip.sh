@@ -11,8 +11,7 @@ set -u
 [ $# -ge 2 ] || { echo "usage: test-compact-roundtrip.sh CGTRACE TRACEDIR..." >&2; exit 2; }
 cgtrace=$(abs "$1")
 shift
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 
 # roundtrip NAME TRACE ORDER OPTS...: compact in ORDER, back through stream order.
 roundtrip() {

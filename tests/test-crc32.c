@@ -64,15 +64,9 @@ START_TEST(crc_chained)
 }
 END_TEST
 
-static Suite *crc32_suite(void)
+TEST_SUITE(crc32_suite, "crc32")
 {
-	Suite *s = suite_create("crc32");
-	TCase *tc = tcase_create("crc");
-	tcase_add_test(tc, crc_known);
-	tcase_add_test(tc, crc_lengths);
-	tcase_add_test(tc, crc_chained);
-	suite_add_tcase(s, tc);
-	return s;
+	test_case(s, "crc", 4, crc_known, crc_lengths, crc_chained);
 }
 
 TEST_MAIN(crc32_suite);

@@ -46,7 +46,9 @@
 #include "child.h"
 #include "pline.h"
 #include "rundir.h"
+#include "test-gen.h"
 #include "test-main.h"
+#include "trace-doc.h"
 
 extern char **environ;
 
@@ -224,9 +226,7 @@ static struct run *run_prog(bool probe, const char *const *extra_env, const char
 		snprintf(path, sizeof(path), "%s/%s", fixtures, prog);
 	char **env = make_env(r, extra_env, owned, &n_owned);
 	r->pid = rundir_spawn(r->dir, r->cwd, path, args, env);
-	free(env);
-	for (size_t i = 0; i < n_owned; i++)
-		free(owned[i]);
+	child_env_free(env, owned, n_owned);
 
 	r->status = child_wait(r->pid, RUN_TIMEOUT_MS, path);
 	rundir_read_output(r->dir, &r->out_text, &r->err_text);
@@ -246,6 +246,18 @@ static bool has_line(const struct run *r, char kind, const char *text)
 		if (l.kind == kind && !strcmp(l.rest, text))
 			return true;
 	return false;
+}
+
+/* The word after "WORD " on the program's first KIND line that starts so. */
+static void first_word(const struct run *r, char kind, const char *first, char word[64])
+{
+	struct pline l;
+	size_t n = strlen(first);
+	for (const char *c = r->out_text; next_pline(&c, &l);)
+		if (l.kind == kind && !strncmp(l.rest, first, n) && l.rest[n] == ' ' &&
+		    sscanf(l.rest + n, "%63s", word) == 1)
+			return;
+	ck_abort_msg("no '%c %s ...' line in:\n%s", kind, first, clip(r->out_text, 3000));
 }
 
 /* The value of the program's first "S KEY VALUE" line; false when there is none. */
@@ -333,29 +345,6 @@ static void assert_program_ok(const struct run *r)
 /* Traces                                                              */
 /* ------------------------------------------------------------------ */
 
-static bool find_span(const struct trace *t, const char *id, struct cgtrace_span *out)
-{
-	size_t n = cgtrace_doc_count(t->doc, CGTRACE_KIND_SPAN_START);
-	for (size_t i = 0; i < n; i++) {
-		cgtrace_doc_span(t->doc, i, out);
-		if (!strcmp(out->id, id))
-			return true;
-	}
-	return false;
-}
-
-static size_t n_memory(const struct trace *t)
-{
-	return cgtrace_doc_count(t->doc, CGTRACE_KIND_MEMORY);
-}
-
-static struct cgtrace_memory memory_at(const struct trace *t, size_t i)
-{
-	struct cgtrace_memory m;
-	cgtrace_doc_memory(t->doc, i, &m);
-	return m;
-}
-
 static bool heap_op(const char *op)
 {
 	static const char *const names[] = {
@@ -373,17 +362,6 @@ static bool heap_record(const struct cgtrace_memory *m)
 	return !strcmp(m->device, "cpu") && heap_op(m->op_name);
 }
 
-/* "0x" and lowercase hex without leading zeros, as %p prints an address. */
-static bool valid_hex(const char *s)
-{
-	if (strncmp(s, "0x", 2) || !s[2] || s[2] == '0' || strlen(s) > 18)
-		return false;
-	for (const char *p = s + 2; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
-
 /* What every trace must hold, and the probe's form of each CUDA record. */
 static void check_trace(const struct trace *t)
 {
@@ -392,15 +370,15 @@ static void check_trace(const struct trace *t)
 	ck_assert_msg(!cgtrace_doc_truncated(t->doc), "%s: truncated", t->path);
 	ck_assert_uint_eq(cgtrace_doc_count(t->doc, CGTRACE_KIND_META), 1);
 	ck_assert_str_eq(t->meta.schema, CGTRACE_SCHEMA);
-	ck_assert_msg(find_span(t, "s1", &root), "%s: no root span s1", t->path);
+	ck_assert_msg(trace_find_span(t->doc, "s1", &root), "%s: no root span s1", t->path);
 	ck_assert_msg(root.closed, "%s: root span s1 not closed", t->path);
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		ck_assert_msg(m.op_name, "%s: record %zu has no op_name", t->path, i);
 		ck_assert_msg(!strcmp(m.device, "cpu") || cuda_ordinal(m.device) >= 0,
 		              "%s: record %zu on device '%s'", t->path, i, m.device);
 		const char *id = strncmp(m.tensor_id, "vmm:", 4) ? m.tensor_id : m.tensor_id + 4;
-		ck_assert_msg(valid_hex(id), "%s: record %zu: tensor_id '%s'", t->path, i,
+		ck_assert_msg(trace_is_address(id), "%s: record %zu: tensor_id '%s'", t->path, i,
 		              m.tensor_id);
 		/* vmm:HANDLE ids belong to cuMemCreate memory and its end only. */
 		if (id != m.tensor_id)
@@ -413,8 +391,8 @@ static void check_trace(const struct trace *t)
 		ck_assert_uint_eq(m.ndim, 1);
 		ck_assert_uint_eq(m.shape[0], m.bytes);
 		ck_assert_str_eq(cgtrace_category_name(m.category), "other");
-		ck_assert_msg(find_span(t, m.span_id, &span), "%s: record %zu in unknown span %s",
-		              t->path, i, m.span_id);
+		ck_assert_msg(trace_find_span(t->doc, m.span_id, &span),
+		              "%s: record %zu in unknown span %s", t->path, i, m.span_id);
 		ck_assert_str_eq(m.span_id, "s1");
 	}
 	size_t n = cgtrace_doc_count(t->doc, CGTRACE_KIND_DEVICE_MEMORY);
@@ -510,8 +488,8 @@ static int compare_ts(const void *a, const void *b)
 static void trace_seq(struct seq *out, const struct trace *t)
 {
 	*out = (struct seq){0};
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		if (heap_record(&m))
 			continue;
 		struct drec *d = seq_push(out, m.action == CGTRACE_ALLOC ? 'A' : 'F');
@@ -546,21 +524,14 @@ static void trace_seq(struct seq *out, const struct trace *t)
 
 static char *seq_text(const struct seq *s, size_t from, size_t to)
 {
-	size_t cap = 256, at = 0;
-	char *out = calloc(1, cap);
-	ck_assert_ptr_nonnull(out);
+	struct text t = {0};
+	put(&t, "%s", "");
 	for (size_t i = from; i < to && i < s->n; i++) {
 		char *k = drec_key(&s->v[i]);
-		size_t need = strlen(k) + 32;
-		if (at + need >= cap) {
-			cap = (cap + need) * 2;
-			out = realloc(out, cap);
-			ck_assert_ptr_nonnull(out);
-		}
-		at += (size_t)snprintf(out + at, cap - at, "  %3zu %s\n", i, k);
+		put(&t, "  %3zu %s\n", i, k);
 		free(k);
 	}
-	return out;
+	return t.p;
 }
 
 /* The trace's CUDA records are exactly the expected ones, in order. */
@@ -1035,19 +1006,20 @@ struct pair {
 	struct seq model, have;
 };
 
-static void pair_run(struct pair *p, const char *prog, const char *const *args,
-                     const char *const *env, const struct model_opts *o, bool same_stderr)
+static struct pair pair_run(const char *prog, const char *const *args, const char *const *env,
+                            const struct model_opts *o, bool same_stderr)
 {
-	memset(p, 0, sizeof(*p));
-	p->ref = run_prog(false, env, prog, args);
-	p->r = run_prog(true, env, prog, args);
-	assert_program_ok(p->ref);
-	assert_program_ok(p->r);
-	assert_same_behaviour(p->ref, p->r, same_stderr);
-	ck_assert_msg(p->ref->n_traces == 0, "a trace without the probe?");
-	p->t = the_trace(p->r);
-	model_build(&p->model, p->r, strcmp(prog, self_exe) ? base_name(prog) : helper_prog, o);
-	trace_seq(&p->have, p->t);
+	struct pair p = {0};
+	p.ref = run_prog(false, env, prog, args);
+	p.r = run_prog(true, env, prog, args);
+	assert_program_ok(p.ref);
+	assert_program_ok(p.r);
+	assert_same_behaviour(p.ref, p.r, same_stderr);
+	ck_assert_msg(p.ref->n_traces == 0, "a trace without the probe?");
+	p.t = the_trace(p.r);
+	model_build(&p.model, p.r, strcmp(prog, self_exe) ? base_name(prog) : helper_prog, o);
+	trace_seq(&p.have, p.t);
+	return p;
 }
 
 static void pair_free(struct pair *p)
@@ -1073,6 +1045,8 @@ static const struct model_opts no_opts = {NULL, 0, 0, false};
 
 static const char *const oom_env[] = {"FAKE_CUDA_OOM_BYTES=100000", NULL};
 static const char *const snap_env[] = {"CGPROBE_DEVICE_SNAPSHOTS=alloc", NULL};
+/* The fake driver's log of cuGetProcAddress on stderr. */
+static const char *const log_env[] = {"FAKE_CUDA_LOG=1", NULL};
 
 /* ------------------------------------------------------------------ */
 /* The runtime (rt-shared*)                                            */
@@ -1081,32 +1055,36 @@ static const char *const snap_env[] = {"CGPROBE_DEVICE_SNAPSHOTS=alloc", NULL};
 /* Every record: exact op names (_ptsz included), addresses, sizes, devices, managed. */
 static void rt_records(const char *prog, const char *const *env)
 {
-	struct pair p;
-	pair_run(&p, prog, NULL, env, &rt_opts, true);
+	struct pair p = pair_run(prog, NULL, env, &rt_opts, true);
 	assert_seq_equal(&p.model, &p.have, prog);
 	/* On the fake runtime the driver is never loaded: no identity to tell, or the right one. */
 	assert_device_infos(p.t, p.r, &p.model, false);
 	pair_free(&p);
 }
 
-/* Recorded once, under the runtime's names: nothing cu*, nothing twice. */
-static void rt_runtime_names_only(const char *prog)
+/* Every CUDA memory record under a runtime name (cuda*), one for each A and F line. */
+static void assert_runtime_names_once(const struct pair *p, const char *prog)
 {
-	struct pair p;
-	pair_run(&p, prog, NULL, NULL, &rt_opts, true);
-	size_t n = 0;
-	for (size_t i = 0; i < p.have.n; i++) {
-		const struct drec *d = &p.have.v[i];
+	size_t records = 0, lines = 0;
+	for (size_t i = 0; i < p->have.n; i++) {
+		const struct drec *d = &p->have.v[i];
 		if (d->kind == 'M')
 			continue;
 		ck_assert_msg(!strncmp(d->op, "cuda", 4), "%s: record %zu by %s", prog, i, d->op);
-		n++;
+		records++;
 	}
-	size_t lines = 0;
 	struct pline l;
-	for (const char *c = p.r->out_text; next_pline(&c, &l);)
+	for (const char *c = p->r->out_text; next_pline(&c, &l);)
 		lines += l.kind == 'A' || l.kind == 'F';
-	ck_assert_msg(n == lines, "%s: %zu CUDA memory records for %zu A/F lines", prog, n, lines);
+	ck_assert_msg(records == lines, "%s: %zu CUDA memory records for %zu A/F lines", prog,
+	              records, lines);
+}
+
+/* Recorded once, under the runtime's names: nothing cu*, nothing twice. */
+static void rt_runtime_names_only(const char *prog)
+{
+	struct pair p = pair_run(prog, NULL, NULL, &rt_opts, true);
+	assert_runtime_names_once(&p, prog);
 	pair_free(&p);
 }
 
@@ -1114,8 +1092,7 @@ static void rt_runtime_names_only(const char *prog)
 static void rt_null_calls(const char *prog)
 {
 	static const char *const args[] = {"null", NULL};
-	struct pair p;
-	pair_run(&p, prog, args, NULL, &rt_opts, true);
+	struct pair p = pair_run(prog, args, NULL, &rt_opts, true);
 	ck_assert(has_line(p.r, 'R', "cudaFree(0) 0"));
 	ck_assert(has_line(p.r, 'R', "cudaFree(NULL) 0"));
 	ck_assert(has_line(p.r, 'R', "cudaMalloc(0) 0 null"));
@@ -1124,10 +1101,10 @@ static void rt_null_calls(const char *prog)
 	pair_free(&p);
 }
 
-static void rt_analysis(const char *prog)
+/* The exact records, and the reader's analysis of them per device. */
+static void analysis_of(const char *prog, const struct model_opts *o)
 {
-	struct pair p;
-	pair_run(&p, prog, NULL, NULL, &rt_opts, true);
+	struct pair p = pair_run(prog, NULL, NULL, o, true);
 	assert_seq_equal(&p.model, &p.have, prog);
 	assert_analysis(p.t, &p.model);
 	pair_free(&p);
@@ -1152,14 +1129,13 @@ RT_TESTS(test_rt_records, rt_records(prog, NULL))
 RT_TESTS(test_rt_out_of_memory, rt_records(prog, oom_env))
 RT_TESTS(test_rt_runtime_names_only, rt_runtime_names_only(prog))
 RT_TESTS(test_rt_null_calls_not_recorded, rt_null_calls(prog))
-RT_TESTS(test_rt_analysis_per_device, rt_analysis(prog))
+RT_TESTS(test_rt_analysis_per_device, analysis_of(prog, &rt_opts))
 
 /* The nvcc build's kernel launch goes through the fake's launch stubs unharmed. */
 START_TEST(test_rt_kernel_nvcc)
 {
 	static const char *const args[] = {"kernel", NULL};
-	struct pair p;
-	pair_run(&p, rt_nvcc[_i], args, NULL, &rt_opts, true);
+	struct pair p = pair_run(rt_nvcc[_i], args, NULL, &rt_opts, true);
 	ck_assert(has_line(p.r, 'R', "kernel 0 0"));
 	assert_seq_equal(&p.model, &p.have, rt_nvcc[_i]);
 	ck_assert_uint_eq(p.have.n, 2);
@@ -1170,9 +1146,7 @@ END_TEST
 /* The static runtime gives up on the fake driver: the same way, probe or not. */
 START_TEST(test_rt_static_unharmed)
 {
-	static const char *const env[] = {"FAKE_CUDA_LOG=1", NULL};
-	struct pair p;
-	pair_run(&p, "rt-static", NULL, env, &no_opts, true);
+	struct pair p = pair_run("rt-static", NULL, log_env, &no_opts, true);
 	ck_assert_msg(strstr(p.r->err_text,
 	                     "fake-cuda: cuGetProcAddress_v2 cuMemAlloc 3020 0 -> cuMemAlloc_v2\n"),
 	              "the static runtime's lookups:\n%s", clip(p.r->err_text, 3000));
@@ -1219,8 +1193,7 @@ START_TEST(test_two_runtime_copies)
 	    "main cudaFree(foreign) 1 then 1",
 	};
 	const char *prog = two_copies[_i];
-	struct pair p;
-	pair_run(&p, prog, NULL, NULL, &no_opts, true);
+	struct pair p = pair_run(prog, NULL, NULL, &no_opts, true);
 	ck_assert(has_line(p.r, 'R', _i ? "libuses12.so dlopen'ed" : "libuses12.so linked"));
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		ck_assert_msg(has_line(p.r, 'R', lines[i]), "%s: no 'R %s' in:\n%s", prog,
@@ -1335,23 +1308,10 @@ static void assert_via_driver(const struct pair *p)
 START_TEST(test_rt_via_driver_once)
 {
 	const char *prog = rt_gcc[_i % N_RT];
-	struct pair p;
-	pair_run(&p, prog, NULL, _i < N_RT ? via_env : via_oom_env, &rt_opts, false);
+	struct pair p = pair_run(prog, NULL, _i < N_RT ? via_env : via_oom_env, &rt_opts, false);
 	assert_via_driver(&p);
 	assert_seq_equal(&p.model, &p.have, prog);
-	size_t records = 0, lines = 0;
-	for (size_t i = 0; i < p.have.n; i++) {
-		const struct drec *d = &p.have.v[i];
-		if (d->kind == 'M')
-			continue;
-		ck_assert_msg(!strncmp(d->op, "cuda", 4), "%s: record %zu by %s", prog, i, d->op);
-		records++;
-	}
-	struct pline l;
-	for (const char *c = p.r->out_text; next_pline(&c, &l);)
-		lines += l.kind == 'A' || l.kind == 'F';
-	ck_assert_msg(records == lines, "%s: %zu CUDA memory records for %zu A/F lines", prog,
-	              records, lines);
+	assert_runtime_names_once(&p, prog);
 	/* The driver is loaded now: each device the runtime used is announced. */
 	assert_device_infos(p.t, p.r, &p.model, true);
 	pair_free(&p);
@@ -1369,8 +1329,7 @@ START_TEST(test_rt_via_driver_snapshots)
 	static const char *const args[] = {"null", "sync", "async", "info", "oom", "device1", NULL};
 	struct model_opts o = rt_opts;
 	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, rt_gcc[_i], args, via_snap_env, &o, false);
+	struct pair p = pair_run(rt_gcc[_i], args, via_snap_env, &o, false);
 	assert_via_driver(&p);
 	assert_seq_equal(&p.model, &p.have, rt_gcc[_i]);
 	pair_free(&p);
@@ -1381,51 +1340,14 @@ END_TEST
 /* The driver (drv-dlopen, drv-linked)                                 */
 /* ------------------------------------------------------------------ */
 
-/* Through dlsym and cuGetProcAddress by version and flags: every record exact. */
-START_TEST(test_drv_dlopen_records)
-{
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
-	assert_seq_equal(&p.model, &p.have, "drv-dlopen");
-	assert_device_infos(p.t, p.r, &p.model, true);
-	pair_free(&p);
-}
-END_TEST
-
-START_TEST(test_drv_dlopen_out_of_memory)
-{
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, oom_env, &dlopen_opts, true);
-	ck_assert(has_line(p.r, 'E', "cuMemCreate 2097152 2 untouched"));
-	assert_seq_equal(&p.model, &p.have, "drv-dlopen (FAKE_CUDA_OOM_BYTES)");
-	assert_device_infos(p.t, p.r, &p.model, true);
-	pair_free(&p);
-}
-END_TEST
-
-START_TEST(test_drv_linked_records)
-{
-	struct pair p;
-	pair_run(&p, "drv-linked", NULL, _i ? oom_env : NULL, &linked_opts, true);
-	assert_seq_equal(&p.model, &p.have, "drv-linked");
-	assert_device_infos(p.t, p.r, &p.model, true);
-	pair_free(&p);
-}
-END_TEST
-
 /* cuMemAlloc at 2000 is the v1 (32-bit) entry point: handed back untouched, not recorded. */
 START_TEST(test_drv_v1_not_recorded)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, NULL, &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'R', "proc cuMemAlloc 2000 0 0 0"));
 	ck_assert(has_line(p.r, 'R', "cuMemAlloc(v1) 0"));
-	char v1[64] = "";
-	struct pline l;
-	for (const char *c = p.r->out_text; next_pline(&c, &l);)
-		if (l.kind == 'A' && sscanf(l.rest, "cuMemAlloc %63s", v1) == 1)
-			break;
-	ck_assert_msg(v1[0], "no v1 allocation in:\n%s", clip(p.r->out_text, 3000));
+	char v1[64];
+	first_word(p.r, 'A', "cuMemAlloc", v1);
 	for (size_t i = 0; i < p.have.n; i++) {
 		const struct drec *d = &p.have.v[i];
 		ck_assert_msg(strcmp(d->op, "cuMemAlloc") && strcmp(d->op, "cuMemFree"),
@@ -1440,9 +1362,7 @@ END_TEST
 /* The names the program asked for are the ones the driver saw, flags and versions as given. */
 START_TEST(test_drv_lookups_untouched)
 {
-	static const char *const env[] = {"FAKE_CUDA_LOG=1", NULL};
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, env, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, log_env, &dlopen_opts, true);
 	ck_assert_msg(strstr(p.r->err_text, "cuGetProcAddress_v2 cuMemAllocAsync 11020 2 -> "
 	                                    "cuMemAllocAsync_ptsz\n"),
 	              "%s", clip(p.r->err_text, 3000));
@@ -1465,9 +1385,8 @@ END_TEST
  */
 START_TEST(test_drv_meminfo)
 {
-	struct pair p;
-	pair_run(&p, _i ? "drv-linked" : "drv-dlopen", NULL, NULL, _i ? &linked_opts : &dlopen_opts,
-	         true);
+	struct pair p = pair_run(_i ? "drv-linked" : "drv-dlopen", NULL, NULL,
+	                         _i ? &linked_opts : &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'R', "cuMemGetInfo_v2(NULL,&total) 0 total-same=yes"));
 	uint64_t before, after;
 	ck_assert(stat_value(p.r, "free_before", &before));
@@ -1495,8 +1414,7 @@ END_TEST
 /* One out-of-memory failure: one device_memory record with the request and the state then. */
 START_TEST(test_drv_oom_record)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, NULL, &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'E', "cuMemAlloc_v2 1125899906842624 2 untouched"));
 	size_t n = cgtrace_doc_count(p.t->doc, CGTRACE_KIND_DEVICE_MEMORY), ooms = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -1518,15 +1436,10 @@ END_TEST
 /* One handle mapped twice, released while mapped: one alloc, one free at the last unmap. */
 START_TEST(test_drv_vmm_single_alloc_and_free)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
+	struct pair p = pair_run("drv-dlopen", NULL, NULL, &dlopen_opts, true);
 	ck_assert(has_line(p.r, 'R', "vmm alias ok"));
-	char handle[64] = "";
-	struct pline l;
-	for (const char *c = p.r->out_text; next_pline(&c, &l);)
-		if (l.kind == 'V' && sscanf(l.rest, "create %63s", handle) == 1)
-			break;
-	ck_assert_msg(handle[0], "no V create in:\n%s", clip(p.r->out_text, 3000));
+	char handle[64];
+	first_word(p.r, 'V', "create", handle);
 	char *id = strf("vmm:%s", handle);
 	size_t allocs = 0, frees = 0, other = 0;
 	for (size_t i = 0; i < p.have.n; i++) {
@@ -1560,11 +1473,7 @@ END_TEST
 
 START_TEST(test_drv_analysis_per_device)
 {
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, NULL, &dlopen_opts, true);
-	assert_seq_equal(&p.model, &p.have, "drv-dlopen");
-	assert_analysis(p.t, &p.model);
-	pair_free(&p);
+	analysis_of("drv-dlopen", &dlopen_opts);
 }
 END_TEST
 
@@ -1781,17 +1690,57 @@ static int entry_point_prog(void)
 
 static const char *const helper_args[] = {"entry-point", NULL};
 
-/* Every record of the entry-point program, exact: the _v2, _ptsz and runtime ones. */
-START_TEST(test_entry_point_records)
+/* ------------------------------------------------------------------ */
+/* Programs whose every CUDA record is checked, in order               */
+/* ------------------------------------------------------------------ */
+
+static const struct model_opts dlopen_snap_opts = {"cuMemAlloc_v2", 16u << 20, 16u << 20, true};
+
+/*
+ * The records the program owes, exactly, in order (assert_seq_equal), after
+ * the lines it must have printed; with infos, each device it used
+ * identified once. prog NULL: test-cuda's own entry-point program.
+ */
+static const struct exact_case {
+	const char *prog;
+	const char *const *env;
+	const struct model_opts *opts;
+	const char *what;
+	bool infos;
+	const char *lines[5]; /* "KIND TEXT" */
+} exact_cases[] = {
+	/* driver:records: through dlsym and cuGetProcAddress by version and flags. */
+	{"drv-dlopen", NULL, &dlopen_opts, "drv-dlopen", true, {NULL}},
+	{"drv-linked", NULL, &linked_opts, "drv-linked", true, {NULL}},
+	{"drv-linked", oom_env, &linked_opts, "drv-linked", true, {NULL}},
+	/* driver:out-of-memory */
+	{"drv-dlopen", oom_env, &dlopen_opts, "drv-dlopen (FAKE_CUDA_OOM_BYTES)", true,
+	 {"E cuMemCreate 2097152 2 untouched"}},
+	/* entry-point:records: the _v2, _ptsz and runtime ones. */
+	{NULL, NULL, &no_opts, "entry-point", true,
+	 {"R entry cuMemAlloc 0 0 0 0 cuMemAlloc_v2", "R entry cuMemAlloc 2000 0 0 0 cuMemAlloc",
+	  "R entry cuMemAllocAsync 11020 2 0 0 cuMemAllocAsync_ptsz",
+	  "R entry cuMemFreeAsync 0 0 0 0 cuMemFreeAsync_ptsz"}},
+	/* snapshot:sequence: all of it, with a checkpoint after each device change. */
+	{"drv-dlopen", snap_env, &dlopen_snap_opts, "drv-dlopen (snapshots)", false, {NULL}},
+};
+
+/* Where the rows of exact_cases are registered: a case each from EXACT_X on. */
+enum { EXACT_DRIVER = 0, EXACT_OOM = 3, EXACT_ENTRY = 4, EXACT_SNAPSHOTS = 5 };
+_Static_assert(sizeof(exact_cases) / sizeof(exact_cases[0]) == EXACT_SNAPSHOTS + 1,
+               "a row of exact_cases without its test case");
+
+START_TEST(test_exact_records)
 {
-	struct pair p;
-	pair_run(&p, self_exe, helper_args, NULL, &no_opts, true);
-	ck_assert(has_line(p.r, 'R', "entry cuMemAlloc 0 0 0 0 cuMemAlloc_v2"));
-	ck_assert(has_line(p.r, 'R', "entry cuMemAlloc 2000 0 0 0 cuMemAlloc"));
-	ck_assert(has_line(p.r, 'R', "entry cuMemAllocAsync 11020 2 0 0 cuMemAllocAsync_ptsz"));
-	ck_assert(has_line(p.r, 'R', "entry cuMemFreeAsync 0 0 0 0 cuMemFreeAsync_ptsz"));
-	assert_seq_equal(&p.model, &p.have, "entry-point");
-	assert_device_infos(p.t, p.r, &p.model, true);
+	const struct exact_case *c = &exact_cases[_i];
+	struct pair p = pair_run(c->prog ? c->prog : self_exe, c->prog ? NULL : helper_args, c->env,
+	                         c->opts, true);
+	for (size_t i = 0; i < sizeof(c->lines) / sizeof(c->lines[0]) && c->lines[i]; i++)
+		ck_assert_msg(has_line(p.r, c->lines[i][0], c->lines[i] + 2), "%s: no '%s' in:\n%s",
+		              c->what, c->lines[i], clip(p.r->out_text, 3000));
+	assert_seq_equal(&p.model, &p.have, c->what);
+	if (c->infos)
+		assert_device_infos(p.t, p.r, &p.model, true);
 	pair_free(&p);
 }
 END_TEST
@@ -1806,8 +1755,7 @@ START_TEST(test_entry_point_wrapped_objects)
 	    "cuMemAlloc_v2",        "cuMemFree_v2",   "cuMemGetInfo_v2",     "cuMemAllocAsync",
 	    "cuMemAllocAsync_ptsz", "cuMemFreeAsync", "cuMemFreeAsync_ptsz",
 	};
-	struct pair p;
-	pair_run(&p, self_exe, helper_args, NULL, &no_opts, true);
+	struct pair p = pair_run(self_exe, helper_args, NULL, &no_opts, true);
 	size_t n = 0, n_wrapped = 0;
 	for (int probe = 0; probe < 2; probe++) {
 		const struct run *r = probe ? p.r : p.ref;
@@ -1864,27 +1812,20 @@ static bool follow_selects(const struct drec *d, enum follow which)
 /* "RECORD -> NEXT" for each selected alloc/free: what comes right after it. */
 static char *followers(const struct seq *s, enum follow which, size_t *count)
 {
-	size_t cap = 256, at = 0;
-	char *out = calloc(1, cap);
-	ck_assert_ptr_nonnull(out);
+	struct text t = {0};
+	put(&t, "%s", "");
 	*count = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		if (!follow_selects(&s->v[i], which))
 			continue;
 		char *a = drec_key(&s->v[i]);
 		char *b = i + 1 < s->n ? drec_key(&s->v[i + 1]) : strf("(end)");
-		size_t need = strlen(a) + strlen(b) + 16;
-		if (at + need >= cap) {
-			cap = (cap + need) * 2;
-			out = realloc(out, cap);
-			ck_assert_ptr_nonnull(out);
-		}
-		at += (size_t)snprintf(out + at, cap - at, "%s\n  -> %s\n", a, b);
+		put(&t, "%s\n  -> %s\n", a, b);
 		free(a);
 		free(b);
 		(*count)++;
 	}
-	return out;
+	return t.p;
 }
 
 static void assert_followers(const struct pair *p, enum follow which, const char *what)
@@ -1899,64 +1840,46 @@ static void assert_followers(const struct pair *p, enum follow which, const char
 	free(have);
 }
 
-/* Each alloc and free on a device is followed by a checkpoint of what the device holds. */
-START_TEST(test_snapshot_after_device_changes)
-{
-	struct model_opts o = _i ? linked_opts : dlopen_opts;
-	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, _i ? "drv-linked" : "drv-dlopen", NULL, snap_env, &o, true);
-	assert_followers(&p, FOLLOW_DEVICE, "checkpoints after device allocations and frees");
-	if (_i)
-		assert_seq_equal(&p.model, &p.have, "drv-linked (snapshots)");
-	pair_free(&p);
-}
-END_TEST
+/*
+ * With CGPROBE_DEVICE_SNAPSHOTS=alloc: what comes after the records of a
+ * kind. prog NULL: test-cuda's own entry-point program; exact: the whole
+ * sequence too.
+ */
+static const struct follow_case {
+	const char *prog;
+	const struct model_opts *opts;
+	enum follow which;
+	const char *what;
+	const char *exact;
+} follow_cases[] = {
+	/* snapshot:device-changes: each alloc and free on a device has its checkpoint after it, */
+	{"drv-dlopen", &dlopen_opts, FOLLOW_DEVICE, "checkpoints after device allocations and frees",
+	 NULL},
+	{"drv-linked", &linked_opts, FOLLOW_DEVICE, "checkpoints after device allocations and frees",
+	 "drv-linked (snapshots)"},
+	/* pinned host memory (device cpu) is no device change, */
+	{"drv-dlopen", &dlopen_opts, FOLLOW_PINNED, "no checkpoint after pinned host memory", NULL},
+	/* cuMemCreate's memory and its end are. */
+	{"drv-dlopen", &dlopen_opts, FOLLOW_VMM, "checkpoints after cuMemCreate and its free", NULL},
+	/* snapshot:runtime-with-context: runtime calls on a thread with a driver context too. */
+	{NULL, &no_opts, FOLLOW_RUNTIME, "checkpoints after runtime calls", NULL},
+};
 
-/* Pinned host memory (device cpu) is no device change: no checkpoint after it. */
-START_TEST(test_snapshot_none_after_pinned)
-{
-	struct model_opts o = dlopen_opts;
-	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, snap_env, &o, true);
-	assert_followers(&p, FOLLOW_PINNED, "no checkpoint after pinned host memory");
-	pair_free(&p);
-}
-END_TEST
+/* The row of follow_cases registered as snapshot:runtime-with-context, the last. */
+#define FOLLOW_RUNTIME_CASE 4
+_Static_assert(sizeof(follow_cases) / sizeof(follow_cases[0]) == FOLLOW_RUNTIME_CASE + 1,
+               "a row of follow_cases without its test case");
 
-/* cuMemCreate's memory, and its end, are device changes too. */
-START_TEST(test_snapshot_after_vmm)
+START_TEST(test_snapshot_followers)
 {
-	struct model_opts o = dlopen_opts;
+	const struct follow_case *c = &follow_cases[_i];
+	struct model_opts o = *c->opts;
 	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, snap_env, &o, true);
-	assert_followers(&p, FOLLOW_VMM, "checkpoints after cuMemCreate and its free");
-	pair_free(&p);
-}
-END_TEST
-
-/* All of it: the whole sequence with checkpoints, exactly. */
-START_TEST(test_snapshot_exact_sequence)
-{
-	struct model_opts o = dlopen_opts;
-	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, "drv-dlopen", NULL, snap_env, &o, true);
-	assert_seq_equal(&p.model, &p.have, "drv-dlopen (snapshots)");
-	pair_free(&p);
-}
-END_TEST
-
-/* Runtime calls on a thread with a driver context get their checkpoint too. */
-START_TEST(test_snapshot_runtime_with_context)
-{
-	struct model_opts o = no_opts;
-	o.snapshots = true;
-	struct pair p;
-	pair_run(&p, self_exe, helper_args, snap_env, &o, true);
-	assert_followers(&p, FOLLOW_RUNTIME, "checkpoints after runtime calls");
+	struct pair p = pair_run(c->prog ? c->prog : self_exe, c->prog ? NULL : helper_args,
+	                         snap_env, &o, true);
+	assert_followers(&p, c->which, c->what);
+	if (c->exact)
+		assert_seq_equal(&p.model, &p.have, c->exact);
 	pair_free(&p);
 }
 END_TEST
@@ -2000,8 +1923,8 @@ START_TEST(test_rtld_next_after_probe)
 		    sscanf(l.rest, "%63s %63s %llu %15s", op, id, &bytes, where) != 4)
 			continue;
 		lines++;
-		for (; at < n_memory(t); at++) {
-			struct cgtrace_memory m = memory_at(t, at);
+		for (; at < trace_n_memory(t->doc); at++) {
+			struct cgtrace_memory m = trace_memory(t->doc, at);
 			if (!strcmp(m.op_name, op) && !strcmp(m.tensor_id, id) &&
 			    m.bytes == bytes && !strcmp(m.device, where) &&
 			    m.action == (l.kind == 'A' ? CGTRACE_ALLOC : CGTRACE_FREE)) {
@@ -2037,7 +1960,7 @@ static bool all_present(const char *const *names)
  * runtime:records` runs that one); a runtime case holds the programs of
  * both compilers, those that were built.
  */
-static Suite *runtime_suite(void)
+TEST_SUITE(runtime_suite, "runtime")
 {
 	static const char *const gcc_rt[] = {"rt-shared-gcc", "rt-shared-gcc-ptsz", NULL};
 	static const char *const two_rt[] = {"rt-two-copies", "rt-two-copies-dlopen",
@@ -2045,8 +1968,6 @@ static Suite *runtime_suite(void)
 	static const char *const nvcc_rt[] = {"rt-shared", "rt-shared-ptsz", NULL};
 	static const char *const nvcc_static[] = {"rt-static", NULL};
 	bool gcc = all_present(gcc_rt), nvcc = all_present(nvcc_rt);
-	Suite *s = suite_create("runtime");
-	TCase *tc;
 
 	if (!gcc)
 		fprintf(stderr, "test-cuda: skipped: the C runtime programs are missing\n");
@@ -2065,91 +1986,65 @@ static Suite *runtime_suite(void)
 		{"runtime:analysis", test_rt_analysis_per_device, test_rt_analysis_per_device_nvcc},
 	};
 	for (size_t i = 0; (gcc || nvcc) && i < sizeof(rt_cases) / sizeof(rt_cases[0]); i++) {
-		tc = test_tcase(s, rt_cases[i].name, 120);
+		TCase *tc = test_tcase(s, rt_cases[i].name, 120);
 		if (gcc)
 			tcase_add_loop_test(tc, rt_cases[i].c, 0, N_RT);
 		if (nvcc)
 			tcase_add_loop_test(tc, rt_cases[i].cu, 0, N_RT);
 	}
-	if (nvcc) {
-		tc = test_tcase(s, "runtime:kernel", 120);
-		tcase_add_loop_test(tc, test_rt_kernel_nvcc, 0, N_RT);
-	}
+	if (nvcc)
+		test_loop(s, "runtime:kernel", 120, test_rt_kernel_nvcc, N_RT);
 	if (gcc) {
-		tc = test_tcase(s, "runtime:via-driver", 120);
-		tcase_add_loop_test(tc, test_rt_via_driver_once, 0, 2 * N_RT);
-		tc = test_tcase(s, "runtime:via-driver-snapshots", 120);
-		tcase_add_loop_test(tc, test_rt_via_driver_snapshots, 0, N_RT);
+		test_loop(s, "runtime:via-driver", 120, test_rt_via_driver_once, 2 * N_RT);
+		test_loop(s, "runtime:via-driver-snapshots", 120, test_rt_via_driver_snapshots,
+		          N_RT);
 	}
-	if (all_present(two_rt)) {
-		tc = test_tcase(s, "runtime:two-copies", 120);
-		tcase_add_loop_test(tc, test_two_runtime_copies, 0, 2);
-	} else {
+	if (all_present(two_rt))
+		test_loop(s, "runtime:two-copies", 120, test_two_runtime_copies, 2);
+	else
 		fprintf(stderr, "test-cuda: skipped: rt-two-copies, libcudart.so.12 missing\n");
-	}
-	if (all_present(nvcc_static)) {
-		tc = test_tcase(s, "runtime:static", 120);
-		test_add(tc, test_rt_static_unharmed);
-	} else {
+	if (all_present(nvcc_static))
+		test_case(s, "runtime:static", 120, test_rt_static_unharmed);
+	else
 		fprintf(stderr, "test-cuda: skipped: rt-static (no nvcc build)\n");
-	}
-	return s;
 }
 
-static Suite *driver_suite(void)
+TEST_SUITE(driver_suite, "driver")
 {
 	static const char *const gcc_drv[] = {"drv-dlopen", "drv-linked", NULL};
-	Suite *s = suite_create("driver");
-	TCase *tc;
 
 	if (all_present(gcc_drv)) {
-		tc = test_tcase(s, "driver:records", 120);
-		test_add(tc, test_drv_dlopen_records);
-		tcase_add_loop_test(tc, test_drv_linked_records, 0, 2);
-		tc = test_tcase(s, "driver:out-of-memory", 120);
-		test_add(tc, test_drv_dlopen_out_of_memory, test_drv_oom_record);
-		tc = test_tcase(s, "driver:v1-not-recorded", 120);
-		test_add(tc, test_drv_v1_not_recorded);
-		tc = test_tcase(s, "driver:lookups", 120);
-		test_add(tc, test_drv_lookups_untouched);
-		tc = test_tcase(s, "driver:meminfo", 120);
-		tcase_add_loop_test(tc, test_drv_meminfo, 0, 2);
-		tc = test_tcase(s, "driver:vmm", 120);
-		test_add(tc, test_drv_vmm_single_alloc_and_free);
-		tc = test_tcase(s, "driver:analysis", 120);
-		test_add(tc, test_drv_analysis_per_device);
+		test_rows(s, "driver:records", 120, test_exact_records, EXACT_DRIVER, EXACT_OOM);
+		TCase *tc = test_rows(s, "driver:out-of-memory", 120, test_exact_records,
+		                      EXACT_OOM, EXACT_ENTRY);
+		test_add(tc, test_drv_oom_record);
+		test_case(s, "driver:v1-not-recorded", 120, test_drv_v1_not_recorded);
+		test_case(s, "driver:lookups", 120, test_drv_lookups_untouched);
+		test_loop(s, "driver:meminfo", 120, test_drv_meminfo, 2);
+		test_case(s, "driver:vmm", 120, test_drv_vmm_single_alloc_and_free);
+		test_case(s, "driver:analysis", 120, test_drv_analysis_per_device);
 
-		tc = test_tcase(s, "snapshot:device-changes", 120);
-		tcase_add_loop_test(tc, test_snapshot_after_device_changes, 0, 2);
-		test_add(tc, test_snapshot_none_after_pinned, test_snapshot_after_vmm);
-		tc = test_tcase(s, "snapshot:sequence", 120);
-		test_add(tc, test_snapshot_exact_sequence);
-		tc = test_tcase(s, "snapshot:runtime-with-context", 120);
-		test_add(tc, test_snapshot_runtime_with_context);
+		test_rows(s, "snapshot:device-changes", 120, test_snapshot_followers, 0,
+		          FOLLOW_RUNTIME_CASE);
+		test_rows(s, "snapshot:sequence", 120, test_exact_records, EXACT_SNAPSHOTS,
+		          EXACT_SNAPSHOTS + 1);
+		test_rows(s, "snapshot:runtime-with-context", 120, test_snapshot_followers,
+		          FOLLOW_RUNTIME_CASE, FOLLOW_RUNTIME_CASE + 1);
 	} else {
 		fprintf(stderr, "test-cuda: skipped: the driver programs are missing\n");
 	}
 	/* The helper program is test-cuda itself: always there. */
-	tc = test_tcase(s, "entry-point:records", 120);
-	test_add(tc, test_entry_point_records);
-	tc = test_tcase(s, "entry-point:wrapped-objects", 120);
-	test_add(tc, test_entry_point_wrapped_objects);
-	return s;
+	test_rows(s, "entry-point:records", 120, test_exact_records, EXACT_ENTRY, EXACT_SNAPSHOTS);
+	test_case(s, "entry-point:wrapped-objects", 120, test_entry_point_wrapped_objects);
 }
 
-static Suite *preload_order_suite(void)
+TEST_SUITE(preload_order_suite, "preload order")
 {
 	static const char *const rtld[] = {"rtld-next-lib.so", "rtld-next-prog", NULL};
-	Suite *s = suite_create("preload order");
-	TCase *tc;
-
-	if (all_present(rtld)) {
-		tc = test_tcase(s, "preload-order:rtld-next", 120);
-		test_add(tc, test_rtld_next_after_probe);
-	} else {
+	if (all_present(rtld))
+		test_case(s, "preload-order:rtld-next", 120, test_rtld_next_after_probe);
+	else
 		fprintf(stderr, "test-cuda: skipped: rtld-next-lib.so, rtld-next-prog missing\n");
-	}
-	return s;
 }
 
 /*

@@ -7,13 +7,8 @@
 set -u
 # shellcheck source=tests/lib/sh-check.sh
 . "$(dirname "$0")/lib/sh-check.sh"
-need_args 3 "test-demo-steps.sh CGTRACE PROBE DEMO" "$@"
-cgtrace=$(abs "$1")
-probe=$(abs "$2")
+probe_test 3 "test-demo-steps.sh CGTRACE PROBE DEMO" "$@"
 demo=$(abs "$3")
-skip_unless_built "$probe"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_STEPS CGPROBE_FORMAT CGTRACE_DEBUG_DIR
 
 env LD_PRELOAD="$probe" CGPROBE_OUTPUT="$tmp/t.cgt" "$demo" --steps 3 --threads 2 \

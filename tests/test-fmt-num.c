@@ -421,19 +421,13 @@ START_TEST(f64_decimal_shapes)
 }
 END_TEST
 
-static Suite *fmt_suite(void)
+TEST_SUITE(fmt_suite, "fmt_num")
 {
-	Suite *s = suite_create("fmt_num");
-	TCase *tc;
-
 	/* A few million printf/strtod calls: well past Check's default 4 s. */
-	tc = test_tcase(s, "u64:format", 600);
-	test_add(tc, u64_edges, u64_random, u64_dense);
-	tc = test_tcase(s, "hex:format", 600);
-	test_add(tc, hex_edges, hex_random);
-	tc = test_tcase(s, "f64:format", 600);
-	test_add(tc, f64_golden, f64_random_bits, f64_every_exponent, f64_decimal_shapes);
-	return s;
+	test_case(s, "u64:format", 600, u64_edges, u64_random, u64_dense);
+	test_case(s, "hex:format", 600, hex_edges, hex_random);
+	test_case(s, "f64:format", 600, f64_golden, f64_random_bits, f64_every_exponent,
+	          f64_decimal_shapes);
 }
 
 TEST_MAIN(fmt_suite);

@@ -613,9 +613,8 @@ static TCase *scan_case(Suite *s, const char *name)
 	return tc;
 }
 
-static Suite *json_scan_suite(void)
+TEST_SUITE(json_scan_suite, "json_scan")
 {
-	Suite *s = suite_create("json_scan");
 	TCase *tc;
 
 	tc = scan_case(s, "scan:accept");
@@ -632,7 +631,6 @@ static Suite *json_scan_suite(void)
 	         test_nested_big_objects, test_dup_key_display);
 	tc = scan_case(s, "scan:mutations");
 	test_add(tc, test_mutations_no_crash);
-	return s;
 }
 
 TEST_MAIN(json_scan_suite);

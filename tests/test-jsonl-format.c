@@ -836,24 +836,17 @@ START_TEST(storage_bytes)
 }
 END_TEST
 
-static Suite *jsonl_suite(void)
+TEST_SUITE(jsonl_suite, "jsonl_format")
 {
-	Suite *s = suite_create("jsonl_format");
-	TCase *tc;
-
-	tc = test_tcase(s, "format:records", 120);
-	test_add(tc, meta_lines, meta_many_tags, span_lines, op_lines, tensor_lines, memory_lines,
-	         device_memory_lines, gradient_lines, edge_and_device_lines, appends_many);
-	tc = test_tcase(s, "format:strings", 120);
-	test_add(tc, escapes, utf8_valid_passes, utf8_invalid_replaced, utf8_fuzz_against_reference,
-	         strings_round_trip_through_cjson, record_strings_escaped);
-	tc = test_tcase(s, "record:equal", 120);
-	test_add(tc, rec_equal);
-	tc = test_tcase(s, "names:enums", 120);
-	test_add(tc, enum_names);
-	tc = test_tcase(s, "dtype:sizes", 120);
-	test_add(tc, dtype_sizes, storage_bytes);
-	return s;
+	test_case(s, "format:records", 120, meta_lines, meta_many_tags, span_lines, op_lines,
+	          tensor_lines, memory_lines, device_memory_lines, gradient_lines,
+	          edge_and_device_lines, appends_many);
+	test_case(s, "format:strings", 120, escapes, utf8_valid_passes, utf8_invalid_replaced,
+	          utf8_fuzz_against_reference, strings_round_trip_through_cjson,
+	          record_strings_escaped);
+	test_case(s, "record:equal", 120, rec_equal);
+	test_case(s, "names:enums", 120, enum_names);
+	test_case(s, "dtype:sizes", 120, dtype_sizes, storage_bytes);
 }
 
 TEST_MAIN(jsonl_suite);

@@ -127,12 +127,9 @@ START_TEST(heap_line_known_text)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "jsonl-heap")
 {
-	Suite *s = suite_create("jsonl-heap");
-	TCase *tc = test_tcase(s, "heap:line", 60);
-	test_add(tc, heap_line_known_text, heap_line_equals_general_formatter);
-	return s;
+	test_case(s, "heap:line", 60, heap_line_known_text, heap_line_equals_general_formatter);
 }
 
 TEST_MAIN(suite);

@@ -160,13 +160,11 @@ START_TEST(keep_host_drops_devices)
 }
 END_TEST
 
-static Suite *live_suite(void)
+TEST_SUITE(live_suite, "live")
 {
-	Suite *s = suite_create("live");
-	TCase *tc = test_tcase(s, "live:table", 60);
-	test_add(tc, small_blocks_side_by_side, same_offset_in_many_pages, random_addresses,
-	         vmm_handles_beside_addresses, reinsert_and_unknown, keep_host_drops_devices);
-	return s;
+	test_case(s, "live:table", 60, small_blocks_side_by_side, same_offset_in_many_pages,
+	          random_addresses, vmm_handles_beside_addresses, reinsert_and_unknown,
+	          keep_host_drops_devices);
 }
 
 TEST_MAIN(live_suite);

@@ -57,13 +57,14 @@ START_TEST(peak_is_per_device_and_first_strictly_exceeded)
 	ck_assert_str_eq(r->peak_device, "cuda:0");
 	ck_assert_uint_eq(r->peak_timestamp_ns, 5);
 	ck_assert_uint_eq(r->n_devices, 2);
-	ck_assert_str_eq(r->by_device[0].device, "cpu");
-	ck_assert_uint_eq(r->by_device[0].peak_bytes, 150);
-	ck_assert_uint_eq(r->by_device[0].peak_timestamp_ns, 4);
-	ck_assert_uint_eq(r->by_device[0].alloc_count, 2);
-	ck_assert_uint_eq(r->by_device[0].free_count, 1);
-	ck_assert_str_eq(r->by_device[1].device, "cuda:0");
-	ck_assert_uint_eq(r->by_device[1].peak_bytes, 160);
+	const struct cgtrace_device_peak *cpu = &r->by_device[0], *gpu = &r->by_device[1];
+	ck_assert_str_eq(cpu->device, "cpu");
+	ck_assert_uint_eq(cpu->peak_bytes, 150);
+	ck_assert_uint_eq(cpu->peak_timestamp_ns, 4);
+	ck_assert_uint_eq(cpu->alloc_count, 2);
+	ck_assert_uint_eq(cpu->free_count, 1);
+	ck_assert_str_eq(gpu->device, "cuda:0");
+	ck_assert_uint_eq(gpu->peak_bytes, 160);
 	/* Breakdown: live allocations of all devices at the peak, largest first. */
 	ck_assert_uint_eq(r->n_breakdown, 3);
 	ck_assert_str_eq(r->peak_breakdown[0].tensor_id, "b");
@@ -333,9 +334,8 @@ static TCase *analysis_tcase(Suite *s, const char *name, double timeout_s)
 	return tc;
 }
 
-static Suite *suite(void)
+TEST_SUITE(suite, "memory-analysis")
 {
-	Suite *s = suite_create("memory-analysis");
 	TCase *tc = analysis_tcase(s, "memory:accounting", 4);
 	test_add(tc, no_memory_records, peak_is_per_device_and_first_strictly_exceeded,
 	         order_is_time_then_alloc_then_tensor_id, frees_use_remembered_bytes_and_category,
@@ -346,12 +346,10 @@ static Suite *suite(void)
 	         device_with_only_checkpoints_is_listed);
 	tc = analysis_tcase(s, "memory:by-op", 4);
 	test_add(tc, peak_by_op_has_every_group, peak_by_op_sums_and_orders);
-	tc = test_tcase(s, "api:helpers", 4);
-	test_add(tc, summary_report_matches_summary, min_bytes_tag,
-	         json_string_escapes_as_the_writer);
+	test_case(s, "api:helpers", 4, summary_report_matches_summary, min_bytes_tag,
+	          json_string_escapes_as_the_writer);
 	tc = analysis_tcase(s, "memory:scale", 60);
 	test_add(tc, many_out_of_order_records);
-	return s;
 }
 
 TEST_MAIN(suite);

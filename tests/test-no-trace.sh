@@ -9,8 +9,7 @@ set -u
 . "$(dirname "$0")/lib/sh-check.sh"
 need_args 1 "test-no-trace.sh CGTRACE" "$@"
 cgtrace=$(abs "$1")
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cd "$tmp" || exit 1
 mkdir folder
 : >empty.cgt

@@ -293,23 +293,19 @@ START_TEST(test_f64_threads)
 }
 END_TEST
 
-static Suite *num_scan_suite(void)
+TEST_SUITE(num_scan_suite, "num_scan")
 {
-	Suite *s = suite_create("num_scan");
 	TCase *tc;
 
-	tc = test_tcase(s, "u64:scan", 4);
-	tcase_add_loop_test(tc, test_u64_good, 0, (int)(sizeof(u64_good) / sizeof(u64_good[0])));
+	tc = test_loop(s, "u64:scan", 4, test_u64_good,
+	               (int)(sizeof(u64_good) / sizeof(u64_good[0])));
 	tcase_add_loop_test(tc, test_u64_bad, 0, (int)(sizeof(u64_bad) / sizeof(u64_bad[0])));
 	test_add(tc, test_u64_not_terminated);
 	test_add(tc, test_hex_id);
-	tc = test_tcase(s, "f64:scan", 4);
-	test_add(tc, test_f64_good);
+	tc = test_case(s, "f64:scan", 4, test_f64_good);
 	tcase_add_loop_test(tc, test_f64_bad, 0, (int)(sizeof(f64_bad) / sizeof(f64_bad[0])));
 	test_add(tc, test_f64_not_terminated);
-	tc = test_tcase(s, "f64:locale", 4);
-	test_add(tc, test_f64_locale, test_f64_threads);
-	return s;
+	test_case(s, "f64:locale", 4, test_f64_locale, test_f64_threads);
 }
 
 TEST_MAIN(num_scan_suite);

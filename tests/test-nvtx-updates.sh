@@ -10,17 +10,12 @@
 set -u
 # shellcheck source=tests/lib/sh-check.sh
 . "$(dirname "$0")/lib/sh-check.sh"
-need_args 3 "test-nvtx-updates.sh CGTRACE PROBE PROGRAM" "$@"
-cgtrace=$(abs "$1")
-probe=$(abs "$2")
+probe_test 3 "test-nvtx-updates.sh CGTRACE PROBE PROGRAM" "$@"
 prog=$3
-skip_unless_built "$probe"
 if [ ! -x "$prog" ]; then
 	echo "SKIP: no NVTX headers at build time"
 	exit 77
 fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 unset CGPROBE_UPDATE_RANGE CGPROBE_STEPS CGPROBE_MIN_BYTES
 
 for fmt in jsonl compact; do

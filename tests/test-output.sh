@@ -13,8 +13,7 @@ cgtrace=$(abs "$1")
 traces=$(cd "$(dirname "$0")/golden/traces" && pwd)
 good=$traces/train.jsonl
 bad=$traces/bad.jsonl
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 cd "$tmp" || exit 1
 mkdir out
 

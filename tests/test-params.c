@@ -80,15 +80,10 @@ START_TEST(test_params_concurrent_reads)
 }
 END_TEST
 
-static Suite *params_suite(void)
+TEST_SUITE(params_suite, "params")
 {
-	Suite *s = suite_create("params");
-	TCase *tc = tcase_create("params");
-	tcase_add_test(tc, test_params_contains);
-	tcase_add_test(tc, test_params_merge);
-	tcase_add_test(tc, test_params_concurrent_reads);
-	suite_add_tcase(s, tc);
-	return s;
+	test_case(s, "params", 4, test_params_contains, test_params_merge,
+	          test_params_concurrent_reads);
 }
 
 TEST_MAIN(params_suite);

@@ -34,6 +34,7 @@
 #include "pline.h"
 #include "rundir.h"
 #include "test-main.h"
+#include "trace-doc.h"
 
 extern char **environ;
 
@@ -135,6 +136,13 @@ static void run_free(struct run *r)
 	free(r);
 }
 
+/* A run without the probe and its run with it, both done with. */
+static void run_free_both(struct run *ref, struct run *r)
+{
+	run_free(ref);
+	run_free(r);
+}
+
 /*
  * The child's environment: the test's own without probe settings, the probe
  * preloaded when asked, traces into r->out, then the test's extra entries.
@@ -165,9 +173,7 @@ static void run_start(struct run *r, const char *const *extra_env, const char *p
 	snprintf(path, sizeof(path), "%s/%s", bin_dir, prog);
 	char **env = make_env(r, extra_env, owned, &n_owned);
 	r->pid = rundir_spawn(r->dir, r->cwd, path, args, env);
-	free(env);
-	for (size_t i = 0; i < n_owned; i++)
-		free(owned[i]);
+	child_env_free(env, owned, n_owned);
 }
 
 static void load_trace(struct run *r, const char *path);
@@ -318,6 +324,35 @@ static void assert_same_results(const struct run *ref, const struct run *r)
 	free(jb);
 	strs_free(&a);
 	strs_free(&b);
+}
+
+/* A run without the probe and one with it alike: the same exit status and results. */
+static void assert_alike(const struct run *ref, const struct run *r)
+{
+	assert_same_status(ref, r);
+	assert_same_results(ref, r);
+}
+
+/*
+ * prog run without the probe (with ref_env) and with it (with env), alike.
+ * The run with the probe; the other in *ref.
+ */
+static struct run *run_alike(struct run **ref, const char *const *ref_env, const char *const *env,
+			     const char *prog, const char *const *args)
+{
+	*ref = run_prog(false, ref_env, prog, args);
+	struct run *r = run_prog(true, env, prog, args);
+	assert_alike(*ref, r);
+	return r;
+}
+
+/* A run that exited with code, wrote nothing on stderr and left n traces (n < 0: any number). */
+static void assert_quiet_exit(const struct run *r, int code, int n)
+{
+	assert_exited(r, code);
+	ck_assert_str_eq(r->err_text, "");
+	if (n >= 0)
+		ck_assert_uint_eq(r->n_traces, (size_t)n);
 }
 
 static size_t count_results(const struct run *r, const char *prog, const char *text)
@@ -531,18 +566,6 @@ static char *record_key(const struct cgtrace_memory *m)
 		    cgtrace_category_name(m->category));
 }
 
-static size_t n_memory(const struct trace *t)
-{
-	return cgtrace_doc_count(t->doc, CGTRACE_KIND_MEMORY);
-}
-
-static struct cgtrace_memory memory_at(const struct trace *t, size_t i)
-{
-	struct cgtrace_memory m;
-	cgtrace_doc_memory(t->doc, i, &m);
-	return m;
-}
-
 enum match {
 	IN_ORDER, /* the records, in file order, are exactly the expected ones */
 	SAME_SET, /* the same records in any order (several threads) */
@@ -572,12 +595,12 @@ static void assert_records(struct trace *t, const struct model *m, enum match ho
 {
 	size_t n_want = m->n, n_have = 0;
 	struct keyed *want = calloc(n_want + 1, sizeof(*want));
-	struct keyed *have = calloc(n_memory(t) + 1, sizeof(*have));
+	struct keyed *have = calloc(trace_n_memory(t->doc) + 1, sizeof(*have));
 	ck_assert(want && have);
 	for (size_t i = 0; i < n_want; i++)
 		want[i] = (struct keyed){expect_key(&m->v[i]), i};
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory rec = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory rec = trace_memory(t->doc, i);
 		if (how != IN_ORDER || !ignore || !ignore(t, &rec))
 			have[n_have++] = (struct keyed){record_key(&rec), i};
 	}
@@ -606,7 +629,7 @@ static void assert_records(struct trace *t, const struct model *m, enum match ho
 					first_missing = want[i].key;
 				i++;
 			} else {
-				struct cgtrace_memory rec = memory_at(t, have[j].record);
+				struct cgtrace_memory rec = trace_memory(t->doc, have[j].record);
 				if (how != SUBSET && !(ignore && ignore(t, &rec)) && !extra++)
 					first_extra = have[j].key;
 				j++;
@@ -644,8 +667,8 @@ static void assert_program_records(const struct run *r, struct trace *t, const c
 static size_t count_records(const struct trace *t, enum cgtrace_action action, const char *op)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		n += m.action == action && m.op_name && !strcmp(m.op_name, op);
 	}
 	return n;
@@ -669,27 +692,6 @@ static const char *tag(const struct trace *t, const char *key)
 		if (!strcmp(t->meta.tags[i].key, key))
 			return t->meta.tags[i].value;
 	return NULL;
-}
-
-static bool find_span(const struct trace *t, const char *id, struct cgtrace_span *out)
-{
-	size_t n = cgtrace_doc_count(t->doc, CGTRACE_KIND_SPAN_START);
-	for (size_t i = 0; i < n; i++) {
-		cgtrace_doc_span(t->doc, i, out);
-		if (!strcmp(out->id, id))
-			return true;
-	}
-	return false;
-}
-
-static bool valid_address(const char *id)
-{
-	if (strncmp(id, "0x", 2) || !id[2] || id[2] == '0' || strlen(id) > 18)
-		return false;
-	for (const char *p = id + 2; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
 }
 
 static bool known_op(const char *op, enum cgtrace_action action)
@@ -744,26 +746,26 @@ static void check_trace(const struct trace *t)
 		ck_assert_ptr_null(tag(t, "cgprobe_zstd_level"));
 
 	/* The root span: s1, named after the entrypoint, closed. */
-	ck_assert_msg(find_span(t, "s1", &root), "%s: no root span s1", t->path);
+	ck_assert_msg(trace_find_span(t->doc, "s1", &root), "%s: no root span s1", t->path);
 	ck_assert_ptr_null(root.parent_id);
 	ck_assert_str_eq(root.name, t->meta.entrypoint);
 	ck_assert_uint_eq(root.start_ns, 0);
 	ck_assert_msg(root.closed, "%s: root span s1 not closed", t->path);
 
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		ck_assert_msg(known_op(m.op_name, m.action), "%s: record %zu: op_name %s for %s",
 			      t->path, i, m.op_name ? m.op_name : "(none)",
 			      cgtrace_action_name(m.action));
-		ck_assert_msg(valid_address(m.tensor_id), "%s: tensor_id '%s'", t->path,
+		ck_assert_msg(trace_is_address(m.tensor_id), "%s: tensor_id '%s'", t->path,
 			      m.tensor_id);
 		ck_assert_str_eq(m.device, "cpu");
 		ck_assert_str_eq(m.dtype, "u8");
 		ck_assert_uint_eq(m.ndim, 1);
 		ck_assert_uint_eq(m.shape[0], m.bytes);
 		ck_assert(!m.managed);
-		ck_assert_msg(find_span(t, m.span_id, &span), "%s: record %zu in unknown span %s",
-			      t->path, i, m.span_id);
+		ck_assert_msg(trace_find_span(t->doc, m.span_id, &span),
+			      "%s: record %zu in unknown span %s", t->path, i, m.span_id);
 	}
 }
 
@@ -771,9 +773,9 @@ static void check_trace(const struct trace *t)
 static void assert_root_last(const struct trace *t)
 {
 	struct cgtrace_span root, s;
-	ck_assert(find_span(t, "s1", &root));
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	ck_assert(trace_find_span(t->doc, "s1", &root));
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		ck_assert_msg(m.timestamp_ns <= root.duration_ns,
 			      "%s: record %zu at %llu ns after the root span's end (%llu ns)",
 			      t->path, i, (unsigned long long)m.timestamp_ns,
@@ -789,8 +791,8 @@ static void assert_root_last(const struct trace *t)
 /* One thread wrote the trace: its timestamps strictly increase in file order. */
 static void assert_ts_increasing(const struct trace *t)
 {
-	for (size_t i = 1; i < n_memory(t); i++) {
-		struct cgtrace_memory a = memory_at(t, i - 1), b = memory_at(t, i);
+	for (size_t i = 1; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory a = trace_memory(t->doc, i - 1), b = trace_memory(t->doc, i);
 		ck_assert_msg(a.timestamp_ns < b.timestamp_ns,
 			      "%s: record %zu at %llu ns, record %zu at %llu ns", t->path, i - 1,
 			      (unsigned long long)a.timestamp_ns, i,
@@ -869,8 +871,8 @@ static bool preexisting(struct trace *t, const struct cgtrace_memory *m)
 		return true;
 	if (m->action != CGTRACE_FREE)
 		return false;
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory a = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory a = trace_memory(t->doc, i);
 		if (a.action == CGTRACE_ALLOC && !strcmp(a.tensor_id, m->tensor_id))
 			return a.preexisting && a.timestamp_ns <= m->timestamp_ns &&
 			       !strcmp(a.device, m->device) && a.bytes == m->bytes;
@@ -882,8 +884,8 @@ static uint64_t preexisting_bytes(const struct trace *t, size_t *n)
 {
 	uint64_t v = 0;
 	*n = 0;
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		ck_assert_msg(!m.preexisting || m.action == CGTRACE_ALLOC, "a pre-existing free");
 		if (m.preexisting) {
 			v += m.bytes;
@@ -918,8 +920,8 @@ static bool libc_thread_block(struct trace *t, const struct cgtrace_memory *m)
 		return false;
 	if (!t->calloc_keys_made) {
 		t->calloc_keys_made = true;
-		for (size_t i = 0; i < n_memory(t); i++) {
-			struct cgtrace_memory c = memory_at(t, i);
+		for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+			struct cgtrace_memory c = trace_memory(t->doc, i);
 			if (c.action != CGTRACE_ALLOC || strcmp(c.op_name, "calloc"))
 				continue;
 			t->calloc_keys = realloc(t->calloc_keys,
@@ -942,8 +944,8 @@ static uint64_t filtered_bytes(struct trace *t, record_filter which, size_t *all
 {
 	uint64_t in = 0, out = 0;
 	size_t na = 0, nf = 0;
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		if (!which(t, &m))
 			continue;
 		if (m.action == CGTRACE_ALLOC) {
@@ -971,6 +973,20 @@ static const char *output_env(const struct run *r, int zst)
 	return env;
 }
 
+/*
+ * prog run with the probe, its traces JSONL (zstd-compressed with zst)
+ * whatever the suite's format; extra: one more environment entry, or NULL.
+ */
+static struct run *run_output(int zst, const char *extra, const char *prog,
+			      const char *const *args)
+{
+	struct run *r = run_new(true);
+	const char *env[] = {output_env(r, zst), extra, NULL};
+	run_start(r, env, prog, args);
+	run_wait(r);
+	return r;
+}
+
 static void assert_zstd_file(const char *path)
 {
 	size_t len = 0;
@@ -992,6 +1008,44 @@ static char *path_in(const char *dir, const char *fmt, ...)
 }
 
 /* Exactly one line on stderr: a probe warning that mentions `about`. */
+/* A FIFO in a run's trace folder (made here) that the test reads, opened without blocking. */
+struct fifo {
+	char *path;
+	char *env; /* CGPROBE_OUTPUT=path */
+	int fd;
+};
+
+static struct run *run_new_fifo(struct fifo *f)
+{
+	struct run *r = run_new(true);
+	ck_assert_int_eq(mkdir(r->out, 0755), 0);
+	f->path = path_in(r->out, "pipe");
+	ck_assert_int_eq(mkfifo(f->path, 0644), 0);
+	f->fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(f->fd, 0);
+	f->env = strf("CGPROBE_OUTPUT=%s", f->path);
+	return r;
+}
+
+/* All the FIFO held, into data; closed then, and still a FIFO. */
+static size_t fifo_drain(struct fifo *f, char *data, size_t cap)
+{
+	size_t len = 0;
+	for (ssize_t n; (n = read(f->fd, data + len, cap - len)) > 0;)
+		len += (size_t)n;
+	close(f->fd);
+	struct stat st;
+	ck_assert_int_eq(lstat(f->path, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	return len;
+}
+
+static void fifo_free(struct fifo *f)
+{
+	free(f->path);
+	free(f->env);
+}
+
 static void assert_one_warning(const struct run *r, const char *about)
 {
 	ck_assert_msg(count_lines(r->err_text) == 1 && !strncmp(r->err_text, "cgprobe: ", 9),
@@ -1066,15 +1120,9 @@ static void reraise(int sig)
 
 START_TEST(test_alloc_api_records_every_call)
 {
-	struct run *ref = run_prog(false, NULL, "alloc-api", NULL);
-	struct run *r = run_prog(true, NULL, "alloc-api", NULL);
-	assert_exited(ref, 0);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
-	ck_assert_str_eq(ref->err_text, "");
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(ref->n_traces, 0);
-	ck_assert_uint_eq(r->n_traces, 1);
+	struct run *ref, *r = run_alike(&ref, NULL, NULL, "alloc-api", NULL);
+	assert_quiet_exit(ref, 0, 0);
+	assert_quiet_exit(r, 0, 1);
 
 	struct trace *t = trace_for(r, "alloc-api", r->pid);
 	assert_root_last(t);
@@ -1082,19 +1130,25 @@ START_TEST(test_alloc_api_records_every_call)
 	assert_ts_increasing(t);
 
 	/* What alloc-api.c does, counted by hand. */
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "malloc"), 5);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "calloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "realloc"), 3);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "reallocarray"), 2);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "posix_memalign"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "aligned_alloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "memalign"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "valloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_ALLOC, "pvalloc"), 1);
-	ck_assert_uint_eq(count_records(t, CGTRACE_FREE, "free"), 11);
-	ck_assert_uint_eq(count_records(t, CGTRACE_FREE, "realloc"), 3);
-	ck_assert_uint_eq(count_records(t, CGTRACE_FREE, "reallocarray"), 1);
-	ck_assert_uint_eq(n_memory(t), 31);
+	static const struct {
+		enum cgtrace_action action;
+		const char *op;
+		size_t n;
+	} counted[] = {
+		{CGTRACE_ALLOC, "malloc", 5},      {CGTRACE_ALLOC, "calloc", 1},
+		{CGTRACE_ALLOC, "realloc", 3},     {CGTRACE_ALLOC, "reallocarray", 2},
+		{CGTRACE_ALLOC, "posix_memalign", 1}, {CGTRACE_ALLOC, "aligned_alloc", 1},
+		{CGTRACE_ALLOC, "memalign", 1},    {CGTRACE_ALLOC, "valloc", 1},
+		{CGTRACE_ALLOC, "pvalloc", 1},     {CGTRACE_FREE, "free", 11},
+		{CGTRACE_FREE, "realloc", 3},      {CGTRACE_FREE, "reallocarray", 1},
+	};
+	for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+		size_t n = count_records(t, counted[i].action, counted[i].op);
+		ck_assert_msg(n == counted[i].n, "%zu %s records of %s, expected %zu", n,
+			      counted[i].action == CGTRACE_ALLOC ? "alloc" : "free", counted[i].op,
+			      counted[i].n);
+	}
+	ck_assert_uint_eq(trace_n_memory(t->doc), 31);
 
 	struct cgtrace_summary sum;
 	ck_assert_int_eq(cgtrace_doc_summary(t->doc, &sum), 0);
@@ -1103,20 +1157,23 @@ START_TEST(test_alloc_api_records_every_call)
 	ck_assert_uint_eq(final_bytes(t), 4242);
 
 	/* The error paths really failed, the same way with and without the probe. */
-	assert_result(r, "alloc-api", "malloc errno=4321");
-	assert_result(r, "alloc-api", "malloc-huge null errno=12");
-	assert_result(r, "alloc-api", "calloc-overflow null errno=12");
-	assert_result(r, "alloc-api", "realloc-huge null errno=12");
-	assert_result(r, "alloc-api", "realloc-huge kept=1");
-	assert_result(r, "alloc-api", "reallocarray-overflow null errno=12");
-	assert_result(r, "alloc-api", "reallocarray-null-overflow null errno=12");
-	assert_result(r, "alloc-api", "posix_memalign-align3 r=22 untouched=1 errno=0");
-	assert_result(r, "alloc-api", "posix_memalign-align24 r=22 untouched=1 errno=0");
+	static const char *const failed[] = {
+		"malloc errno=4321",
+		"malloc-huge null errno=12",
+		"calloc-overflow null errno=12",
+		"realloc-huge null errno=12",
+		"realloc-huge kept=1",
+		"reallocarray-overflow null errno=12",
+		"reallocarray-null-overflow null errno=12",
+		"posix_memalign-align3 r=22 untouched=1 errno=0",
+		"posix_memalign-align24 r=22 untouched=1 errno=0",
+		"free-null errno=1234",
+		"realloc-zero null errno=0",
+	};
+	for (size_t i = 0; i < sizeof(failed) / sizeof(failed[0]); i++)
+		assert_result(r, "alloc-api", failed[i]);
 	assert_result_prefix(r, "alloc-api", "posix_memalign-huge r=12 untouched=1 ");
-	assert_result(r, "alloc-api", "free-null errno=1234");
-	assert_result(r, "alloc-api", "realloc-zero null errno=0");
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1126,8 +1183,8 @@ START_TEST(test_alloc_api_failures_record_nothing)
 	struct run *r = run_prog(true, NULL, "alloc-api", NULL);
 	assert_exited(r, 0);
 	struct trace *t = trace_for(r, "alloc-api", r->pid);
-	for (size_t i = 0; i < n_memory(t); i++) {
-		struct cgtrace_memory m = memory_at(t, i);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
+		struct cgtrace_memory m = trace_memory(t->doc, i);
 		ck_assert_uint_le(m.bytes, 5000);
 	}
 	/* The block a failed realloc kept is freed once, at its own size. */
@@ -1146,8 +1203,7 @@ START_TEST(test_min_bytes_filters_allocations_and_their_frees)
 {
 	const char *env[] = {"CGPROBE_MIN_BYTES=64", NULL};
 	struct run *r = run_prog(true, env, "alloc-api", NULL);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
+	assert_quiet_exit(r, 0, -1);
 	struct trace *t = trace_for(r, "alloc-api", r->pid);
 	struct model m;
 	model_build(&m, r, r->pid, "alloc-api", 64);
@@ -1157,8 +1213,8 @@ START_TEST(test_min_bytes_filters_allocations_and_their_frees)
 	ck_assert_int_eq(cgtrace_doc_summary(t->doc, &sum), 0);
 	ck_assert_uint_eq(sum.alloc_count, 10);
 	ck_assert_uint_eq(sum.free_count, 9);
-	for (size_t i = 0; i < n_memory(t); i++)
-		ck_assert_uint_ge(memory_at(t, i).bytes, 64);
+	for (size_t i = 0; i < trace_n_memory(t->doc); i++)
+		ck_assert_uint_ge(trace_memory(t->doc, i).bytes, 64);
 	ck_assert_uint_eq(final_bytes(t), 4242);
 	run_free(r);
 }
@@ -1171,11 +1227,8 @@ END_TEST
 START_TEST(test_threads_all_records_matched)
 {
 	const char *args[] = {"8", "2000", NULL};
-	struct run *ref = run_prog(false, NULL, "threads", args);
-	struct run *r = run_prog(true, NULL, "threads", args);
+	struct run *ref, *r = run_alike(&ref, NULL, NULL, "threads", args);
 	assert_exited(ref, 0);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
 	ck_assert_str_eq(r->err_text, "");
 	struct trace *t = trace_for(r, "threads", r->pid);
 	assert_root_last(t);
@@ -1207,8 +1260,7 @@ START_TEST(test_threads_all_records_matched)
 		      "peak %llu outside [%llu, %llu]", (unsigned long long)rep->peak_bytes,
 		      (unsigned long long)max_one, (unsigned long long)(all + libc_live));
 	cgtrace_memory_report_free(rep);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1234,7 +1286,7 @@ static void assert_span(const struct trace *t, uint64_t id, const char *name, co
 	char sid[24];
 	struct cgtrace_span s;
 	snprintf(sid, sizeof(sid), "s%llu", (unsigned long long)id);
-	ck_assert_msg(find_span(t, sid, &s), "no span %s", sid);
+	ck_assert_msg(trace_find_span(t->doc, sid, &s), "no span %s", sid);
 	ck_assert_str_eq(s.name, name);
 	ck_assert_str_eq(s.parent_id, parent);
 	ck_assert_int_eq(s.step, step);
@@ -1248,12 +1300,7 @@ static void assert_span(const struct trace *t, uint64_t id, const char *name, co
 START_TEST(test_spans_give_categories)
 {
 	/* The program counts its records in the trace's text. */
-	struct run *r = run_new(true);
-	char *env0 = strf("CGPROBE_OUTPUT=%s/trace.%%p.jsonl", r->out);
-	const char *env[] = {env0, NULL};
-	run_start(r, env, "spans", NULL);
-	run_wait(r);
-	free(env0);
+	struct run *r = run_output(0, NULL, "spans", NULL);
 	assert_exited(r, 0);
 	/* Two ends of spans not innermost, one warning. */
 	ck_assert_str_eq(r->err_text, "cgprobe: a span ended that is not its thread's innermost "
@@ -1295,10 +1342,8 @@ END_TEST
 START_TEST(test_spans_program_runs_without_probe)
 {
 	struct run *r = run_prog(false, NULL, "spans", NULL);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
+	assert_quiet_exit(r, 0, 0);
 	assert_result(r, "spans", "no probe");
-	ck_assert_uint_eq(r->n_traces, 0);
 	run_free(r);
 }
 END_TEST
@@ -1320,8 +1365,7 @@ START_TEST(test_meta_defaults)
 	const char *args[] = {"0", "two words", NULL};
 	char host[256], *exe = real_exe("hello"), *cmdline;
 	struct run *r = run_prog(true, NULL, "hello", args);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
+	assert_quiet_exit(r, 0, -1);
 	struct trace *t = trace_for(r, "hello", r->pid);
 	assert_root_last(t);
 	assert_program_records(r, t, "hello", IN_ORDER);
@@ -1374,8 +1418,7 @@ START_TEST(test_meta_from_environment)
 			     "cgprobe_min_bytes=9,cgprobe_device_snapshots=alloc",
 			     NULL};
 	struct run *r = run_prog(true, env, "hello", NULL);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
+	assert_quiet_exit(r, 0, -1);
 	struct trace *t = trace_for(r, "train.step", r->pid);
 	assert_program_records(r, t, "hello", IN_ORDER);
 	ck_assert_int_eq(t->meta.phase, CGTRACE_PHASE_INFER);
@@ -1384,7 +1427,7 @@ START_TEST(test_meta_from_environment)
 	ck_assert_str_eq(t->meta.correlation_id, "train.step/update-5");
 	ck_assert_str_eq(t->meta.device, "cuda:1");
 	struct cgtrace_span root;
-	ck_assert(find_span(t, "s1", &root));
+	ck_assert(trace_find_span(t->doc, "s1", &root));
 	ck_assert_str_eq(root.name, "train.step");
 
 	ck_assert_str_eq(tag(t, "RANK"), "3");
@@ -1523,9 +1566,7 @@ START_TEST(test_default_output_name)
 {
 	const char *env[] = {"CGPROBE_OUTPUT", compact_mode ? NULL : "CGPROBE_FORMAT=jsonl", NULL};
 	struct run *r = run_prog(true, env, "hello", NULL);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 1);
+	assert_quiet_exit(r, 0, 1);
 	char *want = strf("cgprobe.hello.%d.%s", (int)r->pid, compact_mode ? "cgt" : "jsonl");
 	ck_assert_str_eq(base_name(r->traces[0].path), want);
 	assert_program_records(r, &r->traces[0], "hello", IN_ORDER);
@@ -1542,8 +1583,7 @@ START_TEST(test_output_template)
 	const char *env[] = {env0, NULL};
 	run_start(r, env, "hello", NULL);
 	run_wait(r);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
+	assert_quiet_exit(r, 0, -1);
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	char *want = path_in(r->out, "hello-%s-0-%%-%d.jsonl", host, (int)r->pid);
 	ck_assert_uint_eq(r->n_traces, 1);
@@ -1559,8 +1599,7 @@ START_TEST(test_output_relative_with_new_directories)
 {
 	const char *env[] = {"CGPROBE_OUTPUT=deep/er/t.jsonl", NULL};
 	struct run *r = run_prog(true, env, "hello", NULL);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
+	assert_quiet_exit(r, 0, -1);
 	ck_assert_uint_eq(r->n_traces, 0); /* not directly in cwd */
 	char *path = path_in(r->cwd, "deep/er/t.jsonl");
 	load_trace(r, path);
@@ -1625,13 +1664,8 @@ END_TEST
 
 START_TEST(test_output_zstd)
 {
-	struct run *r = run_new(true);
-	const char *env[] = {output_env(r, 1), NULL};
-	run_start(r, env, "alloc-api", NULL);
-	run_wait(r);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 1);
+	struct run *r = run_output(1, NULL, "alloc-api", NULL);
+	assert_quiet_exit(r, 0, 1);
 	char *want = path_in(r->out, "trace.%d.jsonl.zst", (int)r->pid);
 	ck_assert_str_eq(r->traces[0].path, want);
 	assert_zstd_file(want);
@@ -1644,34 +1678,20 @@ END_TEST
 /* An existing FIFO is written as it is: a reader on the other end gets the trace. */
 START_TEST(test_output_fifo)
 {
-	struct run *r = run_new(true);
-	ck_assert_int_eq(mkdir(r->out, 0755), 0);
-	char *fifo = path_in(r->out, "pipe");
-	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo);
-	const char *env[] = {env0, NULL};
+	struct fifo f;
+	struct run *r = run_new_fifo(&f);
+	const char *env[] = {f.env, NULL};
 	run_start(r, env, "hello", NULL);
 	run_wait(r);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 0);
+	assert_quiet_exit(r, 0, 0);
 
 	char data[65536];
-	size_t len = 0;
-	for (ssize_t n; (n = read(fd, data + len, sizeof(data) - len)) > 0;)
-		len += (size_t)n;
-	close(fd);
-	struct stat st;
-	ck_assert_int_eq(lstat(fifo, &st), 0);
-	ck_assert(S_ISFIFO(st.st_mode));
+	size_t len = fifo_drain(&f, data, sizeof(data));
 	struct trace *t = &r->traces[r->n_traces++];
-	load_trace_from(t, fifo, data, len);
+	load_trace_from(t, f.path, data, len);
 	ck_assert_int_eq(t->pid, r->pid);
 	assert_program_records(r, t, "hello", IN_ORDER);
-	free(env0);
-	free(fifo);
+	fifo_free(&f);
 	run_free(r);
 }
 END_TEST
@@ -1679,14 +1699,9 @@ END_TEST
 START_TEST(test_output_dev_null)
 {
 	const char *env[] = {"CGPROBE_OUTPUT=/dev/null", NULL};
-	struct run *ref = run_prog(false, NULL, "hello", NULL);
-	struct run *r = run_prog(true, env, "hello", NULL);
-	assert_exited(r, 0);
-	assert_same_results(ref, r);
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 0);
-	run_free(ref);
-	run_free(r);
+	struct run *ref, *r = run_alike(&ref, NULL, env, "hello", NULL);
+	assert_quiet_exit(r, 0, 0);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1727,23 +1742,17 @@ START_TEST(test_only_selects_programs)
 	const char *spawn[] = {"spawn", hello, NULL};
 	const char *only_hello[] = {"CGPROBE_ONLY=nomatch,h?ll*", NULL};
 	const char *only_none[] = {"CGPROBE_ONLY=nomatch,forks?,*zzz", NULL};
-	struct run *ref = run_prog(false, NULL, "forks", spawn);
-	struct run *r = run_prog(true, only_hello, "forks", spawn);
+	struct run *ref, *r = run_alike(&ref, NULL, only_hello, "forks", spawn);
 	struct run *none = run_prog(true, only_none, "forks", spawn);
 	assert_exited(ref, 0);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
 	assert_same_status(ref, none);
 	assert_same_results(ref, none);
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_str_eq(none->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 1);
+	assert_quiet_exit(r, 0, 1);
+	assert_quiet_exit(none, 0, 0);
 	struct trace *t = trace_for(r, "hello", 0);
 	assert_program_records(r, t, "hello", IN_ORDER);
-	ck_assert_uint_eq(none->n_traces, 0);
 	free(hello);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 	run_free(none);
 }
 END_TEST
@@ -1759,17 +1768,13 @@ START_TEST(test_follow_off_traces_first_process_only)
 	char *hello = strf("%s/hello", bin_dir);
 	const char *args[] = {cases[_i][1], hello, NULL};
 	const char *env[] = {"CGPROBE_FOLLOW=0", NULL};
-	struct run *ref = run_prog(false, NULL, prog, args);
-	struct run *r = run_prog(true, env, prog, args);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
+	struct run *ref, *r = run_alike(&ref, NULL, env, prog, args);
 	ck_assert_str_eq(r->err_text, "");
 	ck_assert_msg(r->n_traces == 1, "%zu traces", r->n_traces);
 	struct trace *t = trace_for(r, prog, r->pid);
 	assert_program_records(r, t, prog, IN_ORDER);
 	free(hello);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1800,16 +1805,10 @@ START_TEST(test_exit_paths_leave_complete_trace)
 	int zst = _i % 2;
 	const char *args[] = {c->mode, NULL};
 	struct run *ref = run_prog(false, NULL, "exits", args);
-	struct run *r = run_new(true);
-	const char *env[] = {output_env(r, zst), NULL};
-	run_start(r, env, "exits", args);
-	run_wait(r);
-	assert_exited(ref, c->code);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
-	ck_assert_str_eq(ref->err_text, "");
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 1);
+	struct run *r = run_output(zst, NULL, "exits", args);
+	assert_alike(ref, r);
+	assert_quiet_exit(ref, c->code, -1);
+	assert_quiet_exit(r, c->code, 1);
 	struct trace *t = trace_for(r, "exits", r->pid);
 	if (zst)
 		assert_zstd_file(t->path);
@@ -1825,8 +1824,7 @@ START_TEST(test_exit_paths_leave_complete_trace)
 	}
 	if (!strncmp(c->mode, "term-", 5))
 		ck_assert_ptr_nonnull(strstr(r->out_text, "handler ran\n"));
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1834,19 +1832,14 @@ END_TEST
 START_TEST(test_exec_failure_continues_trace)
 {
 	const char *args[] = {"exec-fail", NULL};
-	struct run *ref = run_prog(false, NULL, "exits", args);
-	struct run *r = run_prog(true, NULL, "exits", args);
+	struct run *ref, *r = run_alike(&ref, NULL, NULL, "exits", args);
 	assert_exited(ref, 0);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
 	assert_result(r, "exits", "exec-fail r=-1 errno=2");
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 1);
+	assert_quiet_exit(r, 0, 1);
 	struct trace *t = trace_for(r, "exits", r->pid);
 	assert_program_records(r, t, "exits", IN_ORDER);
 	ck_assert_uint_eq(final_bytes(t), 1111);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -1860,12 +1853,7 @@ START_TEST(test_large_trace_gives_back_reserved_space)
 	char *hello = strf("%s/hello", bin_dir);
 	const char *args[] = {_i ? "churn-exec" : "churn", hello, NULL};
 	/* JSONL: the churn is too small for the sizes below in the compact encoding. */
-	struct run *r = run_new(true);
-	char *env0 = strf("CGPROBE_OUTPUT=%s/trace.%%p.jsonl", r->out);
-	const char *env[] = {env0, NULL};
-	run_start(r, env, "exits", args);
-	run_wait(r);
-	free(env0);
+	struct run *r = run_output(0, NULL, "exits", args);
 	assert_exited(r, _i ? 3 : 0);
 	assert_result(r, "exits", "churned");
 	struct trace *t = trace_for(r, "exits", r->pid);
@@ -1907,8 +1895,7 @@ static int death(const char *mode, int sig, int zst)
 	}
 	struct run *ref = runs[0], *r = runs[1];
 	assert_killed(ref, sig);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
+	assert_alike(ref, r);
 	ck_assert_str_eq(r->err_text, ref->err_text);
 	ck_assert_uint_eq(r->n_traces, 1);
 	struct trace *t = trace_for(r, "exits", r->pid);
@@ -1918,8 +1905,7 @@ static int death(const char *mode, int sig, int zst)
 	assert_program_records(r, t, "exits", IN_ORDER);
 	ck_assert_uint_eq(final_bytes(t), 1111);
 	int got = WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0;
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 	return got;
 }
 
@@ -1940,49 +1926,29 @@ DEATH_TEST(test_death_killed_term, "wait", SIGTERM)
 DEATH_TEST(test_death_killed_int, "wait", SIGINT)
 DEATH_TEST(test_death_killed_hup, "wait", SIGHUP)
 
-/* The probe's start before main leaves errno as a program finds it: zero. */
-START_TEST(test_errno_zero_at_main)
-{
-	const char *args[] = {"errno", NULL};
-	struct run *ref = run_prog(false, NULL, "exits", args);
-	struct run *r = run_prog(true, NULL, "exits", args);
-	assert_result(ref, "exits", "errno-at-start 0");
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
-	run_free(ref);
-	run_free(r);
-}
-END_TEST
+/* What the program sees of its own state is what it would see without the probe. */
+static const struct {
+	const char *mode; /* of exits.c */
+	const char *env;  /* for both runs, or NULL */
+	const char *results[4];
+} state_cases[] = {
+	/* Signal dispositions. */
+	{"sigquery", NULL, {"segv default", "term default", "int-old default", "int ignore"}},
+	/* The probe's start before main leaves errno as a program finds it: zero. */
+	{"errno", NULL, {"errno-at-start 0"}},
+	/* A program that closes descriptors it did not open never gets the trace's into its files. */
+	{"fd-reuse", "CGPROBE_FLUSH_MS=10", {"own-log 5 intact"}},
+};
 
-/* A program that closes descriptors it did not open never gets the trace's into its files. */
-START_TEST(test_fd_reuse_keeps_program_files)
+START_TEST(test_program_state_unchanged)
 {
-	const char *env[] = {"CGPROBE_FLUSH_MS=10", NULL};
-	const char *args[] = {"fd-reuse", NULL};
-	struct run *ref = run_prog(false, env, "exits", args);
-	struct run *r = run_prog(true, env, "exits", args);
-	assert_result(ref, "exits", "own-log 5 intact");
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
-	run_free(ref);
-	run_free(r);
-}
-END_TEST
-
-/* What the program sees of signal dispositions is what it would see without the probe. */
-START_TEST(test_signal_dispositions_unchanged)
-{
-	const char *args[] = {"sigquery", NULL};
-	struct run *ref = run_prog(false, NULL, "exits", args);
-	struct run *r = run_prog(true, NULL, "exits", args);
+	const char *args[] = {state_cases[_i].mode, NULL};
+	const char *env[] = {state_cases[_i].env, NULL};
+	struct run *ref, *r = run_alike(&ref, env, env, "exits", args);
 	assert_exited(r, 0);
-	assert_same_results(ref, r);
-	assert_result(r, "exits", "segv default");
-	assert_result(r, "exits", "term default");
-	assert_result(r, "exits", "int-old default");
-	assert_result(r, "exits", "int ignore");
-	run_free(ref);
-	run_free(r);
+	for (size_t i = 0; i < 4 && state_cases[_i].results[i]; i++)
+		assert_result(r, "exits", state_cases[_i].results[i]);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -2004,21 +1970,13 @@ START_TEST(test_exec_starts_new_trace)
 	char *mode = strf("exec:%s", variant), *hello = strf("%s/hello", bin_dir);
 	char *path_env = strf("PATH=%s:/usr/bin:/bin", bin_dir);
 	const char *args[] = {mode, hello, NULL};
-	struct run *ref = run_new(false);
 	const char *ref_env[] = {path_env, NULL};
-	run_start(ref, ref_env, "exits", args);
-	run_wait(ref);
-	struct run *r = run_new(true);
-	const char *env[] = {path_env, output_env(r, zst), NULL};
-	run_start(r, env, "exits", args);
-	run_wait(r);
-
+	struct run *ref = run_prog(false, ref_env, "exits", args);
+	struct run *r = run_output(zst, path_env, "exits", args);
 	assert_exited(ref, 3);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
+	assert_alike(ref, r);
 	assert_result(r, "hello", "hello argc=2 sum=208");
-	ck_assert_str_eq(r->err_text, "");
-	ck_assert_uint_eq(r->n_traces, 2);
+	assert_quiet_exit(r, 3, 2);
 
 	struct trace *old = trace_for(r, "exits", r->pid);
 	struct trace *new = trace_for(r, "hello", r->pid);
@@ -2039,8 +1997,7 @@ START_TEST(test_exec_starts_new_trace)
 	free(mode);
 	free(hello);
 	free(path_env);
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -2142,8 +2099,7 @@ static void assert_forks_matches_reference(const char *mode, size_t removed, str
 	struct run *ref = run_forks(false, mode, NULL);
 	struct run *r = run_forks(true, mode, &manifest);
 	assert_exited(ref, 0);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
+	assert_alike(ref, r);
 	ck_assert_str_eq(r->err_text, "");
 	assert_manifest(r, manifest, removed);
 	free(manifest);
@@ -2177,7 +2133,7 @@ START_TEST(test_fork_child_writes_own_trace)
 	ck_assert_uint_ge(n_pre, 1);
 	ck_assert_uint_ge(pre, 1000);
 	/* The child's free of the parent's block is kept: its peak and final bytes are right. */
-	ck_assert_uint_eq(n_memory(child), 2 + n_pre + 1);
+	ck_assert_uint_eq(trace_n_memory(child->doc), 2 + n_pre + 1);
 	ck_assert_uint_eq(count_records(child, CGTRACE_FREE, "free"), 2);
 	ck_assert_uint_eq(final_bytes(child), pre - 1000);
 	ck_assert_uint_eq(final_bytes(parent), 0);
@@ -2300,7 +2256,7 @@ START_TEST(test_fork_exec_failure_without_allocation_starts_new_trace)
 	assert_program_records_except(r, child, "forks", IN_ORDER, preexisting);
 	assert_root_last(parent);
 	assert_root_last(child);
-	ck_assert_uint_eq(n_memory(child), 2);
+	ck_assert_uint_eq(trace_n_memory(child->doc), 2);
 	ck_assert_uint_eq(final_bytes(child), 0);
 	ck_assert_int_eq(strtol(tag(child, "forked_from"), NULL, 10), r->pid);
 	free(name);
@@ -2323,7 +2279,7 @@ static void assert_only_parent_traced(const char *mode, const char *result)
 	assert_program_records(r, parent, "forks", IN_ORDER);
 	assert_root_last(parent);
 	assert_ts_increasing(parent);
-	ck_assert_uint_eq(n_memory(parent), 4);
+	ck_assert_uint_eq(trace_n_memory(parent->doc), 4);
 	ck_assert_uint_eq(final_bytes(parent), 0);
 	run_free(r);
 }
@@ -2343,27 +2299,16 @@ END_TEST
 /* Only a file the probe created is removed: a FIFO named by CGPROBE_OUTPUT stays. */
 START_TEST(test_fork_exec_without_allocation_keeps_fifo)
 {
-	struct run *r = run_new(true);
-	ck_assert_int_eq(mkdir(r->out, 0755), 0);
-	char *fifo = path_in(r->out, "pipe");
-	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo), *hello = strf("%s/hello", bin_dir);
-	const char *env[] = {env0, NULL};
+	struct fifo f;
+	struct run *r = run_new_fifo(&f);
+	char *hello = strf("%s/hello", bin_dir);
+	const char *env[] = {f.env, NULL};
 	const char *args[] = {"fork-exec-empty", hello, NULL};
 	run_start(r, env, "forks", args);
 	run_wait(r);
-	assert_exited(r, 0);
-	ck_assert_str_eq(r->err_text, "");
+	assert_quiet_exit(r, 0, -1);
 	char data[65536];
-	size_t len = 0;
-	for (ssize_t n; (n = read(fd, data + len, sizeof(data) - len)) > 0;)
-		len += (size_t)n;
-	close(fd);
-	struct stat st;
-	ck_assert_int_eq(lstat(fifo, &st), 0);
-	ck_assert(S_ISFIFO(st.st_mode));
+	size_t len = fifo_drain(&f, data, sizeof(data));
 	/* Three heads went in: the parent, the child before exec and hello. */
 	size_t heads = 0;
 	static const char head[] = "{\"kind\":\"meta\"";
@@ -2371,9 +2316,8 @@ START_TEST(test_fork_exec_without_allocation_keeps_fifo)
 	     p++)
 		heads++;
 	ck_assert_uint_eq(heads, 3);
-	free(env0);
 	free(hello);
-	free(fifo);
+	fifo_free(&f);
 	run_free(r);
 }
 END_TEST
@@ -2407,8 +2351,8 @@ START_TEST(test_fork_while_other_thread_allocates)
 	uint64_t busy = stat_sum(r, r->pid, "busy_allocs", NULL);
 	ck_assert_uint_ge(busy, 1000);
 	size_t busy_allocs = 0, busy_frees = 0;
-	for (size_t i = 0; i < n_memory(parent); i++) {
-		struct cgtrace_memory rec = memory_at(parent, i);
+	for (size_t i = 0; i < trace_n_memory(parent->doc); i++) {
+		struct cgtrace_memory rec = trace_memory(parent->doc, i);
 		if (busy_block(parent, &rec)) {
 			busy_allocs += rec.action == CGTRACE_ALLOC;
 			busy_frees += rec.action == CGTRACE_FREE;
@@ -2423,7 +2367,7 @@ START_TEST(test_fork_while_other_thread_allocates)
 		assert_root_last(child);
 		size_t n_pre;
 		preexisting_bytes(child, &n_pre);
-		ck_assert_uint_eq(n_memory(child), 2 + n_pre);
+		ck_assert_uint_eq(trace_n_memory(child->doc), 2 + n_pre);
 		ck_assert_int_eq(strtol(tag(child, "forked_from"), NULL, 10), r->pid);
 	}
 	run_free(r);
@@ -2437,13 +2381,9 @@ END_TEST
 static void dlopen_case(const char *mode, struct run **ref_out, struct run **out)
 {
 	const char *args[] = {mode, module_path, NULL};
-	struct run *ref = run_prog(false, NULL, "dlopen", args);
-	struct run *r = run_prog(true, NULL, "dlopen", args);
-	assert_exited(ref, 0);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
+	struct run *ref, *r = run_alike(&ref, NULL, NULL, "dlopen", args);
+	assert_quiet_exit(ref, 0, 0);
 	assert_result(r, "dlopen", "dup library");
-	ck_assert_str_eq(ref->err_text, "");
 	ck_assert_uint_eq(r->n_traces, 1);
 	struct trace *t = trace_for(r, "dlopen", r->pid);
 	assert_root_last(t);
@@ -2462,8 +2402,7 @@ START_TEST(test_dlopen_library_allocations_recorded)
 	struct run *ref, *r;
 	dlopen_case("plain", &ref, &r);
 	ck_assert_str_eq(r->err_text, "");
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -2473,8 +2412,7 @@ START_TEST(test_dlopen_deepbind_flag_removed)
 	dlopen_case("deepbind", &ref, &r);
 	assert_result(r, "dlopen", "loaded-again same=1");
 	assert_one_warning(r, "RTLD_DEEPBIND");
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 END_TEST
 
@@ -2485,11 +2423,8 @@ END_TEST
 static void assert_unharmed(const char *const *env, const char *about, bool traced)
 {
 	const char *args[] = {"5", NULL};
-	struct run *ref = run_prog(false, NULL, "hello", args);
-	struct run *r = run_prog(true, env, "hello", args);
+	struct run *ref, *r = run_alike(&ref, NULL, env, "hello", args);
 	assert_exited(ref, 5);
-	assert_same_status(ref, r);
-	assert_same_results(ref, r);
 	if (about)
 		assert_one_warning(r, about);
 	else
@@ -2501,8 +2436,7 @@ static void assert_unharmed(const char *const *env, const char *about, bool trac
 		ck_assert_int_eq(t->meta.phase, CGTRACE_PHASE_TRAIN);
 		ck_assert_uint_eq(t->meta.capture_step, 1);
 	}
-	run_free(ref);
-	run_free(r);
+	run_free_both(ref, r);
 }
 
 START_TEST(test_fault_dev_full)
@@ -2567,24 +2501,18 @@ END_TEST
 /* The pipe's reader goes away: recording stops with one warning, the program goes on. */
 START_TEST(test_fault_pipe_reader_gone)
 {
-	struct run *r = run_new(true);
-	ck_assert_int_eq(mkdir(r->out, 0755), 0);
-	char *fifo = path_in(r->out, "pipe");
-	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	int fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	char *env0 = strf("CGPROBE_OUTPUT=%s", fifo);
-	const char *env[] = {env0, NULL};
+	struct fifo f;
+	struct run *r = run_new_fifo(&f);
+	const char *env[] = {f.env, NULL};
 	const char *args[] = {"wait", NULL};
 	run_start(r, env, "exits", args);
 	run_wait_for_output(r, "R ready\n");
-	close(fd);
+	close(f.fd);
 	ck_assert_int_eq(kill(r->pid, SIGTERM), 0);
 	run_wait(r);
 	assert_killed(r, SIGTERM);
-	assert_one_warning(r, fifo);
-	free(env0);
-	free(fifo);
+	assert_one_warning(r, f.path);
+	fifo_free(&f);
 	run_free(r);
 }
 END_TEST
@@ -2595,59 +2523,41 @@ END_TEST
  * One test case a behaviour, named `area:behaviour`: `test-preload
  * fork:child-trace` runs that one.
  */
-static Suite *preload_suite(void)
+TEST_SUITE(preload_suite, "preload")
 {
-	Suite *s = suite_create("preload");
 	TCase *tc;
 
-	tc = test_tcase(s, "alloc:api", 120);
-	test_add(tc, test_alloc_api_records_every_call);
-	tc = test_tcase(s, "alloc:failures", 120);
-	test_add(tc, test_alloc_api_failures_record_nothing);
-	tc = test_tcase(s, "alloc:min-bytes", 120);
-	test_add(tc, test_min_bytes_filters_allocations_and_their_frees);
+	test_case(s, "alloc:api", 120, test_alloc_api_records_every_call);
+	test_case(s, "alloc:failures", 120, test_alloc_api_failures_record_nothing);
+	test_case(s, "alloc:min-bytes", 120, test_min_bytes_filters_allocations_and_their_frees);
 
-	tc = test_tcase(s, "threads:records-matched", 120);
-	test_add(tc, test_threads_all_records_matched);
+	test_case(s, "threads:records-matched", 120, test_threads_all_records_matched);
 
-	tc = test_tcase(s, "spans:categories", 120);
-	test_add(tc, test_spans_give_categories);
-	tc = test_tcase(s, "spans:without-probe", 120);
-	test_add(tc, test_spans_program_runs_without_probe);
+	test_case(s, "spans:categories", 120, test_spans_give_categories);
+	test_case(s, "spans:without-probe", 120, test_spans_program_runs_without_probe);
 
-	tc = test_tcase(s, "meta:fields", 120);
-	test_add(tc, test_meta_defaults, test_meta_from_environment, test_meta_correlation_id);
-	tc = test_tcase(s, "meta:settings", 120);
-	tcase_add_loop_test(tc, test_meta_records_settings, 0,
-			    sizeof(setting_cases) / sizeof(setting_cases[0]));
-	tc = test_tcase(s, "meta:cmdline", 120);
-	test_add(tc, test_meta_cmdline_quoted_for_sh, test_meta_cmdline_cut_at_argument);
+	test_case(s, "meta:fields", 120, test_meta_defaults, test_meta_from_environment,
+	          test_meta_correlation_id);
+	test_loop(s, "meta:settings", 120, test_meta_records_settings,
+	          sizeof(setting_cases) / sizeof(setting_cases[0]));
+	test_case(s, "meta:cmdline", 120, test_meta_cmdline_quoted_for_sh,
+	          test_meta_cmdline_cut_at_argument);
 
-	tc = test_tcase(s, "output:names", 120);
-	test_add(tc, test_default_output_name, test_output_template,
-	         test_output_relative_with_new_directories);
-	tc = test_tcase(s, "output:no-overwrite", 120);
-	tcase_add_loop_test(tc, test_output_never_overwrites, 0, 2);
-	tc = test_tcase(s, "output:zstd", 120);
-	test_add(tc, test_output_zstd);
-	tc = test_tcase(s, "output:special-files", 120);
-	test_add(tc, test_output_fifo, test_output_dev_null);
-	tc = test_tcase(s, "output:manifest", 120);
-	test_add(tc, test_manifest_lists_every_trace);
+	test_case(s, "output:names", 120, test_default_output_name, test_output_template,
+	          test_output_relative_with_new_directories);
+	test_loop(s, "output:no-overwrite", 120, test_output_never_overwrites, 2);
+	test_case(s, "output:zstd", 120, test_output_zstd);
+	test_case(s, "output:special-files", 120, test_output_fifo, test_output_dev_null);
+	test_case(s, "output:manifest", 120, test_manifest_lists_every_trace);
 
-	tc = test_tcase(s, "select:only", 120);
-	test_add(tc, test_only_selects_programs);
-	tc = test_tcase(s, "select:follow-off", 120);
-	tcase_add_loop_test(tc, test_follow_off_traces_first_process_only, 0, 5);
+	test_case(s, "select:only", 120, test_only_selects_programs);
+	test_loop(s, "select:follow-off", 120, test_follow_off_traces_first_process_only, 5);
 
-	tc = test_tcase(s, "exit:paths", 120);
-	tcase_add_loop_test(tc, test_exit_paths_leave_complete_trace, 0, 2 * N_EXIT_CASES);
-	tc = test_tcase(s, "exit:reserved-space", 120);
-	tcase_add_loop_test(tc, test_large_trace_gives_back_reserved_space, 0, 2);
+	test_loop(s, "exit:paths", 120, test_exit_paths_leave_complete_trace, 2 * N_EXIT_CASES);
+	test_loop(s, "exit:reserved-space", 120, test_large_trace_gives_back_reserved_space, 2);
 
-	tc = test_tcase(s, "program:state-unchanged", 120);
-	test_add(tc, test_signal_dispositions_unchanged, test_errno_zero_at_main,
-	         test_fd_reuse_keeps_program_files);
+	test_loop(s, "program:state-unchanged", 120, test_program_state_unchanged,
+	          (int)(sizeof(state_cases) / sizeof(state_cases[0])));
 
 	tc = test_tcase(s, "death:signal", 120);
 	tcase_add_loop_test_raise_signal(tc, test_death_segv, SIGSEGV, 0, 2);
@@ -2663,43 +2573,33 @@ static Suite *preload_suite(void)
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_int, SIGINT, 0, 2);
 	tcase_add_loop_test_raise_signal(tc, test_death_killed_hup, SIGHUP, 0, 2);
 
-	tc = test_tcase(s, "exec:new-trace", 120);
-	tcase_add_loop_test(tc, test_exec_starts_new_trace, 0, 2 * N_EXEC_VARIANTS);
-	tc = test_tcase(s, "exec:no-own-records", 120);
-	tcase_add_loop_test(tc, test_exec_adds_no_records_of_its_own, 0, N_EXEC_VARIANTS);
-	tc = test_tcase(s, "exec:failure", 120);
-	test_add(tc, test_exec_failure_continues_trace);
+	test_loop(s, "exec:new-trace", 120, test_exec_starts_new_trace, 2 * N_EXEC_VARIANTS);
+	test_loop(s, "exec:no-own-records", 120, test_exec_adds_no_records_of_its_own,
+	          N_EXEC_VARIANTS);
+	test_case(s, "exec:failure", 120, test_exec_failure_continues_trace);
 
-	tc = test_tcase(s, "fork:child-trace", 120);
-	test_add(tc, test_fork_child_writes_own_trace, test_fork_then_exec);
-	tc = test_tcase(s, "fork:exec-without-allocation", 120);
-	test_add(tc, test_fork_exec_without_allocation_leaves_no_trace,
-	         test_fork_exec_failure_without_allocation_starts_new_trace,
-	         test_fork_exec_without_allocation_keeps_fifo);
-	tc = test_tcase(s, "fork:other-thread-allocates", 120);
-	test_add(tc, test_fork_while_other_thread_allocates);
-	tc = test_tcase(s, "spawn:child-trace", 120);
-	test_add(tc, test_posix_spawn_child_traced, test_vfork_exec_child_traced,
-	         test_vfork_execve_child_traced);
-	tc = test_tcase(s, "spawn:failure", 120);
-	test_add(tc, test_vfork_exec_failure_leaves_parent_whole,
-	         test_posix_spawn_failure_leaves_parent_whole);
+	test_case(s, "fork:child-trace", 120, test_fork_child_writes_own_trace,
+	          test_fork_then_exec);
+	test_case(s, "fork:exec-without-allocation", 120,
+	          test_fork_exec_without_allocation_leaves_no_trace,
+	          test_fork_exec_failure_without_allocation_starts_new_trace,
+	          test_fork_exec_without_allocation_keeps_fifo);
+	test_case(s, "fork:other-thread-allocates", 120, test_fork_while_other_thread_allocates);
+	test_case(s, "spawn:child-trace", 120, test_posix_spawn_child_traced,
+	          test_vfork_exec_child_traced, test_vfork_execve_child_traced);
+	test_case(s, "spawn:failure", 120, test_vfork_exec_failure_leaves_parent_whole,
+	          test_posix_spawn_failure_leaves_parent_whole);
 
-	tc = test_tcase(s, "dlopen:allocations", 120);
-	test_add(tc, test_dlopen_library_allocations_recorded);
-	tc = test_tcase(s, "dlopen:deepbind", 120);
-	test_add(tc, test_dlopen_deepbind_flag_removed);
+	test_case(s, "dlopen:allocations", 120, test_dlopen_library_allocations_recorded);
+	test_case(s, "dlopen:deepbind", 120, test_dlopen_deepbind_flag_removed);
 
-	tc = test_tcase(s, "fault:write-error", 120);
-	test_add(tc, test_fault_dev_full, test_fault_quiet_silences_warning);
-	tc = test_tcase(s, "fault:unwritable-output", 120);
-	test_add(tc, test_fault_output_under_file, test_fault_unwritable_directory);
-	tc = test_tcase(s, "fault:bad-value", 120);
-	tcase_add_loop_test(tc, test_fault_bad_value, 0,
-			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
-	tc = test_tcase(s, "fault:pipe-reader-gone", 120);
-	test_add(tc, test_fault_pipe_reader_gone);
-	return s;
+	test_case(s, "fault:write-error", 120, test_fault_dev_full,
+	          test_fault_quiet_silences_warning);
+	test_case(s, "fault:unwritable-output", 120, test_fault_output_under_file,
+	          test_fault_unwritable_directory);
+	test_loop(s, "fault:bad-value", 120, test_fault_bad_value,
+	          (int)(sizeof(bad_values) / sizeof(bad_values[0])));
+	test_case(s, "fault:pipe-reader-gone", 120, test_fault_pipe_reader_gone);
 }
 
 /*

@@ -7,17 +7,12 @@
 # Usage: test-probe-compact.sh CGTRACE LIBCGPROBE BINDIR CUDA_FIXTURES
 # (BINDIR: the preload programs; CUDA_FIXTURES: tests/cuda's build output)
 set -u
+# shellcheck source=tests/lib/sh-check.sh
 . "$(dirname "$0")/lib/sh-check.sh"
-need_args 4 "test-probe-compact.sh CGTRACE LIBCGPROBE BINDIR CUDA_FIXTURES" "$@"
-cgtrace=$(abs "$1")
-probe=$(abs "$2")
+probe_test 4 "test-probe-compact.sh CGTRACE LIBCGPROBE BINDIR CUDA_FIXTURES" "$@"
 bin=$(abs "$3")
 fixtures=$(abs "$4")
 skip_unless_built "$cgtrace"
-skip_unless_built "$probe"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgprobe-compact.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
 : >"$tmp/err"
 
 # probe_run DIR PROG ARGS...: PROG under the probe, compact traces and their copies in DIR.

@@ -310,13 +310,11 @@ START_TEST(test_device)
 }
 END_TEST
 
-static Suite *stacks_suite(void)
+TEST_SUITE(stacks_suite, "probe-stacks")
 {
-	Suite *s = suite_create("probe-stacks");
-	TCase *tc = test_tcase(s, "stacks:record", 120);
-	test_add(tc, test_chain, test_depth_limit, test_depth_off, test_depth_bad, test_thread,
-	         test_cxx_new, test_dlopen, test_reload, test_no_frame_pointer, test_device);
-	return s;
+	test_case(s, "stacks:record", 120, test_chain, test_depth_limit, test_depth_off,
+	          test_depth_bad, test_thread, test_cxx_new, test_dlopen, test_reload,
+	          test_no_frame_pointer, test_device);
 }
 
 static int setup(int argc, char **argv)

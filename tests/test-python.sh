@@ -18,8 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)/python
 py=/usr/bin/python3
 [ -x "$py" ] || { echo "SKIP: no $py"; exit 77; }
 "$py" -c 'import torch' 2>/dev/null || { echo "SKIP: $py has no torch (python3-torch)"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_OUTPUT CGPROBE_CAPTURE CGPROBE_CAPTURE_STEP \
 	CGPROBE_PYTHON_STEPS CGPROBE_TEST_WATCH PYTHONPATH
 # No call stacks, no small allocations (probe() below): they are not what is

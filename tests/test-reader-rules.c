@@ -513,21 +513,17 @@ START_TEST(input_that_is_no_trace_says_what_it_is)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "reader-rules")
 {
-	Suite *s = suite_create("reader-rules");
-	TCase *tc = test_tcase(s, "reader:stream", 4);
-	test_add(tc, blank_lines_are_skipped_but_counted, crlf_line_endings_are_whitespace,
-	         unknown_kind_and_missing_kind, strict_json, duplicate_key_via_escape_is_rejected,
-	         u64_is_exact, null_means_absent_only_for_optional_fields,
-	         unknown_fields_are_ignored, missing_required_and_wrong_types,
-	         truncated_last_line_is_a_warning, zstd_is_read_transparently,
-	         input_that_is_no_trace_says_what_it_is);
-	tc = test_tcase(s, "reader:document", 4);
-	test_add(tc, meta_rules, meta_tags_sorted, span_rules, spans_sorted_bytewise,
-	         storage_bytes_are_derived, extension_kinds_and_fields,
-	         device_identity_rides_on_records);
-	return s;
+	test_case(s, "reader:stream", 4, blank_lines_are_skipped_but_counted,
+	          crlf_line_endings_are_whitespace, unknown_kind_and_missing_kind, strict_json,
+	          duplicate_key_via_escape_is_rejected, u64_is_exact,
+	          null_means_absent_only_for_optional_fields, unknown_fields_are_ignored,
+	          missing_required_and_wrong_types, truncated_last_line_is_a_warning,
+	          zstd_is_read_transparently, input_that_is_no_trace_says_what_it_is);
+	test_case(s, "reader:document", 4, meta_rules, meta_tags_sorted, span_rules,
+	          spans_sorted_bytewise, storage_bytes_are_derived, extension_kinds_and_fields,
+	          device_identity_rides_on_records);
 }
 
 TEST_MAIN(suite);

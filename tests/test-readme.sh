@@ -18,8 +18,7 @@ skip_unless_built "$build/preload/libcgprobe.so"
 skip_unless_built "$demo"
 unset CGPROBE_OUTPUT CGPROBE_FORMAT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_LIB \
 	CGPROBE_STACK_DEPTH CGPROBE_CAPTURE CGPROBE_QUIET
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 
 # The worked example: the first console block after its heading.
 awk '/^## A worked example/ { on = 1 } on && /^```console/ { inside = 1; next }

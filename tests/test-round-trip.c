@@ -34,6 +34,19 @@ static struct cgtrace_doc *read_path(const char *path)
 	return d;
 }
 
+/* Held equal, in x and y: a field (compared as HOW: str, int, uint), or a pointer's presence. */
+#define SAME(how, f) ck_assert_##how##_eq(x.f, y.f);
+#define SAME_PRESENCE(f) ck_assert_int_eq(!x.f, !y.f);
+
+/* For each record of kind in a, x (of type) and y, the one at its index in b: the checks given. */
+#define EACH_PAIR(kind, type, get, ...)                                                            \
+	for (size_t i = 0; i < cgtrace_doc_count(a, kind); i++) {                                  \
+		type x, y;                                                                         \
+		get(a, i, &x);                                                                     \
+		get(b, i, &y);                                                                     \
+		__VA_ARGS__                                                                        \
+	}
+
 static void expect_same(const struct cgtrace_doc *a, const struct cgtrace_doc *b)
 {
 	for (int k = 0; k < CGTRACE_KIND_COUNT; k++)
@@ -50,29 +63,12 @@ static void expect_same(const struct cgtrace_doc *a, const struct cgtrace_doc *b
 		ck_assert_str_eq(ma.tags[i].key, mb.tags[i].key);
 		ck_assert_str_eq(ma.tags[i].value, mb.tags[i].value);
 	}
-	for (size_t i = 0; i < cgtrace_doc_count(a, CGTRACE_KIND_SPAN_START); i++) {
-		struct cgtrace_span x, y;
-		cgtrace_doc_span(a, i, &x);
-		cgtrace_doc_span(b, i, &y);
-		ck_assert_str_eq(x.id, y.id);
-		ck_assert_str_eq(x.name, y.name);
-		ck_assert_int_eq(x.closed, y.closed);
-		ck_assert_uint_eq(x.duration_ns, y.duration_ns);
-		ck_assert_int_eq(x.step, y.step);
-		ck_assert_int_eq(!x.parent_id, !y.parent_id);
-	}
-	for (size_t i = 0; i < cgtrace_doc_count(a, CGTRACE_KIND_MEMORY); i++) {
-		struct cgtrace_memory x, y;
-		cgtrace_doc_memory(a, i, &x);
-		cgtrace_doc_memory(b, i, &y);
-		ck_assert_str_eq(x.tensor_id, y.tensor_id);
-		ck_assert_uint_eq(x.bytes, y.bytes);
-		ck_assert_uint_eq(x.timestamp_ns, y.timestamp_ns);
-		ck_assert_int_eq(x.action, y.action);
-		ck_assert_int_eq(x.category, y.category);
-		ck_assert_uint_eq(x.ndim, y.ndim);
-		ck_assert_int_eq(!x.op_name, !y.op_name);
-	}
+	EACH_PAIR(CGTRACE_KIND_SPAN_START, struct cgtrace_span, cgtrace_doc_span,
+		  SAME(str, id) SAME(str, name) SAME(int, closed) SAME(uint, duration_ns)
+		  SAME(int, step) SAME_PRESENCE(parent_id))
+	EACH_PAIR(CGTRACE_KIND_MEMORY, struct cgtrace_memory, cgtrace_doc_memory,
+		  SAME(str, tensor_id) SAME(uint, bytes) SAME(uint, timestamp_ns) SAME(int, action)
+		  SAME(int, category) SAME(uint, ndim) SAME_PRESENCE(op_name))
 	/* Identities by device: the table keeps first appearance, which export may reorder. */
 	for (size_t i = 0; i < cgtrace_doc_count(a, CGTRACE_KIND_DEVICE_INFO); i++) {
 		struct cgtrace_device_info x, y = {0};
@@ -82,23 +78,14 @@ static void expect_same(const struct cgtrace_doc *a, const struct cgtrace_doc *b
 			if (!strcmp(x.device, y.device))
 				break;
 		}
-		ck_assert_str_eq(x.device, y.device);
-		ck_assert_str_eq(x.uuid, y.uuid);
-		ck_assert_int_eq(!x.name, !y.name);
+		SAME(str, device) SAME(str, uuid) SAME_PRESENCE(name)
 		if (x.name)
 			ck_assert_str_eq(x.name, y.name);
-		ck_assert_int_eq(x.has_total, y.has_total);
-		ck_assert_uint_eq(x.total_bytes, y.total_bytes);
+		SAME(int, has_total) SAME(uint, total_bytes)
 	}
-	for (size_t i = 0; i < cgtrace_doc_count(a, CGTRACE_KIND_GRADIENT); i++) {
-		struct cgtrace_gradient x, y;
-		cgtrace_doc_gradient(a, i, &x);
-		cgtrace_doc_gradient(b, i, &y);
-		ck_assert_str_eq(x.key, y.key);
-		ck_assert_int_eq(x.has_norm, y.has_norm);
-		if (x.has_norm)
-			ck_assert(memcmp(&x.norm, &y.norm, sizeof(double)) == 0);
-	}
+	EACH_PAIR(CGTRACE_KIND_GRADIENT, struct cgtrace_gradient, cgtrace_doc_gradient,
+		  SAME(str, key) SAME(int, has_norm)
+		  ck_assert(!x.has_norm || memcmp(&x.norm, &y.norm, sizeof(double)) == 0);)
 	struct cgtrace_summary sa, sb;
 	ck_assert_int_eq(cgtrace_doc_summary(a, &sa), 0);
 	ck_assert_int_eq(cgtrace_doc_summary(b, &sb), 0);
@@ -260,14 +247,12 @@ START_TEST(corpus_exports_to_itself)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "round-trip")
 {
-	Suite *s = suite_create("round-trip");
-	TCase *tc = test_tcase(s, "round-trip:session", 4);
+	TCase *tc = test_case(s, "round-trip:session", 4,
+	                      session_output_reads_back_and_exports_to_itself,
+	                      op_records_do_not_fabricate_memory, corpus_exports_to_itself);
 	tcase_add_unchecked_fixture(tc, make_dir, remove_dir);
-	test_add(tc, session_output_reads_back_and_exports_to_itself,
-	         op_records_do_not_fabricate_memory, corpus_exports_to_itself);
-	return s;
 }
 
 TEST_MAIN(suite);

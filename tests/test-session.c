@@ -192,27 +192,53 @@ static void sleep_us(long us)
 	nanosleep(&ts, NULL);
 }
 
+/* The trace the test's session writes (open_trace): a file in its directory. */
+static char trace_path[512];
+
+static struct cgtrace_session *open_trace(const char *name, const struct cgtrace_run *run)
+{
+	snprintf(trace_path, sizeof(trace_path), "%s/%s", tmpdir, name);
+	struct cgtrace_session *s;
+	ck_assert_int_eq(cgtrace_session_open(&s, trace_path, run), 0);
+	return s;
+}
+
+/* A session of training(entrypoint, capture_step, device) writing the test's trace name. */
+static struct cgtrace_session *open_training(const char *name, const char *entrypoint,
+					     uint64_t capture_step, const char *device)
+{
+	struct cgtrace_run run = training(entrypoint, capture_step, device);
+	return open_trace(name, &run);
+}
+
+/* The session finished (0), its trace read back into l. */
+static void finish_and_read(struct cgtrace_session *s, struct lines *l)
+{
+	ck_assert_int_eq(cgtrace_session_finish(s), 0);
+	read_lines(l, trace_path);
+}
+
+/* A span begun (0), its id. */
+static uint64_t begin(struct cgtrace_session *s, const char *name, enum cgtrace_span_kind kind,
+		      enum cgtrace_step step, bool measured)
+{
+	uint64_t id;
+	ck_assert_int_eq(cgtrace_session_begin_span(s, name, kind, step, measured, &id), 0);
+	return id;
+}
+
 /* ------------------------------------------------------------------ */
 /* What the format asks of a producer                                  */
 /* ------------------------------------------------------------------ */
 
 START_TEST(nested_spans_emit_parent_hierarchy_and_durations)
 {
-	make_tmpdir();
-	const char *path = tmp_path("nested.jsonl");
-	struct cgtrace_run run = training("model::forward", 1, "cpu");
-	struct cgtrace_session *s;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("nested.jsonl", "model::forward", 1, "cpu");
 	ck_assert_uint_eq(cgtrace_session_current_span(s), 1);
 
-	uint64_t outer, inner;
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "Model::forward", CGTRACE_SPAN_FUNCTION,
-						     CGTRACE_STEP_NONE, true, &outer),
-			 0);
+	uint64_t outer = begin(s, "Model::forward", CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_NONE, true);
 	sleep_us(50);
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "matmul", CGTRACE_SPAN_OP,
-						     CGTRACE_STEP_NONE, false, &inner),
-			 0);
+	uint64_t inner = begin(s, "matmul", CGTRACE_SPAN_OP, CGTRACE_STEP_NONE, false);
 	ck_assert_uint_eq(outer, 2);
 	ck_assert_uint_eq(inner, 3);
 	ck_assert_uint_eq(cgtrace_session_current_span(s), 3);
@@ -235,10 +261,9 @@ START_TEST(nested_spans_emit_parent_hierarchy_and_durations)
 		.duration_ns = 1200,
 	};
 	ck_assert_int_eq(cgtrace_session_record_op(s, inner, &op), 0);
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
 
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	ck_assert(l.ends_with_newline);
 	ck_assert_str_eq(kind(l.v[0]), "meta");
 	ck_assert_str_eq(str(l.v[0], "entrypoint"), "model::forward");
@@ -288,17 +313,12 @@ START_TEST(nested_spans_emit_parent_hierarchy_and_durations)
 	/* Op metadata must not fabricate tensor lifetimes. */
 	ck_assert_int_eq(count_kind(&l, "memory"), 0);
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
 START_TEST(record_gradient_round_trips)
 {
-	make_tmpdir();
-	const char *path = tmp_path("gradient.jsonl");
-	struct cgtrace_run run = training("train::loss", 1, "cpu");
-	struct cgtrace_session *s;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("gradient.jsonl", "train::loss", 1, "cpu");
 	double norm = 0.42, nan = NAN;
 	ck_assert_int_eq(cgtrace_session_record_gradient(s, "vb", "encoder.weight",
 							 CGTRACE_GRAD_PRESENT, &norm),
@@ -312,10 +332,9 @@ START_TEST(record_gradient_round_trips)
 	ck_assert_int_eq(cgtrace_session_record_gradient(s, "vb", "x", (enum cgtrace_grad_state)9,
 							 NULL),
 			 -EINVAL);
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
 
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	ck_assert_int_eq(count_kind(&l, "gradient"), 3);
 	int g = find_kind(&l, "gradient", 0);
 	ck_assert_str_eq(l.text[g], "{\"kind\":\"gradient\",\"event_id\":\"gradient-1\","
@@ -329,13 +348,11 @@ START_TEST(record_gradient_round_trips)
 	ck_assert_str_eq(str(l.v[g], "event_id"), "gradient-3");
 	ck_assert_str_eq(str(l.v[g], "state"), "missing");
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
 START_TEST(capture_step_zero_rejected)
 {
-	make_tmpdir();
 	const char *path = tmp_path("zero.jsonl");
 	struct cgtrace_run run = training("train::loss", 0, "cpu");
 	struct cgtrace_session *s = (struct cgtrace_session *)1;
@@ -344,7 +361,6 @@ START_TEST(capture_step_zero_rejected)
 	struct stat st;
 	ck_assert_int_eq(stat(path, &st), -1); /* nothing created */
 	ck_assert_int_eq(cgtrace_session_open_fd(&s, 1, &run), -EINVAL);
-	remove_tmpdir();
 }
 END_TEST
 
@@ -362,18 +378,13 @@ static void utc_now(char out[32])
 
 START_TEST(meta_defaults)
 {
-	make_tmpdir();
-	const char *path = tmp_path("meta.jsonl");
-	struct cgtrace_run run = training("demo::train::loss", 3, "cuda:0");
-	struct cgtrace_session *s;
 	char before[32], after[32];
 	utc_now(before);
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("meta.jsonl", "demo::train::loss", 3, "cuda:0");
 	utc_now(after);
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
 
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	ck_assert_uint_eq(l.n, 3);
 	const cJSON *m = l.v[0];
 	ck_assert_str_eq(str(m, "schema"), "candle-graph/trace/6");
@@ -411,14 +422,11 @@ START_TEST(meta_defaults)
 		ck_assert_str_eq(c->string, order[i]);
 	ck_assert_ptr_null(c);
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
 START_TEST(meta_explicit_fields_and_tags)
 {
-	make_tmpdir();
-	const char *path = tmp_path("meta2.jsonl");
 	const struct cgtrace_tag tags[] = {
 		{"seed", "1"}, {"host", "a"}, {"seed", "2"}, {"Z", "z"}, {"host", "b"}, {"seed", "3"},
 	};
@@ -432,12 +440,10 @@ START_TEST(meta_explicit_fields_and_tags)
 	run.tags = tags;
 	run.n_tags = 6;
 	run.candle_version = "0.8.0";
-	struct cgtrace_session *s;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
+	struct cgtrace_session *s = open_trace("meta2.jsonl", &run);
 
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	const cJSON *m = l.v[0];
 	ck_assert_str_eq(str(m, "correlation_id"), "corr-42");
 	ck_assert_str_eq(str(m, "phase"), "infer");
@@ -450,7 +456,6 @@ START_TEST(meta_explicit_fields_and_tags)
 		strstr(l.text[0], "\"tags\":{\"Z\":\"z\",\"host\":\"b\",\"seed\":\"3\"},"
 				  "\"candle_version\":\"0.8.0\"}"));
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
@@ -483,19 +488,12 @@ END_TEST
 
 START_TEST(finish_with_open_span_is_busy)
 {
-	make_tmpdir();
-	const char *path = tmp_path("busy.jsonl");
-	struct cgtrace_run run = training("train::loss", 1, "cpu");
-	struct cgtrace_session *s;
-	uint64_t id;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "forward", CGTRACE_SPAN_MODULE,
-						     CGTRACE_STEP_FORWARD, false, &id),
-			 0);
+	struct cgtrace_session *s = open_training("busy.jsonl", "train::loss", 1, "cpu");
+	begin(s, "forward", CGTRACE_SPAN_MODULE, CGTRACE_STEP_FORWARD, false);
 	ck_assert_int_eq(cgtrace_session_finish(s), -EBUSY);
 
 	struct lines l;
-	read_lines(&l, path);
+	read_lines(&l, trace_path);
 	ck_assert(l.ends_with_newline);
 	const cJSON *last = l.v[l.n - 1];
 	ck_assert_str_eq(kind(last), "span_end");
@@ -503,25 +501,15 @@ START_TEST(finish_with_open_span_is_busy)
 	ck_assert_ptr_null(span_end_of(&l, "s2")); /* stays unclosed */
 	ck_assert_str_eq(str(l.v[find_kind(&l, "span_start", 1)], "step"), "forward");
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
 START_TEST(end_span_must_be_innermost)
 {
-	make_tmpdir();
-	const char *path = tmp_path("order.jsonl");
-	struct cgtrace_run run = training("train::loss", 1, "cpu");
-	struct cgtrace_session *s;
-	uint64_t a, b;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("order.jsonl", "train::loss", 1, "cpu");
 	ck_assert_int_eq(cgtrace_session_end_span(s, 1), -EINVAL); /* the root is finish's */
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "a", CGTRACE_SPAN_FUNCTION,
-						     CGTRACE_STEP_NONE, false, &a),
-			 0);
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "b", CGTRACE_SPAN_FUNCTION,
-						     CGTRACE_STEP_NONE, false, &b),
-			 0);
+	uint64_t a = begin(s, "a", CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_NONE, false);
+	uint64_t b = begin(s, "b", CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_NONE, false);
 	ck_assert_int_eq(cgtrace_session_end_span(s, a), -EINVAL);
 	ck_assert_int_eq(cgtrace_session_end_span(s, 99), -EINVAL);
 	ck_assert_uint_eq(cgtrace_session_current_span(s), b);
@@ -539,42 +527,32 @@ START_TEST(end_span_must_be_innermost)
 	ck_assert_int_eq(cgtrace_session_begin_span(s, "x", CGTRACE_SPAN_OP,
 						     (enum cgtrace_step)4, false, NULL),
 			 -EINVAL);
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
 
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	/* meta, s1, a, b, end b, end a, end s1: the failed calls wrote nothing. */
 	ck_assert_uint_eq(l.n, 7);
 	ck_assert_str_eq(str(l.v[4], "id"), "s3");
 	ck_assert_str_eq(str(l.v[5], "id"), "s2");
 	ck_assert_str_eq(str(l.v[6], "id"), "s1");
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
 START_TEST(deep_nesting)
 {
-	make_tmpdir();
-	const char *path = tmp_path("deep.jsonl");
-	struct cgtrace_run run = training("deep", 1, "cpu");
-	struct cgtrace_session *s;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("deep.jsonl", "deep", 1, "cpu");
 	uint64_t ids[100];
 	for (int i = 0; i < 100; i++)
-		ck_assert_int_eq(cgtrace_session_begin_span(s, "n", CGTRACE_SPAN_MODULE,
-							     CGTRACE_STEP_NONE, false, &ids[i]),
-				 0);
+		ids[i] = begin(s, "n", CGTRACE_SPAN_MODULE, CGTRACE_STEP_NONE, false);
 	for (int i = 99; i >= 0; i--)
 		ck_assert_int_eq(cgtrace_session_end_span(s, ids[i]), 0);
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	ck_assert_uint_eq(l.n, 1 + 2 * 101);
 	ck_assert_str_eq(str(l.v[101], "id"), "s101");
 	ck_assert_str_eq(str(l.v[101], "parent_id"), "s100");
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
@@ -584,16 +562,10 @@ END_TEST
 
 static void alloc(struct cgtrace_session *s, const char *tensor, enum cgtrace_category cat)
 {
+	/* Four f32 on the cpu. */
 	const uint64_t shape[] = {4};
-	struct cgtrace_memory_record m = {
-		.tensor_id = tensor,
-		.device = "cpu",
-		.bytes = 16,
-		.shape = shape,
-		.ndim = 1,
-		.dtype = "f32",
-		.category = cat,
-	};
+	struct cgtrace_memory_record m = {.tensor_id = tensor, .device = "cpu", .bytes = 16,
+					  .shape = shape, .ndim = 1, .dtype = "f32", .category = cat};
 	ck_assert_int_eq(cgtrace_session_record_alloc(s, cgtrace_session_current_span(s), &m),
 			 0);
 }
@@ -621,45 +593,31 @@ static const char *category_of(const struct lines *l, const char *k, const char 
 
 START_TEST(auto_categories_follow_steps)
 {
-	make_tmpdir();
-	const char *path = tmp_path("cat.jsonl");
-	struct cgtrace_run run = training("train", 1, "cpu");
-	struct cgtrace_session *s;
-	uint64_t fwd, bwd, inner, opt;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("cat.jsonl", "train", 1, "cpu");
 	alloc(s, "none", CGTRACE_CAT_AUTO);
 	tensor(s, "w", true);
 	tensor(s, "x", false);
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "fwd", CGTRACE_SPAN_FUNCTION,
-						     CGTRACE_STEP_FORWARD, false, &fwd),
-			 0);
+	uint64_t fwd = begin(s, "fwd", CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_FORWARD, false);
 	alloc(s, "fwd", CGTRACE_CAT_AUTO);
 	tensor(s, "fwd-w", true);
 	ck_assert_int_eq(cgtrace_session_end_span(s, fwd), 0);
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "bwd", CGTRACE_SPAN_FUNCTION,
-						     CGTRACE_STEP_BACKWARD, false, &bwd),
-			 0);
+	uint64_t bwd = begin(s, "bwd", CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_BACKWARD, false);
 	/* A span without a step inherits the innermost step around it. */
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "mm", CGTRACE_SPAN_OP, CGTRACE_STEP_NONE,
-						     false, &inner),
-			 0);
+	uint64_t inner = begin(s, "mm", CGTRACE_SPAN_OP, CGTRACE_STEP_NONE, false);
 	alloc(s, "bwd", CGTRACE_CAT_AUTO);
 	alloc(s, "explicit", CGTRACE_CAT_OTHER);
 	ck_assert_int_eq(cgtrace_session_end_span(s, inner), 0);
 	ck_assert_int_eq(cgtrace_session_end_span(s, bwd), 0);
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "opt", CGTRACE_SPAN_FUNCTION,
-						     CGTRACE_STEP_OPTIMIZER, false, &opt),
-			 0);
+	uint64_t opt = begin(s, "opt", CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_OPTIMIZER, false);
 	alloc(s, "opt", CGTRACE_CAT_AUTO);
 	ck_assert_int_eq(cgtrace_session_end_span(s, opt), 0);
 
 	struct cgtrace_memory_record bad = {.tensor_id = "t", .device = "cpu", .dtype = "f32",
 					    .category = (enum cgtrace_category)17};
 	ck_assert_int_eq(cgtrace_session_record_alloc(s, 1, &bad), -EINVAL);
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
 
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	ck_assert_str_eq(category_of(&l, "memory", "none"), "activation");
 	ck_assert_str_eq(category_of(&l, "tensor", "w"), "parameter");
 	ck_assert_str_eq(category_of(&l, "tensor", "x"), "activation");
@@ -673,17 +631,12 @@ START_TEST(auto_categories_follow_steps)
 	/* A tensor's storage is derived from shape x dtype: a scalar f16 is 2 bytes. */
 	ck_assert_double_eq(num(l.v[find_kind(&l, "tensor", 0)], "storage_bytes"), 2);
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
 START_TEST(memory_and_device_records)
 {
-	make_tmpdir();
-	const char *path = tmp_path("mem.jsonl");
-	struct cgtrace_run run = training("train", 1, "cuda:0");
-	struct cgtrace_session *s;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("mem.jsonl", "train", 1, "cuda:0");
 	const uint64_t shape[] = {32, 32};
 	struct cgtrace_memory_record m = {
 		.tensor_id = "t2",
@@ -711,24 +664,17 @@ START_TEST(memory_and_device_records)
 	ck_assert_int_eq(cgtrace_session_record_device_memory(s, NULL, 1, 2, NULL, NULL),
 			 -EINVAL);
 
-	struct cgtrace_op_record op = {
-		.op_name = "add",
-		.dtype = "weird",
-		.device = "cpu",
-		.timestamp_ns = 5,
-		.has_storage_bytes = true,
-		.storage_bytes = 123,
-		.input_storage_bytes = 9,
-	};
+	struct cgtrace_op_record op = {.op_name = "add", .dtype = "weird", .device = "cpu",
+				       .timestamp_ns = 5, .has_storage_bytes = true,
+				       .storage_bytes = 123, .input_storage_bytes = 9};
 	ck_assert_int_eq(cgtrace_session_record_op(s, 1, &op), 0);
 	op.has_storage_bytes = false;
 	ck_assert_int_eq(cgtrace_session_record_op(s, 1, &op), 0); /* unknown dtype: 0 */
 	op.n_inputs = 1;
 	ck_assert_int_eq(cgtrace_session_record_op(s, 1, &op), -EINVAL); /* inputs NULL */
-	ck_assert_int_eq(cgtrace_session_finish(s), 0);
 
 	struct lines l;
-	read_lines(&l, path);
+	finish_and_read(s, &l);
 	ck_assert_str_eq(l.text[find_kind(&l, "memory", 0)],
 			 "{\"kind\":\"memory\",\"timestamp_ns\":1200,\"tensor_id\":\"t2\","
 			 "\"span_id\":\"s1\",\"op_name\":\"matmul\",\"device\":\"cpu\","
@@ -748,22 +694,17 @@ START_TEST(memory_and_device_records)
 			 "\"timestamp_ns\":5,\"storage_bytes\":123,\"input_storage_bytes\":9}");
 	ck_assert_double_eq(num(l.v[find_kind(&l, "op", 1)], "storage_bytes"), 0);
 	free_lines(&l);
-	remove_tmpdir();
 }
 END_TEST
 
 /* Enough lines to pass the sink's commit threshold several times. */
 START_TEST(many_records)
 {
-	make_tmpdir();
-	const char *path = tmp_path("many.jsonl");
-	struct cgtrace_run run = training("train", 1, "cpu");
-	struct cgtrace_session *s;
-	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), 0);
+	struct cgtrace_session *s = open_training("many.jsonl", "train", 1, "cpu");
 	for (int i = 0; i < 4000; i++)
 		alloc(s, "t", CGTRACE_CAT_AUTO);
 	ck_assert_int_eq(cgtrace_session_finish(s), 0);
-	int fd = open(path, O_RDONLY);
+	int fd = open(trace_path, O_RDONLY);
 	size_t len;
 	char *data = read_all_fd(fd, &len);
 	close(fd);
@@ -773,7 +714,6 @@ START_TEST(many_records)
 	ck_assert_uint_eq(lines, 4003);
 	ck_assert_uint_gt(len, 3 * 65536);
 	free(data);
-	remove_tmpdir();
 }
 END_TEST
 
@@ -783,7 +723,6 @@ END_TEST
 
 START_TEST(existing_regular_file_refused)
 {
-	make_tmpdir();
 	const char *path = tmp_path("exists.jsonl");
 	int fd = open(path, O_WRONLY | O_CREAT, 0644);
 	ck_assert_int_ge(fd, 0);
@@ -798,13 +737,11 @@ START_TEST(existing_regular_file_refused)
 	ck_assert_int_eq(st.st_size, 5); /* untouched */
 	/* A directory is no character device either. */
 	ck_assert_int_eq(cgtrace_session_open(&s, tmpdir, &run), -EEXIST);
-	remove_tmpdir();
 }
 END_TEST
 
 START_TEST(missing_directories_created)
 {
-	make_tmpdir();
 	char path[512];
 	snprintf(path, sizeof(path), "%s/a/b//c/trace.jsonl", tmpdir);
 	struct cgtrace_run run = training("train", 1, "cpu");
@@ -819,7 +756,6 @@ START_TEST(missing_directories_created)
 	/* A file where a directory should be. */
 	snprintf(path, sizeof(path), "%s/a/b/c/trace.jsonl/x.jsonl", tmpdir);
 	ck_assert_int_eq(cgtrace_session_open(&s, path, &run), -ENOTDIR);
-	remove_tmpdir();
 }
 END_TEST
 
@@ -834,10 +770,7 @@ START_TEST(dev_full_reports_enospc)
 	struct cgtrace_memory_record m = {.tensor_id = "t", .device = "cpu", .dtype = "f32"};
 	ck_assert_int_eq(cgtrace_session_record_alloc(s, 1, &m), -ENOSPC);
 	/* A span still opens (0: it must be ended); its end reports the error. */
-	uint64_t span;
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "late", CGTRACE_SPAN_OP,
-						     CGTRACE_STEP_NONE, false, &span),
-			 0);
+	uint64_t span = begin(s, "late", CGTRACE_SPAN_OP, CGTRACE_STEP_NONE, false);
 	ck_assert_uint_eq(cgtrace_session_current_span(s), span);
 	ck_assert_int_eq(cgtrace_session_end_span(s, span), -ENOSPC);
 	ck_assert_uint_eq(cgtrace_session_current_span(s), 1);
@@ -845,17 +778,13 @@ START_TEST(dev_full_reports_enospc)
 
 	/* Without an explicit flush the error still surfaces at finish. */
 	ck_assert_int_eq(cgtrace_session_open(&s, "/dev/full", &run), 0);
-	uint64_t id;
-	ck_assert_int_eq(cgtrace_session_begin_span(s, "x", CGTRACE_SPAN_FUNCTION,
-						     CGTRACE_STEP_NONE, false, &id),
-			 0);
+	begin(s, "x", CGTRACE_SPAN_FUNCTION, CGTRACE_STEP_NONE, false);
 	ck_assert_int_eq(cgtrace_session_finish(s), -ENOSPC); /* before -EBUSY */
 }
 END_TEST
 
 START_TEST(fifo_opened_as_is)
 {
-	make_tmpdir();
 	const char *path = tmp_path("pipe");
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	pid_t child = fork();
@@ -886,7 +815,6 @@ START_TEST(fifo_opened_as_is)
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	remove_tmpdir();
 }
 END_TEST
 
@@ -913,24 +841,22 @@ START_TEST(open_fd_on_pipe)
 }
 END_TEST
 
-static Suite *session_suite(void)
+TEST_SUITE(session_suite, "session")
 {
-	Suite *s = suite_create("session");
-	TCase *tc;
-
-	tc = test_tcase(s, "session:spans", 60);
-	test_add(tc, nested_spans_emit_parent_hierarchy_and_durations,
-	         finish_with_open_span_is_busy, end_span_must_be_innermost, deep_nesting);
-	tc = test_tcase(s, "session:meta", 60);
-	test_add(tc, capture_step_zero_rejected, meta_defaults, meta_explicit_fields_and_tags,
-	         bad_run_rejected);
-	tc = test_tcase(s, "session:records", 60);
-	test_add(tc, record_gradient_round_trips, auto_categories_follow_steps,
-	         memory_and_device_records, many_records);
-	tc = test_tcase(s, "session:files", 60);
-	test_add(tc, existing_regular_file_refused, missing_directories_created,
-	         dev_full_reports_enospc, fifo_opened_as_is, open_fd_on_pipe);
-	return s;
+	TCase *cases[] = {
+		test_case(s, "session:spans", 60, nested_spans_emit_parent_hierarchy_and_durations,
+		          finish_with_open_span_is_busy, end_span_must_be_innermost, deep_nesting),
+		test_case(s, "session:meta", 60, capture_step_zero_rejected, meta_defaults,
+		          meta_explicit_fields_and_tags, bad_run_rejected),
+		test_case(s, "session:records", 60, record_gradient_round_trips,
+		          auto_categories_follow_steps, memory_and_device_records, many_records),
+		test_case(s, "session:files", 60, existing_regular_file_refused,
+		          missing_directories_created, dev_full_reports_enospc, fifo_opened_as_is,
+		          open_fd_on_pipe),
+	};
+	/* Each test has a directory of its own, removed after it. */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		tcase_add_checked_fixture(cases[i], make_tmpdir, remove_tmpdir);
 }
 
 TEST_MAIN(session_suite);

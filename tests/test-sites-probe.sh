@@ -8,13 +8,8 @@
 set -u
 # shellcheck source=tests/lib/sh-check.sh
 . "$(dirname "$0")/lib/sh-check.sh"
-need_args 3 "test-sites-probe.sh CGTRACE PROBE PROGRAM" "$@"
-cgtrace=$(abs "$1")
-probe=$(abs "$2")
+probe_test 3 "test-sites-probe.sh CGTRACE PROBE PROGRAM" "$@"
 prog=$(abs "$3")
-skip_unless_built "$probe"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_STACK_DEPTH CGTRACE_DEBUG_DIR
 
 has() { grep -qF -- "$2" "$tmp/out" && ok || ko "$1: no '$2' in: $(head -c 800 "$tmp/out")"; }

@@ -12,14 +12,9 @@
 set -u
 # shellcheck source=tests/lib/sh-check.sh
 . "$(dirname "$0")/lib/sh-check.sh"
-need_args 4 "test-sites-programs.sh CGTRACE PROBE TESTS_BUILD_DIR CUDA_FIXTURES" "$@"
-cgtrace=$(abs "$1")
-probe=$(abs "$2")
+probe_test 4 "test-sites-programs.sh CGTRACE PROBE TESTS_BUILD_DIR CUDA_FIXTURES" "$@"
 bin=$(abs "$3")
 fixtures=$(abs "$4")
-skip_unless_built "$probe"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_STACK_DEPTH CGPROBE_FORMAT CGTRACE_DEBUG_DIR
 
 # record NAME PROG ARGS...: PROG under the probe into $tmp/NAME.cgt.

@@ -56,14 +56,18 @@ static struct cgtrace_doc *read_doc(const char *text, unsigned flags)
 	return d;
 }
 
-static const struct cgtrace_stack_stat *find(const struct cgtrace_stack_stat *s, size_t n,
-                                             uint64_t id, const char *dev)
+/* Every figure of one (stack, device) entry. */
+static void figures_are(const struct cgtrace_stack_stat *got, const struct cgtrace_stack_stat *want)
 {
-	for (size_t i = 0; i < n; i++)
-		if (s[i].stack_id == id && strcmp(s[i].device, dev) == 0)
-			return &s[i];
-	ck_abort_msg("no figure for stack %llu on %s", (unsigned long long)id, dev);
-	return NULL;
+	ck_assert_str_eq(got->device, want->device);
+	ck_assert_uint_eq(got->stack_id, want->stack_id);
+	ck_assert_uint_eq(got->count, want->count);
+	ck_assert_uint_eq(got->total_bytes, want->total_bytes);
+	ck_assert_uint_eq(got->peak_count, want->peak_count);
+	ck_assert_uint_eq(got->peak_bytes, want->peak_bytes);
+	ck_assert_uint_eq(got->leaked_count, want->leaked_count);
+	ck_assert_uint_eq(got->leaked_bytes, want->leaked_bytes);
+	ck_assert_uint_eq(got->temporary_count, want->temporary_count);
 }
 
 static void check_figures(unsigned flags)
@@ -73,32 +77,20 @@ static void check_figures(unsigned flags)
 	struct cgtrace_stack_stat *s;
 	size_t n;
 	ck_assert_int_eq(cgtrace_stack_stats(d, &s, &n), 0);
-	ck_assert_uint_eq(n, 4);
-	/* Sorted by device, then id. */
-	ck_assert_str_eq(s[0].device, "cpu");
-	ck_assert_uint_eq(s[0].stack_id, 0);
-	ck_assert_str_eq(s[3].device, "cuda:0");
-	const struct cgtrace_stack_stat *a = find(s, n, 1, "cpu"), *b = find(s, n, 2, "cpu"),
-	                                *c = find(s, n, 3, "cuda:0"), *none = find(s, n, 0, "cpu");
-	ck_assert_uint_eq(a->count, 2);
-	ck_assert_uint_eq(a->total_bytes, 107);
-	ck_assert_uint_eq(a->peak_count, 1);
-	ck_assert_uint_eq(a->peak_bytes, 100); /* at cpu's peak, not the global one */
-	ck_assert_uint_eq(a->leaked_count, 0);
-	ck_assert_uint_eq(a->temporary_count, 0);
-	ck_assert_uint_eq(b->count, 2);
-	ck_assert_uint_eq(b->peak_bytes, 50);
-	ck_assert_uint_eq(b->leaked_count, 2);
-	ck_assert_uint_eq(b->leaked_bytes, 70);
-	ck_assert_uint_eq(c->count, 2);
-	ck_assert_uint_eq(c->total_bytes, 1010);
-	ck_assert_uint_eq(c->peak_count, 1);
-	ck_assert_uint_eq(c->peak_bytes, 1000);
-	ck_assert_uint_eq(c->leaked_bytes, 10);
-	ck_assert_uint_eq(c->temporary_count, 1);
-	ck_assert_uint_eq(none->count, 2);
-	ck_assert_uint_eq(none->temporary_count, 1); /* H, not F */
-	ck_assert_uint_eq(none->peak_bytes, 0);
+	/*
+	 * Sorted by device, then id. Stack 1's peak is at cpu's peak, not the
+	 * global one; stack 0's one temporary is H, not F.
+	 */
+	static const struct cgtrace_stack_stat want[] = {
+	    /* stack, device, count, total, at the peak, leaked, temporaries */
+	    {0, "cpu", 2, 8, 0, 0, 0, 0, 1},
+	    {1, "cpu", 2, 107, 1, 100, 0, 0, 0},
+	    {2, "cpu", 2, 70, 1, 50, 2, 70, 0},
+	    {3, "cuda:0", 2, 1010, 1, 1000, 1, 10, 1},
+	};
+	ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < n; i++)
+		figures_are(&s[i], &want[i]);
 	cgtrace_stack_stats_free(s);
 	/* The global peak's live set carries each allocation's stack. */
 	struct cgtrace_memory_report *rep;
@@ -175,14 +167,7 @@ START_TEST(peaks_of_interleaved_devices)
 	ck_assert_uint_eq(ns, 14);
 	uint64_t peak_sum[2] = {0, 0};
 	for (size_t i = 0; i < ns; i++) {
-		ck_assert_str_eq(s[i].device, f[i].device);
-		ck_assert_uint_eq(s[i].stack_id, f[i].stack_id);
-		ck_assert_uint_eq(s[i].count, f[i].count);
-		ck_assert_uint_eq(s[i].total_bytes, f[i].total_bytes);
-		ck_assert_uint_eq(s[i].peak_bytes, f[i].peak_bytes);
-		ck_assert_uint_eq(s[i].peak_count, f[i].peak_count);
-		ck_assert_uint_eq(s[i].leaked_bytes, f[i].leaked_bytes);
-		ck_assert_uint_eq(s[i].temporary_count, f[i].temporary_count);
+		figures_are(&s[i], &f[i]);
 		peak_sum[strcmp(s[i].device, "cpu") != 0] += s[i].peak_bytes;
 	}
 	/* Each device's figures at its peak add up to that peak. */
@@ -228,15 +213,11 @@ START_TEST(figures_by_sparse_ids)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "sites")
 {
-	Suite *s = suite_create("sites");
-	TCase *tc = test_tcase(s, "sites:figures", 10);
-	test_add(tc, figures_streamed, figures_full, no_memory_no_figures,
-	         peaks_of_interleaved_devices);
-	tc = test_tcase(s, "sites:table", 10);
-	test_add(tc, figures_by_sparse_ids);
-	return s;
+	test_case(s, "sites:figures", 10, figures_streamed, figures_full, no_memory_no_figures,
+	          peaks_of_interleaved_devices);
+	test_case(s, "sites:table", 10, figures_by_sparse_ids);
 }
 
 TEST_MAIN(suite);

@@ -10,11 +10,9 @@ set -u
 # shellcheck source=tests/lib/sh-check.sh
 . "$(dirname "$0")/lib/sh-check.sh"
 need_args 2 "test-stacks-cli.sh CGTRACE SYM_TARGET" "$@"
-cgtrace=$(abs "$1")
-target=$(abs "$2")
+cgtrace=$(abs "$1") target=$(abs "$2")
 skip_unless_built "$target"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 unset CGTRACE_DEBUG_DIR
 
 "$target" trace >"$tmp/t.jsonl" 2>"$tmp/expect" || { echo "FAIL sym-target"; exit 1; }

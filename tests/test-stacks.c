@@ -191,6 +191,17 @@ static void check_tables(const struct cgtrace_doc *doc)
 	ck_assert_ptr_null(cgtrace_doc_module(doc, 3));
 }
 
+/* The stack of each of doc's memory records, in order. */
+static void stack_ids_are(const struct cgtrace_doc *doc, const uint64_t *want, size_t n)
+{
+	ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY), n);
+	for (size_t i = 0; i < n; i++) {
+		struct cgtrace_memory m;
+		cgtrace_doc_memory(doc, i, &m);
+		ck_assert_uint_eq(m.stack_id, want[i]);
+	}
+}
+
 START_TEST(doc_tables_full_and_streamed)
 {
 	char err[512];
@@ -198,12 +209,7 @@ START_TEST(doc_tables_full_and_streamed)
 	ck_assert_msg(doc, "%s", err);
 	check_tables(doc);
 	static const uint64_t want[4] = {1, 1, 2, 0};
-	ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY), 4);
-	for (size_t i = 0; i < 4; i++) {
-		struct cgtrace_memory m;
-		cgtrace_doc_memory(doc, i, &m);
-		ck_assert_uint_eq(m.stack_id, want[i]);
-	}
+	stack_ids_are(doc, want, 4);
 	cgtrace_doc_free(doc);
 
 	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", trace, strlen(trace), NULL,
@@ -395,58 +401,62 @@ static int collect(void *user, const void *p, size_t n)
 }
 
 /* A compact trace the probe's way: meta as TEXT, then tables and packed records. */
-static struct cg_cenc *probe_enc(struct cg_buf *out, uint32_t *cls)
-{
+struct probe_trace {
+	struct cg_buf out; /* what the encoder wrote */
 	struct cg_cenc *e;
-	struct cg_cenc_opts o = {.zstd_level = 0, .write = collect, .user = out};
-	ck_assert_int_eq(cg_cenc_new(&e, &o), 0);
-	ck_assert_int_eq(cg_cenc_text(e, META_LINE, strlen(META_LINE)), 0);
-	ck_assert_int_eq(cg_cenc_text(e, SPAN_LINE, strlen(SPAN_LINE)), 0);
-	uint32_t s = cg_cenc_string(e, "s1", 2), op = cg_cenc_string(e, "malloc", 6);
-	uint32_t dev = cg_cenc_string(e, "cpu", 3);
-	*cls = cg_cenc_class(e, s, op, dev, CGTRACE_CAT_OTHER, 0);
-	return e;
+	uint32_t cls; /* s1, malloc, cpu, other */
+};
+
+static void probe_enc(struct probe_trace *t)
+{
+	*t = (struct probe_trace){0};
+	struct cg_cenc_opts o = {.zstd_level = 0, .write = collect, .user = &t->out};
+	ck_assert_int_eq(cg_cenc_new(&t->e, &o), 0);
+	ck_assert_int_eq(cg_cenc_text(t->e, META_LINE, strlen(META_LINE)), 0);
+	ck_assert_int_eq(cg_cenc_text(t->e, SPAN_LINE, strlen(SPAN_LINE)), 0);
+	uint32_t s = cg_cenc_string(t->e, "s1", 2), op = cg_cenc_string(t->e, "malloc", 6);
+	uint32_t dev = cg_cenc_string(t->e, "cpu", 3);
+	t->cls = cg_cenc_class(t->e, s, op, dev, CGTRACE_CAT_OTHER, 0);
 }
 
 START_TEST(hot_calls_read_back)
 {
-	struct cg_buf out = {0};
-	uint32_t cls;
-	struct cg_cenc *e = probe_enc(&out, &cls);
+	struct probe_trace t;
+	probe_enc(&t);
 	static const uint64_t f1[2] = {0x4011a6, 0x7f00000010}, f2[3] = {0, UINT64_MAX, 0x4011c0};
 	static const struct cg_modv mods[2] = {
 	    {CG_SV_LIT("/usr/bin/prog"), 0x400000, 0x400000, 0x405000, CG_SV_LIT("4f1a")},
 	    {CG_SV_LIT("/lib/libc.so.6"), 0x7f00000000, 0x7f00000000, 0x7f00100000, CG_SV_NONE},
 	};
 	/* What a caller must not pass: nothing is written. */
-	ck_assert(!cg_cenc_stack(e, 0, f1, 2));
-	ck_assert(!cg_cenc_stack(e, 1, f1, 0));
-	ck_assert(!cg_cenc_stack(e, 1, f1, CG_STACK_FRAMES_MAX + 1));
+	ck_assert(!cg_cenc_stack(t.e, 0, f1, 2));
+	ck_assert(!cg_cenc_stack(t.e, 1, f1, 0));
+	ck_assert(!cg_cenc_stack(t.e, 1, f1, CG_STACK_FRAMES_MAX + 1));
 	struct cg_modv bad = mods[0];
 	bad.build_id = CG_SV_LIT("4F1A");
-	ck_assert(!cg_cenc_module(e, &bad));
+	ck_assert(!cg_cenc_module(t.e, &bad));
 	bad = mods[0];
 	bad.start = bad.end + 1;
-	ck_assert(!cg_cenc_module(e, &bad));
+	ck_assert(!cg_cenc_module(t.e, &bad));
 
-	ck_assert(cg_cenc_module(e, &mods[0]));
-	ck_assert(cg_cenc_module(e, &mods[1]));
-	ck_assert(cg_cenc_stack(e, 1, f1, 2));
-	ck_assert_uint_ne(cg_cenc_alloc_stack(e, cls, 10, 0x10, 8, 1), UINT64_MAX);
-	ck_assert_uint_ne(cg_cenc_alloc_stack(e, cls, 20, 0x20, 8, 1), UINT64_MAX);
+	ck_assert(cg_cenc_module(t.e, &mods[0]));
+	ck_assert(cg_cenc_module(t.e, &mods[1]));
+	ck_assert(cg_cenc_stack(t.e, 1, f1, 2));
+	ck_assert_uint_ne(cg_cenc_alloc_stack(t.e, t.cls, 10, 0x10, 8, 1), UINT64_MAX);
+	ck_assert_uint_ne(cg_cenc_alloc_stack(t.e, t.cls, 20, 0x20, 8, 1), UINT64_MAX);
 	/* Stack 2's first record is late: it ends the block instead of riding as TEXT. */
-	ck_assert(cg_cenc_stack(e, 2, f2, 3));
-	size_t blocks_before = out.len;
-	ck_assert_uint_ne(cg_cenc_alloc_stack(e, cls, 15, 0x30, 8, 2), UINT64_MAX);
-	ck_assert_uint_gt(out.len, blocks_before);
+	ck_assert(cg_cenc_stack(t.e, 2, f2, 3));
+	size_t blocks_before = t.out.len;
+	ck_assert_uint_ne(cg_cenc_alloc_stack(t.e, t.cls, 15, 0x30, 8, 2), UINT64_MAX);
+	ck_assert_uint_gt(t.out.len, blocks_before);
 	/* A late one with nothing pending rides as TEXT, with its id. */
-	ck_assert_uint_eq(cg_cenc_alloc_stack(e, cls, 5, 0x40, 8, 2), UINT64_MAX);
-	ck_assert_int_eq(cg_cenc_close(e), 0);
+	ck_assert_uint_eq(cg_cenc_alloc_stack(t.e, t.cls, 5, 0x40, 8, 2), UINT64_MAX);
+	ck_assert_int_eq(cg_cenc_close(t.e), 0);
 
 	char err[512];
 	struct cgtrace_doc *doc;
 	ck_assert_int_eq(
-	    cgtrace_doc_read_mem("t.cgt", out.p, out.len, NULL, &doc, err, sizeof(err)), 0);
+	    cgtrace_doc_read_mem("t.cgt", t.out.p, t.out.len, NULL, &doc, err, sizeof(err)), 0);
 	ck_assert_uint_eq(cgtrace_doc_stack_count(doc), 2);
 	const struct cgtrace_stack *s2 = cgtrace_doc_stack(doc, 2);
 	ck_assert_uint_eq(s2->n_frames, 3);
@@ -458,17 +468,11 @@ START_TEST(hot_calls_read_back)
 	ck_assert_str_eq(cgtrace_doc_module(doc, 0)->build_id, "4f1a");
 	ck_assert_ptr_null(cgtrace_doc_module(doc, 1)->build_id);
 	ck_assert_uint_eq(cgtrace_doc_module(doc, 1)->end, 0x7f00100000);
-	static const uint64_t want[4] = {1, 1, 2, 2};
-	ck_assert_uint_eq(cgtrace_doc_count(doc, CGTRACE_KIND_MEMORY), 4);
-	for (size_t i = 0; i < 4; i++) {
-		struct cgtrace_memory m;
-		cgtrace_doc_memory(doc, i, &m);
-		ck_assert_uint_eq(m.stack_id, want[i]);
-	}
+	stack_ids_are(doc, (const uint64_t[]){1, 1, 2, 2}, 4);
 	cgtrace_doc_free(doc);
 
 	/* Streamed, most records come as their gist only: the same tables. */
-	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", out.p, out.len, NULL,
+	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", t.out.p, t.out.len, NULL,
 	                                            CGTRACE_READ_STREAM_MEMORY, &doc, err,
 	                                            sizeof(err)),
 	                 0);
@@ -476,68 +480,60 @@ START_TEST(hot_calls_read_back)
 	ck_assert_uint_eq(cgtrace_doc_stack(doc, 2)->frames[2], 0x4011c0);
 	ck_assert_uint_eq(cgtrace_doc_module_count(doc), 2);
 	cgtrace_doc_free(doc);
-	cg_buf_fini(&out);
+	cg_buf_fini(&t.out);
 }
 END_TEST
 
 START_TEST(gist_records_checked)
 {
 	/* The third alloc of a class is a gist in a streamed read: its stack is still checked. */
-	struct cg_buf out = {0};
-	uint32_t cls;
-	struct cg_cenc *e = probe_enc(&out, &cls);
+	struct probe_trace t;
+	probe_enc(&t);
 	static const uint64_t f1[1] = {0x4011a6};
-	ck_assert(cg_cenc_stack(e, 1, f1, 1));
-	cg_cenc_alloc_stack(e, cls, 10, 0x10, 8, 1);
-	cg_cenc_alloc_stack(e, cls, 20, 0x20, 8, 1);
-	cg_cenc_alloc_stack(e, cls, 30, 0x30, 8, 5);
-	ck_assert_int_eq(cg_cenc_close(e), 0);
+	ck_assert(cg_cenc_stack(t.e, 1, f1, 1));
+	cg_cenc_alloc_stack(t.e, t.cls, 10, 0x10, 8, 1);
+	cg_cenc_alloc_stack(t.e, t.cls, 20, 0x20, 8, 1);
+	cg_cenc_alloc_stack(t.e, t.cls, 30, 0x30, 8, 5);
+	ck_assert_int_eq(cg_cenc_close(t.e), 0);
 	char err[512];
 	struct cgtrace_doc *doc;
 	for (unsigned flags = 0; flags <= CGTRACE_READ_STREAM_MEMORY; flags++) {
-		ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", out.p, out.len, NULL, flags,
-		                                            &doc, err, sizeof(err)),
+		ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.cgt", t.out.p, t.out.len, NULL,
+		                                            flags, &doc, err, sizeof(err)),
 		                 -EBADMSG);
 		ck_assert_str_eq(err, "t.cgt: record 5: stack 5 not defined");
 	}
-	cg_buf_fini(&out);
+	cg_buf_fini(&t.out);
 }
 END_TEST
 
 START_TEST(hot_alloc_bytes)
 {
 	/* Stored blocks, so the items are the bytes themselves: a packed alloc's extension area. */
-	struct cg_buf out = {0};
-	uint32_t cls;
-	struct cg_cenc *e = probe_enc(&out, &cls);
-	ck_assert_int_eq(cg_cenc_flush(e), 0);
-	size_t at = out.len;
-	ck_assert_uint_eq(cg_cenc_alloc_stack(e, cls, 1, 0x10, 8, 300), 0);
-	ck_assert_int_eq(cg_cenc_flush(e), 0);
+	struct probe_trace t;
+	probe_enc(&t);
+	ck_assert_int_eq(cg_cenc_flush(t.e), 0);
+	size_t at = t.out.len;
+	ck_assert_uint_eq(cg_cenc_alloc_stack(t.e, t.cls, 1, 0x10, 8, 300), 0);
+	ck_assert_int_eq(cg_cenc_flush(t.e), 0);
 	/* 0xa0 | class 0, ts 1, delta +0x10 (zigzag 0x20, ref 0x41), 8 bytes, ext: 3 bytes, key 1,
 	 * 300. */
 	static const uint8_t want[] = {0xa0, 1, 0x41, 8, 3, 1, 0xac, 0x02};
-	ck_assert_uint_eq(out.len - at, 16 + sizeof(want));
-	ck_assert(memcmp((const char *)out.p + at + 16, want, sizeof(want)) == 0);
-	ck_assert_int_eq(cg_cenc_close(e), 0);
-	cg_buf_fini(&out);
+	ck_assert_uint_eq(t.out.len - at, 16 + sizeof(want));
+	ck_assert(memcmp((const char *)t.out.p + at + 16, want, sizeof(want)) == 0);
+	ck_assert_int_eq(cg_cenc_close(t.e), 0);
+	cg_buf_fini(&t.out);
 }
 END_TEST
 
-static Suite *stacks_suite(void)
+TEST_SUITE(stacks_suite, "stacks")
 {
-	Suite *s = suite_create("stacks");
-	TCase *tc;
-
-	tc = test_tcase(s, "stacks:parse", 30);
-	test_add(tc, parsers_agree, bad_values_name_the_line);
-	tc = test_tcase(s, "stacks:doc", 30);
-	test_add(tc, doc_tables_full_and_streamed, reader_checks_stack_rules);
-	tc = test_tcase(s, "stacks:export", 30);
-	test_add(tc, exports_write_the_fields_back, strict_export_and_extensions);
-	tc = test_tcase(s, "stacks:compact", 30);
-	test_add(tc, hot_calls_read_back, gist_records_checked, hot_alloc_bytes);
-	return s;
+	test_case(s, "stacks:parse", 30, parsers_agree, bad_values_name_the_line);
+	test_case(s, "stacks:doc", 30, doc_tables_full_and_streamed, reader_checks_stack_rules);
+	test_case(s, "stacks:export", 30, exports_write_the_fields_back,
+	          strict_export_and_extensions);
+	test_case(s, "stacks:compact", 30, hot_calls_read_back, gist_records_checked,
+	          hot_alloc_bytes);
 }
 
 TEST_MAIN(stacks_suite);

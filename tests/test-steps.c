@@ -327,16 +327,9 @@ START_TEST(test_api_without_probe)
 }
 END_TEST
 
-static Suite *api_suite(void)
+TEST_SUITE(api_suite, "steps-api")
 {
-	Suite *s = suite_create("steps-api");
-	TCase *tc = tcase_create("api");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_api_jsonl);
-	tcase_add_test(tc, test_api_compact);
-	tcase_add_test(tc, test_api_without_probe);
-	suite_add_tcase(s, tc);
-	return s;
+	test_case(s, "api", 60, test_api_jsonl, test_api_compact, test_api_without_probe);
 }
 
 /* ------------------------------------------------------------------ */
@@ -442,16 +435,10 @@ START_TEST(test_nvtx_without_injection)
 }
 END_TEST
 
-static Suite *nvtx_suite(void)
+TEST_SUITE(nvtx_suite, "steps-nvtx")
 {
-	Suite *s = suite_create("steps-nvtx");
-	TCase *tc = tcase_create("nvtx");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_nvtx_ranges);
-	tcase_add_test(tc, test_nvtx_steps_option);
-	tcase_add_test(tc, test_nvtx_without_injection);
-	suite_add_tcase(s, tc);
-	return s;
+	test_case(s, "nvtx", 60, test_nvtx_ranges, test_nvtx_steps_option,
+	          test_nvtx_without_injection);
 }
 
 static int steps_setup(int argc, char **argv)

@@ -536,20 +536,13 @@ static int stream_setup(int argc, char **argv)
 	return TEST_GO_ON;
 }
 
-static Suite *stream_suite(void)
+TEST_SUITE(stream_suite, "stream-read")
 {
-	Suite *s = suite_create("stream-read");
-	TCase *tc;
-
-	tc = test_tcase(s, "stream:records", 60);
-	test_add(tc, golden_records_in_order, golden_first_records);
-	tc = test_tcase(s, "stream:rules", 60);
-	test_add(tc, golden_verdicts_match_document, rules_across_records,
-		 truncated_warns_through_callback, open_missing_file);
-	tc = test_tcase(s, "stream:export", 60);
-	test_add(tc, session_trace_exports_byte_identical, export_is_canonical_fixed_point,
-		 export_reports_read_error);
-	return s;
+	test_case(s, "stream:records", 60, golden_records_in_order, golden_first_records);
+	test_case(s, "stream:rules", 60, golden_verdicts_match_document, rules_across_records,
+	          truncated_warns_through_callback, open_missing_file);
+	test_case(s, "stream:export", 60, session_trace_exports_byte_identical,
+	          export_is_canonical_fixed_point, export_reports_read_error);
 }
 
 TEST_MAIN_SETUP(stream_setup, stream_suite);

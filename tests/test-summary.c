@@ -115,15 +115,11 @@ START_TEST(deep_chain_is_linear)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "summary")
 {
-	Suite *s = suite_create("summary");
-	TCase *tc = test_tcase(s, "summary:spans", 4);
-	test_add(tc, reference_document_summary, dangling_parent_counts_once, cycles_stop_the_walk,
-	         measured_time_sums_closed_measured_spans);
-	tc = test_tcase(s, "summary:scale", 120);
-	test_add(tc, deep_chain_is_linear);
-	return s;
+	test_case(s, "summary:spans", 4, reference_document_summary, dangling_parent_counts_once,
+	          cycles_stop_the_walk, measured_time_sums_closed_measured_spans);
+	test_case(s, "summary:scale", 120, deep_chain_is_linear);
 }
 
 TEST_MAIN(suite);

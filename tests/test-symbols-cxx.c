@@ -204,12 +204,10 @@ START_TEST(member_template)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "symbols-cxx")
 {
-	Suite *s = suite_create("symbols-cxx");
-	TCase *tc = test_tcase(s, "symbols:as-addr2line", 120);
-	test_add(tc, vector_of_strings, own_inline_chain, member_template);
-	return s;
+	test_case(s, "symbols:as-addr2line", 120, vector_of_strings, own_inline_chain,
+	          member_template);
 }
 
 static int setup(int argc, char **argv)

@@ -97,6 +97,30 @@ static struct cgtrace_symbols *open_syms(const struct cgtrace_module *mods, size
 	return s;
 }
 
+/* The frames of address a in s, checked to resolve; how many there are. */
+static size_t resolve(struct cgtrace_symbols *s, uint64_t a, const struct cgtrace_frame **f)
+{
+	size_t n;
+	ck_assert_int_eq(cgtrace_symbols_resolve(s, a, 0, f, &n), 0);
+	return n;
+}
+
+/* sym-target's symbols, opened before each test of symbols:resolve (a checked fixture). */
+static struct cgtrace_symbols *syms;
+static struct warns warned;
+
+static void open_target(void)
+{
+	warned = (struct warns){0};
+	syms = open_syms(T.mods, T.n_mods, &warned);
+}
+
+static void close_target(void)
+{
+	cgtrace_symbols_close(syms);
+	syms = NULL;
+}
+
 static void ck_frame_in(const struct cgtrace_frame *f, const char *function, const char *file,
                         int line, bool inlined)
 {
@@ -117,69 +141,51 @@ static void ck_frame(const struct cgtrace_frame *f, const char *function, int li
 
 START_TEST(resolve_inlined_chain)
 {
-	struct warns w = {0};
-	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
 	const struct cgtrace_frame *f;
-	size_t n;
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][0], 0, &f, &n), 0);
-	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(resolve(syms, T.stack[1][0], &f), 2);
 	ck_frame(&f[0], "inl_helper", T.take_in_helper, true);
 	ck_frame(&f[1], "alloc_twice", T.helper_in_twice, false);
 	ck_assert_uint_eq(f[0].address, T.stack[1][0]);
 	ck_assert_uint_eq(f[0].offset, T.stack[1][0] - 1 - T.mods[0].base);
-	ck_assert_int_eq(w.count, 0);
-	cgtrace_symbols_close(s);
+	ck_assert_int_eq(warned.count, 0);
 }
 END_TEST
 
 START_TEST(resolve_inlined_two_files)
 {
-	struct warns w = {0};
-	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
 	const struct cgtrace_frame *f;
-	size_t n;
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[4][0], 0, &f, &n), 0);
 	/* Each frame at the line where it calls the one inside it, in its own file. */
-	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(resolve(syms, T.stack[4][0], &f), 3);
 	ck_frame_in(&f[0], "inl_leaf", T.inl_file, T.take_in_leaf, true);
 	ck_frame_in(&f[1], "inl_mid", T.inl_file, T.leaf_in_mid, true);
 	ck_frame(&f[2], "deep_outer", T.mid_in_outer, false);
 	/* The file is the unit's, made absolute as addr2line prints it. */
 	ck_assert_msg(f[0].file[0] == '/' && f[2].file[0] == '/', "%s %s", f[0].file, f[2].file);
-	cgtrace_symbols_close(s);
 }
 END_TEST
 
 START_TEST(resolve_callers)
 {
-	struct warns w = {0};
-	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
 	const struct cgtrace_frame *f;
-	size_t n;
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][1], 0, &f, &n), 0);
-	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(resolve(syms, T.stack[1][1], &f), 1);
 	ck_frame(&f[0], "fill_a", T.twice_in_a, false);
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[2][1], 0, &f, &n), 0);
+	resolve(syms, T.stack[2][1], &f);
 	ck_frame(&f[0], "fill_b", T.twice_in_b, false);
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[3][0], 0, &f, &n), 0);
+	resolve(syms, T.stack[3][0], &f);
 	ck_frame(&f[0], "leak_one", T.take_in_leak, false);
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[3][1], 0, &f, &n), 0);
+	size_t n = resolve(syms, T.stack[3][1], &f);
 	ck_assert_str_eq(f[n - 1].function, "main");
-	cgtrace_symbols_close(s);
 }
 END_TEST
 
 START_TEST(each_address_once)
 {
-	struct warns w = {0};
-	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
+	struct cgtrace_symbols *s = syms;
 	const struct cgtrace_frame *f, *g;
-	size_t n, m;
 	for (int round = 0; round < 3; round++)
 		for (int id = 1; id <= 3; id++)
 			for (size_t k = 0; k < T.depth[id]; k++)
-				ck_assert_int_eq(
-				    cgtrace_symbols_resolve(s, T.stack[id][k], 0, &f, &n), 0);
+				resolve(s, T.stack[id][k], &f);
 	/* Stacks 1 and 2 share their first frame and everything above main. */
 	size_t distinct = 0;
 	uint64_t seen[3 * MAX_FRAMES];
@@ -193,25 +199,19 @@ START_TEST(each_address_once)
 		}
 	ck_assert_uint_le(cgtrace_symbols_lookups(s), distinct);
 	ck_assert_uint_ge(cgtrace_symbols_lookups(s), 4);
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][0], 0, &f, &n), 0);
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[2][0], 0, &g, &m), 0);
+	resolve(s, T.stack[1][0], &f);
+	resolve(s, T.stack[2][0], &g);
 	ck_assert_ptr_eq(f, g);
-	cgtrace_symbols_close(s);
 }
 END_TEST
 
 START_TEST(outside_every_module)
 {
-	struct warns w = {0};
-	struct cgtrace_symbols *s = open_syms(T.mods, T.n_mods, &w);
 	const struct cgtrace_frame *f;
-	size_t n;
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, 0x10, 0, &f, &n), 0);
-	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(resolve(syms, 0x10, &f), 1);
 	ck_assert_ptr_null(f[0].module);
 	ck_assert_ptr_null(f[0].function);
 	ck_assert_uint_eq(f[0].offset, 0xf);
-	cgtrace_symbols_close(s);
 }
 END_TEST
 
@@ -242,10 +242,8 @@ START_TEST(missing_file_warns_once)
 	struct warns w = {0};
 	struct cgtrace_symbols *s = open_syms(&m, 1, &w);
 	const struct cgtrace_frame *f;
-	size_t n;
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[1][0], 0, &f, &n), 0);
-	ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[3][0], 0, &f, &n), 0);
-	ck_assert_uint_eq(n, 1);
+	resolve(s, T.stack[1][0], &f);
+	ck_assert_uint_eq(resolve(s, T.stack[3][0], &f), 1);
 	ck_assert_ptr_null(f[0].function);
 	ck_assert_str_eq(f[0].module, "/nonexistent/sym-target");
 	ck_assert_uint_eq(f[0].offset, T.stack[3][0] - 1 - m.base);
@@ -266,10 +264,8 @@ START_TEST(build_id_mismatch_warns_once)
 	struct warns w = {0};
 	struct cgtrace_symbols *s = open_syms(&m, 1, &w);
 	const struct cgtrace_frame *f;
-	size_t n;
 	for (int id = 1; id <= 3; id++) {
-		ck_assert_int_eq(cgtrace_symbols_resolve(s, T.stack[id][0], 0, &f, &n), 0);
-		ck_assert_uint_eq(n, 1);
+		ck_assert_uint_eq(resolve(s, T.stack[id][0], &f), 1);
 		ck_assert_ptr_null(f[0].function);
 		ck_assert_ptr_null(f[0].file);
 		ck_assert_uint_eq(f[0].offset, T.stack[id][0] - 1 - m.base);
@@ -395,17 +391,16 @@ START_TEST(stack_resolved_with_site)
 }
 END_TEST
 
-static Suite *suite(void)
+TEST_SUITE(suite, "symbols")
 {
-	Suite *s = suite_create("symbols");
-	TCase *tc = test_tcase(s, "symbols:resolve", 30);
-	test_add(tc, resolve_inlined_chain, resolve_inlined_two_files, resolve_callers,
-	         each_address_once, outside_every_module);
-	tc = test_tcase(s, "symbols:modules", 30);
-	test_add(tc, module_rule, missing_file_warns_once, build_id_mismatch_warns_once);
-	tc = test_tcase(s, "symbols:sites", 30);
-	test_add(tc, allocator_frames_by_name, user_code_by_rules, stack_resolved_with_site);
-	return s;
+	TCase *tc = test_case(s, "symbols:resolve", 30, resolve_inlined_chain,
+	                      resolve_inlined_two_files, resolve_callers, each_address_once,
+	                      outside_every_module);
+	tcase_add_checked_fixture(tc, open_target, close_target);
+	test_case(s, "symbols:modules", 30, module_rule, missing_file_warns_once,
+	          build_id_mismatch_warns_once);
+	test_case(s, "symbols:sites", 30, allocator_frames_by_name, user_code_by_rules,
+	          stack_resolved_with_site);
 }
 
 TEST_MAIN_SETUP(load_target, suite);

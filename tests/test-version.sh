@@ -15,8 +15,7 @@ build=$(abs "$3")
 meson=$4
 skip_unless_built "$build/preload/libcgprobe.so"
 unset CGPROBE_OUTPUT CGPROBE_FORMAT CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_LIB PYTHONPATH
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 
 # The version in meson's own words: the projectinfo JSON's "version" member.
 "$meson" introspect --projectinfo "$build" >"$tmp/info" 2>"$tmp/err" || ko "meson introspect --projectinfo"

@@ -20,8 +20,7 @@ if [ ! -x "$build/scripts/cgprobe" ]; then
 fi
 unset CGPROBE_LIB CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 mkdir "$tmp/work" "$tmp/decoy" || exit 1
 cd "$tmp/work" || exit 1
 # A cgtrace on PATH that is not the build's: a wrapper must prefer its own.

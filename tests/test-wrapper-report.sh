@@ -15,8 +15,7 @@ hello=$build/tests/hello
 skip_unless_built "$build/preload/libcgprobe.so"
 skip_unless_built "$hello"
 unset CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS CGPROBE_LIB
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 mkdir "$tmp/tmpdir" || exit 1
 TMPDIR=$tmp/tmpdir
 export TMPDIR

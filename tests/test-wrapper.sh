@@ -19,8 +19,7 @@ export CGPROBE_LIB
 unset CGPROBE_OUTPUT CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_FOLLOW CGPROBE_FLUSH_MS CGPROBE_TAGS
 PATH=$build/cgtrace:$PATH
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+make_tmp
 mkdir "$tmp/work" "$tmp/tmpdir" || exit 1
 # The wrapper's manifest goes here; it must be gone after every run.
 TMPDIR=$tmp/tmpdir

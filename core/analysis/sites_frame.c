@@ -30,34 +30,42 @@ static size_t site_of(const struct cgtrace_frame *const *frames, size_t n)
 	return outside < n ? outside : n ? n - 1 : 0;
 }
 
+/*
+ * The frames of st's addresses, each address's inlined ones first: how
+ * many in *n, and into frames unless it is NULL (a first pass counts).
+ */
+static int stack_frames(struct cgtrace_symbols *s, const struct cgtrace_stack *st,
+                        const struct cgtrace_frame **frames, size_t *n)
+{
+	*n = 0;
+	for (size_t k = 0; k < st->n_frames; k++) {
+		const struct cgtrace_frame *f;
+		size_t m;
+		int r = cgtrace_symbols_resolve(s, st->frames[k], st->defined_ns, &f, &m);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; frames && j < m; j++)
+			frames[*n + j] = &f[j];
+		*n += m;
+	}
+	return 0;
+}
+
 CG_EXPORT int cgtrace_symbols_stack(struct cgtrace_symbols *s, const struct cgtrace_stack *st,
                                     struct cgtrace_resolved_stack *out)
 {
 	*out = (struct cgtrace_resolved_stack){0};
-	size_t n = 0;
+	size_t n;
 	/* Two passes over cached lookups: count, then fill an array of the right size. */
-	for (size_t k = 0; k < st->n_frames; k++) {
-		const struct cgtrace_frame *f;
-		size_t m;
-		int r = cgtrace_symbols_resolve(s, st->frames[k], st->defined_ns, &f, &m);
-		if (r < 0)
-			return r;
-		n += m;
-	}
+	int r = stack_frames(s, st, NULL, &n);
+	if (r < 0)
+		return r;
 	const struct cgtrace_frame **frames = cg_symbols_alloc(s, n * sizeof(*frames));
 	if (!frames)
 		return -ENOMEM;
-	size_t at = 0;
-	for (size_t k = 0; k < st->n_frames; k++) {
-		const struct cgtrace_frame *f;
-		size_t m;
-		int r = cgtrace_symbols_resolve(s, st->frames[k], st->defined_ns, &f, &m);
-		if (r < 0)
-			return r;
-		for (size_t j = 0; j < m; j++)
-			frames[at++] = &f[j];
-	}
-	size_t site = site_of(frames, n);
-	*out = (struct cgtrace_resolved_stack){frames, n, site};
+	r = stack_frames(s, st, frames, &n);
+	if (r < 0)
+		return r;
+	*out = (struct cgtrace_resolved_stack){frames, n, site_of(frames, n)};
 	return 0;
 }

@@ -59,6 +59,21 @@ static inline const char *u64(const char *p, const char *e, uint64_t *out)
 	return p;
 }
 
+/*
+ * After a member of a list or an object: past the comma before the next
+ * one, or at close with *closed set; NULL for anything else.
+ */
+static inline const char *next_member(const char *p, const char *e, char close, bool *closed)
+{
+	p = ws(p, e);
+	*closed = p < e && *p == close;
+	if (*closed)
+		return p;
+	if (p >= e || *p != ',')
+		return NULL;
+	return ws(p + 1, e);
+}
+
 static const char *list(struct cg_parse *ps, const char *p, const char *e,
 			const struct cg_field *f, struct cg_rec *r)
 {
@@ -72,19 +87,12 @@ static const char *list(struct cg_parse *ps, const char *p, const char *e,
 		cg_rec_set_list(r, f, NULL, 0);
 		return p + 1;
 	}
-	for (;;) {
+	for (bool closed = false; !closed; n++) {
 		if (n == MAX_LIST)
 			return NULL;
 		p = f->type == CG_F_U64S ? u64(p, e, &nums[n]) : str(p, e, &strs[n]);
-		if (!p)
+		if (!p || !(p = next_member(p, e, ']', &closed)))
 			return NULL;
-		n++;
-		p = ws(p, e);
-		if (p < e && *p == ']')
-			break;
-		if (p >= e || *p != ',')
-			return NULL;
-		p = ws(p + 1, e);
 	}
 	size_t sz = f->type == CG_F_U64S ? sizeof(nums[0]) : sizeof(strs[0]);
 	void *arr = cg_arena_alloc(&ps->arena, n * sz);
@@ -107,19 +115,13 @@ static const char *hexs(struct cg_parse *ps, const char *p, const char *e,
 	if (p >= e || *p != '[')
 		return NULL;
 	p = ws(p + 1, e);
-	for (;;) {
+	for (bool closed = false; !closed; n++) {
 		struct cg_sv s;
 		bool vmm;
 		if (n == CG_STACK_FRAMES_MAX || !(p = str(p, e, &s)) ||
-		    !cg_scan_hex_id(s.p, s.n, &vmm, &v[n]) || vmm)
+		    !cg_scan_hex_id(s.p, s.n, &vmm, &v[n]) || vmm ||
+		    !(p = next_member(p, e, ']', &closed)))
 			return NULL;
-		n++;
-		p = ws(p, e);
-		if (p < e && *p == ']')
-			break;
-		if (p >= e || *p != ',')
-			return NULL;
-		p = ws(p + 1, e);
 	}
 	uint64_t *arr = cg_arena_alloc(&ps->arena, n * sizeof(*arr));
 	if (!arr)
@@ -140,11 +142,14 @@ static const char *value(struct cg_parse *ps, const char *p, const char *e,
 			cg_rec_set_sv(r, f, v);
 		return p;
 	}
-	case CG_F_U64: {
+	case CG_F_U64:
+	case CG_F_ID: {
+		/* Every allocation's stack id (ID) too; its 0 is the reference parser's error. */
 		uint64_t v;
 		p = u64(p, e, &v);
-		if (p)
-			cg_rec_set_u64(r, f, v);
+		if (!p || (f->type == CG_F_ID && v == 0))
+			return NULL;
+		cg_rec_set_u64(r, f, v);
 		return p;
 	}
 	case CG_F_BOOL: {
@@ -171,15 +176,6 @@ static const char *value(struct cg_parse *ps, const char *p, const char *e,
 	case CG_F_STRS:
 	case CG_F_U64S:
 		return list(ps, p, e, f, r);
-	case CG_F_ID: {
-		/* The stack id of every allocation: on the fast path; 0 is the reference's error. */
-		uint64_t v;
-		p = u64(p, e, &v);
-		if (!p || v == 0)
-			return NULL;
-		cg_rec_set_u64(r, f, v);
-		return p;
-	}
 	case CG_F_HEXS:
 		return hexs(ps, p, e, f, r);
 	default:
@@ -209,12 +205,11 @@ int cg_parse_fast(struct cg_parse *ps, const char *s, size_t n, struct cg_rec *o
 	uint64_t seen = 0;
 	int expect = 0;
 	for (;;) {
-		p = ws(p, e);
-		if (p < e && *p == '}')
-			break;
-		if (p >= e || *p != ',')
+		bool closed;
+		if (!(p = next_member(p, e, '}', &closed)))
 			return CG_PARSE_DECLINED;
-		p = ws(p + 1, e);
+		if (closed)
+			break;
 		/* Writers emit fields in schema order: try the next one's `"name"` first. */
 		int i = expect;
 		const struct cg_field *f = i < desc->n_fields ? &desc->fields[i] : NULL;

@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include "doc.h"
 #include "doc_build.h"
 #include "parse_fast.h"
+#include "thread.h"
 
 /*
  * A wakeup per batch makes the scheduler put the woken thread on the
@@ -279,13 +279,8 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 	/* A streamed document reads only the gist of most packed records (consume). */
 	/* Extensions are counted off whole records. */
 	cg_cdec_lean(d, cg_doc_streamed(ctx->doc) && !ctx->doc->track_ext);
-	/* The producer must not take signals meant for the application. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_t tid;
-	bool started = pthread_create(&tid, NULL, producer, p) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	struct cg_thread producer_thread;
+	cg_thread_start(&producer_thread, producer, p);
 
 	struct cg_parse ref;
 	struct cg_rec scratch;
@@ -293,7 +288,7 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 	int ret = 0;
 	for (;;) {
 		/* Without a thread (none could be made) the producer's half runs inline. */
-		if (!started)
+		if (!producer_thread.started)
 			producer_step(p);
 		else
 			spin(p);
@@ -324,8 +319,7 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 		if (last || ret != 0)
 			break;
 	}
-	if (started)
-		pthread_join(tid, NULL);
+	cg_thread_join(&producer_thread);
 	cg_parse_fini(&ref);
 	pipe_free(p);
 	return ret;

@@ -10,10 +10,10 @@
 #include "read_pipe.h"
 
 #include "parse_fast.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,20 +165,15 @@ int cg_read_pipe(struct cg_read_ctx *ctx, struct cg_lines *lines)
 	for (int i = 0; i < N_BATCH; i++)
 		cg_parse_init(&p->b[i].parse);
 
-	/* The producer must not take signals meant for the application. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_t tid;
-	bool started = pthread_create(&tid, NULL, producer, p) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	struct cg_thread producer_thread;
+	cg_thread_start(&producer_thread, producer, p);
 
 	struct cg_parse ref;
 	cg_parse_init(&ref);
 	int ret = 0;
 	while (ret == 0) {
 		/* Without a thread (none could be made) the producer's half runs inline. */
-		if (!started)
+		if (!producer_thread.started)
 			producer_step(p);
 		pthread_mutex_lock(&p->mu);
 		while (p->filled == 0)
@@ -196,11 +191,10 @@ int cg_read_pipe(struct cg_read_ctx *ctx, struct cg_lines *lines)
 			p->stop = true;
 		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
-		if (last || ret != 0)
+		if (last)
 			break;
 	}
-	if (started)
-		pthread_join(tid, NULL);
+	cg_thread_join(&producer_thread);
 	cg_parse_fini(&ref);
 	for (int i = 0; i < N_BATCH; i++) {
 		free(p->b[i].buf);

@@ -198,30 +198,6 @@ static char *put_name(char *w, const char *const *table, size_t n, unsigned i)
 	return w;
 }
 
-static char *put_u64s(char *w, const uint64_t *v, uint32_t n)
-{
-	*w++ = '[';
-	for (uint32_t i = 0; i < n; i++) {
-		if (i)
-			*w++ = ',';
-		w = put_u64(w, v[i]);
-	}
-	*w++ = ']';
-	return w;
-}
-
-static char *put_svs(char *w, const struct cg_sv *v, uint32_t n)
-{
-	*w++ = '[';
-	for (uint32_t i = 0; i < n; i++) {
-		if (i)
-			*w++ = ',';
-		w = put_sv(w, v[i]);
-	}
-	*w++ = ']';
-	return w;
-}
-
 /* "0x" and lowercase hex without leading zeros, quoted. */
 static char *put_hex(char *w, uint64_t v)
 {
@@ -231,42 +207,43 @@ static char *put_hex(char *w, uint64_t v)
 	return w;
 }
 
-static char *put_hexs(char *w, const uint64_t *v, uint32_t n)
+/* A module object, keys in the order of docs/stacks.md. */
+static char *put_mod(char *w, struct cg_modv m)
 {
-	*w++ = '[';
-	for (uint32_t i = 0; i < n; i++) {
-		if (i)
-			*w++ = ',';
-		w = put_hex(w, v[i]);
+	w = PUT_LIT(w, "{\"path\":");
+	w = put_sv(w, m.path);
+	w = PUT_LIT(w, ",\"base\":");
+	w = put_hex(w, m.base);
+	w = PUT_LIT(w, ",\"start\":");
+	w = put_hex(w, m.start);
+	w = PUT_LIT(w, ",\"end\":");
+	w = put_hex(w, m.end);
+	if (m.build_id.p) {
+		w = PUT_LIT(w, ",\"build_id\":");
+		w = put_sv(w, m.build_id);
 	}
-	*w++ = ']';
+	*w++ = '}';
 	return w;
 }
 
-/* Module objects, keys in the order of docs/stacks.md. */
-static char *put_mods(char *w, const struct cg_modv *v, uint32_t n)
-{
-	*w++ = '[';
-	for (uint32_t i = 0; i < n; i++) {
-		if (i)
-			*w++ = ',';
-		w = PUT_LIT(w, "{\"path\":");
-		w = put_sv(w, v[i].path);
-		w = PUT_LIT(w, ",\"base\":");
-		w = put_hex(w, v[i].base);
-		w = PUT_LIT(w, ",\"start\":");
-		w = put_hex(w, v[i].start);
-		w = PUT_LIT(w, ",\"end\":");
-		w = put_hex(w, v[i].end);
-		if (v[i].build_id.p) {
-			w = PUT_LIT(w, ",\"build_id\":");
-			w = put_sv(w, v[i].build_id);
-		}
-		*w++ = '}';
+/* name(w, v, n): v[0..n) as a JSON array, each element written by put_one(w, v[i]). */
+#define PUT_ARRAY(name, type, put_one)                                                             \
+	static char *name(char *w, const type *v, uint32_t n)                                      \
+	{                                                                                          \
+		*w++ = '[';                                                                        \
+		for (uint32_t i = 0; i < n; i++) {                                                 \
+			if (i)                                                                     \
+				*w++ = ',';                                                        \
+			w = put_one(w, v[i]);                                                      \
+		}                                                                                  \
+		*w++ = ']';                                                                        \
+		return w;                                                                          \
 	}
-	*w++ = ']';
-	return w;
-}
+
+PUT_ARRAY(put_u64s, uint64_t, put_u64)
+PUT_ARRAY(put_svs, struct cg_sv, put_sv)
+PUT_ARRAY(put_hexs, uint64_t, put_hex)
+PUT_ARRAY(put_mods, struct cg_modv, put_mod)
 
 /* ------------------------------------------------------------------ */
 /* Tags                                                                */

@@ -42,6 +42,14 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* Returns the call's error, when it has one. */
+#define TRY(call)                                                                                  \
+	do {                                                                                       \
+		CUresult try_rc_ = (call);                                                         \
+		if (try_rc_)                                                                       \
+			return try_rc_;                                                            \
+	} while (0)
+
 #define N_DEVICES 2
 #define CAPACITY (16ull << 30)
 #define GRANULARITY (2ull << 20)
@@ -119,6 +127,21 @@ static CUresult current_device(CUdevice *dev)
 	return CUDA_SUCCESS;
 }
 
+/* The current device, then the output pointer: the order the driver checks them in. */
+static CUresult current_device_out(CUdevice *dev, const void *out)
+{
+	TRY(current_device(dev));
+	return out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The driver initialised, then the output pointer. */
+static CUresult initialised_out(const void *out)
+{
+	if (!is_initialised())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 static bool over_limit(size_t bytes)
 {
 	return (uint64_t)bytes > fake_oom_limit();
@@ -154,6 +177,23 @@ static CUresult device_alloc(struct fake_arena *a, CUdevice dev, size_t bytes, u
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return CUDA_SUCCESS;
+}
+
+/* device_alloc on dev's own memory, into *dptr (untouched on failure). */
+static CUresult device_alloc_into(CUdevice dev, size_t bytes, CUdeviceptr *dptr)
+{
+	uintptr_t p;
+	TRY(device_alloc(&dev_arena[dev], dev, bytes, &p));
+	*dptr = (CUdeviceptr)p;
+	return CUDA_SUCCESS;
+}
+
+/* A pitched allocation's arguments, as the driver takes them. */
+static bool pitch_args_ok(const void *dptr, const void *pitch, size_t width, size_t height,
+			  unsigned int element_bytes)
+{
+	return dptr && pitch && width && height &&
+	       (element_bytes == 4 || element_bytes == 8 || element_bytes == 16);
 }
 
 static CUresult device_free(uintptr_t addr)
@@ -244,18 +284,13 @@ static CUresult check_device(CUdevice dev)
 /* The device first, then the output pointer: the order the driver checks them in. */
 static CUresult check_device_out(CUdevice dev, const void *out)
 {
-	CUresult rc = check_device(dev);
-	if (rc)
-		return rc;
+	TRY(check_device(dev));
 	return out ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
-	if (!is_initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
+	TRY(initialised_out(device));
 	if (ordinal < 0 || ordinal >= N_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
 	*device = ordinal;
@@ -264,19 +299,14 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 
 EXPORT CUresult cuDeviceGetCount(int *count)
 {
-	if (!is_initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!count)
-		return CUDA_ERROR_INVALID_VALUE;
+	TRY(initialised_out(count));
 	*count = N_DEVICES;
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-	CUresult rc = check_device(dev);
-	if (rc)
-		return rc;
+	TRY(check_device(dev));
 	if (!name || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	static const char *const names[N_DEVICES] = {"Fake CUDA Device 0", "Fake CUDA Device 1"};
@@ -291,9 +321,7 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 /* GPU-fa4ec0da-0000-4000-8000-00000000000N for device N. */
 static CUresult device_uuid(CUuuid *uuid, CUdevice dev)
 {
-	CUresult rc = check_device_out(dev, uuid);
-	if (rc)
-		return rc;
+	TRY(check_device_out(dev, uuid));
 	static const unsigned char base[16] = {0xfa, 0x4e, 0xc0, 0xda, 0x00, 0x00, 0x40, 0x00,
 	                                       0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
 	memcpy(uuid->bytes, base, sizeof(base));
@@ -313,27 +341,21 @@ EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 
 EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 {
-	CUresult rc = check_device_out(dev, bytes);
-	if (rc)
-		return rc;
+	TRY(check_device_out(dev, bytes));
 	*bytes = UINT_MAX; /* 16 GiB does not fit */
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-	CUresult rc = check_device_out(dev, bytes);
-	if (rc)
-		return rc;
+	TRY(check_device_out(dev, bytes));
 	*bytes = CAPACITY;
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 {
-	CUresult rc = check_device_out(dev, pool_out);
-	if (rc)
-		return rc;
+	TRY(check_device_out(dev, pool_out));
 	*pool_out = &pools[dev];
 	return CUDA_SUCCESS;
 }
@@ -344,9 +366,7 @@ EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-	CUresult rc = check_device_out(dev, pctx);
-	if (rc)
-		return rc;
+	TRY(check_device_out(dev, pctx));
 	__atomic_fetch_add(&contexts[dev].refs, 1, __ATOMIC_RELAXED);
 	*pctx = &contexts[dev];
 	return CUDA_SUCCESS;
@@ -354,9 +374,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 static CUresult primary_release(CUdevice dev)
 {
-	CUresult rc = check_device(dev);
-	if (rc)
-		return rc;
+	TRY(check_device(dev));
 	int refs = __atomic_load_n(&contexts[dev].refs, __ATOMIC_RELAXED);
 	do {
 		if (refs <= 0)
@@ -378,10 +396,8 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 
 static CUresult context_create(CUcontext *pctx, CUdevice dev)
 {
-	CUresult rc = check_device_out(dev, pctx);
-	if (rc)
-		return rc;
-	rc = CUDA_ERROR_OUT_OF_MEMORY;
+	TRY(check_device_out(dev, pctx));
+	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
 	pthread_mutex_lock(&lock);
 	for (int i = N_DEVICES; i < MAX_CONTEXTS; i++) {
 		if (!contexts[i].live) {
@@ -460,10 +476,7 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
-	if (!is_initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pctx)
-		return CUDA_ERROR_INVALID_VALUE;
+	TRY(initialised_out(pctx));
 	*pctx = current;
 	return CUDA_SUCCESS;
 }
@@ -471,11 +484,7 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
 EXPORT CUresult cuCtxGetDevice(CUdevice *device)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!device)
-		return CUDA_ERROR_INVALID_VALUE;
+	TRY(current_device_out(&dev, device));
 	*device = dev;
 	return CUDA_SUCCESS;
 }
@@ -517,9 +526,7 @@ EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
+	TRY(current_device(&dev));
 	size_t u = __atomic_load_n(&used[dev], __ATOMIC_RELAXED);
 	/* Either output may be NULL (OptiX asks for the total alone). */
 	if (free)
@@ -532,9 +539,7 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 EXPORT CUresult cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
 	size_t f, t;
-	CUresult rc = cuMemGetInfo_v2(&f, &t);
-	if (rc)
-		return rc;
+	TRY(cuMemGetInfo_v2(&f, &t));
 	if (free)
 		*free = f > UINT_MAX ? UINT_MAX : (unsigned int)f;
 	if (total)
@@ -545,53 +550,33 @@ EXPORT CUresult cuMemGetInfo(unsigned int *free, unsigned int *total)
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!dptr)
-		return CUDA_ERROR_INVALID_VALUE;
-	uintptr_t p;
-	rc = device_alloc(&dev_arena[dev], dev, bytesize, &p);
-	if (!rc)
-		*dptr = (CUdeviceptr)p;
-	return rc;
+	TRY(current_device_out(&dev, dptr));
+	return device_alloc_into(dev, bytesize, dptr);
 }
 
 EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!dptr)
-		return CUDA_ERROR_INVALID_VALUE;
 	uintptr_t p;
-	rc = device_alloc(&v1_arena, dev, bytesize, &p);
-	if (!rc)
-		*dptr = (CUdeviceptr_v1)p;
-	return rc;
+	TRY(current_device_out(&dev, dptr));
+	TRY(device_alloc(&v1_arena, dev, bytesize, &p));
+	*dptr = (CUdeviceptr_v1)p;
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                    size_t Height, unsigned int ElementSizeBytes)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!dptr || !pPitch || !WidthInBytes || !Height ||
-	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+	TRY(current_device(&dev));
+	if (!pitch_args_ok(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))
 		return CUDA_ERROR_INVALID_VALUE;
 	size_t pitch = (WidthInBytes + 511) & ~(size_t)511;
 	if (Height > SIZE_MAX / pitch)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	uintptr_t p;
-	rc = device_alloc(&dev_arena[dev], dev, pitch * Height, &p);
-	if (!rc) {
-		*dptr = (CUdeviceptr)p;
-		*pPitch = pitch;
-	}
-	return rc;
+	TRY(device_alloc_into(dev, pitch * Height, dptr));
+	*pPitch = pitch;
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
@@ -599,31 +584,22 @@ EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
                                 unsigned int ElementSizeBytes)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!dptr || !pPitch || !WidthInBytes || !Height ||
-	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+	uintptr_t p;
+	TRY(current_device(&dev));
+	if (!pitch_args_ok(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes))
 		return CUDA_ERROR_INVALID_VALUE;
 	size_t pitch = ((size_t)WidthInBytes + 511) & ~(size_t)511;
-	uintptr_t p;
-	rc = device_alloc(&v1_arena, dev, pitch * Height, &p);
-	if (!rc) {
-		*dptr = (CUdeviceptr_v1)p;
-		*pPitch = (unsigned int)pitch;
-	}
-	return rc;
+	TRY(device_alloc(&v1_arena, dev, pitch * Height, &p));
+	*dptr = (CUdeviceptr_v1)p;
+	*pPitch = (unsigned int)pitch;
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!dptr)
-		return CUDA_SUCCESS;
-	return device_free((uintptr_t)dptr);
+	TRY(current_device(&dev));
+	return dptr ? device_free((uintptr_t)dptr) : CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
@@ -634,27 +610,17 @@ EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
+	TRY(current_device_out(&dev, dptr));
 	/* CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST */
-	if (!dptr || (flags != 0x1 && flags != 0x2))
+	if (flags != 0x1 && flags != 0x2)
 		return CUDA_ERROR_INVALID_VALUE;
-	uintptr_t p;
-	rc = device_alloc(&dev_arena[dev], dev, bytesize, &p);
-	if (!rc)
-		*dptr = (CUdeviceptr)p;
-	return rc;
+	return device_alloc_into(dev, bytesize, dptr);
 }
 
 static CUresult host_alloc(void **pp, size_t bytesize)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!pp)
-		return CUDA_ERROR_INVALID_VALUE;
+	TRY(current_device_out(&dev, pp));
 	if (!bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (over_limit(bytesize))
@@ -686,12 +652,8 @@ EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 EXPORT CUresult cuMemFreeHost(void *p)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!p)
-		return CUDA_SUCCESS;
-	if (fake_arena_free(&host_arena, (uintptr_t)p, NULL))
+	TRY(current_device(&dev));
+	if (p && fake_arena_free(&host_arena, (uintptr_t)p, NULL))
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
@@ -699,9 +661,7 @@ EXPORT CUresult cuMemFreeHost(void *p)
 EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
+	TRY(current_device(&dev));
 	struct fake_block b;
 	for (int d = 0; d < N_DEVICES; d++) {
 		if (!fake_arena_find_inside(&dev_arena[d], (uintptr_t)dptr, &b)) {
@@ -719,21 +679,13 @@ EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdev
 static CUresult async_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!dptr)
-		return CUDA_ERROR_INVALID_VALUE;
+	TRY(current_device_out(&dev, dptr));
 	if (pool) {
 		if (pool < &pools[0] || pool >= &pools[N_DEVICES])
 			return CUDA_ERROR_INVALID_VALUE;
 		dev = pool->dev;
 	}
-	uintptr_t p;
-	rc = device_alloc(&dev_arena[dev], dev, bytesize, &p);
-	if (!rc)
-		*dptr = (CUdeviceptr)p;
-	return rc;
+	return device_alloc_into(dev, bytesize, dptr);
 }
 
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
@@ -742,40 +694,29 @@ EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hSt
 	return async_alloc(dptr, bytesize, NULL);
 }
 
+/* The per-thread default stream is no different here: the _ptsz names are aliases. */
 EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	(void)hStream;
-	return async_alloc(dptr, bytesize, NULL);
+	return cuMemAllocAsync(dptr, bytesize, hStream);
 }
 
 EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                         CUstream hStream)
 {
 	(void)hStream;
-	if (!pool)
-		return CUDA_ERROR_INVALID_VALUE;
-	return async_alloc(dptr, bytesize, pool);
+	return pool ? async_alloc(dptr, bytesize, pool) : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                              CUstream hStream)
 {
-	(void)hStream;
-	if (!pool)
-		return CUDA_ERROR_INVALID_VALUE;
-	return async_alloc(dptr, bytesize, pool);
+	return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
 }
 
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
 	(void)hStream;
-	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
-	if (!dptr)
-		return CUDA_SUCCESS;
-	return device_free((uintptr_t)dptr);
+	return cuMemFree_v2(dptr);
 }
 
 EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
@@ -786,9 +727,7 @@ EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
+	TRY(current_device(&dev));
 	memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
 	return CUDA_SUCCESS;
 }
@@ -796,9 +735,7 @@ EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size
 EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
+	TRY(current_device(&dev));
 	memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
 	return CUDA_SUCCESS;
 }
@@ -806,9 +743,7 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t Byt
 EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
 	CUdevice dev;
-	CUresult rc = current_device(&dev);
-	if (rc)
-		return rc;
+	TRY(current_device(&dev));
 	memset((void *)(uintptr_t)dstDevice, uc, N);
 	return CUDA_SUCCESS;
 }
@@ -821,9 +756,8 @@ EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAl
                                               CUmemAllocationGranularity_flags option)
 {
 	(void)option;
-	if (!is_initialised())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!granularity || !prop)
+	TRY(initialised_out(granularity));
+	if (!prop)
 		return CUDA_ERROR_INVALID_VALUE;
 	*granularity = GRANULARITY;
 	return CUDA_SUCCESS;

@@ -95,6 +95,13 @@ char **child_env(const char *const *drop, char *const *set, const char *const *e
 	return env;
 }
 
+void child_env_free(char **env, char **owned, size_t n)
+{
+	free(env);
+	for (size_t i = 0; i < n; i++)
+		free(owned[i]);
+}
+
 char *child_ubsan_options(void)
 {
 	const char *ubsan = getenv("UBSAN_OPTIONS");

@@ -40,6 +40,9 @@ void remove_tree(const char *dir);
  */
 char **child_env(const char *const *drop, char *const *set, const char *const *extra);
 
+/* An environment of child_env freed, with the n strings of owned its set came from. */
+void child_env_free(char **env, char **owned, size_t n);
+
 /*
  * "UBSAN_OPTIONS=..." for a child (the caller frees it): the children's
  * deaths by signal are what the suites look at, so a sanitizer runtime in

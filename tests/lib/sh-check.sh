@@ -1,4 +1,4 @@
-# shellcheck shell=sh disable=SC2154 # $tmp is the sourcing script's
+# shellcheck shell=sh disable=SC2154,SC2034 # $tmp is the sourcing script's; it reads what the helpers set
 # SPDX-License-Identifier: MIT
 # Sourced by the shell test scripts: counts checks, prints each failure with
 # the stderr of the run it checked ($tmp/err), and ends with the plain
@@ -17,6 +17,21 @@ skip_unless_built() {
 }
 # abs PATH: PATH made absolute against the current directory.
 abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s' "$(pwd)/$1" ;; esac; }
+# make_tmp: a fresh directory in $tmp, removed when the script exits.
+make_tmp() {
+	tmp=$(mktemp -d) || exit 1
+	trap 'rm -rf "$tmp"' EXIT
+}
+# probe_test N USAGE CGTRACE PROBE ARGS...: the start of a script that runs
+# programs under the probe: need_args, cgtrace and probe made absolute,
+# skipped when the probe is not built, then make_tmp.
+probe_test() {
+	need_args "$@"
+	cgtrace=$(abs "$3")
+	probe=$(abs "$4")
+	skip_unless_built "$probe"
+	make_tmp
+}
 ok() { pass=$((pass + 1)); }
 ko() {
 	echo "FAIL $1"

@@ -18,6 +18,26 @@ void test_add_list(TCase *tc, const TTest *const *tests)
 		tcase_add_test(tc, *tests);
 }
 
+TCase *test_case_list(Suite *s, const char *name, double timeout_s, const TTest *const *tests)
+{
+	TCase *tc = test_tcase(s, name, timeout_s);
+	test_add_list(tc, tests);
+	return tc;
+}
+
+TCase *test_rows(Suite *s, const char *name, double timeout_s, const TTest *test, int start,
+		 int end)
+{
+	TCase *tc = test_tcase(s, name, timeout_s);
+	tcase_add_loop_test(tc, test, start, end);
+	return tc;
+}
+
+TCase *test_loop(Suite *s, const char *name, double timeout_s, const TTest *test, int n)
+{
+	return test_rows(s, name, timeout_s, test, 0, n);
+}
+
 int main(int argc, char **argv)
 {
 	if (test_setup) {

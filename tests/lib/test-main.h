@@ -40,6 +40,25 @@ extern const test_setup_fn test_setup;
 
 #define TEST_MAIN(...) TEST_MAIN_SETUP(NULL, __VA_ARGS__)
 
+/*
+ * A suite function, fn, of the suite named name: the block that follows
+ * adds its cases to s.
+ *
+ *	TEST_SUITE(json_scan_suite, "json_scan")
+ *	{
+ *		test_case(s, "scan:accept", 4, test_good);
+ *	}
+ */
+#define TEST_SUITE(fn, name)                                                                       \
+	static void fn##_cases(Suite *s);                                                          \
+	static Suite *fn(void)                                                                     \
+	{                                                                                          \
+		Suite *s = suite_create(name);                                                     \
+		fn##_cases(s);                                                                     \
+		return s;                                                                          \
+	}                                                                                          \
+	static void fn##_cases(Suite *s)
+
 /* A test case added to s, with a timeout for suites that run programs. */
 TCase *test_tcase(Suite *s, const char *name, double timeout_s);
 
@@ -49,5 +68,20 @@ TCase *test_tcase(Suite *s, const char *name, double timeout_s);
  */
 #define test_add(tc, ...) test_add_list((tc), (const TTest *const[]){__VA_ARGS__, NULL})
 void test_add_list(TCase *tc, const TTest *const *tests);
+
+/*
+ * A test case of the tests named, in order: test_tcase and test_add in
+ * one, a line a case. Returns the case, for a fixture or loop tests after.
+ */
+#define test_case(s, name, timeout_s, ...)                                                       \
+	test_case_list((s), (name), (timeout_s), (const TTest *const[]){__VA_ARGS__, NULL})
+TCase *test_case_list(Suite *s, const char *name, double timeout_s, const TTest *const *tests);
+
+/* A test case of one loop test, run for each _i in [0, n). */
+TCase *test_loop(Suite *s, const char *name, double timeout_s, const TTest *test, int n);
+
+/* The same for each _i in [start, end): a case of some rows of a table. */
+TCase *test_rows(Suite *s, const char *name, double timeout_s, const TTest *test, int start,
+		 int end);
 
 #endif
