@@ -24,7 +24,7 @@
 #include "doc.h"
 #include "doc_build.h"
 #include "parse_fast.h"
-#include "thread.h"
+#include "worker.h"
 
 /*
  * A wakeup per batch makes the scheduler put the woken thread on the

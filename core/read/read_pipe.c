@@ -10,7 +10,7 @@
 #include "read_pipe.h"
 
 #include "parse_fast.h"
-#include "thread.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <pthread.h>

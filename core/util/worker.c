@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "thread.h"
+#include "worker.h"
 
 #include <signal.h>
 

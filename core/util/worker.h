@@ -4,8 +4,8 @@
  * every signal blocked, so that the signals meant for the application are
  * never delivered to it.
  */
-#ifndef CG_THREAD_H
-#define CG_THREAD_H
+#ifndef CG_WORKER_H
+#define CG_WORKER_H
 
 #include <pthread.h>
 #include <stdbool.h>
