@@ -30,25 +30,6 @@ static void put_str(struct cli_buf *b, const char *s)
 		free(q);
 }
 
-void cli_json_str(struct cli_buf *b, const char *s)
-{
-	put_str(b, s);
-}
-
-void cli_json_u64(struct cli_buf *b, uint64_t v)
-{
-	cli_buf_u64(b, v);
-}
-
-void cli_json_key(struct cli_buf *b, bool *first, const char *key)
-{
-	if (!*first)
-		cli_buf_putc(b, ',');
-	*first = false;
-	put_str(b, key);
-	cli_buf_putc(b, ':');
-}
-
 /* ---- the writer ---- */
 
 void cli_jw_init(struct cli_jw *w, struct cli_buf *b)

@@ -93,12 +93,4 @@ int cli_jw_finish(const struct cli_jw *w);
  */
 int cli_jw_print(struct cli_jw *w);
 
-/*
- * The raw pieces, commas placed by the caller through `first` flags: what
- * the writers of the pictures (report/, export-perfetto.c) still use.
- */
-void cli_json_str(struct cli_buf *b, const char *s);
-void cli_json_u64(struct cli_buf *b, uint64_t v);
-void cli_json_key(struct cli_buf *b, bool *first, const char *key);
-
 #endif
