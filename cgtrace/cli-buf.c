@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli-buf.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 void cli_buf_put_grow(struct cli_buf *b, const void *s, size_t n)
@@ -28,6 +30,12 @@ void cli_buf_put_grow(struct cli_buf *b, const void *s, size_t n)
 void cli_buf_puts(struct cli_buf *b, const char *s)
 {
 	cli_buf_put(b, s, strlen(s));
+}
+
+void cli_buf_u64(struct cli_buf *b, uint64_t v)
+{
+	char tmp[24];
+	cli_buf_put(b, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
 }
 
 void cli_buf_fini(struct cli_buf *b)

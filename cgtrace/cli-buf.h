@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 struct cli_buf {
@@ -39,6 +40,8 @@ static inline void cli_buf_putc(struct cli_buf *b, char c)
 }
 
 void cli_buf_puts(struct cli_buf *b, const char *s);
+/* v in decimal: the JSON writer's numbers and the CSV rows'. */
+void cli_buf_u64(struct cli_buf *b, uint64_t v);
 #define cli_buf_lit(b, s) cli_buf_put((b), (s), sizeof(s) - 1)
 void cli_buf_fini(struct cli_buf *b);
 

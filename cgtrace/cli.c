@@ -57,6 +57,20 @@ const char *cli_ns(char buf[32], uint64_t ns)
 	return buf;
 }
 
+void cli_json_op_groups(struct cli_jw *w, const struct cgtrace_op_group *g, size_t n,
+                        const char *op_key)
+{
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < n; i++) {
+		cli_jw_begin_object(w);
+		cli_jw_key_str(w, op_key, g[i].op_name);
+		cli_jw_key_u64(w, "count", g[i].count);
+		cli_jw_key_u64(w, "bytes", g[i].bytes);
+		cli_jw_end_object(w);
+	}
+	cli_jw_end_array(w);
+}
+
 const char *cli_count(char buf[32], uint64_t n)
 {
 	char digits[24];

@@ -32,6 +32,9 @@ const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
 const char *cli_ns(char buf[32], uint64_t ns);
 /* Thousands separators: 1,234,567. */
 const char *cli_count(char buf[32], uint64_t n);
+/* The peak's op groups (cgtrace_memory_peak_by_op) as an array of {op_key, count, bytes}. */
+void cli_json_op_groups(struct cli_jw *w, const struct cgtrace_op_group *g, size_t n,
+			const char *op_key);
 
 /* The probe's settings recorded in meta (probe-settings.c). */
 /* A meta tag's value, or NULL when the trace has no such tag. */

@@ -108,15 +108,7 @@ static int json_groups(struct cli_jw *w, const struct cgtrace_memory_report *r)
 	if (ret < 0)
 		return ret;
 	cli_jw_key(w, "peak_by_op");
-	cli_jw_begin_array(w);
-	for (size_t i = 0; i < n; i++) {
-		cli_jw_begin_object(w);
-		cli_jw_key_str(w, "op_name", g[i].op_name);
-		cli_jw_key_u64(w, "count", g[i].count);
-		cli_jw_key_u64(w, "bytes", g[i].bytes);
-		cli_jw_end_object(w);
-	}
-	cli_jw_end_array(w);
+	cli_json_op_groups(w, g, n, "op_name");
 	cgtrace_op_groups_free(g);
 	return 0;
 }

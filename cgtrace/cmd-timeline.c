@@ -69,7 +69,7 @@ static int csv_row(void *user, const struct cgtrace_timeline_point *p)
 	struct csv_state *s = user;
 	if (s->device && strcmp(s->device, p->device) != 0)
 		return 0;
-	cli_json_u64(&s->out, p->timestamp_ns);
+	cli_buf_u64(&s->out, p->timestamp_ns);
 	cli_buf_putc(&s->out, ',');
 	/* Device names are plain (cpu, cuda:0); quote only what CSV needs quoted. */
 	if (strpbrk(p->device, ",\"\n\r")) {
@@ -84,13 +84,13 @@ static int csv_row(void *user, const struct cgtrace_timeline_point *p)
 		cli_buf_puts(&s->out, p->device);
 	}
 	cli_buf_putc(&s->out, ',');
-	cli_json_u64(&s->out, p->live_bytes);
+	cli_buf_u64(&s->out, p->live_bytes);
 	cli_buf_putc(&s->out, ',');
 	if (p->has_free)
-		cli_json_u64(&s->out, p->free_bytes);
+		cli_buf_u64(&s->out, p->free_bytes);
 	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
 		cli_buf_putc(&s->out, ',');
-		cli_json_u64(&s->out, p->by_category[c]);
+		cli_buf_u64(&s->out, p->by_category[c]);
 	}
 	cli_buf_putc(&s->out, '\n');
 	/* Positive: a read error is negative. */

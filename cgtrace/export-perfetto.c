@@ -23,11 +23,11 @@
 #define SPANS_TID PSEUDO_BASE
 #define DEVICE_PID(d) (PSEUDO_BASE + 1 + (uint64_t)(d))
 
-/* The output: events go through a buffer written out every 64 KiB. */
+/* The output: events go through a buffer written out every 64 KiB, one event a line. */
 struct out {
 	FILE *f;
 	struct cli_buf b;
-	bool first; /* no event written yet */
+	struct cli_jw w; /* into b */
 };
 
 static void flush(struct out *o, bool force)
@@ -38,42 +38,45 @@ static void flush(struct out *o, bool force)
 	o->b.len = 0;
 }
 
-/* Microseconds with exactly three decimals, so that every nanosecond survives. */
-static void put_us(struct cli_buf *b, uint64_t ns)
+/* A time or duration: microseconds with exactly three decimals, every nanosecond kept. */
+static void key_us(struct cli_jw *w, const char *key, uint64_t ns)
 {
-	char t[32];
-	cli_buf_put(
-	    b, t,
-	    (size_t)snprintf(t, sizeof(t), "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000)));
+	cli_jw_key(w, key);
+	cli_jw_thousandths(w, ns);
 }
 
 /* Opens an event: {"ph":..,"pid":..,"tid":..,"ts":..,"name":..; the caller closes it. */
 static void event(struct out *o, char ph, uint64_t pid, uint64_t tid, uint64_t ts, const char *name)
 {
+	struct cli_jw *w = &o->w;
 	flush(o, false);
-	cli_buf_puts(&o->b, o->first ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
-	o->first = false;
-	cli_buf_putc(&o->b, ph);
-	cli_buf_lit(&o->b, "\",\"pid\":");
-	cli_json_u64(&o->b, pid);
-	cli_buf_lit(&o->b, ",\"tid\":");
-	cli_json_u64(&o->b, tid);
-	cli_buf_lit(&o->b, ",\"ts\":");
-	put_us(&o->b, ts);
-	cli_buf_lit(&o->b, ",\"name\":");
-	cli_json_str(&o->b, name);
+	cli_jw_newline(w);
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "ph", (const char[]){ph, '\0'});
+	cli_jw_key_u64(w, "pid", pid);
+	cli_jw_key_u64(w, "tid", tid);
+	key_us(w, "ts", ts);
+	cli_jw_key_str(w, "name", name);
 }
 
-static void arg_u64(struct cli_buf *b, bool *first, const char *key, uint64_t v)
+/* Opens an instant event of scope "g" (global) or "p" (its process); the caller closes it. */
+static void instant(struct out *o, uint64_t pid, uint64_t ts, const char *name, const char *scope)
 {
-	cli_json_key(b, first, key);
-	cli_json_u64(b, v);
+	event(o, 'i', pid, pid, ts, name);
+	cli_jw_key_str(&o->w, "s", scope);
 }
 
-static void arg_str(struct cli_buf *b, bool *first, const char *key, const char *v)
+/* An event's args: args_begin opens them, args_end closes them and the event. */
+static void args_begin(struct cli_jw *w)
 {
-	cli_json_key(b, first, key);
-	cli_json_str(b, v);
+	cli_jw_key(w, "args");
+	cli_jw_begin_object(w);
+}
+
+static void args_end(struct cli_jw *w)
+{
+	cli_jw_end_object(w);
+	cli_jw_end_object(w);
 }
 
 /* A process_name or thread_name metadata event. */
@@ -81,17 +84,17 @@ static void name_event(struct out *o, const char *what, uint64_t pid, uint64_t t
                        const char *name)
 {
 	event(o, 'M', pid, tid, 0, what);
-	cli_buf_lit(&o->b, ",\"args\":{\"name\":");
-	cli_json_str(&o->b, name);
-	cli_buf_lit(&o->b, "}}");
+	args_begin(&o->w);
+	cli_jw_key_str(&o->w, "name", name);
+	args_end(&o->w);
 }
 
 static void sort_event(struct out *o, uint64_t pid, uint64_t index)
 {
 	event(o, 'M', pid, pid, 0, "process_sort_index");
-	cli_buf_lit(&o->b, ",\"args\":{\"sort_index\":");
-	cli_json_u64(&o->b, index);
-	cli_buf_lit(&o->b, "}}");
+	args_begin(&o->w);
+	cli_jw_key_u64(&o->w, "sort_index", index);
+	args_end(&o->w);
 }
 
 /* ---- spans ---- */
@@ -232,23 +235,20 @@ static void span_events(struct out *o, const struct spans *s, uint64_t pid)
 		if (!v->kept)
 			continue;
 		const struct cgtrace_view_span *sp = v->s;
+		struct cli_jw *w = &o->w;
 		event(o, 'X', pid, v->tid, sp->start_ns, sp->name);
-		cli_buf_lit(&o->b, ",\"dur\":");
-		put_us(&o->b, v->end - sp->start_ns);
-		cli_buf_lit(&o->b, ",\"cat\":");
-		cli_json_str(&o->b, cgtrace_span_kind_name(sp->kind));
-		cli_buf_lit(&o->b, ",\"args\":{");
-		bool first = true;
-		arg_str(&o->b, &first, "span_id", sp->id);
-		arg_str(&o->b, &first, "kind", cgtrace_span_kind_name(sp->kind));
+		key_us(w, "dur", v->end - sp->start_ns);
+		cli_jw_key_str(w, "cat", cgtrace_span_kind_name(sp->kind));
+		args_begin(w);
+		cli_jw_key_str(w, "span_id", sp->id);
+		cli_jw_key_str(w, "kind", cgtrace_span_kind_name(sp->kind));
 		if (cgtrace_step_name(sp->step))
-			arg_str(&o->b, &first, "step", cgtrace_step_name(sp->step));
+			cli_jw_key_str(w, "step", cgtrace_step_name(sp->step));
 		if (!sp->closed)
-			arg_str(&o->b, &first, "unclosed",
-			        "never closed: drawn to the trace's end");
+			cli_jw_key_str(w, "unclosed", "never closed: drawn to the trace's end");
 		if (v->clamped)
-			arg_str(&o->b, &first, "clamped", "ends with the span it is in");
-		cli_buf_lit(&o->b, "}}");
+			cli_jw_key_str(w, "clamped", "ends with the span it is in");
+		args_end(w);
 	}
 }
 
@@ -264,13 +264,13 @@ static char *device_name(const char *device, const char *what)
 	return p;
 }
 
-static void categories(struct cli_buf *b, const uint64_t *by_category)
+/* A counter event's args, its values by category, and its end. */
+static void categories(struct cli_jw *w, const uint64_t *by_category)
 {
-	cli_buf_lit(b, ",\"args\":{");
-	bool first = true;
+	args_begin(w);
 	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
-		arg_u64(b, &first, cgtrace_category_name((enum cgtrace_category)c), by_category[c]);
-	cli_buf_lit(b, "}}");
+		cli_jw_key_u64(w, cgtrace_category_name((enum cgtrace_category)c), by_category[c]);
+	args_end(w);
 }
 
 /*
@@ -291,7 +291,7 @@ static void live_counter(struct out *o, const struct cgtrace_view *v, size_t d, 
 			continue; /* carried: the value holds from the sample before */
 		uint64_t t = any && bk->max_ns <= last ? last + 1 : bk->max_ns;
 		event(o, 'C', pid, pid, t, name);
-		categories(&o->b, bk->max_by_category);
+		categories(&o->w, bk->max_by_category);
 		last = t;
 		any = true;
 		if (bk->end_bytes == bk->max_bytes && bk->end_ns <= bk->max_ns &&
@@ -300,7 +300,7 @@ static void live_counter(struct out *o, const struct cgtrace_view *v, size_t d, 
 			continue;
 		t = bk->end_ns > last ? bk->end_ns : last + 1;
 		event(o, 'C', pid, pid, t, name);
-		categories(&o->b, bk->end_by_category);
+		categories(&o->w, bk->end_by_category);
 		last = t;
 	}
 }
@@ -311,14 +311,14 @@ static void checkpoint_counter(struct out *o, const struct cgtrace_view_device *
 {
 	for (size_t k = 0; k < dev->n_checkpoints; k++) {
 		const struct cgtrace_view_checkpoint *c = &dev->checkpoints[k];
+		struct cli_jw *w = &o->w;
 		event(o, 'C', DEVICE_PID(d), DEVICE_PID(d), c->timestamp_ns, name);
-		cli_buf_lit(&o->b, ",\"args\":{");
-		bool first = true;
-		arg_u64(&o->b, &first, "used", c->used_bytes);
-		arg_u64(&o->b, &first, "free", c->free_bytes);
+		args_begin(w);
+		cli_jw_key_u64(w, "used", c->used_bytes);
+		cli_jw_key_u64(w, "free", c->free_bytes);
 		if (c->has_reserved)
-			arg_u64(&o->b, &first, "reserved", c->reserved_bytes);
-		cli_buf_lit(&o->b, "}}");
+			cli_jw_key_u64(w, "reserved", c->reserved_bytes);
+		args_end(w);
 	}
 }
 
@@ -326,25 +326,23 @@ static void device_instants(struct out *o, const struct cgtrace_view_device *dev
                             const char *peak_name, const char *oom_name)
 {
 	uint64_t pid = DEVICE_PID(d);
-	bool first;
+	struct cli_jw *w = &o->w;
 	if (dev->peak_bytes) {
 		char h[32];
-		event(o, 'i', pid, pid, dev->peak_ns, peak_name);
-		cli_buf_lit(&o->b, ",\"s\":\"p\",\"args\":{");
-		first = true;
-		arg_u64(&o->b, &first, "bytes", dev->peak_bytes);
-		arg_str(&o->b, &first, "live", cli_bytes(h, dev->peak_bytes, false));
-		cli_buf_lit(&o->b, "}}");
+		instant(o, pid, dev->peak_ns, peak_name, "p");
+		args_begin(w);
+		cli_jw_key_u64(w, "bytes", dev->peak_bytes);
+		cli_jw_key_str(w, "live", cli_bytes(h, dev->peak_bytes, false));
+		args_end(w);
 	}
 	for (size_t k = 0; k < dev->n_ooms_kept; k++) {
 		const struct cgtrace_view_checkpoint *c = &dev->ooms[k];
-		event(o, 'i', pid, pid, c->timestamp_ns, oom_name);
-		cli_buf_lit(&o->b, ",\"s\":\"p\",\"args\":{");
-		first = true;
-		arg_u64(&o->b, &first, "request_bytes", c->oom_request_bytes);
-		arg_u64(&o->b, &first, "used_bytes", c->used_bytes);
-		arg_u64(&o->b, &first, "free_bytes", c->free_bytes);
-		cli_buf_lit(&o->b, "}}");
+		instant(o, pid, c->timestamp_ns, oom_name, "p");
+		args_begin(w);
+		cli_jw_key_u64(w, "request_bytes", c->oom_request_bytes);
+		cli_jw_key_u64(w, "used_bytes", c->used_bytes);
+		cli_jw_key_u64(w, "free_bytes", c->free_bytes);
+		args_end(w);
 	}
 }
 
@@ -398,10 +396,10 @@ static void program_events(struct out *o, const struct cgtrace_view *v, uint64_t
 	cli_buf_fini(&name);
 	sort_event(o, pid, 0);
 	if (v->has_capture) {
-		event(o, 'i', pid, pid, v->capture_begin_ns, "capture window begins");
-		cli_buf_lit(&o->b, ",\"s\":\"g\"}");
-		event(o, 'i', pid, pid, v->capture_end_ns, "capture window ends");
-		cli_buf_lit(&o->b, ",\"s\":\"g\"}");
+		instant(o, pid, v->capture_begin_ns, "capture window begins", "g");
+		cli_jw_end_object(&o->w);
+		instant(o, pid, v->capture_end_ns, "capture window ends", "g");
+		cli_jw_end_object(&o->w);
 	}
 }
 
@@ -410,18 +408,18 @@ static void metadata(struct out *o, const struct cgtrace_view *v, const struct s
 	struct cgtrace_meta m = {0};
 	if (v->doc)
 		cgtrace_doc_meta(v->doc, &m);
-	struct cli_buf *b = &o->b;
-	bool first = true;
-	cli_buf_lit(b, "\n],\n\"metadata\":{");
-	arg_str(b, &first, "source", "cgtrace export --format perfetto");
-	arg_str(b, &first, "cgtrace_version", CGTRACE_VERSION);
-	arg_str(b, &first, "schema", m.schema);
-	arg_str(b, &first, "run_id", m.run_id);
-	arg_str(b, &first, "entrypoint", m.entrypoint);
-	arg_u64(b, &first, "buckets", v->n_buckets);
-	arg_u64(b, &first, "bucket_ns", v->bucket_ns);
-	arg_u64(b, &first, "spans", s->n);
-	arg_u64(b, &first, "spans_kept", s->kept);
+	struct cli_jw *w = &o->w;
+	cli_jw_key(w, "metadata");
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "source", "cgtrace export --format perfetto");
+	cli_jw_key_str(w, "cgtrace_version", CGTRACE_VERSION);
+	cli_jw_key_str(w, "schema", m.schema);
+	cli_jw_key_str(w, "run_id", m.run_id);
+	cli_jw_key_str(w, "entrypoint", m.entrypoint);
+	cli_jw_key_u64(w, "buckets", v->n_buckets);
+	cli_jw_key_u64(w, "bucket_ns", v->bucket_ns);
+	cli_jw_key_u64(w, "spans", s->n);
+	cli_jw_key_u64(w, "spans_kept", s->kept);
 	/* What the file leaves out, in words. */
 	struct cli_buf note = {0};
 	char t[160];
@@ -441,24 +439,28 @@ static void metadata(struct out *o, const struct cgtrace_view *v, const struct s
 	}
 	if (note.len) {
 		cli_buf_putc(&note, '\0');
-		arg_str(b, &first, "cgtrace_note", note.err ? "some events left out" : note.p);
+		cli_jw_key_str(w, "cgtrace_note", note.err ? "some events left out" : note.p);
 	}
 	cli_buf_fini(&note);
-	cli_buf_lit(b, "}}\n");
+	cli_jw_end_object(w);
 }
 
 int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
                        const struct cli_perfetto_options *opts)
 {
-	struct out o = {.f = f, .first = true};
+	struct out o = {.f = f};
 	struct spans s = {0};
 	uint64_t pid = program_pid(view->doc);
+	cli_jw_init(&o.w, &o.b);
 	int ret = spans_load(view, pid, &s);
 	if (ret == 0)
 		ret = spans_nest(&s);
 	if (ret == 0) {
 		spans_cap(&s, opts->max_spans);
-		cli_buf_lit(&o.b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+		cli_jw_begin_object(&o.w);
+		cli_jw_key_str(&o.w, "displayTimeUnit", "ns");
+		cli_jw_key(&o.w, "traceEvents");
+		cli_jw_begin_array(&o.w);
 		program_events(&o, view, pid);
 		thread_names(&o, &s, pid);
 		span_events(&o, &s, pid);
@@ -466,8 +468,13 @@ int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
 	for (size_t d = 0; ret == 0 && d < view->n_devices; d++)
 		ret = device_events(&o, view, d);
 	if (ret == 0) {
+		cli_jw_newline(&o.w);
+		cli_jw_end_array(&o.w);
+		cli_jw_newline(&o.w);
 		metadata(&o, view, &s);
-		ret = o.b.err ? -ENOMEM : 0;
+		cli_jw_end_object(&o.w);
+		cli_buf_putc(&o.b, '\n');
+		ret = cli_jw_finish(&o.w);
 	}
 	if (ret == 0)
 		flush(&o, true);

@@ -11,9 +11,8 @@
 #include "cgtrace.h"
 #include "cli-opts.h"
 
-/* ---- the raw pieces ---- */
-
-void cli_json_str(struct cli_buf *b, const char *s)
+/* A string as the trace writers escape it (cgtrace_json_string); NULL is null. */
+static void put_str(struct cli_buf *b, const char *s)
 {
 	if (!s) {
 		cli_buf_lit(b, "null");
@@ -31,33 +30,6 @@ void cli_json_str(struct cli_buf *b, const char *s)
 		free(q);
 }
 
-void cli_json_u64(struct cli_buf *b, uint64_t v)
-{
-	char tmp[24];
-	cli_buf_put(b, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, v));
-}
-
-void cli_json_key(struct cli_buf *b, bool *first, const char *key)
-{
-	if (!*first)
-		cli_buf_putc(b, ',');
-	*first = false;
-	cli_json_str(b, key);
-	cli_buf_putc(b, ':');
-}
-
-int cli_json_print(struct cli_buf *b)
-{
-	cli_buf_putc(b, '\n');
-	int ret = b->err ? CLI_FAIL : CLI_OK;
-	if (ret == CLI_OK && (fwrite(b->p, 1, b->len, stdout) != b->len || fflush(stdout))) {
-		fprintf(stderr, "cgtrace: writing output: %s\n", strerror(errno));
-		ret = CLI_FAIL;
-	}
-	cli_buf_fini(b);
-	return ret;
-}
-
 /* ---- the writer ---- */
 
 void cli_jw_init(struct cli_jw *w, struct cli_buf *b)
@@ -68,6 +40,15 @@ void cli_jw_init(struct cli_jw *w, struct cli_buf *b)
 static uint64_t level_bit(const struct cli_jw *w)
 {
 	return (uint64_t)1 << (w->depth - 1);
+}
+
+/* The line break cli_jw_newline asked for, once its token's comma is written. */
+static void line_break(struct cli_jw *w)
+{
+	if (w->newline) {
+		cli_buf_putc(w->b, '\n');
+		w->newline = false;
+	}
 }
 
 /* Before a value: the comma an array's next element needs; false where no value belongs. */
@@ -87,6 +68,7 @@ static bool value_begin(struct cli_jw *w)
 	if (w->has_items & level_bit(w))
 		cli_buf_putc(w->b, ',');
 	w->has_items |= level_bit(w);
+	line_break(w);
 	return true;
 }
 
@@ -121,6 +103,7 @@ static void end(struct cli_jw *w, bool object)
 		w->err = true;
 		return;
 	}
+	line_break(w);
 	cli_buf_putc(w->b, object ? '}' : ']');
 	w->depth--;
 	value_end(w);
@@ -157,7 +140,8 @@ void cli_jw_key(struct cli_jw *w, const char *key)
 	if (w->has_items & level_bit(w))
 		cli_buf_putc(w->b, ',');
 	w->has_items |= level_bit(w);
-	cli_json_str(w->b, key);
+	line_break(w);
+	put_str(w->b, key);
 	cli_buf_putc(w->b, ':');
 	w->after_key = true;
 }
@@ -166,7 +150,7 @@ void cli_jw_str(struct cli_jw *w, const char *s)
 {
 	if (!value_begin(w))
 		return;
-	cli_json_str(w->b, s);
+	put_str(w->b, s);
 	value_end(w);
 }
 
@@ -174,8 +158,16 @@ void cli_jw_u64(struct cli_jw *w, uint64_t v)
 {
 	if (!value_begin(w))
 		return;
-	cli_json_u64(w->b, v);
+	cli_buf_u64(w->b, v);
 	value_end(w);
+}
+
+void cli_jw_u64_or_null(struct cli_jw *w, bool has, uint64_t v)
+{
+	if (has)
+		cli_jw_u64(w, v);
+	else
+		cli_jw_null(w);
 }
 
 void cli_jw_i64(struct cli_jw *w, int64_t v)
@@ -223,6 +215,46 @@ void cli_jw_null(struct cli_jw *w)
 	value_end(w);
 }
 
+void cli_jw_thousandths(struct cli_jw *w, uint64_t v)
+{
+	char tmp[32];
+	if (!value_begin(w))
+		return;
+	cli_buf_put(
+	    w->b, tmp,
+	    (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64 ".%03u", v / 1000, (unsigned)(v % 1000)));
+	value_end(w);
+}
+
+void cli_jw_raw(struct cli_jw *w, const char *json)
+{
+	if (!value_begin(w))
+		return;
+	cli_buf_puts(w->b, json);
+	value_end(w);
+}
+
+void cli_jw_u64_column(struct cli_jw *w, const void *base, size_t n, size_t stride, size_t offset)
+{
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)base + i * stride + offset, sizeof(v));
+		cli_jw_u64(w, v);
+	}
+	cli_jw_end_array(w);
+}
+
+void cli_jw_u64s(struct cli_jw *w, const uint64_t *v, size_t n)
+{
+	cli_jw_u64_column(w, v, n, sizeof(*v), 0);
+}
+
+void cli_jw_newline(struct cli_jw *w)
+{
+	w->newline = true;
+}
+
 void cli_jw_key_u64(struct cli_jw *w, const char *key, uint64_t v)
 {
 	cli_jw_key(w, key);
@@ -265,5 +297,13 @@ int cli_jw_print(struct cli_jw *w)
 		cli_buf_fini(w->b);
 		return CLI_FAIL;
 	}
-	return cli_json_print(w->b);
+	struct cli_buf *b = w->b;
+	cli_buf_putc(b, '\n');
+	int ret = b->err ? CLI_FAIL : CLI_OK;
+	if (ret == CLI_OK && (fwrite(b->p, 1, b->len, stdout) != b->len || fflush(stdout))) {
+		fprintf(stderr, "cgtrace: writing output: %s\n", strerror(errno));
+		ret = CLI_FAIL;
+	}
+	cli_buf_fini(b);
+	return ret;
 }

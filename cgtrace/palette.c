@@ -28,35 +28,27 @@ const struct cli_palette cli_palette = {
 #undef MARK
 };
 
-static void colours(struct cli_buf *b, const char *const *c, size_t n)
+/* Colours by index: a string each, null where there is none. */
+static void colours(struct cli_jw *w, const char *const *c, size_t n)
 {
-	cli_buf_putc(b, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			cli_buf_putc(b, ',');
-		if (c[i])
-			cli_json_str(b, c[i]);
-		else
-			cli_buf_lit(b, "null");
-	}
-	cli_buf_putc(b, ']');
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < n; i++)
+		cli_jw_str(w, c[i]);
+	cli_jw_end_array(w);
 }
 
-void cli_palette_json(struct cli_buf *b)
+void cli_palette_json(struct cli_jw *w)
 {
 	const struct cli_palette *p = &cli_palette;
-	bool first = true;
-	cli_buf_putc(b, '{');
-	cli_json_key(b, &first, "category");
-	colours(b, p->category, CGTRACE_CAT_COUNT);
-	cli_json_key(b, &first, "step");
-	colours(b, p->step, CGTRACE_STEP_OPTIMIZER + 1);
-	cli_json_key(b, &first, "band_opacity");
-	cli_buf_puts(b, p->band_opacity);
-#define MARK(name, colour)                                                                         \
-	cli_json_key(b, &first, #name);                                                            \
-	cli_json_str(b, p->name);
+	cli_jw_begin_object(w);
+	cli_jw_key(w, "category");
+	colours(w, p->category, CGTRACE_CAT_COUNT);
+	cli_jw_key(w, "step");
+	colours(w, p->step, CGTRACE_STEP_OPTIMIZER + 1);
+	cli_jw_key(w, "band_opacity");
+	cli_jw_raw(w, p->band_opacity);
+#define MARK(name, colour) cli_jw_key_str(w, #name, p->name);
 	CLI_PALETTE_MARKS(MARK)
 #undef MARK
-	cli_buf_putc(b, '}');
+	cli_jw_end_object(w);
 }

@@ -35,6 +35,6 @@ extern const struct cli_palette cli_palette;
  * by the enums; null for no step), "band_opacity" a number, a string per
  * mark.
  */
-void cli_palette_json(struct cli_buf *b);
+void cli_palette_json(struct cli_jw *w);
 
 #endif

@@ -205,10 +205,7 @@ void cli_json_frame(struct cli_jw *w, const struct cgtrace_frame *f)
 	cli_jw_key_str(w, "function", f->function);
 	cli_jw_key_str(w, "file", f->file);
 	cli_jw_key(w, "line");
-	if (f->file)
-		cli_jw_u64(w, f->line);
-	else
-		cli_jw_null(w);
+	cli_jw_u64_or_null(w, f->file != NULL, f->line);
 	cli_jw_key_str(w, "module", f->module);
 	snprintf(hex, sizeof(hex), "0x%" PRIx64, f->offset);
 	cli_jw_key_str(w, "offset", hex);

@@ -547,6 +547,70 @@ START_TEST(json_limits)
 }
 END_TEST
 
+/*
+ * The pieces the pictures' writers need: Perfetto's microseconds with
+ * three places, one event a line, a number kept as text, columns of a
+ * struct array; and a buffer emptied between calls, as a stream does.
+ */
+START_TEST(json_picture_pieces)
+{
+	/* Microseconds from nanoseconds: always three places. */
+	static const uint64_t ns[] = {0, 1, 12034, UINT64_MAX};
+	static const char *const us[] = {"0.000", "0.001", "12.034", "18446744073709551.615"};
+	struct cli_buf b = {0};
+	struct cli_jw w;
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		b.len = 0;
+		cli_jw_init(&w, &b);
+		cli_jw_thousandths(&w, ns[i]);
+		ck_assert_int_eq(cli_jw_finish(&w), 0);
+		ck_assert_str_eq(text(&b), us[i]);
+	}
+	static const uint64_t v[] = {7, 8, 9};
+	struct pair {
+		uint64_t a, b;
+	} pairs[] = {{1, 2}, {3, 4}};
+	b.len = 0;
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key(&w, "raw");
+	cli_jw_raw(&w, "0.2");
+	cli_jw_key(&w, "v");
+	cli_jw_u64s(&w, v, 3);
+	cli_jw_key(&w, "none");
+	cli_jw_u64s(&w, NULL, 0);
+	cli_jw_key(&w, "b");
+	cli_jw_u64_column(&w, pairs, 2, sizeof(pairs[0]), offsetof(struct pair, b));
+	cli_jw_key(&w, "or");
+	cli_jw_begin_array(&w);
+	cli_jw_u64_or_null(&w, true, 5);
+	cli_jw_u64_or_null(&w, false, 5);
+	cli_jw_end_array(&w);
+	ck_assert_str_eq(text(&b), "{\"raw\":0.2,\"v\":[7,8,9],\"none\":[],\"b\":[2,4],"
+				   "\"or\":[5,null]");
+	/* Lines: after the comma, before the element, the key or the end. */
+	b.len = 0;
+	cli_jw_key(&w, "lines");
+	cli_jw_begin_array(&w);
+	for (int i = 0; i < 2; i++) {
+		cli_jw_newline(&w);
+		cli_jw_begin_object(&w);
+		cli_jw_key_u64(&w, "i", (uint64_t)i);
+		cli_jw_end_object(&w);
+		ck_assert_str_eq(text(&b), i ? ",\n{\"i\":1}" : ",\"lines\":[\n{\"i\":0}");
+		b.len = 0; /* written out: the writer needs none of it */
+	}
+	cli_jw_newline(&w);
+	cli_jw_end_array(&w);
+	cli_jw_newline(&w);
+	cli_jw_key_u64(&w, "last", 1);
+	cli_jw_end_object(&w);
+	ck_assert_int_eq(cli_jw_finish(&w), 0);
+	ck_assert_str_eq(text(&b), "\n],\n\"last\":1}");
+	cli_buf_fini(&b);
+}
+END_TEST
+
 struct print_call {
 	bool malformed;
 	int status;
@@ -590,7 +654,7 @@ static Suite *suite(void)
 	test_add(tc, opts_accepted, opts_usage_errors, opts_help, opts_trace_operand);
 	tc = test_tcase(s, "json:write", 10);
 	test_add(tc, json_nested_commas, json_scripts, json_string_escaping, json_numbers,
-		 json_limits, json_print);
+		 json_limits, json_picture_pieces, json_print);
 	return s;
 }
 

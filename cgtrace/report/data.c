@@ -86,79 +86,10 @@ long report_site(struct report_ctx *c, uint64_t stack_id)
 	return report_name(&c->names, cli_frame_name(name, sizeof(name), cli_site_frame(st)));
 }
 
-static void key(struct cli_buf *b, const char *k)
-{
-	cli_buf_putc(b, ',');
-	cli_json_str(b, k);
-	cli_buf_putc(b, ':');
-}
-
-static void key_u64(struct cli_buf *b, bool *first, const char *k, uint64_t v)
-{
-	cli_json_key(b, first, k);
-	cli_json_u64(b, v);
-}
-
-static void key_str(struct cli_buf *b, bool *first, const char *k, const char *v)
-{
-	cli_json_key(b, first, k);
-	cli_json_str(b, v);
-}
-
-static void json_long(struct cli_buf *b, long v)
-{
-	if (v < 0)
-		cli_buf_lit(b, "-1");
-	else
-		cli_json_u64(b, (uint64_t)v);
-}
-
-/* One u64 field of n structs of size stride, at offset off, as a JSON array. */
-static void column(struct cli_buf *b, const void *base, size_t n, size_t stride, size_t off)
-{
-	cli_buf_putc(b, '[');
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v;
-		memcpy(&v, (const char *)base + i * stride + off, sizeof(v));
-		if (i)
-			cli_buf_putc(b, ',');
-		cli_json_u64(b, v);
-	}
-	cli_buf_putc(b, ']');
-}
-
-void report_json_u64s(struct cli_buf *b, const uint64_t *v, size_t n)
-{
-	cli_buf_putc(b, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			cli_buf_putc(b, ',');
-		cli_json_u64(b, v[i]);
-	}
-	cli_buf_putc(b, ']');
-}
-
-/* A u64 member of a view struct, named as the data block names it. */
-struct field {
-	const char *key;
-	size_t off;
-};
-
-/* The fields of one struct at base as members of the object being written. */
-static void members(struct cli_buf *b, bool *first, const void *base, const struct field *f,
-                    size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v;
-		memcpy(&v, (const char *)base + f[i].off, sizeof(v));
-		key_u64(b, first, f[i].key, v);
-	}
-}
-
-#define BUCKET_FIELD(f) offsetof(struct cgtrace_view_bucket, f)
+#define BUCKET_FIELD(f) CLI_JW_U64_OFFSET(struct cgtrace_view_bucket, f)
 
 /* The bucket columns the page draws and shows, described once. */
-static const struct field bucket_columns[] = {
+static const struct cli_jw_field bucket_columns[] = {
     {"max_ns", BUCKET_FIELD(max_ns)},     {"max", BUCKET_FIELD(max_bytes)},
     {"end_ns", BUCKET_FIELD(end_ns)},     {"end", BUCKET_FIELD(end_bytes)},
     {"drawn", BUCKET_FIELD(drawn_bytes)}, {"records", BUCKET_FIELD(records)},
@@ -166,172 +97,169 @@ static const struct field bucket_columns[] = {
     {"allocs", BUCKET_FIELD(allocs)},     {"alloc_bytes", BUCKET_FIELD(alloc_bytes)},
 };
 
-static void json_buckets(struct cli_buf *b, const struct cgtrace_view *v,
+static void json_buckets(struct cli_jw *w, const struct cgtrace_view *v,
                          const struct cgtrace_view_device *d)
 {
 	const size_t stride = sizeof(*d->buckets);
-	cli_buf_putc(b, '{');
+	cli_jw_begin_object(w);
 	for (size_t k = 0; k < sizeof(bucket_columns) / sizeof(bucket_columns[0]); k++) {
-		if (k)
-			cli_buf_putc(b, ',');
-		cli_json_str(b, bucket_columns[k].key);
-		cli_buf_putc(b, ':');
-		column(b, d->buckets, v->n_buckets, stride, bucket_columns[k].off);
+		cli_jw_key(w, bucket_columns[k].key);
+		cli_jw_u64_column(w, d->buckets, v->n_buckets, stride, bucket_columns[k].offset);
 	}
-	static const struct {
-		const char *key;
-		size_t off;
-	} by_cat[] = {
-	    {"cat", BUCKET_FIELD(max_by_category)},
-	    {"end_cat", BUCKET_FIELD(end_by_category)},
+	static const struct cli_jw_field by_cat[] = {
+	    {"cat", BUCKET_FIELD(max_by_category[0])},
+	    {"end_cat", BUCKET_FIELD(end_by_category[0])},
 	};
 	for (size_t k = 0; k < sizeof(by_cat) / sizeof(by_cat[0]); k++) {
-		key(b, by_cat[k].key);
-		cli_buf_putc(b, '[');
-		for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
-			if (c)
-				cli_buf_putc(b, ',');
-			column(b, d->buckets, v->n_buckets, stride,
-			       by_cat[k].off + (size_t)c * sizeof(uint64_t));
-		}
-		cli_buf_putc(b, ']');
+		cli_jw_key(w, by_cat[k].key);
+		cli_jw_begin_array(w);
+		for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
+			cli_jw_u64_column(w, d->buckets, v->n_buckets, stride,
+			                  by_cat[k].offset + (size_t)c * sizeof(uint64_t));
+		cli_jw_end_array(w);
 	}
-	cli_buf_putc(b, '}');
+	cli_jw_end_object(w);
 }
 
-#define CKPT_FIELD(f) offsetof(struct cgtrace_view_checkpoint, f)
+#define CKPT_FIELD(f) CLI_JW_U64_OFFSET(struct cgtrace_view_checkpoint, f)
 
-static void json_checkpoints(struct cli_buf *b, const struct cgtrace_view_device *d)
+/* A device's checkpoints as columns, reserved null where a checkpoint has none. */
+static void json_checkpoints(struct cli_jw *w, const struct cgtrace_view_device *d)
 {
+	static const struct cli_jw_field columns[] = {
+	    {"t", CKPT_FIELD(timestamp_ns)},
+	    {"used", CKPT_FIELD(used_bytes)},
+	    {"free", CKPT_FIELD(free_bytes)},
+	};
 	const size_t stride = sizeof(*d->checkpoints);
-	cli_buf_lit(b, "{\"t\":");
-	column(b, d->checkpoints, d->n_checkpoints, stride, CKPT_FIELD(timestamp_ns));
-	key(b, "used");
-	column(b, d->checkpoints, d->n_checkpoints, stride, CKPT_FIELD(used_bytes));
-	key(b, "free");
-	column(b, d->checkpoints, d->n_checkpoints, stride, CKPT_FIELD(free_bytes));
-	key(b, "reserved");
-	cli_buf_putc(b, '[');
-	for (size_t i = 0; i < d->n_checkpoints; i++) {
-		if (i)
-			cli_buf_putc(b, ',');
-		if (d->checkpoints[i].has_reserved)
-			cli_json_u64(b, d->checkpoints[i].reserved_bytes);
-		else
-			cli_buf_lit(b, "null");
+	cli_jw_begin_object(w);
+	for (size_t k = 0; k < sizeof(columns) / sizeof(columns[0]); k++) {
+		cli_jw_key(w, columns[k].key);
+		cli_jw_u64_column(w, d->checkpoints, d->n_checkpoints, stride, columns[k].offset);
 	}
-	cli_buf_lit(b, "]}");
+	cli_jw_key(w, "reserved");
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < d->n_checkpoints; i++)
+		cli_jw_u64_or_null(w, d->checkpoints[i].has_reserved,
+		                   d->checkpoints[i].reserved_bytes);
+	cli_jw_end_array(w);
+	cli_jw_end_object(w);
 }
 
-static const struct field oom_fields[] = {
+static const struct cli_jw_field oom_fields[] = {
     {"t", CKPT_FIELD(timestamp_ns)},   {"request", CKPT_FIELD(oom_request_bytes)},
     {"used", CKPT_FIELD(used_bytes)}, {"free", CKPT_FIELD(free_bytes)},
 };
 
-static void json_ooms(struct cli_buf *b, const struct cgtrace_view_device *d)
+static void json_ooms(struct cli_jw *w, const struct cgtrace_view_device *d)
 {
 	size_t n = d->n_ooms_kept < REPORT_OOMS ? d->n_ooms_kept : REPORT_OOMS;
-	cli_buf_putc(b, '[');
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < n; i++) {
-		bool first = true;
-		cli_buf_puts(b, i ? ",{" : "{");
-		members(b, &first, &d->ooms[i], oom_fields, sizeof(oom_fields) / sizeof(oom_fields[0]));
-		cli_buf_putc(b, '}');
+		cli_jw_begin_object(w);
+		cli_jw_u64_fields(w, &d->ooms[i], oom_fields,
+		                  sizeof(oom_fields) / sizeof(oom_fields[0]));
+		cli_jw_end_object(w);
 	}
-	cli_buf_putc(b, ']');
+	cli_jw_end_array(w);
 }
 
-#define DEVICE_FIELD(f) offsetof(struct cgtrace_view_device, f)
+#define DEVICE_FIELD(f) CLI_JW_U64_OFFSET(struct cgtrace_view_device, f)
 
 /* A device's figures, before and after its peak by category. */
-static const struct field device_peak[] = {
+static const struct cli_jw_field device_peak[] = {
     {"capacity", DEVICE_FIELD(capacity_bytes)},
     {"peak", DEVICE_FIELD(peak_bytes)},
     {"peak_ns", DEVICE_FIELD(peak_ns)},
 };
-static const struct field device_counts[] = {
+static const struct cli_jw_field device_counts[] = {
     {"alloc_count", DEVICE_FIELD(alloc_count)}, {"free_count", DEVICE_FIELD(free_count)},
     {"alloc_bytes", DEVICE_FIELD(alloc_bytes)}, {"final_bytes", DEVICE_FIELD(final_bytes)},
 };
 
-static void json_devices(struct cli_buf *b, const struct cgtrace_view *v)
+static void json_devices(struct cli_jw *w, const struct cgtrace_view *v)
 {
-	key(b, "devices");
-	cli_buf_putc(b, '[');
+	cli_jw_key(w, "devices");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < v->n_devices; i++) {
 		const struct cgtrace_view_device *d = &v->devices[i];
-		bool first = true;
-		cli_buf_puts(b, i ? ",{" : "{");
-		key_str(b, &first, "name", d->device);
-		members(b, &first, d, device_peak, sizeof(device_peak) / sizeof(device_peak[0]));
-		key(b, "peak_by_category");
-		report_json_u64s(b, d->peak_by_category, CGTRACE_CAT_COUNT);
-		members(b, &first, d, device_counts,
-		        sizeof(device_counts) / sizeof(device_counts[0]));
-		key(b, "buckets");
-		json_buckets(b, v, d);
-		key(b, "checkpoints");
-		json_checkpoints(b, d);
-		key(b, "ooms");
-		json_ooms(b, d);
-		key_u64(b, &first, "n_ooms", d->n_ooms);
-		cli_buf_putc(b, '}');
+		cli_jw_begin_object(w);
+		cli_jw_key_str(w, "name", d->device);
+		cli_jw_u64_fields(w, d, device_peak, sizeof(device_peak) / sizeof(device_peak[0]));
+		cli_jw_key(w, "peak_by_category");
+		cli_jw_u64s(w, d->peak_by_category, CGTRACE_CAT_COUNT);
+		cli_jw_u64_fields(w, d, device_counts,
+		                  sizeof(device_counts) / sizeof(device_counts[0]));
+		cli_jw_key(w, "buckets");
+		json_buckets(w, v, d);
+		cli_jw_key(w, "checkpoints");
+		json_checkpoints(w, d);
+		cli_jw_key(w, "ooms");
+		json_ooms(w, d);
+		cli_jw_key_u64(w, "n_ooms", d->n_ooms);
+		cli_jw_end_object(w);
 	}
-	cli_buf_putc(b, ']');
+	cli_jw_end_array(w);
 }
 
 /* A span id, and its name when the trace has the span. */
-static void span_members(struct cli_buf *b, bool *first, const struct cgtrace_view *v,
-                         const char *id)
+static void span_members(struct cli_jw *w, const struct cgtrace_view *v, const char *id)
 {
 	const struct cgtrace_view_span *s = cgtrace_view_find_span(v, id);
-	key_str(b, first, "span", id);
+	cli_jw_key_str(w, "span", id);
 	if (s)
-		key_str(b, first, "span_name", s->name);
+		cli_jw_key_str(w, "span_name", s->name);
+}
+
+/* A site as its index in the names, -1 without one. */
+static void key_site(struct report_ctx *c, const char *key, uint64_t stack_id)
+{
+	cli_jw_key(c->w, key);
+	cli_jw_i64(c->w, report_site(c, stack_id));
 }
 
 static void json_allocs(struct report_ctx *c)
 {
-	struct cli_buf *b = c->b;
-	key(b, "allocs");
-	cli_buf_putc(b, '[');
+	struct cli_jw *w = c->w;
+	cli_jw_key(w, "allocs");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < c->v->n_allocs; i++) {
 		const struct cgtrace_view_alloc *a = &c->v->allocs[i];
-		bool first = true;
-		cli_buf_puts(b, i ? ",{" : "{");
+		cli_jw_begin_object(w);
 		/* The buckets it is drawn in, first to end: the page stacks it there. */
 		const uint64_t live[2] = {c->v->alloc_live[i].first_bucket,
 		                          c->v->alloc_live[i].end_bucket};
-		key_u64(b, &first, "t0", a->alloc_ns);
-		cli_json_key(b, &first, "t1");
-		if (a->freed)
-			cli_json_u64(b, a->free_ns);
-		else
-			cli_buf_lit(b, "null");
-		key_u64(b, &first, "b", a->bytes);
-		key_u64(b, &first, "d", a->device);
-		cli_json_key(b, &first, "live");
-		report_json_u64s(b, live, 2);
-		key_u64(b, &first, "c", (uint64_t)a->category);
-		cli_json_key(b, &first, "s");
-		json_long(b, report_site(c, a->stack_id));
-		key_str(b, &first, "tensor", a->tensor_id);
+		cli_jw_key_u64(w, "t0", a->alloc_ns);
+		cli_jw_key(w, "t1");
+		cli_jw_u64_or_null(w, a->freed, a->free_ns);
+		cli_jw_key_u64(w, "b", a->bytes);
+		cli_jw_key_u64(w, "d", a->device);
+		cli_jw_key(w, "live");
+		cli_jw_u64s(w, live, 2);
+		cli_jw_key_u64(w, "c", (uint64_t)a->category);
+		key_site(c, "s", a->stack_id);
+		cli_jw_key_str(w, "tensor", a->tensor_id);
 		if (a->op_name)
-			key_str(b, &first, "op", a->op_name);
-		span_members(b, &first, c->v, a->span_id);
+			cli_jw_key_str(w, "op", a->op_name);
+		span_members(w, c->v, a->span_id);
 		if (a->preexisting)
-			cli_buf_lit(b, ",\"pre\":true");
-		cli_buf_putc(b, '}');
+			cli_jw_key_bool(w, "pre", true);
+		cli_jw_end_object(w);
 	}
-	cli_buf_putc(b, ']');
+	cli_jw_end_array(w);
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
+/* What a capped list leaves out: {"count":..,"bytes":..} under key. */
+static void json_rest(struct cli_jw *w, const char *key, uint64_t count, uint64_t bytes)
 {
-	return a + b < a ? UINT64_MAX : a + b;
+	cli_jw_key(w, key);
+	cli_jw_begin_object(w);
+	cli_jw_key_u64(w, "count", count);
+	cli_jw_key_u64(w, "bytes", bytes);
+	cli_jw_end_object(w);
 }
 
-static int json_by_op(struct cli_buf *b, const struct cgtrace_memory_report *r)
+static int json_by_op(struct cli_jw *w, const struct cgtrace_memory_report *r)
 {
 	struct cgtrace_op_group *g = NULL;
 	size_t n = 0;
@@ -339,121 +267,95 @@ static int json_by_op(struct cli_buf *b, const struct cgtrace_memory_report *r)
 	if (ret < 0)
 		return ret;
 	size_t shown = n < REPORT_OPS ? n : REPORT_OPS;
-	uint64_t rest_count = 0, rest_bytes = 0;
-	key(b, "by_op");
-	cli_buf_putc(b, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i >= shown) {
-			rest_count++;
-			rest_bytes = sat_add(rest_bytes, g[i].bytes);
-			continue;
-		}
-		bool first = true;
-		cli_buf_puts(b, i ? ",{" : "{");
-		key_str(b, &first, "op", g[i].op_name);
-		key_u64(b, &first, "count", g[i].count);
-		key_u64(b, &first, "bytes", g[i].bytes);
-		cli_buf_putc(b, '}');
-	}
-	cli_buf_lit(b, "],\"by_op_rest\":{\"count\":");
-	cli_json_u64(b, rest_count);
-	cli_buf_lit(b, ",\"bytes\":");
-	cli_json_u64(b, rest_bytes);
-	cli_buf_putc(b, '}');
+	uint64_t rest_bytes = 0;
+	for (size_t i = shown; i < n; i++)
+		rest_bytes = report_sat_add(rest_bytes, g[i].bytes);
+	cli_jw_key(w, "by_op");
+	cli_json_op_groups(w, g, shown, "op");
+	json_rest(w, "by_op_rest", n - shown, rest_bytes);
 	cgtrace_op_groups_free(g);
 	return 0;
 }
 
 static void json_live(struct report_ctx *c, const struct cgtrace_live_alloc *a)
 {
-	struct cli_buf *b = c->b;
-	bool first = true;
-	cli_buf_putc(b, '{');
-	key_u64(b, &first, "b", a->bytes);
-	key_str(b, &first, "device", a->device);
-	key_u64(b, &first, "c", (uint64_t)a->category);
+	struct cli_jw *w = c->w;
+	cli_jw_begin_object(w);
+	cli_jw_key_u64(w, "b", a->bytes);
+	cli_jw_key_str(w, "device", a->device);
+	cli_jw_key_u64(w, "c", (uint64_t)a->category);
 	if (a->op_name)
-		key_str(b, &first, "op", a->op_name);
-	span_members(b, &first, c->v, a->span_id);
-	key_str(b, &first, "tensor", a->tensor_id);
-	key_str(b, &first, "dtype", a->dtype);
-	cli_json_key(b, &first, "shape");
-	report_json_u64s(b, a->shape, a->ndim);
-	key_u64(b, &first, "t", a->timestamp_ns);
-	cli_json_key(b, &first, "s");
-	json_long(b, report_site(c, a->stack_id));
-	cli_buf_putc(b, '}');
+		cli_jw_key_str(w, "op", a->op_name);
+	span_members(w, c->v, a->span_id);
+	cli_jw_key_str(w, "tensor", a->tensor_id);
+	cli_jw_key_str(w, "dtype", a->dtype);
+	cli_jw_key(w, "shape");
+	cli_jw_u64s(w, a->shape, a->ndim);
+	cli_jw_key_u64(w, "t", a->timestamp_ns);
+	key_site(c, "s", a->stack_id);
+	cli_jw_end_object(w);
 }
 
 static int json_peak(struct report_ctx *c)
 {
-	struct cli_buf *b = c->b;
+	struct cli_jw *w = c->w;
 	const struct cgtrace_memory_report *r = c->v->report;
-	bool first = true;
-	key(b, "peak");
+	cli_jw_key(w, "peak");
 	if (!r) {
-		cli_buf_lit(b, "null");
+		cli_jw_null(w);
 		return 0;
 	}
-	cli_buf_putc(b, '{');
-	key_str(b, &first, "device", r->peak_device);
-	key_u64(b, &first, "bytes", r->peak_bytes);
-	key_u64(b, &first, "ns", r->peak_timestamp_ns);
-	key_u64(b, &first, "count", r->n_breakdown);
-	key_u64(b, &first, "autograd_retained", r->autograd_retained_bytes);
-	key(b, "by_category");
-	report_json_u64s(b, r->peak_by_category, CGTRACE_CAT_COUNT);
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "device", r->peak_device);
+	cli_jw_key_u64(w, "bytes", r->peak_bytes);
+	cli_jw_key_u64(w, "ns", r->peak_timestamp_ns);
+	cli_jw_key_u64(w, "count", r->n_breakdown);
+	cli_jw_key_u64(w, "autograd_retained", r->autograd_retained_bytes);
+	cli_jw_key(w, "by_category");
+	cli_jw_u64s(w, r->peak_by_category, CGTRACE_CAT_COUNT);
 	size_t shown = r->n_breakdown < REPORT_BREAKDOWN ? r->n_breakdown : REPORT_BREAKDOWN;
 	uint64_t rest = 0;
-	key(b, "breakdown");
-	cli_buf_putc(b, '[');
+	cli_jw_key(w, "breakdown");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < r->n_breakdown; i++) {
-		if (i >= shown) {
-			rest = sat_add(rest, r->peak_breakdown[i].bytes);
-			continue;
-		}
-		if (i)
-			cli_buf_putc(b, ',');
-		json_live(c, &r->peak_breakdown[i]);
+		if (i >= shown)
+			rest = report_sat_add(rest, r->peak_breakdown[i].bytes);
+		else
+			json_live(c, &r->peak_breakdown[i]);
 	}
-	cli_buf_lit(b, "],\"rest\":{\"count\":");
-	cli_json_u64(b, r->n_breakdown - shown);
-	cli_buf_lit(b, ",\"bytes\":");
-	cli_json_u64(b, rest);
-	cli_buf_putc(b, '}');
-	int ret = json_by_op(b, r);
-	cli_buf_putc(b, '}');
+	cli_jw_end_array(w);
+	json_rest(w, "rest", r->n_breakdown - shown, rest);
+	int ret = json_by_op(w, r);
+	cli_jw_end_object(w);
 	return ret;
 }
 
 /* A site row: its site, figures and the frames from the site outwards. */
-static void json_row(struct cli_buf *b, const struct cli_site_row *r)
+static void json_row(struct cli_jw *w, const struct cli_site_row *r)
 {
 	char name[600];
-	bool first = true;
-	cli_buf_putc(b, '{');
-	key_str(b, &first, "site", cli_frame_name(name, sizeof(name), cli_site_frame(r->stack)));
-	key_str(b, &first, "device", r->device);
-	key_u64(b, &first, "count", r->sum.count);
-	key_u64(b, &first, "total", r->sum.total_bytes);
-	key_u64(b, &first, "peak", r->sum.peak_bytes);
-	key_u64(b, &first, "leaked", r->sum.leaked_bytes);
-	key_u64(b, &first, "leaked_count", r->sum.leaked_count);
-	key_u64(b, &first, "temporary", r->sum.temporary_count);
-	key_u64(b, &first, "stacks", r->n_stacks);
-	cli_json_key(b, &first, "frames");
-	cli_buf_putc(b, '[');
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "site", cli_frame_name(name, sizeof(name), cli_site_frame(r->stack)));
+	cli_jw_key_str(w, "device", r->device);
+	cli_jw_key_u64(w, "count", r->sum.count);
+	cli_jw_key_u64(w, "total", r->sum.total_bytes);
+	cli_jw_key_u64(w, "peak", r->sum.peak_bytes);
+	cli_jw_key_u64(w, "leaked", r->sum.leaked_bytes);
+	cli_jw_key_u64(w, "leaked_count", r->sum.leaked_count);
+	cli_jw_key_u64(w, "temporary", r->sum.temporary_count);
+	cli_jw_key_u64(w, "stacks", r->n_stacks);
+	cli_jw_key(w, "frames");
+	cli_jw_begin_array(w);
 	const struct cgtrace_resolved_stack *st = r->stack;
 	for (size_t i = st ? st->site : 0, k = 0; st && i < st->n_frames && k < REPORT_FRAMES;
 	     i++, k++) {
-		if (k)
-			cli_buf_putc(b, ',');
 		cli_frame_name(name, sizeof(name), st->frames[i]);
 		if (st->frames[i]->inlined)
 			strncat(name, " [inlined]", sizeof(name) - strlen(name) - 1);
-		cli_json_str(b, name);
+		cli_jw_str(w, name);
 	}
-	cli_buf_lit(b, "]}");
+	cli_jw_end_array(w);
+	cli_jw_end_object(w);
 }
 
 /* One table of sites ranked by `by`: its first REPORT_SITES rows and how many there are. */
@@ -465,98 +367,84 @@ static int json_rows(struct report_ctx *c, const char *name, enum cli_by by, uin
 	int ret = cli_site_rows(&c->sites, NULL, false, by, &rows, &n);
 	if (ret < 0)
 		return ret;
-	key(c->b, name);
-	cli_buf_putc(c->b, '[');
-	for (size_t i = 0; i < n && i < REPORT_SITES; i++) {
-		if (i)
-			cli_buf_putc(c->b, ',');
-		json_row(c->b, &rows[i]);
-	}
-	cli_buf_putc(c->b, ']');
+	cli_jw_key(c->w, name);
+	cli_jw_begin_array(c->w);
+	for (size_t i = 0; i < n && i < REPORT_SITES; i++)
+		json_row(c->w, &rows[i]);
+	cli_jw_end_array(c->w);
 	for (size_t i = 0; count && i < n; i++) {
-		*count = sat_add(*count, rows[i].sum.leaked_count);
-		*bytes = sat_add(*bytes, rows[i].sum.leaked_bytes);
+		*count = report_sat_add(*count, rows[i].sum.leaked_count);
+		*bytes = report_sat_add(*bytes, rows[i].sum.leaked_bytes);
 	}
 	char total[64];
 	snprintf(total, sizeof(total), "%s_rows", name);
-	key(c->b, total);
-	cli_json_u64(c->b, n);
+	cli_jw_key_u64(c->w, total, n);
 	free(rows);
 	return 0;
 }
 
 static int json_sites(struct report_ctx *c)
 {
-	struct cli_buf *b = c->b;
-	cli_buf_lit(b, ",\"stacks\":");
-	cli_buf_puts(b, c->stacks ? "true" : "false");
+	cli_jw_key_bool(c->w, "stacks", c->stacks);
 	if (!c->stacks)
 		return 0;
 	uint64_t count = 0, bytes = 0;
 	int ret = json_rows(c, "top_sites", CLI_BY_PEAK, NULL, NULL);
 	if (ret == 0)
 		ret = json_rows(c, "leaks", CLI_BY_LEAKED, &count, &bytes);
-	cli_buf_lit(b, ",\"leaks_total\":{\"count\":");
-	cli_json_u64(b, count);
-	cli_buf_lit(b, ",\"bytes\":");
-	cli_json_u64(b, bytes);
-	cli_buf_putc(b, '}');
+	json_rest(c->w, "leaks_total", count, bytes);
 	return ret;
 }
 
-static void json_meta(struct cli_buf *b, const struct cgtrace_doc *doc)
+static void json_meta(struct cli_jw *w, const struct cgtrace_doc *doc)
 {
-	key(b, "meta");
+	cli_jw_key(w, "meta");
 	if (!doc) {
-		cli_buf_lit(b, "null");
+		cli_jw_null(w);
 		return;
 	}
 	struct cgtrace_meta m;
 	cgtrace_doc_meta(doc, &m);
-	bool first = true;
-	cli_buf_putc(b, '{');
-	key_str(b, &first, "entrypoint", m.entrypoint);
-	key_str(b, &first, "run_id", m.run_id);
-	key_str(b, &first, "correlation_id", m.correlation_id);
-	key_str(b, &first, "timestamp", m.timestamp);
-	key_str(b, &first, "phase", cgtrace_phase_name(m.phase));
-	key_u64(b, &first, "capture_step", m.capture_step);
-	key_str(b, &first, "device", m.device);
-	key(b, "tags");
-	cli_buf_putc(b, '{');
-	bool f2 = true;
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "entrypoint", m.entrypoint);
+	cli_jw_key_str(w, "run_id", m.run_id);
+	cli_jw_key_str(w, "correlation_id", m.correlation_id);
+	cli_jw_key_str(w, "timestamp", m.timestamp);
+	cli_jw_key_str(w, "phase", cgtrace_phase_name(m.phase));
+	cli_jw_key_u64(w, "capture_step", m.capture_step);
+	cli_jw_key_str(w, "device", m.device);
+	cli_jw_key(w, "tags");
+	cli_jw_begin_object(w);
 	for (size_t i = 0; i < m.n_tags; i++)
-		key_str(b, &f2, m.tags[i].key, m.tags[i].value);
-	cli_buf_lit(b, "}}");
+		cli_jw_key_str(w, m.tags[i].key, m.tags[i].value);
+	cli_jw_end_object(w);
+	cli_jw_end_object(w);
 }
 
-static void json_grid(struct cli_buf *b, const struct cgtrace_view *v)
+static void json_grid(struct cli_jw *w, const struct cgtrace_view *v)
 {
-	bool first = true;
-	key(b, "grid");
-	cli_buf_putc(b, '{');
-	key_u64(b, &first, "start_ns", v->start_ns);
-	key_u64(b, &first, "end_ns", v->end_ns);
-	key_u64(b, &first, "bucket_ns", v->bucket_ns);
-	key_u64(b, &first, "n", v->n_buckets);
-	cli_buf_putc(b, '}');
-	key(b, "capture");
+	cli_jw_key(w, "grid");
+	cli_jw_begin_object(w);
+	cli_jw_key_u64(w, "start_ns", v->start_ns);
+	cli_jw_key_u64(w, "end_ns", v->end_ns);
+	cli_jw_key_u64(w, "bucket_ns", v->bucket_ns);
+	cli_jw_key_u64(w, "n", v->n_buckets);
+	cli_jw_end_object(w);
+	cli_jw_key(w, "capture");
 	if (v->has_capture) {
-		first = true;
-		cli_buf_putc(b, '{');
-		key_u64(b, &first, "begin_ns", v->capture_begin_ns);
-		key_u64(b, &first, "end_ns", v->capture_end_ns);
-		cli_buf_putc(b, '}');
+		cli_jw_begin_object(w);
+		cli_jw_key_u64(w, "begin_ns", v->capture_begin_ns);
+		cli_jw_key_u64(w, "end_ns", v->capture_end_ns);
+		cli_jw_end_object(w);
 	} else {
-		cli_buf_lit(b, "null");
+		cli_jw_null(w);
 	}
-	first = true;
-	key(b, "records");
-	cli_buf_putc(b, '{');
-	key_u64(b, &first, "memory", v->doc ? cgtrace_doc_records(v->doc, CGTRACE_KIND_MEMORY) : 0);
-	key_u64(b, &first, "device_memory",
-	        v->doc ? cgtrace_doc_records(v->doc, CGTRACE_KIND_DEVICE_MEMORY) : 0);
-	cli_buf_putc(b, '}');
+	cli_jw_key(w, "records");
+	cli_jw_begin_object(w);
+	cli_jw_key_u64(w, "memory", v->doc ? cgtrace_doc_records(v->doc, CGTRACE_KIND_MEMORY) : 0);
+	cli_jw_key_u64(w, "device_memory",
+	               v->doc ? cgtrace_doc_records(v->doc, CGTRACE_KIND_DEVICE_MEMORY) : 0);
+	cli_jw_end_object(w);
 }
 
 /* The per-stack figures the site rows sum, as cli_sites_open computes them. */
@@ -572,27 +460,25 @@ static int open_sites(struct report_ctx *c, const char *path)
 
 int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *path, const char *name)
 {
-	struct report_ctx c = {.b = b, .v = v, .doc = v->doc};
+	struct cli_jw w;
+	struct report_ctx c = {.w = &w, .v = v, .doc = v->doc};
+	cli_jw_init(&w, b);
 	int status = open_sites(&c, path);
 	if (status == CLI_OK) {
-		cli_buf_lit(b, "{\"format\":\"cgprobe-report/1\"");
-		key(b, "generator");
-		cli_json_str(b, "cgtrace " CGTRACE_VERSION);
-		key(b, "trace");
-		cli_json_str(b, name);
-		key(b, "categories");
-		cli_buf_putc(b, '[');
-		for (int k = 0; k < CGTRACE_CAT_COUNT; k++) {
-			if (k)
-				cli_buf_putc(b, ',');
-			cli_json_str(b, cgtrace_category_name((enum cgtrace_category)k));
-		}
-		cli_buf_putc(b, ']');
-		key(b, "palette");
-		cli_palette_json(b);
-		json_meta(b, c.doc);
-		json_grid(b, v);
-		json_devices(b, v);
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "format", "cgprobe-report/1");
+		cli_jw_key_str(&w, "generator", "cgtrace " CGTRACE_VERSION);
+		cli_jw_key_str(&w, "trace", name);
+		cli_jw_key(&w, "categories");
+		cli_jw_begin_array(&w);
+		for (int k = 0; k < CGTRACE_CAT_COUNT; k++)
+			cli_jw_str(&w, cgtrace_category_name((enum cgtrace_category)k));
+		cli_jw_end_array(&w);
+		cli_jw_key(&w, "palette");
+		cli_palette_json(&w);
+		json_meta(&w, c.doc);
+		json_grid(&w, v);
+		json_devices(&w, v);
 		json_allocs(&c);
 		int r = json_peak(&c);
 		if (r == 0)
@@ -600,18 +486,16 @@ int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *pat
 		if (r == 0)
 			r = report_json_spans(&c);
 		/* Last: every site name the members above referred to. */
-		key(b, "sites");
-		cli_buf_putc(b, '[');
-		for (size_t i = 0; i < c.names.n; i++) {
-			if (i)
-				cli_buf_putc(b, ',');
-			cli_json_str(b, c.names.names[i]);
-		}
-		cli_buf_lit(b, "]}");
-		if (r < 0 || c.names.err)
-			b->err = true;
-		if (b->err) {
-			fprintf(stderr, "%s: %s\n", path, strerror(r < 0 ? -r : ENOMEM));
+		cli_jw_key(&w, "sites");
+		cli_jw_begin_array(&w);
+		for (size_t i = 0; i < c.names.n; i++)
+			cli_jw_str(&w, c.names.names[i]);
+		cli_jw_end_array(&w);
+		cli_jw_end_object(&w);
+		if (r == 0)
+			r = c.names.err ? -ENOMEM : cli_jw_finish(&w);
+		if (r < 0) {
+			fprintf(stderr, "%s: %s\n", path, strerror(-r));
 			status = CLI_FAIL;
 		}
 	}

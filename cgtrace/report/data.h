@@ -26,7 +26,7 @@ struct report_names {
 };
 
 struct report_ctx {
-	struct cli_buf *b;
+	struct cli_jw *w;
 	const struct cgtrace_view *v;
 	const struct cgtrace_doc *doc; /* v->doc, may be NULL */
 	bool stacks;                   /* sites below are open */
@@ -40,17 +40,20 @@ void report_names_free(struct report_names *t);
 /* The site of a stack as an index in the names, -1 without one. */
 long report_site(struct report_ctx *c, uint64_t stack_id);
 
-/* n numbers as a JSON array. */
-void report_json_u64s(struct cli_buf *b, const uint64_t *v, size_t n);
+/* a + b, or UINT64_MAX where it would wrap: totals of figures that may be huge. */
+static inline uint64_t report_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
 
-/* Members of the data object (each starts with a comma): spans, steps, step spans and bands. */
+/* Members of the data object: spans, steps, step spans and bands. */
 int report_json_spans(struct report_ctx *c);
 
 /*
  * The whole data object of view v for the trace at path (name: what the
  * page calls it). Sites are resolved when the document has stacks; a
- * failure there is printed and returns CLI_FAIL. CLI_OK with the object
- * in b, or CLI_FAIL (b->err: out of memory).
+ * failure there, or memory running out, is printed and returns CLI_FAIL;
+ * CLI_OK with the object in b.
  */
 int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *path,
                 const char *name);

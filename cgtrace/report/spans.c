@@ -22,17 +22,6 @@ static const char *step_name(enum cgtrace_step s)
 	return n ? n : "none";
 }
 
-static void key(struct cli_buf *b, bool *first, const char *k)
-{
-	cli_json_key(b, first, k);
-}
-
-static void member_u64(struct cli_buf *b, bool *first, const char *k, uint64_t v)
-{
-	key(b, first, k);
-	cli_json_u64(b, v);
-}
-
 /* Sorting context: qsort has none, and the comparisons need the view's spans. */
 static const struct cgtrace_view_span_memory *sort_spans;
 
@@ -45,54 +34,58 @@ static int by_alloc_bytes(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void member_str(struct cli_buf *b, bool *first, const char *k, const char *v)
-{
-	key(b, first, k);
-	cli_json_str(b, v);
-}
-
 /* A span's id, name, step, start and, when closed or always, its duration. */
-static void span_members(struct cli_buf *b, bool *first, const char *id,
-                         const struct cgtrace_view_span *s, bool always_dur)
+static void span_members(struct cli_jw *w, const char *id, const struct cgtrace_view_span *s,
+                         bool always_dur)
 {
-	member_str(b, first, "id", id);
+	cli_jw_key_str(w, "id", id);
 	if (!s)
 		return;
-	member_str(b, first, "name", s->name);
-	member_str(b, first, "step", cgtrace_step_name(s->step));
-	member_u64(b, first, "start", s->start_ns);
+	cli_jw_key_str(w, "name", s->name);
+	cli_jw_key_str(w, "step", cgtrace_step_name(s->step));
+	cli_jw_key_u64(w, "start", s->start_ns);
 	if (s->closed || always_dur)
-		member_u64(b, first, "dur", s->end_ns - s->start_ns);
+		cli_jw_key_u64(w, "dur", s->end_ns - s->start_ns);
 }
 
-static void json_span_row(struct cli_buf *b, const struct cgtrace_view *v,
+/* A span's or a step kind's allocations and frees. */
+struct span_totals {
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+};
+
+static const struct cli_jw_field totals_fields[] = {
+    CLI_JW_U64(struct span_totals, alloc_count),
+    CLI_JW_U64(struct span_totals, alloc_bytes),
+    CLI_JW_U64(struct span_totals, free_count),
+    CLI_JW_U64(struct span_totals, free_bytes),
+};
+
+static void totals_members(struct cli_jw *w, const struct span_totals *t)
+{
+	cli_jw_u64_fields(w, t, totals_fields, sizeof(totals_fields) / sizeof(totals_fields[0]));
+}
+
+static void json_span_row(struct cli_jw *w, const struct cgtrace_view *v,
                           const struct cgtrace_view_span_memory *m)
 {
-	bool first = true;
-	cli_buf_putc(b, '{');
-	span_members(b, &first, m->span_id, cgtrace_view_find_span(v, m->span_id), false);
-	member_u64(b, &first, "alloc_count", m->alloc_count);
-	member_u64(b, &first, "alloc_bytes", m->alloc_bytes);
-	member_u64(b, &first, "free_count", m->free_count);
-	member_u64(b, &first, "free_bytes", m->free_bytes);
-	cli_buf_putc(b, '}');
-}
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
+	const struct span_totals t = {m->alloc_count, m->alloc_bytes, m->free_count, m->free_bytes};
+	cli_jw_begin_object(w);
+	span_members(w, m->span_id, cgtrace_view_find_span(v, m->span_id), false);
+	totals_members(w, &t);
+	cli_jw_end_object(w);
 }
 
 /* The spans that allocated the most, and the totals of each step kind. */
 static int json_span_memory(struct report_ctx *c)
 {
 	const struct cgtrace_view *v = c->v;
-	struct cli_buf *b = c->b;
+	struct cli_jw *w = c->w;
 	size_t *order = calloc(v->n_spans ? v->n_spans : 1, sizeof(*order));
 	if (!order)
 		return -ENOMEM;
 	struct {
-		uint64_t spans, alloc_count, alloc_bytes, free_count, free_bytes;
+		uint64_t spans;
+		struct span_totals t;
 	} steps[CGTRACE_STEP_OPTIMIZER + 1] = {{0}};
 	for (size_t i = 0; i < v->n_spans; i++) {
 		const struct cgtrace_view_span_memory *m = &v->spans[i];
@@ -100,41 +93,35 @@ static int json_span_memory(struct report_ctx *c)
 		enum cgtrace_step k = s ? s->step : CGTRACE_STEP_NONE;
 		if ((unsigned)k > CGTRACE_STEP_OPTIMIZER)
 			k = CGTRACE_STEP_NONE;
+		struct span_totals *t = &steps[k].t;
 		steps[k].spans++;
-		steps[k].alloc_count = sat_add(steps[k].alloc_count, m->alloc_count);
-		steps[k].alloc_bytes = sat_add(steps[k].alloc_bytes, m->alloc_bytes);
-		steps[k].free_count = sat_add(steps[k].free_count, m->free_count);
-		steps[k].free_bytes = sat_add(steps[k].free_bytes, m->free_bytes);
+		t->alloc_count = report_sat_add(t->alloc_count, m->alloc_count);
+		t->alloc_bytes = report_sat_add(t->alloc_bytes, m->alloc_bytes);
+		t->free_count = report_sat_add(t->free_count, m->free_count);
+		t->free_bytes = report_sat_add(t->free_bytes, m->free_bytes);
 		order[i] = i;
 	}
 	sort_spans = v->spans;
 	qsort(order, v->n_spans, sizeof(*order), by_alloc_bytes);
-	cli_buf_lit(b, ",\"spans\":[");
-	for (size_t i = 0; i < v->n_spans && i < REPORT_SPANS; i++) {
-		if (i)
-			cli_buf_putc(b, ',');
-		json_span_row(b, v, &v->spans[order[i]]);
-	}
+	cli_jw_key(w, "spans");
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < v->n_spans && i < REPORT_SPANS; i++)
+		json_span_row(w, v, &v->spans[order[i]]);
+	cli_jw_end_array(w);
 	free(order);
-	cli_buf_lit(b, "],\"spans_total\":");
-	cli_json_u64(b, v->n_spans);
-	cli_buf_lit(b, ",\"steps\":[");
-	bool any = false;
+	cli_jw_key_u64(w, "spans_total", v->n_spans);
+	cli_jw_key(w, "steps");
+	cli_jw_begin_array(w);
 	for (int k = 0; k <= CGTRACE_STEP_OPTIMIZER; k++) {
 		if (!steps[k].spans)
 			continue;
-		bool first = true;
-		cli_buf_puts(b, any ? ",{" : "{");
-		any = true;
-		member_str(b, &first, "step", step_name((enum cgtrace_step)k));
-		member_u64(b, &first, "spans", steps[k].spans);
-		member_u64(b, &first, "alloc_count", steps[k].alloc_count);
-		member_u64(b, &first, "alloc_bytes", steps[k].alloc_bytes);
-		member_u64(b, &first, "free_count", steps[k].free_count);
-		member_u64(b, &first, "free_bytes", steps[k].free_bytes);
-		cli_buf_putc(b, '}');
+		cli_jw_begin_object(w);
+		cli_jw_key_str(w, "step", step_name((enum cgtrace_step)k));
+		cli_jw_key_u64(w, "spans", steps[k].spans);
+		totals_members(w, &steps[k].t);
+		cli_jw_end_object(w);
 	}
-	cli_buf_putc(b, ']');
+	cli_jw_end_array(w);
 	return 0;
 }
 
@@ -157,31 +144,30 @@ static int by_top(const void *a, const void *b)
 }
 
 /* The view's step bands as columns. */
-static void json_bands(struct cli_buf *b, const struct cgtrace_view *v)
+static void json_bands(struct cli_jw *w, const struct cgtrace_view *v)
 {
-	static const char *const keys[] = {"t0", "t1", "k"};
-	cli_buf_lit(b, ",\"step_bands\":{");
-	for (size_t k = 0; k < 3; k++) {
-		if (k)
-			cli_buf_putc(b, ',');
-		cli_json_str(b, keys[k]);
-		cli_buf_lit(b, ":[");
-		for (size_t i = 0; i < v->n_bands; i++) {
-			const struct cgtrace_view_band *x = &v->bands[i];
-			if (i)
-				cli_buf_putc(b, ',');
-			cli_json_u64(b, k == 0 ? x->start_ns : k == 1 ? x->end_ns : (uint64_t)x->step);
-		}
-		cli_buf_putc(b, ']');
-	}
-	cli_buf_putc(b, '}');
+	const size_t stride = sizeof(*v->bands);
+	cli_jw_key(w, "step_bands");
+	cli_jw_begin_object(w);
+	cli_jw_key(w, "t0");
+	cli_jw_u64_column(w, v->bands, v->n_bands, stride,
+	                  offsetof(struct cgtrace_view_band, start_ns));
+	cli_jw_key(w, "t1");
+	cli_jw_u64_column(w, v->bands, v->n_bands, stride,
+	                  offsetof(struct cgtrace_view_band, end_ns));
+	cli_jw_key(w, "k");
+	cli_jw_begin_array(w);
+	for (size_t i = 0; i < v->n_bands; i++)
+		cli_jw_u64(w, (uint64_t)v->bands[i].step);
+	cli_jw_end_array(w);
+	cli_jw_end_object(w);
 }
 
 /* Each step span with its highest live bytes per device, the highest REPORT_STEP_SPANS. */
 static int json_step_spans(struct report_ctx *c)
 {
 	const struct cgtrace_view *v = c->v;
-	struct cli_buf *b = c->b;
+	struct cli_jw *w = c->w;
 	size_t n = 0;
 	struct step_span *ss = calloc(v->n_all_spans ? v->n_all_spans : 1, sizeof(*ss));
 	if (!ss)
@@ -199,19 +185,19 @@ static int json_step_spans(struct report_ctx *c)
 	qsort(ss, n, sizeof(*ss), by_top);
 	size_t shown = n < REPORT_STEP_SPANS ? n : REPORT_STEP_SPANS;
 	qsort(ss, shown, sizeof(*ss), by_start);
-	cli_buf_lit(b, ",\"step_spans\":[");
+	cli_jw_key(w, "step_spans");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < shown; i++) {
 		const struct cgtrace_view_span *s = &v->all_spans[ss[i].index];
-		bool first = true;
-		cli_buf_puts(b, i ? ",{" : "{");
-		span_members(b, &first, s->id, s, true);
-		key(b, &first, "max");
-		report_json_u64s(b, s->highest, v->n_devices);
-		cli_buf_putc(b, '}');
+		cli_jw_begin_object(w);
+		span_members(w, s->id, s, true);
+		cli_jw_key(w, "max");
+		cli_jw_u64s(w, s->highest, v->n_devices);
+		cli_jw_end_object(w);
 	}
-	cli_buf_lit(b, "],\"step_spans_total\":");
-	cli_json_u64(b, n);
-	json_bands(b, v);
+	cli_jw_end_array(w);
+	cli_jw_key_u64(w, "step_spans_total", n);
+	json_bands(w, v);
 	free(ss);
 	return 0;
 }
