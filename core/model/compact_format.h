@@ -26,6 +26,7 @@ enum cg_cf_op {
 	CG_CF_OP_CLASS = 0x05,
 	CG_CF_OP_STACK = 0x06,  /* docs/stacks.md */
 	CG_CF_OP_MODULE = 0x07, /* docs/stacks.md */
+	CG_CF_OP_TREE = 0x08,   /* docs/stacks.md: stacks on a parent stack */
 	CG_CF_OP_SPAN_START = 0x10,
 	CG_CF_OP_SPAN_END = 0x11,
 	CG_CF_OP_DEVICE_MEMORY = 0x12,

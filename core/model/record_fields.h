@@ -145,11 +145,13 @@
 
 /*
  * Extension fields: the allocation's call stack, its frames on the first
- * record naming it, and the modules loaded (docs/stacks.md).
+ * record naming it (with the stack they hang from, for a tree definition),
+ * and the modules loaded (docs/stacks.md).
  */
 #define CG_FIELDS_stacks(X, k)                                                                     \
 	X(k, ID, stack, CG_OPTIONAL)                                                               \
 	X(k, HEXS, stack_frames, CG_OPTIONAL, n_stack_frames)                                      \
+	X(k, U64_OPT, cgprobe_stack_parent, CG_OPTIONAL, has_stack_parent)                         \
 	X(k, MODS, modules, CG_OPTIONAL, n_modules)
 
 /*
