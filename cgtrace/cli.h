@@ -78,37 +78,49 @@ uint64_t cli_by_value(const struct cgtrace_stack_stat *s, enum cli_by by);
 bool cli_by_bytes(enum cli_by by);
 
 /* A resolved stack by id. */
+/* The most frames one stack has (docs/stacks.md). */
+#define CLI_STACK_FRAMES_MAX 1024
+
+/* A stack resolved on demand, by id (sites.c's table). */
 struct cli_stack_ref {
-	uint64_t id;
+	uint64_t id; /* 0: an empty slot */
 	struct cgtrace_resolved_stack st;
 };
 
-/* A streamed trace with its per-stack figures and every stack resolved. */
+/*
+ * A streamed trace with its per-stack figures, each figure's site, and
+ * the stacks asked for resolved: one resolution per distinct address, one
+ * array of frames per stack that is printed, none for the others.
+ */
 struct cli_sites {
 	struct cgtrace_doc *doc;
 	bool owns_doc;
 	struct cgtrace_symbols *syms;
 	struct cgtrace_stack_stat *stats;
 	size_t n;
-	const struct cgtrace_resolved_stack **stacks; /* one per stat; NULL for stack 0 */
-	struct cli_stack_ref *refs;                   /* sorted by id */
-	size_t n_refs;
+	const struct cgtrace_frame **sites; /* one per stat: its site; NULL for stack 0 */
+	struct cli_stack_ref *refs;         /* open addressing by id */
+	size_t n_refs, cap_refs;
+	uint64_t *addrs;                    /* room for one stack's return addresses */
 };
 
 /* Reads path (streamed), the figures, the stacks; prints what failed and returns CLI_FAIL. */
 int cli_sites_open(struct cli_sites *s, const char *path);
 /* Only the stacks of a document the caller keeps (cgtrace memory); CLI_FAIL printed. */
 int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
-/* cli_sites_attach and the per-stack figures cli_site_rows ranks (stats, stacks). */
+/* cli_sites_attach and the per-stack figures cli_site_rows ranks (stats, sites). */
 int cli_sites_attach_stats(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
 void cli_sites_close(struct cli_sites *s);
-/* The stack of id resolved, NULL when it has none. */
-const struct cgtrace_resolved_stack *cli_sites_stack(const struct cli_sites *s, uint64_t id);
+/* The stack of id resolved (and kept), NULL when it has none or memory ran out. */
+const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64_t id);
+/* The site frame of stack id, NULL when it has none; resolves only up to the site. */
+const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id);
 
 /* One row: a site (or, by stack, a whole stack) on one device, the figures summed. */
 struct cli_site_row {
 	const char *device;
-	const struct cgtrace_resolved_stack *stack; /* the first stack of the row */
+	uint64_t stack_id;                 /* the first stack of the row (cli_sites_stack) */
+	const struct cgtrace_frame *site;  /* its site, NULL: none */
 	struct cgtrace_stack_stat sum;
 	size_t n_stacks;
 };
@@ -128,8 +140,6 @@ int cli_sites_open_rows(struct cli_sites *s, const char *path, const char *devic
 			enum cli_by by, struct cli_site_row **rows, size_t *n);
 /* "function (file:line)", "function (module+0xoffset)", "module+0xoffset" or "0xaddress". */
 const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f);
-/* The site frame of a resolved stack, or NULL when it has none. */
-const struct cgtrace_frame *cli_site_frame(const struct cgtrace_resolved_stack *st);
 /* The frames of a stack, one a line after indent, from the site outwards (all when full). */
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent);
 /* A row's figures as members of the object being written: count, total_bytes, ... */

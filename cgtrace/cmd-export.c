@@ -246,7 +246,8 @@ static int line_cmp(const void *a, const void *b)
 }
 
 /* Lines of one stack each, then those naming the same frames summed (two return addresses on a line). */
-static int folded_lines(const struct cli_site_row *rows, size_t n, enum cli_by by, bool root_device,
+static int folded_lines(struct cli_sites *s, const struct cli_site_row *rows, size_t n,
+			enum cli_by by, bool root_device,
 			int fd)
 {
 	char **lines = calloc(n ? n : 1, sizeof(*lines));
@@ -256,7 +257,7 @@ static int folded_lines(const struct cli_site_row *rows, size_t n, enum cli_by b
 	int ret = 0;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		struct cli_buf b = {0};
-		const struct cgtrace_resolved_stack *st = rows[i].stack;
+		const struct cgtrace_resolved_stack *st = cli_sites_stack(s, rows[i].stack_id);
 		if (root_device)
 			cli_buf_puts(&b, rows[i].device);
 		for (size_t k = st ? st->n_frames : 0; st && k-- > st->site;) {
@@ -317,7 +318,7 @@ static int export_folded(const char *path, const char *output, enum cli_by by, c
 	struct cli_out o;
 	int status = cli_out_open(&o, output);
 	if (status == CLI_OK) {
-		int ret = folded_lines(rows, n, by, several && !device, fileno(o.f));
+		int ret = folded_lines(&s, rows, n, by, several && !device, fileno(o.f));
 		if (ret < 0)
 			fprintf(stderr, "%s: %s\n", out_name(&o), strerror(-ret));
 		status = cli_out_close(&o, ret == 0);

@@ -47,7 +47,8 @@ static const char *counted(char buf[48], uint64_t n, const char *noun)
 	return buf;
 }
 
-static int print_json(const struct cli_site_row *rows, size_t n, size_t shown)
+static int print_json(struct cli_sites *s, const struct cli_site_row *rows, size_t n,
+                      size_t shown)
 {
 	struct cli_buf b = {0};
 	struct cli_jw w;
@@ -69,7 +70,7 @@ static int print_json(const struct cli_site_row *rows, size_t n, size_t shown)
 		cli_jw_key_u64(&w, "leaked_count", rows[i].sum.leaked_count);
 		cli_jw_key_u64(&w, "leaked_bytes", rows[i].sum.leaked_bytes);
 		cli_jw_key(&w, "frames");
-		cli_json_frames(&w, rows[i].stack, false);
+		cli_json_frames(&w, cli_sites_stack(s, rows[i].stack_id), false);
 		cli_jw_end_object(&w);
 	}
 	cli_jw_end_array(&w);
@@ -77,7 +78,8 @@ static int print_json(const struct cli_site_row *rows, size_t n, size_t shown)
 	return cli_jw_print(&w);
 }
 
-static void print_human(const struct cli_site_row *rows, size_t n, size_t shown, bool exact)
+static void print_human(struct cli_sites *s, const struct cli_site_row *rows, size_t n,
+                        size_t shown, bool exact)
 {
 	char a[48], b[48], c[48];
 	uint64_t count = 0, bytes = 0;
@@ -98,7 +100,7 @@ static void print_human(const struct cli_site_row *rows, size_t n, size_t shown,
 		if (r->sum.stack_id)
 			printf(" (stack %llu)", (unsigned long long)r->sum.stack_id);
 		printf(":\n");
-		cli_print_frames(r->stack, false, "    ");
+		cli_print_frames(cli_sites_stack(s, r->stack_id), false, "    ");
 	}
 	if (shown < n)
 		printf("\n... and %s more stacks (-n 0 lists all)\n", cli_count(a, n - shown));
@@ -118,9 +120,9 @@ static int run(int argc, char **argv)
 		return CLI_FAIL;
 	size_t shown = a.top && a.top < n ? a.top : n;
 	if (a.json)
-		status = print_json(rows, n, shown);
+		status = print_json(&s, rows, n, shown);
 	else
-		print_human(rows, n, shown, a.exact);
+		print_human(&s, rows, n, shown, a.exact);
 	free(rows);
 	cli_sites_close(&s);
 	if (!a.json && (fflush(stdout) || ferror(stdout)))

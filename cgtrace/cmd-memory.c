@@ -76,7 +76,7 @@ static void json_device(struct cli_jw *w, const struct cgtrace_device_peak *d)
 }
 
 static void json_live(struct cli_jw *w, const struct cgtrace_live_alloc *a,
-		      const struct cli_sites *sites)
+		      struct cli_sites *sites)
 {
 	cli_jw_begin_object(w);
 	cli_jw_key_str(w, "tensor_id", a->tensor_id);
@@ -120,7 +120,7 @@ static int json_groups(struct cli_jw *w, const struct cgtrace_memory_report *r)
  * rest, so that a bounded list still adds up to the peak's live set.
  */
 static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_t top,
-		      const struct cli_sites *sites)
+		      struct cli_sites *sites)
 {
 	struct cli_buf b = {0};
 	struct cli_jw w;
@@ -173,7 +173,7 @@ static void print_groups(const struct cgtrace_memory_report *r, bool exact)
 }
 
 static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memory_report *r,
-			bool exact, size_t top, const struct cli_sites *sites)
+			bool exact, size_t top, struct cli_sites *sites)
 {
 	char a[32], b[32], c[32], d[32], e[32], note[192], site[600];
 	printf("%s allocs, %s frees, %s allocated in total\n", cli_count(a, r->alloc_count),
@@ -218,7 +218,7 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 		const char *name = "";
 		if (sites)
 			name = cli_frame_name(site, sizeof(site),
-					      cli_site_frame(cli_sites_stack(sites, l->stack_id)));
+					      cli_sites_site(sites, l->stack_id));
 		printf("%14s  %-10s %-10s %-18s %-10s %*s%s%s\n", cli_bytes(a, l->bytes, exact),
 		       l->device, cgtrace_category_name(l->category), l->op_name ? l->op_name : "-",
 		       l->span_id, sites ? -18 : 0, l->tensor_id, sites ? " " : "", name);

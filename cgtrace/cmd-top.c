@@ -42,7 +42,8 @@ const struct cli_cmd cli_top = {
     .run = run,
 };
 
-static int print_json(const struct cli_site_row *rows, size_t n, const struct top_opts *o)
+static int print_json(struct cli_sites *s, const struct cli_site_row *rows, size_t n,
+                      const struct top_opts *o)
 {
 	struct cli_buf b = {0};
 	struct cli_jw w;
@@ -60,7 +61,7 @@ static int print_json(const struct cli_site_row *rows, size_t n, const struct to
 			cli_jw_key_u64(&w, "stacks", rows[i].n_stacks);
 		cli_json_stat(&w, &rows[i].sum);
 		cli_jw_key(&w, "frames");
-		cli_json_frames(&w, rows[i].stack, o->full);
+		cli_json_frames(&w, cli_sites_stack(s, rows[i].stack_id), o->full);
 		cli_jw_end_object(&w);
 	}
 	cli_jw_end_array(&w);
@@ -68,8 +69,8 @@ static int print_json(const struct cli_site_row *rows, size_t n, const struct to
 	return cli_jw_print(&w);
 }
 
-static void print_human(const struct cli_site_row *rows, size_t n, size_t total,
-                        const struct top_opts *o)
+static void print_human(struct cli_sites *s, const struct cli_site_row *rows, size_t n,
+                        size_t total, const struct top_opts *o)
 {
 	char v[32], c[32], name[600];
 	printf("Allocation %s by %s, %zu of %zu:\n", o->full ? "stacks" : "sites",
@@ -85,9 +86,9 @@ static void print_human(const struct cli_site_row *rows, size_t n, size_t total,
 		printf("%4zu %14s %10s %7s  %-10s %s\n", i + 1,
 		       cli_by_bytes(o->by) ? cli_bytes(v, val, o->exact) : cli_count(v, val),
 		       cli_count(c, r->sum.count), id, r->device,
-		       o->full ? "" : cli_frame_name(name, sizeof(name), cli_site_frame(r->stack)));
+		       o->full ? "" : cli_frame_name(name, sizeof(name), r->site));
 		if (o->full)
-			cli_print_frames(r->stack, true, "        ");
+			cli_print_frames(cli_sites_stack(s, r->stack_id), true, "        ");
 	}
 }
 
@@ -105,9 +106,9 @@ static int run(int argc, char **argv)
 		return CLI_FAIL;
 	size_t shown = o.n && o.n < n ? o.n : n;
 	if (o.json)
-		status = print_json(rows, shown, &o);
+		status = print_json(&s, rows, shown, &o);
 	else
-		print_human(rows, shown, n, &o);
+		print_human(&s, rows, shown, n, &o);
 	free(rows);
 	cli_sites_close(&s);
 	if (!o.json && (fflush(stdout) || ferror(stdout)))

@@ -260,7 +260,7 @@ enum source { FROM_BREAKDOWN, FROM_ALLOCS };
  * the view's largest allocations live at that instant and the rest as one
  * item. *n_items 0: no tree.
  */
-static int peak_items(const struct cgtrace_view *v, size_t d, const struct cli_sites *sites,
+static int peak_items(const struct cgtrace_view *v, size_t d, struct cli_sites *sites,
                       struct item **out, size_t *n_items, enum source *src)
 {
 	const struct cgtrace_view_device *dev = &v->devices[d];
@@ -347,7 +347,7 @@ static void header(FILE *f, const struct cgtrace_view *v, const struct cgtrace_v
 	fputs("\ntime_unit: ms\n", f);
 }
 
-int cli_massif_write(FILE *f, const struct cgtrace_view *v, size_t d, const struct cli_sites *sites)
+int cli_massif_write(FILE *f, const struct cgtrace_view *v, size_t d, struct cli_sites *sites)
 {
 	const struct cgtrace_view_device *dev = d < v->n_devices ? &v->devices[d] : NULL;
 	struct snap *snaps = calloc(CLI_MASSIF_SNAPSHOTS + 3, sizeof(*snaps));

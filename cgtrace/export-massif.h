@@ -20,7 +20,7 @@
  * has stacks. 0 or -ENOMEM; write errors are left to the caller's ferror.
  */
 int cli_massif_write(FILE *f, const struct cgtrace_view *view, size_t d,
-                     const struct cli_sites *sites);
+                     struct cli_sites *sites);
 
 /* Reads the view of path and writes device (NULL: the one that peaked) to output; CLI_*. */
 int cli_export_massif(const char *path, const char *output, const char *device);

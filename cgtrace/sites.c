@@ -74,14 +74,8 @@ static void print_warning(void *user, const char *line)
 	fprintf(stderr, "cgtrace: %s\n", line);
 }
 
-static int ref_cmp(const void *a, const void *b)
-{
-	const struct cli_stack_ref *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Every stack of the document, resolved once: one libdw lookup per distinct address. */
-static int resolve_all(struct cli_sites *s)
+/* Symbols for the document's modules; stacks are resolved when asked for. */
+static int open_symbols(struct cli_sites *s)
 {
 	size_t nm = cgtrace_doc_module_count(s->doc);
 	struct cgtrace_module *mods = calloc(nm ? nm : 1, sizeof(*mods));
@@ -94,32 +88,102 @@ static int resolve_all(struct cli_sites *s)
 	free(mods);
 	if (r < 0)
 		return r;
-	s->n_refs = cgtrace_doc_stack_count(s->doc);
-	s->refs = calloc(s->n_refs ? s->n_refs : 1, sizeof(*s->refs));
-	if (!s->refs)
+	s->addrs = malloc(CLI_STACK_FRAMES_MAX * sizeof(*s->addrs));
+	return s->addrs ? 0 : -ENOMEM;
+}
+
+static size_t ref_slot(const struct cli_sites *s, uint64_t id)
+{
+	size_t i = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (s->cap_refs - 1);
+	while (s->refs[i].id && s->refs[i].id != id)
+		i = (i + 1) & (s->cap_refs - 1);
+	return i;
+}
+
+static int refs_grow(struct cli_sites *s)
+{
+	size_t cap = s->cap_refs ? s->cap_refs * 2 : 1024;
+	struct cli_stack_ref *old = s->refs, *neu = calloc(cap, sizeof(*neu));
+	if (!neu)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n_refs; i++) {
-		const struct cgtrace_stack *st = cgtrace_doc_stack_at(s->doc, i);
-		s->refs[i].id = st->id;
-		if ((r = cgtrace_symbols_stack(s->syms, st, &s->refs[i].st)) < 0)
-			return r;
-	}
-	qsort(s->refs, s->n_refs, sizeof(*s->refs), ref_cmp);
+	size_t old_cap = s->cap_refs;
+	s->refs = neu;
+	s->cap_refs = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].id)
+			s->refs[ref_slot(s, old[i].id)] = old[i];
+	free(old);
 	return 0;
 }
 
-const struct cgtrace_resolved_stack *cli_sites_stack(const struct cli_sites *s, uint64_t id)
+/* Stack id's frames resolved into a new array, with its site. */
+static int resolve(struct cli_sites *s, uint64_t id, struct cgtrace_resolved_stack *out)
 {
-	struct cli_stack_ref key = {.id = id};
-	const struct cli_stack_ref *r =
-	    id ? bsearch(&key, s->refs, s->n_refs, sizeof(key), ref_cmp) : NULL;
-	return r ? &r->st : NULL;
+	uint64_t ns = 0;
+	size_t n = cgtrace_doc_stack_frames(s->doc, id, s->addrs, CLI_STACK_FRAMES_MAX, &ns);
+	long m = n ? cgtrace_symbols_frames(s->syms, s->addrs, n, ns, NULL, 0) : 0;
+	if (m < 0)
+		return (int)m;
+	const struct cgtrace_frame **f = malloc((m ? (size_t)m : 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	if (m)
+		cgtrace_symbols_frames(s->syms, s->addrs, n, ns, f, (size_t)m);
+	*out = (struct cgtrace_resolved_stack){f, (size_t)m, cgtrace_frames_site(f, (size_t)m)};
+	return 0;
+}
+
+const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64_t id)
+{
+	if (!id || !s->syms)
+		return NULL;
+	if (s->cap_refs) {
+		size_t i = ref_slot(s, id);
+		if (s->refs[i].id)
+			return &s->refs[i].st;
+	}
+	if ((s->n_refs + 1) * 2 > s->cap_refs && refs_grow(s) < 0)
+		return NULL;
+	struct cgtrace_resolved_stack st;
+	if (resolve(s, id, &st) < 0)
+		return NULL;
+	size_t i = ref_slot(s, id);
+	s->refs[i] = (struct cli_stack_ref){id, st};
+	s->n_refs++;
+	return &s->refs[i].st;
+}
+
+/*
+ * cgtrace_frames_site without resolving the whole stack: address by
+ * address from the innermost, stopping at the first frame in the user's
+ * code, which most stacks reach within a few frames.
+ */
+const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id)
+{
+	uint64_t ns = 0;
+	size_t n = id ? cgtrace_doc_stack_frames(s->doc, id, s->addrs, CLI_STACK_FRAMES_MAX, &ns) : 0;
+	const struct cgtrace_frame *outside = NULL, *last = NULL;
+	for (size_t k = 0; k < n; k++) {
+		const struct cgtrace_frame *f;
+		size_t m;
+		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &m) < 0)
+			return NULL;
+		for (size_t j = 0; j < m; j++) {
+			enum cgtrace_code c = cgtrace_frame_code(&f[j]);
+			if (c == CGTRACE_CODE_USER)
+				return &f[j];
+			if (c != CGTRACE_CODE_ALLOCATOR && !outside)
+				outside = &f[j];
+			last = &f[j];
+		}
+	}
+	return outside ? outside : last;
 }
 
 int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *path)
 {
 	*s = (struct cli_sites){.doc = doc};
-	int r = resolve_all(s);
+	int r = open_symbols(s);
 	if (r < 0) {
 		fprintf(stderr, "%s: %s\n", path, strerror(-r));
 		cli_sites_close(s);
@@ -134,11 +198,11 @@ int cli_sites_attach_stats(struct cli_sites *s, struct cgtrace_doc *doc, const c
 		return CLI_FAIL;
 	int r = cgtrace_stack_stats(s->doc, &s->stats, &s->n);
 	if (r == 0) {
-		s->stacks = calloc(s->n ? s->n : 1, sizeof(*s->stacks));
-		r = s->stacks ? 0 : -ENOMEM;
+		s->sites = calloc(s->n ? s->n : 1, sizeof(*s->sites));
+		r = s->sites ? 0 : -ENOMEM;
 	}
 	for (size_t i = 0; r == 0 && i < s->n; i++)
-		s->stacks[i] = cli_sites_stack(s, s->stats[i].stack_id);
+		s->sites[i] = cli_sites_site(s, s->stats[i].stack_id);
 	if (r < 0) {
 		fprintf(stderr, "%s: %s\n", path, strerror(-r));
 		cli_sites_close(s);
@@ -160,18 +224,17 @@ int cli_sites_open(struct cli_sites *s, const char *path)
 
 void cli_sites_close(struct cli_sites *s)
 {
-	free(s->stacks);
+	for (size_t i = 0; i < s->cap_refs; i++)
+		if (s->refs[i].id)
+			free((void *)s->refs[i].st.frames);
 	free(s->refs);
+	free(s->sites);
+	free(s->addrs);
 	cgtrace_stack_stats_free(s->stats);
 	cgtrace_symbols_close(s->syms);
 	if (s->owns_doc)
 		cgtrace_doc_free(s->doc);
 	*s = (struct cli_sites){0};
-}
-
-const struct cgtrace_frame *cli_site_frame(const struct cgtrace_resolved_stack *st)
-{
-	return st && st->site < st->n_frames ? st->frames[st->site] : NULL;
 }
 
 const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
@@ -303,13 +366,13 @@ int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, 
 		if ((device && strcmp(device, st->device) != 0) || !cli_by_value(st, by))
 			continue;
 		struct keyed *e = &k[m++];
-		e->row = (struct cli_site_row){st->device, s->stacks[i], *st, 1};
+		e->row = (struct cli_site_row){st->device, st->stack_id, s->sites[i], *st, 1};
 		/* By site: the site's name, so that two return addresses on one line are one site.
 		 */
 		if (by_stack)
 			snprintf(e->key, sizeof(e->key), "%020" PRIu64, st->stack_id);
 		else
-			cli_frame_name(e->key, sizeof(e->key), cli_site_frame(s->stacks[i]));
+			cli_frame_name(e->key, sizeof(e->key), s->sites[i]);
 	}
 	qsort(k, m, sizeof(*k), key_cmp);
 	size_t out = 0;

@@ -143,6 +143,14 @@ int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
  * Extensions): cgtrace_doc_extension_count and cgtrace_doc_extension.
  */
 #define CGTRACE_READ_EXTENSIONS (1u << 1)
+/*
+ * Read flag: keep no call stacks. The stack rules are still checked (the
+ * reader keeps each stack's depth, by id), but the document holds no
+ * frames: cgtrace_doc_stack* find none, memory records' stack_id is 0 in
+ * a full document, and cgtrace_stack_stats answers -ENODATA. For a
+ * reader that names no allocation site (a summary, a plot).
+ */
+#define CGTRACE_READ_NO_STACKS (1u << 2)
 
 /* cgtrace_doc_read and cgtrace_doc_read_mem with CGTRACE_READ_* flags (0: the same). */
 int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,
@@ -357,10 +365,25 @@ struct cgtrace_extension {
 size_t cgtrace_doc_extension_count(const struct cgtrace_doc *doc);
 void cgtrace_doc_extension(const struct cgtrace_doc *doc, size_t i, struct cgtrace_extension *out);
 
-/* Stacks: how many, by id (NULL when never defined), the i-th in definition order. */
+/*
+ * Stacks: how many ids, by id (NULL when never defined), the i-th id in
+ * definition order (a tree definition's ids outermost first). The document
+ * keeps stacks as a tree (docs/stacks.md); these views, each stack's
+ * frames in one array, are made on the first call for a stack and kept
+ * with the document, so a reader that looks at every stack pays every
+ * stack's frames: cgtrace_doc_stack_frames copies them instead.
+ */
 size_t cgtrace_doc_stack_count(const struct cgtrace_doc *doc);
 const struct cgtrace_stack *cgtrace_doc_stack(const struct cgtrace_doc *doc, uint64_t id);
 const struct cgtrace_stack *cgtrace_doc_stack_at(const struct cgtrace_doc *doc, size_t i);
+/*
+ * The frames of stack id, innermost first, into frames (at most max of
+ * them; frames may be NULL with max 0); returns how many the stack has,
+ * 0 when it is not defined. *defined_ns (unless NULL): the timestamp of
+ * the record that defined it, as cgtrace_stack's.
+ */
+size_t cgtrace_doc_stack_frames(const struct cgtrace_doc *doc, uint64_t id, uint64_t *frames,
+				size_t max, uint64_t *defined_ns);
 /* Modules in the order recorded (a module mapped again appears again). */
 size_t cgtrace_doc_module_count(const struct cgtrace_doc *doc);
 const struct cgtrace_module *cgtrace_doc_module(const struct cgtrace_doc *doc, size_t i);
@@ -933,6 +956,16 @@ struct cgtrace_resolved_stack {
 /* Resolves every frame of st; out's arrays stay valid until the symbols are closed. */
 int cgtrace_symbols_stack(struct cgtrace_symbols *s, const struct cgtrace_stack *st,
 			  struct cgtrace_resolved_stack *out);
+/*
+ * The frames of n return addresses (innermost first) of a stack defined
+ * at defined_ns, each address's inlined frames first, into out (at most
+ * max of them); returns how many there are (more than max: out holds the
+ * first max), or -errno. Nothing is allocated but the symbols' cache.
+ */
+long cgtrace_symbols_frames(struct cgtrace_symbols *s, const uint64_t *addresses, size_t n,
+			    uint64_t defined_ns, const struct cgtrace_frame **out, size_t max);
+/* The allocation site among n resolved frames: cgtrace_resolved_stack's site. */
+size_t cgtrace_frames_site(const struct cgtrace_frame *const *frames, size_t n);
 /* Whose code a frame is: docs/symbols.md, "The user's code", has the rules. */
 enum cgtrace_code {
 	CGTRACE_CODE_USER,      /* the program's own: where sites are */

@@ -607,9 +607,9 @@ START_TEST(test_bad_blocks)
 	/* An error in the second block names the records of the first. */
 	file_of(&f, &b);
 	struct bytes b2 = {.n = 0};
-	u8(&b2, 0x08);
+	u8(&b2, 0x09);
 	block(&f, &b2, 'Z');
-	fails(&f, "t.cgt: record 2: unknown opcode 0x08");
+	fails(&f, "t.cgt: record 2: unknown opcode 0x09");
 }
 END_TEST
 

@@ -79,11 +79,11 @@ long report_site(struct report_ctx *c, uint64_t stack_id)
 {
 	if (!c->stacks || !stack_id)
 		return -1;
-	const struct cgtrace_resolved_stack *st = cli_sites_stack(&c->sites, stack_id);
-	if (!st)
+	if (!cgtrace_doc_stack_frames(c->doc, stack_id, NULL, 0, NULL))
 		return -1;
 	char name[600];
-	return report_name(&c->names, cli_frame_name(name, sizeof(name), cli_site_frame(st)));
+	return report_name(&c->names,
+			   cli_frame_name(name, sizeof(name), cli_sites_site(&c->sites, stack_id)));
 }
 
 #define BUCKET_FIELD(f) CLI_JW_U64_OFFSET(struct cgtrace_view_bucket, f)
@@ -331,11 +331,11 @@ static int json_peak(struct report_ctx *c)
 }
 
 /* A site row: its site, figures and the frames from the site outwards. */
-static void json_row(struct cli_jw *w, const struct cli_site_row *r)
+static void json_row(struct cli_jw *w, struct cli_sites *s, const struct cli_site_row *r)
 {
 	char name[600];
 	cli_jw_begin_object(w);
-	cli_jw_key_str(w, "site", cli_frame_name(name, sizeof(name), cli_site_frame(r->stack)));
+	cli_jw_key_str(w, "site", cli_frame_name(name, sizeof(name), r->site));
 	cli_jw_key_str(w, "device", r->device);
 	cli_jw_key_u64(w, "count", r->sum.count);
 	cli_jw_key_u64(w, "total", r->sum.total_bytes);
@@ -346,7 +346,7 @@ static void json_row(struct cli_jw *w, const struct cli_site_row *r)
 	cli_jw_key_u64(w, "stacks", r->n_stacks);
 	cli_jw_key(w, "frames");
 	cli_jw_begin_array(w);
-	const struct cgtrace_resolved_stack *st = r->stack;
+	const struct cgtrace_resolved_stack *st = cli_sites_stack(s, r->stack_id);
 	for (size_t i = st ? st->site : 0, k = 0; st && i < st->n_frames && k < REPORT_FRAMES;
 	     i++, k++) {
 		cli_frame_name(name, sizeof(name), st->frames[i]);
@@ -370,7 +370,7 @@ static int json_rows(struct report_ctx *c, const char *name, enum cli_by by, uin
 	cli_jw_key(c->w, name);
 	cli_jw_begin_array(c->w);
 	for (size_t i = 0; i < n && i < REPORT_SITES; i++)
-		json_row(c->w, &rows[i]);
+		json_row(c->w, &c->sites, &rows[i]);
 	cli_jw_end_array(c->w);
 	for (size_t i = 0; count && i < n; i++) {
 		*count = report_sat_add(*count, rows[i].sum.leaked_count);

@@ -61,7 +61,7 @@ static struct cg_stream_rec replay_rec(const struct cgtrace_doc *d, size_t idx)
 		g.shape = other ? cg_doc_mem_shape(d, idx) : c->shape_kind;
 		uint32_t stack = cg_doc_mem_stack(d, idx);
 		if (stack)
-			g.stack = CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1)->s.id;
+			g.stack = cg_doc_node_id(d, stack);
 	}
 	return g;
 }

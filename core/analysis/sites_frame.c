@@ -17,7 +17,7 @@
  * the first outside the allocator (a runtime's own allocation, such as
  * libstdc++'s start-up), else the outermost.
  */
-static size_t site_of(const struct cgtrace_frame *const *frames, size_t n)
+CG_EXPORT size_t cgtrace_frames_site(const struct cgtrace_frame *const *frames, size_t n)
 {
 	size_t outside = n;
 	for (size_t i = 0; i < n; i++) {
@@ -51,6 +51,24 @@ static int stack_frames(struct cgtrace_symbols *s, const struct cgtrace_stack *s
 	return 0;
 }
 
+CG_EXPORT long cgtrace_symbols_frames(struct cgtrace_symbols *s, const uint64_t *addresses,
+				      size_t n, uint64_t defined_ns,
+				      const struct cgtrace_frame **out, size_t max)
+{
+	size_t got = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct cgtrace_frame *f;
+		size_t m;
+		int r = cgtrace_symbols_resolve(s, addresses[k], defined_ns, &f, &m);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < m; j++, got++)
+			if (got < max)
+				out[got] = &f[j];
+	}
+	return (long)got;
+}
+
 CG_EXPORT int cgtrace_symbols_stack(struct cgtrace_symbols *s, const struct cgtrace_stack *st,
                                     struct cgtrace_resolved_stack *out)
 {
@@ -66,6 +84,6 @@ CG_EXPORT int cgtrace_symbols_stack(struct cgtrace_symbols *s, const struct cgtr
 	r = stack_frames(s, st, frames, &n);
 	if (r < 0)
 		return r;
-	*out = (struct cgtrace_resolved_stack){frames, n, site_of(frames, n)};
+	*out = (struct cgtrace_resolved_stack){frames, n, cgtrace_frames_site(frames, n)};
 	return 0;
 }

@@ -9,6 +9,7 @@
 #ifndef CG_DOC_H
 #define CG_DOC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -150,10 +151,26 @@ CG_DOC_PLAIN_KINDS(CG_DOC_STRUCT)
 CG_DOC_DEVICE_TABLE(CG_DOC_STRUCT)
 #undef CG_DOC_STRUCT
 
-/* A stack of the table, and the memory record (its index) that defined it. */
-struct cg_doc_stack {
-	struct cgtrace_stack s; /* first: the public view points here */
-	uint64_t rec;
+/*
+ * A stack of the table as a tree node: its innermost frame on its parent
+ * stack (docs/stacks.md). A flat definition of n frames makes n nodes of
+ * which only the last has an id; a tree definition makes n nodes with the
+ * ids first_id ... first_id + n - 1, outermost first.
+ */
+struct cg_stack_node {
+	uint64_t frame;
+	uint32_t parent; /* node index + 1; 0: none */
+	uint32_t def;    /* index in stack_defs */
+};
+
+/* One definition: the record that made it (index, timestamp) and what it said. */
+struct cg_stack_def {
+	uint64_t rec, ns;
+	uint64_t first_id;   /* the id of the outermost new node (a flat one's only id) */
+	uint64_t parent_id;  /* a tree definition's cgprobe_stack_parent */
+	uint64_t first_index; /* the number of ids defined before: cgtrace_doc_stack_at */
+	uint32_t first_node, n;
+	bool tree;
 };
 
 /* A module of the list, and the memory record (its index) that carried it. */
@@ -198,14 +215,23 @@ struct cgtrace_doc {
 	uint64_t devinfo_conflicts; /* later identities of a device that differ from its first */
 	/*
 	 * Stacks and modules (doc_stacks.c), full and streamed documents
-	 * alike: the distinct ones, their frames and strings in stack_mem.
+	 * alike: the distinct ones as a tree, module strings and the public
+	 * views made on demand in stack_mem. A document read with
+	 * CGTRACE_READ_NO_STACKS keeps, by id, only each stack's depth, which
+	 * the rules need.
 	 */
-	struct cg_vec stacks;      /* struct cg_doc_stack, in definition order */
-	struct cg_map stack_by_id; /* stack id -> index in stacks */
-	struct cg_vec stack_dense; /* uint32_t by stack id below CG_STACK_DENSE_MAX: index + 1 (0: none) */
+	bool stacks_light;
+	struct cg_vec stack_nodes; /* struct cg_stack_node */
+	struct cg_vec stack_defs;  /* struct cg_stack_def, in record order */
+	uint64_t n_stack_ids;
+	struct cg_map stack_by_id; /* sparse stack ids -> node index (light: depth) */
+	struct cg_vec stack_dense; /* uint32_t by stack id below CG_STACK_DENSE_MAX: the same + 1 */
+	struct cg_vec stack_views; /* struct cgtrace_stack *, made by the public lookups */
+	struct cg_map stack_view_map; /* node index -> index in stack_views */
+	atomic_flag stack_lock;    /* held while a public view is made */
 	struct cg_vec modules;     /* struct cg_doc_module, in record order */
 	struct cg_arena stack_mem;
-	struct cg_vec mem_stacks;  /* uint32_t per memory record: stack index + 1 (0: none), made on first need */
+	struct cg_vec mem_stacks;  /* uint32_t per memory record: node index + 1 (0: none), made on first need */
 	/* CGTRACE_READ_EXTENSIONS: the extensions used (doc_ext.c). */
 	bool track_ext;
 	bool ext_numbered;        /* first counts records (a compact trace), not lines */

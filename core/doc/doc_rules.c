@@ -43,6 +43,8 @@ int cg_rule_span_end(const struct cg_rec_span_end *e, const struct cg_span *sp, 
 int cg_rule_stack(const struct cg_rec_memory *m, bool defined, char *err, size_t errlen)
 {
 	unsigned long long id = m->stack;
+	if (m->has_stack_parent && !m->n_stack_frames)
+		return FAIL("cgprobe_stack_parent without cgprobe_stack_frames");
 	if (!m->stack)
 		return m->n_stack_frames ? FAIL("cgprobe_stack_frames without cgprobe_stack") : 0;
 	if (m->action == CGTRACE_FREE)

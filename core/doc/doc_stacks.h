@@ -14,7 +14,7 @@ struct cgtrace_doc;
 /* True when m carries a stack or module field, the only records cg_doc_stacks_add needs. */
 static inline bool cg_doc_stacks_in(const struct cg_rec_memory *m)
 {
-	return m->stack || m->n_stack_frames || m->n_modules;
+	return m->stack || m->n_stack_frames || m->n_modules || m->has_stack_parent;
 }
 
 /* Whether stack id was defined (by a record added before). */
@@ -24,7 +24,7 @@ bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id);
  * frames and modules to the tables. rec: the record's index among the
  * document's memory records (UINT64_MAX where none are kept), which
  * canonical export writes the frames and modules on. *stack: the index + 1
- * of the record's stack in d->stacks, 0 for none. 0, -EBADMSG with the
+ * of the record's stack node, 0 for none (and in a light document). 0, -EBADMSG with the
  * message in err, or -ENOMEM.
  */
 int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
@@ -32,7 +32,13 @@ int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint
 /* Records the stack of full document d's memory record rec (index + 1, not 0). */
 int cg_doc_stacks_set_mem(struct cgtrace_doc *d, size_t rec, uint32_t stack);
 void cg_doc_stacks_free(struct cgtrace_doc *d);
-/* The stack index + 1 of full document d's memory record i (0: none). */
+/* The stack node (index + 1) of full document d's memory record i (0: none). */
 uint32_t cg_doc_mem_stack(const struct cgtrace_doc *d, size_t i);
+/* The stack id of node (index + 1; 0 for 0 and a flat definition's inner nodes). */
+uint64_t cg_doc_node_id(const struct cgtrace_doc *d, uint32_t node);
+/* The definition that made node (index + 1, not 0). */
+const struct cg_stack_def *cg_doc_node_def(const struct cgtrace_doc *d, uint32_t node);
+/* The frames of node (index + 1), innermost first, into out (at most max); returns its depth. */
+size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *out, size_t max);
 
 #endif

@@ -157,7 +157,7 @@ void cg_doc_mem_view(const struct cgtrace_doc *d, size_t i, struct cgtrace_memor
 	o->shape = cg_doc_shape(d, cg_doc_mem_shape(d, i), &m->bytes, &o->ndim);
 	uint32_t stack = cg_doc_mem_stack(d, i);
 	if (stack)
-		o->stack_id = CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1)->s.id;
+		o->stack_id = cg_doc_node_id(d, stack);
 }
 
 CG_EXPORT void cgtrace_doc_memory(const struct cgtrace_doc *d, size_t i, struct cgtrace_memory *o)

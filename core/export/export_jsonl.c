@@ -241,17 +241,24 @@ static struct cg_modv *module_views(const struct cgtrace_doc *d)
 	return v;
 }
 
-/* Memory record i's stack id, its frames on the record that defined it, its modules. */
+/*
+ * Memory record i's stack id, its definition on the record that made it
+ * (the new frames, and the stack they hang from for a tree definition),
+ * its modules. frames: room for the most frames one stack has.
+ */
 static void memory_stacks(const struct cgtrace_doc *d, size_t i, struct cg_rec_memory *r,
-			  const struct cg_modv *mods, size_t *next_mod)
+			  const struct cg_modv *mods, size_t *next_mod, uint64_t *frames)
 {
 	uint32_t stack = cg_doc_mem_stack(d, i);
 	if (stack) {
-		const struct cg_doc_stack *s = CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1);
-		r->stack = s->s.id;
-		if (s->rec == i) {
-			r->stack_frames = s->s.frames;
-			r->n_stack_frames = (uint32_t)s->s.n_frames;
+		const struct cg_stack_def *def = cg_doc_node_def(d, stack);
+		r->stack = cg_doc_node_id(d, stack);
+		if (def->rec == i && stack == def->first_node + def->n) {
+			cg_doc_node_frames(d, stack, frames, def->n);
+			r->stack_frames = frames;
+			r->n_stack_frames = def->n;
+			r->has_stack_parent = def->tree;
+			r->cgprobe_stack_parent = def->parent_id;
 		}
 	}
 	size_t k = *next_mod;
@@ -267,8 +274,12 @@ static void memory_stacks(const struct cgtrace_doc *d, size_t i, struct cg_rec_m
 static int emit_memory(struct out *o, const struct cgtrace_doc *d)
 {
 	struct cg_modv *mods = module_views(d);
-	if (!mods)
+	uint64_t *frames = malloc(CG_STACK_FRAMES_MAX * sizeof(*frames));
+	if (!mods || !frames) {
+		free(mods);
+		free(frames);
 		return -ENOMEM;
+	}
 	size_t next_mod = 0;
 	for (size_t i = 0; i < d->memory.len; i++) {
 		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
@@ -291,10 +302,11 @@ static int emit_memory(struct out *o, const struct cgtrace_doc *d)
 			.ndim = (uint32_t)ndim,
 			.dtype = sv(d, c->dtype),
 		};
-		memory_stacks(d, i, &r.u.memory, mods, &next_mod);
+		memory_stacks(d, i, &r.u.memory, mods, &next_mod, frames);
 		emit(o, &r);
 	}
 	free(mods);
+	free(frames);
 	return 0;
 }
 

@@ -46,6 +46,8 @@ struct pending_stack {
 	uint64_t id;
 	const uint64_t *frames;
 	uint32_t n;
+	bool tree;       /* a TREE item: the frames hang from parent */
+	uint64_t parent; /* 0: from none */
 };
 
 /* The most STACK or MODULE items waiting for their record at once. */
@@ -656,16 +658,24 @@ static int memory_ext(struct cg_cdec *d, const uint8_t **pp, uint64_t *stack, bo
 	return 0;
 }
 
-static int stack_item(struct cg_cdec *d)
+/*
+ * A STACK item (flat: one stack) or a TREE item (stacks on a parent):
+ * the rules that need the stacks defined before are the document's, at
+ * the record that takes the item.
+ */
+static int stack_item(struct cg_cdec *d, bool tree)
 {
 	const uint8_t *p = d->p + 1, *end = d->end;
-	uint64_t id, n, prev = 0;
-	GET(id, "STACK");
-	GET(n, "STACK");
+	const char *item = tree ? "TREE" : "STACK";
+	uint64_t id, n, parent = 0, prev = 0;
+	GET(id, item);
+	if (tree)
+		GET(parent, item);
+	GET(n, item);
 	if (id == 0)
-		return fail(d, -EBADMSG, "STACK item: stack id 0");
+		return fail(d, -EBADMSG, "%s item: stack id 0", item);
 	if (n == 0 || n > CG_STACK_FRAMES_MAX)
-		return fail(d, -EBADMSG, "STACK item: stack %llu has %llu frames (1 to %u)",
+		return fail(d, -EBADMSG, "%s item: stack %llu has %llu frames (1 to %u)", item,
 			    (unsigned long long)id, (unsigned long long)n, CG_STACK_FRAMES_MAX);
 	for (uint32_t i = 0; i < d->n_pend_stacks; i++)
 		if (d->pend_stacks[i].id == id)
@@ -678,10 +688,11 @@ static int stack_item(struct cg_cdec *d)
 		return fail(d, -ENOMEM, "out of memory");
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t z;
-		GET(z, "STACK");
+		GET(z, item);
 		frames[i] = prev += (uint64_t)cg_unzigzag(z);
 	}
-	d->pend_stacks[d->n_pend_stacks++] = (struct pending_stack){id, frames, (uint32_t)n};
+	d->pend_stacks[d->n_pend_stacks++] =
+	    (struct pending_stack){id, frames, (uint32_t)n, tree, parent};
 	d->p = p;
 	return 0;
 }
@@ -731,6 +742,8 @@ static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t sta
 	m->stack = stack;
 	m->stack_frames = NULL;
 	m->n_stack_frames = 0;
+	m->has_stack_parent = false;
+	m->cgprobe_stack_parent = 0;
 	m->modules = NULL;
 	m->n_modules = 0;
 	for (uint32_t i = d->n_pend_stacks; stack && i-- > 0;) {
@@ -738,6 +751,8 @@ static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t sta
 			continue;
 		m->stack_frames = d->pend_stacks[i].frames;
 		m->n_stack_frames = d->pend_stacks[i].n;
+		m->has_stack_parent = d->pend_stacks[i].tree;
+		m->cgprobe_stack_parent = d->pend_stacks[i].parent;
 		d->pend_stacks[i] = d->pend_stacks[--d->n_pend_stacks];
 		break;
 	}
@@ -880,6 +895,7 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		m->stack_frames = NULL;
 		m->modules = NULL;
 		m->n_stack_frames = m->n_modules = 0;
+		m->has_stack_parent = false;
 	}
 	m->timestamp_ns = ts;
 	m->span_id = c->span;
@@ -891,7 +907,8 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	m->managed = c->managed && !is_free;
 	m->cgprobe_preexisting = pre;
 	m->tensor_id = put_tensor_id(d->dst_ids, c->vmm, addr);
-	if (__builtin_expect(stack || d->n_pend_mods || m->stack || m->n_stack_frames || m->n_modules,
+	if (__builtin_expect(stack || d->n_pend_mods || m->stack || m->n_stack_frames || m->n_modules ||
+				 m->has_stack_parent,
 			     0) &&
 	    take_pending(d, m, stack) < 0)
 		return d->state;
@@ -1111,7 +1128,8 @@ int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out)
 			r = class_item(d);
 			break;
 		case CG_CF_OP_STACK:
-			r = stack_item(d);
+		case CG_CF_OP_TREE:
+			r = stack_item(d, op == CG_CF_OP_TREE);
 			break;
 		case CG_CF_OP_MODULE:
 			r = module_item(d);

@@ -118,7 +118,7 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 			/* Allocations are named by their record's index, unique in a full document. */
 			.entry = alloc ? (uint32_t)did.index : did.undid ? did.undid - 1 : UINT32_MAX,
 			.replaced = alloc && did.undid ? did.undid - 1 : UINT32_MAX,
-			.stack = stack ? CG_VEC_AT(&d->stacks, struct cg_doc_stack, stack - 1)->s.id : 0,
+			.stack = stack ? cg_doc_node_id(d, stack) : 0,
 			.tensor_id = id ? id : "",
 			.tensor_id_len = id ? strlen(id) : 0,
 		};
