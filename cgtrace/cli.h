@@ -174,7 +174,8 @@ int cli_out_close(struct cli_out *o, bool ok);
 	"(through a symbolic link, the file it names); - or /dev/stdout is standard\n"           \
 	"output; a FIFO or character device is written as it is.\n"
 /* The view of path (cgtrace_view_read); prints the error and returns NULL. */
-struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_options *opts);
+struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_options *opts,
+				   unsigned flags);
 
 extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export,
 	cli_top, cli_leaks, cli_plot, cli_report;

@@ -350,7 +350,9 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_summary, argc, argv, &status);
 	if (!path)
 		return status;
-	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
+	/* A summary names no allocation site: no stacks are kept. */
+	struct cgtrace_doc *doc =
+	    cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_NO_STACKS);
 	if (!doc)
 		return CLI_FAIL;
 	struct cgtrace_summary s;

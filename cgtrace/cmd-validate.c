@@ -109,7 +109,8 @@ static int run(int argc, char **argv)
 	if (!path)
 		return status;
 	struct cgtrace_doc *doc = cli_load_flags(
-		path, CGTRACE_READ_STREAM_MEMORY | (a.strict ? CGTRACE_READ_EXTENSIONS : 0));
+		path, CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_NO_STACKS |
+			  (a.strict ? CGTRACE_READ_EXTENSIONS : 0));
 	if (!doc)
 		return CLI_FAIL;
 	warnings(path, doc);

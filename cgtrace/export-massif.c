@@ -401,7 +401,7 @@ int cli_export_massif(const char *path, const char *output, const char *device)
 		return CLI_FAIL;
 	/* More allocations one by one than a plot draws: a device's peak tree rests on them. */
 	struct cgtrace_view_options vo = {.max_allocs = 5000};
-	struct cgtrace_view *v = cli_view_load(path, &vo);
+	struct cgtrace_view *v = cli_view_load(path, &vo, 0);
 	struct cli_sites sites;
 	bool attached = false;
 	int ret = v ? 0 : -EINVAL;

@@ -121,11 +121,12 @@ int cli_out_close(struct cli_out *o, bool ok)
 	return ok && !err ? CLI_OK : CLI_FAIL;
 }
 
-struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_options *opts)
+struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_options *opts,
+				   unsigned flags)
 {
 	struct cgtrace_view *v = NULL;
 	char err[2048];
-	if (cgtrace_view_read(path, opts, &v, err, sizeof(err)) < 0) {
+	if (cgtrace_view_read_flags(path, opts, flags, &v, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return NULL;
 	}

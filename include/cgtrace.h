@@ -838,6 +838,9 @@ struct cgtrace_view {
  */
 int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
 		      struct cgtrace_view **out, char *err, size_t errlen);
+/* cgtrace_view_read with CGTRACE_READ_* flags: only CGTRACE_READ_NO_STACKS is taken. */
+int cgtrace_view_read_flags(const char *path, const struct cgtrace_view_options *opts,
+			    unsigned flags, struct cgtrace_view **out, char *err, size_t errlen);
 void cgtrace_view_free(struct cgtrace_view *view);
 /* The bucket holding t (clamped to the grid). */
 size_t cgtrace_view_bucket_of(const struct cgtrace_view *view, uint64_t t);

@@ -23,13 +23,13 @@ CG_EXPORT int cgtrace_doc_read_mem_flags(const char *name, const void *data, siz
 	return cg_read_mem(data, len, &q);
 }
 
-int cg_read_hooked(const char *path, const struct cgtrace_read_options *opts,
+int cg_read_hooked(const char *path, const struct cgtrace_read_options *opts, unsigned flags,
 		   const struct cg_stream_hooks *hooks, void *user, struct cgtrace_doc **out,
 		   char *err, size_t errlen)
 {
 	int stopped = 0;
 	const struct cg_stream_cfg cfg = {.hooks = hooks, .hooks_user = user, .stopped = &stopped};
-	const struct cg_read_req q = {.opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY,
+	const struct cg_read_req q = {.opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY | flags,
 				      .out = out, .err = err, .errlen = errlen,
 				      .sink = &cg_stream_sink, .sink_cfg = &cfg};
 	int ret = cg_read_path(path, &q);

@@ -21,7 +21,7 @@
  * the hooks for part of its records: the caller starts again from its
  * document. A hook's non-zero return stops the read and is returned.
  */
-int cg_read_hooked(const char *path, const struct cgtrace_read_options *opts,
+int cg_read_hooked(const char *path, const struct cgtrace_read_options *opts, unsigned flags,
 		   const struct cg_stream_hooks *hooks, void *user, struct cgtrace_doc **out,
 		   char *err, size_t errlen);
 

@@ -87,6 +87,8 @@ CG_EXPORT int cgtrace_stack_stats(const struct cgtrace_doc *d, struct cgtrace_st
 	struct cgtrace_stack_stat *st = NULL;
 	size_t len = 0;
 	struct cg_stream *own = NULL;
+	if (d->stacks_light)
+		return -ENODATA;
 	const struct cg_stream *s = cg_stream_of(d);
 	int r = s ? 0 : cg_replay_run(d, NULL, &own);
 	if (r == 0)

@@ -74,8 +74,10 @@ cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options
                              void *user, char *err, size_t errlen)
 {
 	struct cgtrace_doc *doc = NULL;
-	struct cg_read_req q = {.opts = opts, .flags = CGTRACE_READ_STREAM_MEMORY, .out = &doc,
-				.err = err, .errlen = errlen, .sink = &cg_stream_sink};
+	/* A timeline names no stack: none are kept. */
+	struct cg_read_req q = {.opts = opts,
+				.flags = CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_NO_STACKS,
+				.out = &doc, .err = err, .errlen = errlen, .sink = &cg_stream_sink};
 	int fd = cg_src_open_path(path, &q.name, err, errlen);
 	if (fd < 0)
 		return fd;

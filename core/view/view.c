@@ -279,6 +279,13 @@ static int bad_option(const char *path, const char *what, char *err, size_t errl
 CG_EXPORT int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
 				struct cgtrace_view **out, char *err, size_t errlen)
 {
+	return cgtrace_view_read_flags(path, opts, 0, out, err, errlen);
+}
+
+CG_EXPORT int cgtrace_view_read_flags(const char *path, const struct cgtrace_view_options *opts,
+				      unsigned flags, struct cgtrace_view **out, char *err,
+				      size_t errlen)
+{
 	static const struct cgtrace_view_options none;
 	if (!opts)
 		opts = &none;
@@ -297,7 +304,8 @@ CG_EXPORT int cgtrace_view_read(const char *path, const struct cgtrace_view_opti
 	struct cg_view_build b;
 	int ret = build_init(&b, v, nb, na);
 	if (ret == 0)
-		ret = cg_read_hooked(path, opts->read, &hooks, &b, &v->doc, err, errlen);
+		ret = cg_read_hooked(path, opts->read, flags & CGTRACE_READ_NO_STACKS, &hooks, &b, &v->doc,
+				     err, errlen);
 	if (ret > 0) /* a hook stopped the read */
 		ret = b.err;
 	/* Read in full after all: what the hooks saw of the first read goes. */
