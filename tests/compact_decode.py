@@ -244,13 +244,15 @@ class Decoder:
         # Python's replacement is Unicode's: one U+FFFD per maximal subpart.
         self.strings.append(data.decode("utf-8", errors="replace"))
 
-    def item_stack(self, it):
+    def item_stack(self, it, tree=False):
         sid = it.varint()
+        parent = it.varint() if tree else None
         n = it.varint()
+        what = "TREE" if tree else "STACK"
         if sid == 0:
-            raise DecodeError("STACK item: stack id 0")
+            raise DecodeError("%s item: stack id 0" % what)
         if not 1 <= n <= FRAMES_MAX:
-            raise DecodeError("STACK item: %d frames" % n)
+            raise DecodeError("%s item: %d frames" % (what, n))
         if sid in self.pending_stacks:
             raise DecodeError("stack %d defined twice" % sid)
         if len(self.pending_stacks) >= PENDING_MAX:
@@ -259,7 +261,10 @@ class Decoder:
         for _ in range(n):
             prev = (prev + unzigzag(it.varint())) & U64_MAX
             frames.append("0x%x" % prev)
-        self.pending_stacks[sid] = frames
+        self.pending_stacks[sid] = (frames, parent)
+
+    def item_tree(self, it):
+        self.item_stack(it, tree=True)
 
     def item_module(self, it):
         path = it.take(it.varint())
@@ -402,7 +407,10 @@ class Decoder:
         if stack:
             rec["cgprobe_stack"] = stack
             if stack in self.pending_stacks:
-                rec["cgprobe_stack_frames"] = self.pending_stacks.pop(stack)
+                frames, parent = self.pending_stacks.pop(stack)
+                rec["cgprobe_stack_frames"] = frames
+                if parent is not None:
+                    rec["cgprobe_stack_parent"] = parent
         if self.pending_modules:
             rec["cgprobe_modules"] = self.pending_modules
             self.pending_modules = []
@@ -427,6 +435,7 @@ ITEMS = {
     0x03: Decoder.item_text,
     0x05: Decoder.item_class,
     0x06: Decoder.item_stack,
+    0x08: Decoder.item_tree,
     0x07: Decoder.item_module,
     0x10: Decoder.item_span_start,
     0x11: Decoder.item_span_end,
@@ -558,7 +567,7 @@ KINDS = {
     ] + DEVICE_ID + [
         # docs/stacks.md
         ("cgprobe_stack", U64, OPT), ("cgprobe_stack_frames", STR_LIST, OPT),
-        ("cgprobe_modules", MODULES, OPT),
+        ("cgprobe_stack_parent", U64, OPT), ("cgprobe_modules", MODULES, OPT),
     ],
     "device_memory": [
         ("timestamp_ns", U64, REQ), ("device", STR, REQ), ("used_bytes", U64, REQ),
@@ -615,6 +624,9 @@ def check_fields(rec):
             raise DecodeError("%s record: field `%s` must be %s" % (kind, name, what))
 
 
+STACK_FIELDS = ("cgprobe_stack", "cgprobe_stack_frames", "cgprobe_stack_parent")
+
+
 class TraceRules:
     """What a JSONL reader checks of the records as a stream."""
 
@@ -622,7 +634,43 @@ class TraceRules:
         self.seen_meta = False
         self.started = set()
         self.ended = set()
-        self.stacks = set()
+        self.stacks = {}  # id -> depth
+
+    def stack_rules(self, rec):
+        """docs/stacks.md: flat and tree definitions, and uses."""
+        sid = rec.get("cgprobe_stack")
+        frames = rec.get("cgprobe_stack_frames")
+        parent = rec.get("cgprobe_stack_parent")
+        if parent is not None and frames is None:
+            raise DecodeError("cgprobe_stack_parent without cgprobe_stack_frames")
+        if not sid:
+            raise DecodeError("cgprobe_stack_frames without a stack id 1 or more")
+        if rec["action"] == "free":
+            raise DecodeError("cgprobe_stack on a free")
+        if frames is None:
+            if sid not in self.stacks:
+                raise DecodeError("stack %d not defined" % sid)
+            return
+        if sid in self.stacks:
+            raise DecodeError("stack %d defined twice" % sid)
+        if parent is None:
+            self.stacks[sid] = len(frames)
+            return
+        n = len(frames)
+        if sid < n:
+            raise DecodeError("stack %d with %d new frames: below 1" % (sid, n))
+        for k in range(sid - n + 1, sid):
+            if k in self.stacks:
+                raise DecodeError("stack %d defined twice" % k)
+        base = 0
+        if parent:
+            if parent not in self.stacks:
+                raise DecodeError("stack %d not defined" % parent)
+            base = self.stacks[parent]
+        if base + n > FRAMES_MAX:
+            raise DecodeError("stack %d has more than %d frames" % (sid, FRAMES_MAX))
+        for j, k in enumerate(range(sid - n + 1, sid + 1)):
+            self.stacks[k] = base + j + 1
 
     def record(self, rec, first):
         check_fields(rec)
@@ -635,18 +683,8 @@ class TraceRules:
             if rec["schema"] != "candle-graph/trace/6":
                 raise DecodeError("unsupported trace schema %s" % json.dumps(rec["schema"]))
             self.seen_meta = True
-        elif kind == "memory" and ("cgprobe_stack" in rec or "cgprobe_stack_frames" in rec):
-            sid = rec.get("cgprobe_stack")
-            if not sid:
-                raise DecodeError("cgprobe_stack_frames without a stack id 1 or more")
-            if rec["action"] == "free":
-                raise DecodeError("cgprobe_stack on a free")
-            if "cgprobe_stack_frames" in rec:
-                if sid in self.stacks:
-                    raise DecodeError("stack %d defined twice" % sid)
-                self.stacks.add(sid)
-            elif sid not in self.stacks:
-                raise DecodeError("stack %d not defined" % sid)
+        elif kind == "memory" and any(k in rec for k in STACK_FIELDS):
+            self.stack_rules(rec)
         elif kind == "span_start":
             if rec["id"] in self.started:
                 raise DecodeError("span `%s` started twice" % rec["id"])

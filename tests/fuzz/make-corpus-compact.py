@@ -94,6 +94,15 @@ def stack(sid, frames):
     return b
 
 
+def tree(sid, parent, frames):
+    """A TREE item (docs/stacks.md): stacks sid-n+1 .. sid on parent, frames innermost first."""
+    b, prev = b"\x08" + var(sid) + var(parent) + var(len(frames)), 0
+    for f in frames:
+        b += var(zz((f - prev) & (2**64 - 1)))
+        prev = f
+    return b
+
+
 def module(path, base, start, end, bid=b""):
     path = path.encode()
     return b"\x07" + var(len(path)) + path + var(base) + var(start) + var(end) + var(len(bid)) + bid
@@ -187,6 +196,24 @@ items = {
                         + stack(3, [2]) + alloc_stack(0, 1, 8, 8, 3)),
     "stack-on-free": (text(META) + TABLES + stack(1, [1]) + alloc_stack(0, 1, 0x40, 8, 1)
                       + bytes([0xE0]) + var(1) + var(0) + var(2) + var(1) + var(1)),
+    # Stacks as a tree: one good trace (a shared prefix, a stack named that
+    # another's definition made), then each way to break one.
+    "tree": (text(META) + TABLES + module("/usr/bin/prog", 0x400000, 0x400000, 0x405000, b"4f1a")
+             + tree(3, 0, [0x4011A6, 0x401230, 0x7F3E1C229D90]) + alloc_stack(0, 5, 0x40, 32, 3)
+             + tree(4, 2, [0x4011C0]) + alloc_stack(0, 1, 0x80, 16, 4)
+             + alloc_stack(0, 1, 0xC0, 8, 2) + stack(5, [0x401300]) + alloc_stack(0, 1, 0x100, 8, 5)),
+    "tree-parent-undefined": text(META) + TABLES + tree(2, 9, [1]) + alloc_stack(0, 1, 0x40, 8, 2),
+    "tree-parent-self": text(META) + TABLES + tree(2, 2, [1]) + alloc_stack(0, 1, 0x40, 8, 2),
+    "tree-cycle": text(META) + TABLES + tree(3, 2, [1, 2]) + alloc_stack(0, 1, 0x40, 8, 3),
+    "tree-parent-pending": (text(META) + TABLES + tree(1, 0, [1]) + tree(2, 1, [2])
+                            + alloc_stack(0, 1, 0x40, 8, 2) + alloc_stack(0, 1, 0x80, 8, 1)),
+    "tree-below-one": text(META) + TABLES + tree(2, 0, [1, 2, 3]) + alloc_stack(0, 1, 0x40, 8, 2),
+    "tree-twice": (text(META) + TABLES + tree(3, 0, [1, 2, 3]) + alloc_stack(0, 1, 0x40, 8, 3)
+                   + tree(2, 0, [4]) + alloc_stack(0, 1, 0x80, 8, 2)),
+    "tree-too-deep": (text(META) + TABLES + tree(1000, 0, list(range(1, 1001)))
+                      + alloc_stack(0, 1, 0x40, 8, 1000) + tree(1025, 1000, list(range(1, 26)))
+                      + alloc_stack(0, 1, 0x80, 8, 1025)),
+    "tree-cut": text(META) + TABLES + tree(1, 0, [0x4011A6, 0x401230])[:-2],
     "module-bad-bid": text(META) + TABLES + module("/x", 0, 0, 1, b"ABC") + alloc(0, 1, 1, 1),
     "module-backwards": text(META) + TABLES + module("/x", 0, 9, 1) + alloc(0, 1, 1, 1),
     "module-nul": text(META) + TABLES + module("/x\0y", 0, 0, 1) + alloc(0, 1, 1, 1),
