@@ -3,7 +3,9 @@
  * Offline symbols through libdwfl. Each recorded module entry gets its own
  * Dwfl session, opened the first time one of its addresses is resolved: a
  * library unloaded and another loaded at the same addresses are two entries
- * that one session could not hold. Each (module, address) is resolved once;
+ * that one session could not hold. The session reads the module's
+ * function symbols once into a sorted table (symtab.h); libdw gives the
+ * lines and the inlined frames. Each (module, address) is resolved once;
  * the frames live in an arena until the symbols are closed, as do the
  * strings libdw hands out (its sessions stay open as long).
  */
@@ -24,6 +26,7 @@
 #include "arena.h"
 #include "export.h"
 #include "hash.h"
+#include "symtab.h"
 #include "u64map.h"
 #include "vec.h"
 
@@ -33,6 +36,7 @@ struct sym_module {
 	const struct cgtrace_module *m; /* in info */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct cg_symtab syms; /* its function symbols, once open */
 	int state;
 };
 
@@ -170,9 +174,11 @@ CG_EXPORT void cgtrace_symbols_close(struct cgtrace_symbols *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n_mods; i++)
+	for (size_t i = 0; i < s->n_mods; i++) {
+		cg_symtab_free(&s->mods[i].syms);
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
+	}
 	free(s->mods);
 	free(s->info);
 	free(s->debuginfo_path);
@@ -201,13 +207,17 @@ static void hex(char *out, const unsigned char *bits, int len)
 	out[2 * (len > 0 ? len : 0)] = '\0';
 }
 
-/* Opens a module's session: the file on disk, checked against the recorded build id. */
-static void module_open(struct cgtrace_symbols *s, struct sym_module *sm)
+/*
+ * Opens a module's session: the file on disk, checked against the
+ * recorded build id, and its symbol table. -ENOMEM, else 0 (a module that
+ * cannot be opened keeps module+offset frames).
+ */
+static int module_open(struct cgtrace_symbols *s, struct sym_module *sm)
 {
 	sm->state = MOD_FAILED;
 	sm->dwfl = dwfl_begin(&s->callbacks);
 	if (!sm->dwfl)
-		return;
+		return 0;
 	dwfl_report_begin(sm->dwfl);
 	sm->mod = dwfl_report_elf(sm->dwfl, sm->m->path, sm->m->path, -1, sm->m->base, false);
 	dwfl_report_end(sm->dwfl, NULL, NULL);
@@ -217,7 +227,7 @@ static void module_open(struct cgtrace_symbols *s, struct sym_module *sm)
 		if (sm->m->path[0] == '/')
 			warnf(s, "%s: %s; its frames are shown as module+offset", sm->m->path,
 			      dwfl_errmsg(-1));
-		return;
+		return 0;
 	}
 	if (sm->m->build_id) {
 		const unsigned char *bits;
@@ -231,10 +241,13 @@ static void module_open(struct cgtrace_symbols *s, struct sym_module *sm)
 			      "%s: build id %s on disk, %s in the trace; its frames are shown as "
 			      "module+offset",
 			      sm->m->path, disk[0] ? disk : "(none)", sm->m->build_id);
-			return;
+			return 0;
 		}
 	}
-	sm->state = MOD_OPEN;
+	int r = cg_symtab_read(&sm->syms, sm->mod);
+	if (r == 0)
+		sm->state = MOD_OPEN;
+	return r;
 }
 
 static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
@@ -384,8 +397,7 @@ static void frame_at(struct cgtrace_frame *f, const struct cgtrace_frame *proto,
 static size_t frames_dwarf(struct sym_module *sm, uint64_t pc, struct cgtrace_frame *f,
                            const struct cgtrace_frame *proto, const char **comp_dir)
 {
-	const char *sym =
-	    dwfl_module_addrinfo(sm->mod, pc, &(GElf_Off){0}, &(GElf_Sym){0}, NULL, NULL, NULL);
+	const char *sym = cg_symtab_find(&sm->syms, pc);
 	const char *file = NULL;
 	int line = 0;
 	Dwarf_Addr bias;
@@ -509,8 +521,9 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 		proto.module = sm->m->path;
 		proto.offset = pc - sm->m->base;
 		tmp[0] = proto;
-		if (sm->state == MOD_UNTRIED)
-			module_open(s, sm);
+		int r = sm->state == MOD_UNTRIED ? module_open(s, sm) : 0;
+		if (r < 0)
+			return r;
 		if (sm->state == MOD_OPEN) {
 			s->lookups++;
 			n = frames_dwarf(sm, pc, tmp, &proto, &dir);
