@@ -3,8 +3,9 @@
  * Offline symbols (core/symbols): the known call chains of
  * tests/symbols/sym-target.c resolved to their functions and lines, inlined
  * frames included (a chain of two, each at its own call line, across two
- * files); one lookup per distinct address; the module rule; a
- * missing file and a build-id mismatch keep module+offset with one warning.
+ * files); one lookup per distinct address; the module rule, by a scan and
+ * by the index over overlapping entries; a missing file and a build-id
+ * mismatch keep module+offset with one warning.
  */
 #include <check.h>
 #include <stdio.h>
@@ -12,8 +13,9 @@
 #include <string.h>
 
 #include "cgtrace.h"
-#include "symbols.h"
+#include "module_index.h"
 #include "test-main.h"
+#include "xorshift.h"
 
 #define MAX_MODS 32
 #define MAX_FRAMES 32
@@ -215,6 +217,18 @@ START_TEST(outside_every_module)
 }
 END_TEST
 
+/* Which entry holds pc for a stack defined at ns, by the scan and by the index: both must agree. */
+static long module_of(const struct cgtrace_module *m, size_t n, uint64_t pc, uint64_t ns)
+{
+	struct cg_module_index ix;
+	ck_assert_int_eq(cg_module_index_build(&ix, m, n), 0);
+	long scan = cg_module_for(m, n, pc, ns), indexed = cg_module_index_find(&ix, pc, ns);
+	cg_module_index_free(&ix);
+	ck_assert_msg(scan == indexed, "0x%llx at %llu: scan %ld, index %ld",
+	              (unsigned long long)pc, (unsigned long long)ns, scan, indexed);
+	return scan;
+}
+
 START_TEST(module_rule)
 {
 	/* Two entries over the same range: recorded at 10 and at 50. */
@@ -223,15 +237,59 @@ START_TEST(module_rule)
 	    {"/b", 0x1000, 0x1000, 0x2000, NULL, 50},
 	    {"/c", 0x5000, 0x5000, 0x6000, NULL, 90},
 	};
-	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 10), 0);
-	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 49), 0);
-	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 50), 1);
-	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 1000), 1);
+	ck_assert_int_eq(module_of(m, 3, 0x1800, 10), 0);
+	ck_assert_int_eq(module_of(m, 3, 0x1800, 49), 0);
+	ck_assert_int_eq(module_of(m, 3, 0x1800, 50), 1);
+	ck_assert_int_eq(module_of(m, 3, 0x1800, 1000), 1);
 	/* Defined before any: a constructor's allocation, before dlopen returned. */
-	ck_assert_int_eq(cg_module_for(m, 3, 0x5000, 5), 2);
-	ck_assert_int_eq(cg_module_for(m, 3, 0x1800, 5), 0);
-	ck_assert_int_eq(cg_module_for(m, 3, 0x2000, 100), -1);
-	ck_assert_int_eq(cg_module_for(m, 3, 0x0fff, 100), -1);
+	ck_assert_int_eq(module_of(m, 3, 0x5000, 5), 2);
+	ck_assert_int_eq(module_of(m, 3, 0x1800, 5), 0);
+	ck_assert_int_eq(module_of(m, 3, 0x2000, 100), -1);
+	ck_assert_int_eq(module_of(m, 3, 0x0fff, 100), -1);
+	ck_assert_int_eq(module_of(m, 0, 0x1800, 100), -1);
+}
+END_TEST
+
+START_TEST(module_index_overlaps)
+{
+	/*
+	 * A library unloaded (0) and another mapped over part of its range
+	 * (1), a third inside both (2), the first mapped again (3), an
+	 * empty range (4): at each address the index gives the scan's entry.
+	 */
+	struct cgtrace_module m[5] = {
+	    {"/a", 0x1000, 0x1000, 0x4000, NULL, 10}, {"/b", 0x2000, 0x2000, 0x6000, NULL, 20},
+	    {"/c", 0x3000, 0x3000, 0x3800, NULL, 30}, {"/a", 0x1000, 0x1000, 0x4000, NULL, 40},
+	    {"/e", 0x3400, 0x3400, 0x3400, NULL, 5},
+	};
+	ck_assert_int_eq(module_of(m, 5, 0x3400, 35), 2);
+	ck_assert_int_eq(module_of(m, 5, 0x3400, 45), 3);
+	ck_assert_int_eq(module_of(m, 5, 0x3400, 15), 0);
+	ck_assert_int_eq(module_of(m, 5, 0x3400, 1), 0);
+	ck_assert_int_eq(module_of(m, 5, 0x5fff, 1), 1);
+	ck_assert_int_eq(module_of(m, 5, 0x3800, 1000), 3);
+	ck_assert_int_eq(module_of(m, 5, 0x6000, 1000), -1);
+	/* Random entries, many overlapping, against the scan at every bound and between. */
+	uint64_t x = XORSHIFT_SEED;
+	enum { N = 200 };
+	static struct cgtrace_module r[N];
+	for (size_t i = 0; i < N; i++) {
+		uint64_t start = (xorshift64(&x) % 64) * 0x1000, len = (xorshift64(&x) % 9) * 0x800;
+		uint64_t ns = xorshift64(&x) % 1000;
+		r[i] = (struct cgtrace_module){"/r", start, start, start + len, NULL, ns};
+	}
+	struct cg_module_index ix;
+	ck_assert_int_eq(cg_module_index_build(&ix, r, N), 0);
+	size_t held = 0;
+	for (uint64_t pc = 0; pc < 0x44000; pc += 0x400)
+		for (uint64_t ns = 0; ns < 1100; ns += 50) {
+			long want = cg_module_for(r, N, pc - (pc & 0x400 ? 1 : 0), ns);
+			ck_assert_int_eq(cg_module_index_find(&ix, pc - (pc & 0x400 ? 1 : 0), ns),
+			                 want);
+			held += want >= 0;
+		}
+	cg_module_index_free(&ix);
+	ck_assert_uint_gt(held, 1000);
 }
 END_TEST
 
@@ -397,8 +455,8 @@ TEST_SUITE(suite, "symbols")
 	                      resolve_inlined_two_files, resolve_callers, each_address_once,
 	                      outside_every_module);
 	tcase_add_checked_fixture(tc, open_target, close_target);
-	test_case(s, "symbols:modules", 30, module_rule, missing_file_warns_once,
-	          build_id_mismatch_warns_once);
+	test_case(s, "symbols:modules", 30, module_rule, module_index_overlaps,
+	          missing_file_warns_once, build_id_mismatch_warns_once);
 	test_case(s, "symbols:sites", 30, allocator_frames_by_name, user_code_by_rules,
 	          stack_resolved_with_site);
 }

@@ -26,6 +26,7 @@
 #include "arena.h"
 #include "export.h"
 #include "hash.h"
+#include "module_index.h"
 #include "symtab.h"
 #include "u64map.h"
 #include "vec.h"
@@ -65,6 +66,7 @@ struct cgtrace_symbols {
 	struct cgtrace_module *info; /* the recorded modules, strings in the arena */
 	struct sym_module *mods;
 	size_t n_mods;
+	struct cg_module_index index; /* over info */
 	struct cg_arena arena;
 	struct cg_vec entries;    /* struct sym_entry */
 	struct cg_map cache;      /* hash of (module, address) -> entry index */
@@ -86,20 +88,6 @@ static char *arena_strdup(struct cg_arena *a, const char *s)
 	if (p)
 		memcpy(p, s, n);
 	return p;
-}
-
-long cg_module_for(const struct cgtrace_module *mods, size_t n, uint64_t pc, uint64_t defined_ns)
-{
-	long before = -1, after = -1;
-	for (size_t i = 0; i < n; i++) {
-		if (pc < mods[i].start || pc >= mods[i].end)
-			continue;
-		if (mods[i].recorded_ns <= defined_ns)
-			before = (long)i;
-		else if (after < 0)
-			after = (long)i;
-	}
-	return before >= 0 ? before : after;
 }
 
 static void warnf(struct cgtrace_symbols *s, const char *fmt, ...)
@@ -158,6 +146,8 @@ CG_EXPORT int cgtrace_symbols_open(struct cgtrace_symbols **out, const struct cg
 			r = -ENOMEM;
 		s->n_mods = i + 1;
 	}
+	if (r == 0)
+		r = cg_module_index_build(&s->index, s->info, s->n_mods);
 	if (r < 0) {
 		cgtrace_symbols_close(s);
 		return r;
@@ -179,6 +169,7 @@ CG_EXPORT void cgtrace_symbols_close(struct cgtrace_symbols *s)
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
 	}
+	cg_module_index_free(&s->index);
 	free(s->mods);
 	free(s->info);
 	free(s->debuginfo_path);
@@ -547,7 +538,7 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 CG_EXPORT int cgtrace_symbols_resolve(struct cgtrace_symbols *s, uint64_t addr, uint64_t defined_ns,
                                       const struct cgtrace_frame **out, size_t *n)
 {
-	long mi = cg_module_for(s->info, s->n_mods, addr ? addr - 1 : 0, defined_ns);
+	long mi = cg_module_index_find(&s->index, addr ? addr - 1 : 0, defined_ns);
 	uint64_t key = cg_hash_mix64(addr) ^ (uint64_t)(mi + 1);
 	uint32_t pos = UINT32_MAX, val;
 	while (cg_map_next(&s->cache, key, &pos, &val)) {

@@ -17,12 +17,6 @@
 /* Where separate debug files are looked for by build id, besides /usr/lib/debug. */
 #define CG_DEBUG_DIR_ENV "CGTRACE_DEBUG_DIR"
 
-/*
- * The module entry an address belongs to (cgtrace_module_for's rule), -1
- * when none covers it.
- */
-long cg_module_for(const struct cgtrace_module *mods, size_t n, uint64_t pc, uint64_t defined_ns);
-
 /* n bytes that live as long as the symbols (the analyses' resolved stacks); NULL: no memory. */
 void *cg_symbols_alloc(struct cgtrace_symbols *s, size_t n);
 
