@@ -7,8 +7,10 @@
  * stacks recorded in the program and in libstdc++ is resolved with
  * cgtrace_symbols_resolve and compared, frame for frame, with what
  * `addr2line -i -f -C` prints for the same address - 1: the function, the
- * file and the line (without "(discriminator N)"). Skipped (77) without
- * the programs (no C++ compiler) or without addr2line.
+ * file and the line (without "(discriminator N)"); then the program's
+ * frames again from a copy without DWARF, named by the ELF symbol table
+ * alone as `addr2line -f -C` names them there. Skipped (77) without the
+ * programs (no C++ compiler), addr2line or objcopy.
  *
  * Environment (tests/meson.build): SYMBOLS_CXX_PROBE, SYMBOLS_CXX_BIN.
  */
@@ -23,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binutils.h"
 #include "cgtrace.h"
 #include "child.h"
 #include "probe-run.h"
@@ -30,15 +33,7 @@
 
 static const char *probe, *bin;
 
-#define MAX_CHAIN 64
 #define MAX_ADDRS 4096
-
-/* One frame as addr2line prints it: the function, then FILE:LINE. */
-struct a2l_frame {
-	char function[8192];
-	char file[8192];
-	unsigned line; /* 0: "?" or 0, no line */
-};
 
 /* Runs bin/prog under the probe and reads its one trace. */
 static struct probe_run *run(const char *prog)
@@ -48,46 +43,6 @@ static struct probe_run *run(const char *prog)
 	free(path);
 	return r;
 }
-
-/* "FILE:LINE" or "FILE:LINE (discriminator N)" split; "??:0", "??:?", "FILE:?" have no line. */
-static void a2l_place(char *text, struct a2l_frame *f)
-{
-	char *d = strstr(text, " (discriminator ");
-	if (d)
-		*d = '\0';
-	char *colon = strrchr(text, ':');
-	f->line = 0;
-	if (colon) {
-		*colon = '\0';
-		f->line = (unsigned)strtoul(colon + 1, NULL, 10);
-	}
-	snprintf(f->file, sizeof(f->file), "%s", text);
-}
-
-/*
- * addr2line's frames for one address, one process per address: addr2line
- * remembers a name it looked up for one address, and may give it to the
- * next.
- */
-static size_t a2l(const char *module, uint64_t offset, struct a2l_frame *out)
-{
-	char *cmd = strf("addr2line -i -f -C -e '%s' 0x%" PRIx64 " 2>/dev/null", module, offset);
-	FILE *p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = 0;
-	static char fn[8192], place[8192];
-	while (n < MAX_CHAIN && fgets(fn, sizeof(fn), p) && fgets(place, sizeof(place), p)) {
-		fn[strcspn(fn, "\n")] = '\0';
-		place[strcspn(place, "\n")] = '\0';
-		snprintf(out[n].function, sizeof(out[n].function), "%s", fn);
-		a2l_place(place, &out[n]);
-		n++;
-	}
-	ck_assert_int_eq(pclose(p), 0);
-	free(cmd);
-	return n;
-}
-
 
 /* The program's own frames and libstdc++'s are compared; the C library's depend on the system. */
 static bool compared(const struct probe_run *r, const struct cgtrace_module *m)
@@ -136,8 +91,8 @@ static void compare_address(struct cgtrace_symbols *syms, const struct probe_run
 	const struct cgtrace_frame *f;
 	size_t n;
 	ck_assert_int_eq(cgtrace_symbols_resolve(syms, address, st->defined_ns, &f, &n), 0);
-	static struct a2l_frame want[MAX_CHAIN];
-	size_t k = a2l(m->path, address - 1 - m->base, want);
+	static struct a2l_frame want[A2L_MAX_CHAIN];
+	size_t k = a2l("-i -C", m->path, address - 1 - m->base, want);
 	ck_assert_msg(n == k, "0x%" PRIx64 " in %s: %zu frames, addr2line %zu (innermost %s)",
 	              address, m->path, n, k, k ? want[0].function : "-");
 	for (size_t i = 0; i < n; i++) {
@@ -153,9 +108,58 @@ static void compare_address(struct cgtrace_symbols *syms, const struct probe_run
 }
 
 /*
- * Every frame of every stack of prog compared; expect (NULL-terminated, 8
- * at most) are names some frame must have, and deepest the longest inline
- * chain at least one address must give: the comparison is not of nothing.
+ * The ELF symbol table alone: prog copied without its DWARF (objcopy
+ * --strip-debug keeps .symtab and the build id) and each of its recorded
+ * addresses resolved from the copy, one frame named as `addr2line -f -C`
+ * names it there. Returns how many addresses were compared.
+ */
+static size_t compare_elf_symbols(const struct probe_run *r, struct cgtrace_module *mods,
+                                  size_t n_mods)
+{
+	char *copy = strf("%s/nodebug-%s", r->dir, base_name(r->path));
+	objcopy_to("--strip-debug", r->path, copy);
+	for (size_t i = 0; i < n_mods; i++)
+		if (strcmp(base_name(mods[i].path), base_name(r->path)) == 0)
+			mods[i].path = copy;
+	struct cgtrace_symbols *syms;
+	ck_assert_int_eq(cgtrace_symbols_open(&syms, mods, n_mods, NULL), 0);
+	static uint64_t seen[MAX_ADDRS];
+	size_t n_seen = 0;
+	for (size_t i = 0; i < cgtrace_doc_stack_count(r->doc); i++) {
+		const struct cgtrace_stack *st = cgtrace_doc_stack_at(r->doc, i);
+		for (size_t k = 0; k < st->n_frames; k++) {
+			uint64_t a = st->frames[k];
+			const struct cgtrace_module *m = probe_run_module_of(r, a - 1);
+			bool dup = false;
+			for (size_t j = 0; j < n_seen && !dup; j++)
+				dup = seen[j] == a;
+			if (dup || !m || strcmp(base_name(m->path), base_name(r->path)) != 0)
+				continue;
+			ck_assert_uint_lt(n_seen, MAX_ADDRS);
+			seen[n_seen++] = a;
+			const struct cgtrace_frame *f;
+			size_t n;
+			ck_assert_int_eq(cgtrace_symbols_resolve(syms, a, st->defined_ns, &f, &n),
+			                 0);
+			static struct a2l_frame want[A2L_MAX_CHAIN];
+			ck_assert_uint_ge(a2l("-C", copy, a - 1 - m->base, want), 1);
+			ck_assert_uint_eq(n, 1);
+			ck_assert_ptr_null(f[0].file);
+			ck_assert_msg(f[0].function && strcmp(f[0].function, want[0].function) == 0,
+			              "0x%" PRIx64 " without DWARF: ours %s, addr2line %s", a,
+			              f[0].function ? f[0].function : "??", want[0].function);
+		}
+	}
+	cgtrace_symbols_close(syms);
+	free(copy);
+	return n_seen;
+}
+
+/*
+ * Every frame of every stack of prog compared, with DWARF and with the
+ * ELF symbols alone; expect (NULL-terminated, 8 at most) are names some
+ * frame must have, and deepest the longest inline chain at least one
+ * address must give: the comparison is not of nothing.
  */
 static void compare_program(const char *prog, const char *const *expect, size_t deepest)
 {
@@ -179,6 +183,7 @@ static void compare_program(const char *prog, const char *const *expect, size_t 
 	for (size_t e = 0; expect[e]; e++)
 		ck_assert_msg(t.found[e], "%s: no frame in %s", prog, expect[e]);
 	cgtrace_symbols_close(syms);
+	ck_assert_msg(compare_elf_symbols(r, mods, n_mods) > 0, "%s: no frame without DWARF", prog);
 	free(mods);
 	probe_run_free(r);
 }
@@ -225,8 +230,8 @@ static int setup(int argc, char **argv)
 		fprintf(stderr, "no C++ programs (no C++ compiler): skipped\n");
 		return 77;
 	}
-	if (system("addr2line --version >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "no addr2line: skipped\n");
+	if (!binutil_present("addr2line") || !binutil_present("objcopy")) {
+		fprintf(stderr, "no addr2line or objcopy: skipped\n");
 		return 77;
 	}
 	return TEST_GO_ON;

@@ -5,15 +5,24 @@
  * frames included (a chain of two, each at its own call line, across two
  * files); one lookup per distinct address; the module rule, by a scan and
  * by the index over overlapping entries; a missing file and a build-id
- * mismatch keep module+offset with one warning.
+ * mismatch keep module+offset with one warning. The rules of a module's
+ * symbol table (sizes, aliases, nested symbols) on a made-up table, and
+ * every frame as addr2line gives it, with DWARF and from a copy with the
+ * ELF symbols alone (when addr2line and objcopy are there).
  */
 #include <check.h>
+#include <elf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "binutils.h"
 #include "cgtrace.h"
+#include "child.h"
 #include "module_index.h"
+#include "rundir.h"
+#include "symtab.h"
 #include "test-main.h"
 #include "xorshift.h"
 
@@ -30,6 +39,7 @@ static struct target {
 	char file[256], inl_file[256];
 	int take_in_helper, helper_in_twice, twice_in_a, twice_in_b, take_in_leak;
 	int take_in_leaf, leaf_in_mid, mid_in_outer;
+	bool binutils; /* addr2line and objcopy run */
 } T;
 
 static int load_target(int argc, char **argv)
@@ -74,6 +84,9 @@ static int load_target(int argc, char **argv)
 			       &T.leaf_in_mid, &T.mid_in_outer);
 		}
 	}
+	T.binutils = binutil_present("addr2line") && binutil_present("objcopy");
+	if (!T.binutils)
+		fprintf(stderr, "no addr2line or objcopy: symbols:as-addr2line left out\n");
 	return pclose(p) == 0 && T.n_mods && T.depth[3] && T.depth[4] && T.mid_in_outer ? TEST_GO_ON
 	                                                                                : 1;
 }
@@ -293,6 +306,202 @@ START_TEST(module_index_overlaps)
 }
 END_TEST
 
+/*
+ * A made-up symbol table, in the ELF table's order: aliases at 0x1040
+ * (the LOCAL first, as a .symtab lists them), one of them longer; a
+ * sized label beside a typed symbol; symbols that never name an address
+ * (no size, data, no name); functions nested in another; an IFUNC; one
+ * whose size runs past the top of the address space.
+ */
+static const struct cg_sym_in table_syms[] = {
+    {0x1000, 0x40, "first", STB_GLOBAL, STT_FUNC},
+    {0x1040, 0x20, "local_alias", STB_LOCAL, STT_FUNC},
+    {0x1040, 0x20, "weak_alias", STB_WEAK, STT_FUNC},
+    {0x1040, 0x20, "global_alias", STB_GLOBAL, STT_FUNC},
+    {0x1040, 0x20, "global_later", STB_GLOBAL, STT_FUNC},
+    {0x1040, 0x60, "long_alias", STB_LOCAL, STT_FUNC},
+    {0x1100, 0x10, "label", STB_GLOBAL, STT_NOTYPE},
+    {0x1100, 0x10, "typed", STB_LOCAL, STT_FUNC},
+    {0x1200, 0, "sizeless", STB_GLOBAL, STT_FUNC},
+    {0x1280, 0, "sizeless_label", STB_LOCAL, STT_NOTYPE},
+    {0x1300, 0x20, "data", STB_GLOBAL, STT_OBJECT},
+    {0x1340, 0x20, "", STB_GLOBAL, STT_FUNC},
+    {0x1480, 0x10, "inner2", STB_LOCAL, STT_FUNC},
+    {0x1400, 0x100, "outer", STB_GLOBAL, STT_FUNC},
+    {0x1420, 0x10, "inner", STB_LOCAL, STT_FUNC},
+    {0x1600, 0x20, "ifunc", STB_GLOBAL, STT_GNU_IFUNC},
+    {0x1700, 0x10, "asm_sized", STB_LOCAL, STT_NOTYPE},
+    {UINT64_MAX - 0x10, 0x100, "wraps", STB_GLOBAL, STT_FUNC},
+};
+
+static const struct {
+	uint64_t pc;
+	const char *name; /* NULL: module+offset */
+} table_rows[] = {
+    {0x0fff, NULL},
+    {0x1000, "first"},
+    {0x103f, "first"},
+    /* GLOBAL over WEAK over LOCAL, then the table's order. */
+    {0x1040, "global_alias"},
+    {0x105f, "global_alias"},
+    /* The longer alias names what the preferred one does not reach. */
+    {0x1060, "long_alias"},
+    {0x109f, "long_alias"},
+    /* Past every symbol's size: no name, not the one before. */
+    {0x10a0, NULL},
+    {0x10ff, NULL},
+    {0x1100, "typed"},
+    {0x1110, NULL},
+    {0x1200, NULL},
+    {0x1201, NULL},
+    {0x1290, NULL},
+    {0x1300, NULL},
+    {0x1340, NULL},
+    {0x1400, "outer"},
+    {0x1420, "inner"},
+    {0x142f, "inner"},
+    /* Past a nested symbol, back in the one around it. */
+    {0x1430, "outer"},
+    {0x1485, "inner2"},
+    {0x1490, "outer"},
+    {0x14ff, "outer"},
+    {0x1500, NULL},
+    {0x1600, "ifunc"},
+    {0x1700, "asm_sized"},
+    {0x1710, NULL},
+    {UINT64_MAX - 0x10, "wraps"},
+    {UINT64_MAX - 1, "wraps"},
+};
+
+START_TEST(table_rule)
+{
+	struct cg_sym_in in[sizeof(table_syms) / sizeof(table_syms[0])];
+	memcpy(in, table_syms, sizeof(in));
+	struct cg_symtab t;
+	ck_assert_int_eq(cg_symtab_build(&t, in, sizeof(in) / sizeof(in[0])), 0);
+	const char *got = cg_symtab_find(&t, table_rows[_i].pc);
+	const char *want = table_rows[_i].name;
+	ck_assert_msg(want ? got && strcmp(got, want) == 0 : !got, "0x%" PRIx64 ": %s, not %s",
+	              table_rows[_i].pc, got ? got : "(none)", want ? want : "(none)");
+	cg_symtab_free(&t);
+}
+END_TEST
+
+START_TEST(table_empty)
+{
+	struct cg_symtab t;
+	struct cg_sym_in only_data = {0x1000, 0x100, "data", STB_GLOBAL, STT_OBJECT};
+	ck_assert_int_eq(cg_symtab_build(&t, &only_data, 1), 0);
+	ck_assert_uint_eq(t.n, 0);
+	ck_assert_ptr_null(cg_symtab_find(&t, 0x1000));
+	cg_symtab_free(&t);
+	ck_assert_int_eq(cg_symtab_build(&t, NULL, 0), 0);
+	ck_assert_ptr_null(cg_symtab_find(&t, 0));
+	cg_symtab_free(&t);
+}
+END_TEST
+
+/* Each distinct address of sym-target's stacks, once, with its module; how many. */
+static size_t target_addresses(uint64_t *out, long *mod, size_t max)
+{
+	size_t n = 0;
+	for (int id = 1; id <= 4; id++)
+		for (size_t k = 0; k < T.depth[id]; k++) {
+			uint64_t a = T.stack[id][k];
+			bool dup = false;
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = out[j] == a;
+			if (dup)
+				continue;
+			ck_assert_uint_lt(n, max);
+			mod[n] = cg_module_for(T.mods, T.n_mods, a - 1, 0);
+			out[n++] = a;
+		}
+	return n;
+}
+
+/*
+ * Every frame of every address as `addr2line -i -f` gives it, in every
+ * module: the function, and the line where addr2line has one. An address
+ * we name by no function is past its symbol's size, where addr2line gives
+ * the symbol before (docs/symbols.md): the C library's hidden functions
+ * on a system without its debug file.
+ */
+START_TEST(frames_as_addr2line)
+{
+	uint64_t addrs[5 * MAX_FRAMES];
+	long mod[5 * MAX_FRAMES];
+	size_t n = target_addresses(addrs, mod, 5 * MAX_FRAMES), compared = 0, in_target = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct cgtrace_frame *f;
+		size_t nf = resolve(syms, addrs[i], &f);
+		if (mod[i] < 0 || !f[nf - 1].function)
+			continue;
+		const struct cgtrace_module *m = &T.mods[mod[i]];
+		static struct a2l_frame want[A2L_MAX_CHAIN];
+		size_t k = a2l("-i", m->path, addrs[i] - 1 - m->base, want);
+		ck_assert_msg(nf == k, "0x%" PRIx64 " in %s: %zu frames, addr2line %zu", addrs[i],
+		              m->path, nf, k);
+		for (size_t j = 0; j < nf; j++) {
+			ck_assert_msg(f[j].function && strcmp(f[j].function, want[j].function) == 0,
+			              "0x%" PRIx64 " frame %zu: %s, addr2line %s", addrs[i], j,
+			              f[j].function ? f[j].function : "??", want[j].function);
+			if (want[j].line)
+				ck_assert_uint_eq(f[j].line, want[j].line);
+		}
+		compared++;
+		in_target += mod[i] == 0;
+	}
+	/* sym-target's own frames are all named: fill_a ... main, _start. */
+	ck_assert_uint_ge(in_target, 7);
+	ck_assert_uint_ge(compared, in_target);
+}
+END_TEST
+
+/*
+ * The ELF symbol table alone: sym-target copied without its DWARF
+ * (objcopy --strip-debug keeps .symtab and the build id); each address
+ * in it gives one frame, named as `addr2line -f` names it in the copy.
+ */
+START_TEST(elf_symbols_as_addr2line)
+{
+	char dir[RUNDIR_MAX], cwd[RUNDIR_MAX + 16], out[RUNDIR_MAX + 16];
+	rundir_make(dir, cwd, out, "symbols-elf");
+	char *copy = strf("%s/sym-target", dir);
+	objcopy_to("--strip-debug", T.mods[0].path, copy);
+	struct cgtrace_module mods[MAX_MODS];
+	memcpy(mods, T.mods, T.n_mods * sizeof(mods[0]));
+	mods[0].path = copy;
+	struct warns w = {0};
+	struct cgtrace_symbols *s = open_syms(mods, T.n_mods, &w);
+	uint64_t addrs[5 * MAX_FRAMES];
+	long mod[5 * MAX_FRAMES];
+	size_t n = target_addresses(addrs, mod, 5 * MAX_FRAMES), compared = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (mod[i] != 0)
+			continue;
+		const struct cgtrace_frame *f;
+		ck_assert_uint_eq(resolve(s, addrs[i], &f), 1);
+		ck_assert_ptr_null(f[0].file);
+		static struct a2l_frame want[A2L_MAX_CHAIN];
+		ck_assert_uint_ge(a2l("", copy, addrs[i] - 1 - mods[0].base, want), 1);
+		ck_assert_msg(f[0].function && strcmp(f[0].function, want[0].function) == 0,
+		              "0x%" PRIx64 ": %s, addr2line %s", addrs[i],
+		              f[0].function ? f[0].function : "??", want[0].function);
+		compared++;
+	}
+	/* The inlined helper's address is named by the function it was inlined into. */
+	const struct cgtrace_frame *f;
+	resolve(s, T.stack[1][0], &f);
+	ck_assert_str_eq(f[0].function, "alloc_twice");
+	ck_assert_uint_ge(compared, 7);
+	ck_assert_int_eq(w.count, 0);
+	cgtrace_symbols_close(s);
+	remove_tree(dir);
+	free(copy);
+}
+END_TEST
+
 START_TEST(missing_file_warns_once)
 {
 	struct cgtrace_module m = T.mods[0];
@@ -457,6 +666,14 @@ TEST_SUITE(suite, "symbols")
 	tcase_add_checked_fixture(tc, open_target, close_target);
 	test_case(s, "symbols:modules", 30, module_rule, module_index_overlaps,
 	          missing_file_warns_once, build_id_mismatch_warns_once);
+	test_rows(s, "symbols:table", 30, table_rule, 0,
+	          (int)(sizeof(table_rows) / sizeof(table_rows[0])));
+	test_case(s, "symbols:table-empty", 30, table_empty);
+	if (T.binutils) {
+		tc = test_case(s, "symbols:as-addr2line", 60, frames_as_addr2line,
+		               elf_symbols_as_addr2line);
+		tcase_add_checked_fixture(tc, open_target, close_target);
+	}
 	test_case(s, "symbols:sites", 30, allocator_frames_by_name, user_code_by_rules,
 	          stack_resolved_with_site);
 }
