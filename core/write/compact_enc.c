@@ -38,6 +38,7 @@
 #define OP_CLASS 0x05
 #define OP_STACK 0x06
 #define OP_MODULE 0x07
+#define OP_TREE 0x08
 #define OP_EXT 0x20
 #define EXT_STACK 1u
 #define EXT_PREEXISTING 2u
@@ -756,17 +757,21 @@ uint64_t cg_cenc_alloc_stack(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint6
 	return alloc_item(e, cls, ts, addr, bytes, stack, false);
 }
 
-bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint32_t n)
+/* A STACK item (flat) or a TREE item (with parent), the frames as deltas from the one before. */
+static bool stack_item(struct cg_cenc *e, uint8_t op, uint64_t id, uint64_t parent,
+		       const uint64_t *frames, uint32_t n)
 {
 	if (!id || !n || n > CG_STACK_FRAMES_MAX)
 		return false;
-	uint8_t *w = room(e, 1 + 2 * CG_VARINT_MAX + (size_t)n * CG_VARINT_MAX);
+	uint8_t *w = room(e, 1 + 3 * CG_VARINT_MAX + (size_t)n * CG_VARINT_MAX);
 	if (!w)
 		return false;
 	uint64_t k = KEEP(e, stack), prev = 0;
 	uint8_t *w0 = w;
-	*w++ = OP_STACK;
+	*w++ = op;
 	w = cg_varint_put(w, id & k);
+	if (op == OP_TREE)
+		w = cg_varint_put(w, parent & k);
 	w = cg_varint_put(w, n);
 	/* Frames of one module are close: each is a delta from the one before. */
 	for (uint32_t i = 0; i < n; i++) {
@@ -777,6 +782,20 @@ bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint3
 	e->w = w;
 	e->pending = true;
 	return true;
+}
+
+bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint32_t n)
+{
+	return stack_item(e, OP_STACK, id, 0, frames, n);
+}
+
+bool cg_cenc_tree(struct cg_cenc *e, uint64_t id, uint64_t parent, const uint64_t *frames,
+		  uint32_t n)
+{
+	/* Its stacks id - n + 1 ... id start at 1 or above, and none of them is their parent. */
+	if (id < n || (parent > id - n && parent <= id))
+		return false;
+	return stack_item(e, OP_TREE, id, parent, frames, n);
 }
 
 /* What a MODULE item can hold (docs/stacks.md). */
@@ -997,6 +1016,8 @@ static bool memory_fits(const struct cg_rec *r, uint64_t addr, bool vmm, bool ma
 	    .stack = m->stack,
 	    .stack_frames = m->stack_frames,
 	    .n_stack_frames = m->n_stack_frames,
+	    .cgprobe_stack_parent = m->cgprobe_stack_parent,
+	    .has_stack_parent = m->has_stack_parent,
 	    .modules = m->modules,
 	    .n_modules = m->n_modules,
 	};
@@ -1007,7 +1028,12 @@ static bool memory_fits(const struct cg_rec *r, uint64_t addr, bool vmm, bool ma
 static bool stacks_fit(const struct cg_rec_memory *m)
 {
 	if ((m->stack && m->action != CGTRACE_ALLOC) || (m->n_stack_frames && !m->stack) ||
-	    m->n_stack_frames > CG_STACK_FRAMES_MAX)
+	    m->n_stack_frames > CG_STACK_FRAMES_MAX || (m->has_stack_parent && !m->n_stack_frames))
+		return false;
+	/* A tree definition the TREE item cannot hold rides as TEXT, where the reader says why. */
+	if (m->has_stack_parent && (m->stack < m->n_stack_frames ||
+				    (m->cgprobe_stack_parent > m->stack - m->n_stack_frames &&
+				     m->cgprobe_stack_parent <= m->stack)))
 		return false;
 	for (uint32_t i = 0; i < m->n_modules; i++)
 		if (!module_fits(&m->modules[i]))
@@ -1015,10 +1041,13 @@ static bool stacks_fit(const struct cg_rec_memory *m)
 	return true;
 }
 
-/* The STACK and MODULE items a packed record's fields ride on, written right before it. */
+/* The STACK or TREE and MODULE items a packed record's fields ride on, written right before it. */
 static void stack_items(struct cg_cenc *e, const struct cg_rec_memory *m)
 {
-	if (m->n_stack_frames)
+	if (m->n_stack_frames && m->has_stack_parent)
+		cg_cenc_tree(e, m->stack, m->cgprobe_stack_parent, m->stack_frames,
+			     m->n_stack_frames);
+	else if (m->n_stack_frames)
 		cg_cenc_stack(e, m->stack, m->stack_frames, m->n_stack_frames);
 	for (uint32_t i = 0; i < m->n_modules; i++)
 		cg_cenc_module(e, &m->modules[i]);

@@ -51,7 +51,7 @@
 	X(size)    /* an alloc's bytes */                                                          \
 	X(text)    /* TEXT lengths and lines */                                                    \
 	X(tables)  /* STRING, CLASS and MODULE items, whole */                                     \
-	X(stack)   /* STACK items, whole, and allocs' stack ids (their extension areas) */         \
+	X(stack)   /* STACK and TREE items, whole, and allocs' stack ids (their extension areas) */\
 	X(thread)  /* THREAD items, whole */                                                       \
 	X(other)   /* the rest of span and device_memory items */
 
@@ -114,6 +114,15 @@ int cg_cenc_text(struct cg_cenc *e, const char *line, size_t n);
  * 0, n 0 or too many): the caller then names stack 0 instead.
  */
 bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint32_t n);
+/*
+ * cg_cenc_stack's tree definition, a TREE item: the n new frames (1 to
+ * CG_STACK_FRAMES_MAX, innermost first) on stack parent (0: none),
+ * defining stacks id - n + 1 ... id, pending as a STACK item is until the
+ * record naming id. False when it wrote nothing: also when id < n, or a
+ * parent among the stacks it defines.
+ */
+bool cg_cenc_tree(struct cg_cenc *e, uint64_t id, uint64_t parent, const uint64_t *frames,
+		  uint32_t n);
 /*
  * One loaded module as a MODULE item, which a reader puts in the
  * cgprobe_modules of the next memory record (packed or TEXT, alloc or

@@ -78,6 +78,8 @@ static void heap_rec(const struct cg_heap_rec *h, struct cg_rec *r, char *id)
 		.stack = h->stack,
 		.stack_frames = h->frames,
 		.n_stack_frames = h->frames ? h->n_frames : 0,
+		.cgprobe_stack_parent = h->stack_parent,
+		.has_stack_parent = h->has_stack_parent,
 		.modules = h->modules,
 		.n_modules = h->modules ? h->n_modules : 0,
 	};
@@ -85,7 +87,7 @@ static void heap_rec(const struct cg_heap_rec *h, struct cg_rec *r, char *id)
 
 static bool heap_slow(const struct cg_heap_rec *r)
 {
-	return (r->frames && r->n_frames) || (r->modules && r->n_modules);
+	return (r->frames && r->n_frames) || r->has_stack_parent || (r->modules && r->n_modules);
 }
 
 size_t cg_heap_line_max(const struct cg_heap_rec *r)

@@ -40,13 +40,17 @@ struct cg_heap_rec {
 	 * Stacks and modules (docs/stacks.md), all zero for none. stack: the
 	 * allocation's stack id (>= 1; frees carry none). frames: the stack's
 	 * frames (1 to CG_STACK_FRAMES_MAX, innermost first) on the first record
-	 * naming stack, else NULL. modules: cgprobe_modules, NULL for none. A
-	 * record with frames or modules is written by cg_jsonl_format (rare);
-	 * one with only a stack id stays on the fast path.
+	 * naming stack, else NULL; with has_stack_parent, a tree definition's
+	 * new frames on stack stack_parent (0: none). modules: cgprobe_modules,
+	 * NULL for none. A record with frames or modules is written by
+	 * cg_jsonl_format (rare); one with only a stack id stays on the fast
+	 * path.
 	 */
 	uint64_t stack;
 	const uint64_t *frames;
 	uint32_t n_frames;
+	bool has_stack_parent;
+	uint64_t stack_parent;
 	const struct cg_modv *modules;
 	uint32_t n_modules;
 };
