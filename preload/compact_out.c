@@ -205,7 +205,7 @@ static inline uint64_t alloc_stack(uint32_t cls, uint64_t ts, uint64_t addr, uin
 				   struct cg_enc_stack *st)
 {
 	uint64_t id = st->id;
-	if (st->frames && !cg_cenc_stack(enc, id, st->frames, st->n_frames)) {
+	if (st->frames && !cg_cenc_tree(enc, id, st->parent, st->frames, st->n_frames)) {
 		st->refused = id != 0;
 		id = 0;
 	}
@@ -216,7 +216,7 @@ static inline uint64_t alloc_stack(uint32_t cls, uint64_t ts, uint64_t addr, uin
 static inline void stack_room(const struct cg_enc_stack *st)
 {
 	if (st->frames)
-		room_for(st->n_frames * 10u + 32);
+		room_for(st->n_frames * 10u + 48);
 }
 
 /* Pending modules make a record TEXT: they are rare. */

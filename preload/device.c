@@ -64,7 +64,7 @@ uint32_t cg_probe_stack(void)
 		return 0;
 	int saved = errno;
 	cg_self.guard++;
-	uint32_t stack = cg_stack_capture();
+	uint32_t stack = cg_stack_capture(true);
 	cg_self.guard--;
 	errno = saved;
 	return stack;
@@ -81,6 +81,7 @@ void cg_probe_device_alloc_stack(uint64_t addr, uint64_t size, uint8_t device, u
 	struct cg_event e = {cg_stamp(false), addr, size, cg_thread_span(),
 			     (uint8_t)(CG_EV_DEV_ALLOC | flags), op, cg_hook_category(addr, size), device};
 	cg_push(&e, stack);
+	cg_stack_unhold();
 	cg_self.guard--;
 	errno = saved;
 }

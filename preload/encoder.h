@@ -26,12 +26,15 @@
 
 /*
  * A memory record's stack and modules (docs/stacks.md): the stack id (0:
- * none), its frames on the record that defines it (else NULL), the modules
- * to carry (NULL: none). An encoder that could not define the stack sets
- * refused; the record then went out without it.
+ * none); on the record that defines it, a tree definition: the n_frames
+ * frames it adds (else NULL), innermost first, on the stack parent (0:
+ * none), defining stacks id - n_frames + 1 ... id; the modules to carry
+ * (NULL: none). An encoder that could not define the stack sets refused;
+ * the record then went out without it.
  */
 struct cg_enc_stack {
 	uint64_t id;
+	uint64_t parent;
 	const uint64_t *frames;
 	uint32_t n_frames;
 	uint32_t n_modules;

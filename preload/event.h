@@ -29,8 +29,9 @@ enum cg_ev_kind {
 	CG_EV_DEV_INFO,    /* addr: "uuid\0name" (a copy the writer frees); size: total bytes */
 	/*
 	 * A call stack's definition (stack.c): addr: its hash; size: its frame
-	 * count; span: its transport id. Its frames follow in the next slots,
-	 * CG_EV_FRAMES_PER_SLOT each, all pushed at once (cg_ring_push_n).
+	 * count; span: the transport slot it fills (below). Its frames follow
+	 * in the next slots, CG_EV_FRAMES_PER_SLOT each, all pushed at once
+	 * (cg_ring_push_n).
 	 */
 	CG_EV_STACK,
 	CG_EV_FRAMES,  /* ts, addr, size: three frames of the CG_EV_STACK before it */
@@ -41,8 +42,16 @@ enum cg_ev_kind {
 };
 
 #define CG_EV_FRAMES_PER_SLOT 3
-/* Transport ids run from 1 to this; past it (a program that never stops making stacks) none. */
-#define CG_STACK_IDS_MAX ((1u << 24) - 1)
+/*
+ * How an event names its stack (stack.c): by the slot of its thread's
+ * stack cache that holds it, 1 to CG_STACK_CACHE_SLOTS, or the spare slot
+ * CG_STACK_SLOTS, which is never cached (0: no stack). A CG_EV_STACK fills
+ * a slot, so in a ring's order a slot names the stack of the last
+ * definition before it: the writer keeps one word a slot per ring (ring.h)
+ * and the ids can never run out, however long a program runs.
+ */
+#define CG_STACK_CACHE_SLOTS 1024u
+#define CG_STACK_SLOTS (CG_STACK_CACHE_SLOTS + 1)
 
 /* Flags of a span start event (its category byte). */
 #define CG_SPAN_MEASURED 1u

@@ -41,6 +41,9 @@ void cg_format_heap(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
 		.stack = st->id,
 		.frames = st->frames,
 		.n_frames = st->frames ? st->n_frames : 0,
+		/* The probe's definitions are all tree definitions (docs/stacks.md). */
+		.has_stack_parent = st->frames != NULL,
+		.stack_parent = st->parent,
 		.modules = st->modules,
 		.n_modules = st->modules ? st->n_modules : 0,
 	};
@@ -171,6 +174,8 @@ void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns
 	r.u.memory.stack = st->id;
 	r.u.memory.stack_frames = st->frames;
 	r.u.memory.n_stack_frames = st->frames ? st->n_frames : 0;
+	r.u.memory.has_stack_parent = st->frames != NULL;
+	r.u.memory.cgprobe_stack_parent = st->parent;
 	r.u.memory.modules = st->modules;
 	r.u.memory.n_modules = st->modules ? st->n_modules : 0;
 	cg_jsonl_format(b, &r);

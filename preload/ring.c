@@ -136,7 +136,7 @@ bool cg_ring_push_slow(struct cg_ring *r, const struct cg_event *e, uint32_t sta
 	bool ok = wait_room(r, h, 1, keep_waiting);
 	if (ok) {
 		r->ev[h % CG_RING_EVENTS] = *e;
-		r->stack[h % CG_RING_EVENTS] = stack;
+		r->stack[h % CG_RING_EVENTS] = (uint16_t)stack;
 		publish(r, h, 1);
 	}
 	errno = saved;

@@ -17,7 +17,7 @@
 
 struct cg_stack_cache;
 
-#define CG_RING_EVENTS 8192 /* 288 KiB per thread that allocates, stack ids included */
+#define CG_RING_EVENTS 8192 /* 276 KiB per thread that allocates, stack slots included */
 
 enum { CG_RING_FREE, CG_RING_OWNED };
 
@@ -34,14 +34,22 @@ struct cg_ring {
 	uint64_t pending_oom; /* writer only: a DEV_OOM waiting for its MEMINFO */
 	bool has_pending_oom;
 	struct cg_ring *next; /* registry; rings are never unlinked */
+	/*
+	 * Writer only: what each stack slot of the owner's names now
+	 * (stack_intern.h). It stays with the ring, as the owner's stack
+	 * cache does, so a thread that takes over a dead one's ring finds
+	 * both alike.
+	 */
+	uint32_t stack_names[CG_STACK_SLOTS + 1];
 	struct cg_event ev[CG_RING_EVENTS];
 	/*
-	 * Beside each event, the stack it names (stack.c's transport id, 0 for
+	 * Beside each event, the stack it names (its slot, event.h; 0 for
 	 * none): published by the same head store as the event, read by the
 	 * writer for allocations only, so the 32-byte events stay as they are.
 	 */
-	uint32_t stack[CG_RING_EVENTS];
+	uint16_t stack[CG_RING_EVENTS];
 };
+_Static_assert(CG_STACK_SLOTS <= UINT16_MAX, "a stack slot fits beside its event");
 
 /*
  * The consumer's wake-up (the writer's, writer.c), called when a ring is
@@ -80,7 +88,7 @@ static inline bool cg_ring_push(struct cg_ring *r, const struct cg_event *e, uin
 			     0))
 		return cg_ring_push_slow(r, e, stack, keep_waiting);
 	r->ev[h % CG_RING_EVENTS] = *e;
-	r->stack[h % CG_RING_EVENTS] = stack;
+	r->stack[h % CG_RING_EVENTS] = (uint16_t)stack;
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
 	return true;
 }

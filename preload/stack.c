@@ -55,8 +55,6 @@ static uintptr_t self_lo, self_hi;
  */
 #define SKIP_MAX 8
 
-static atomic_uint_fast32_t next_id = 1;
-
 /*
  * Code ranges a dlclose unmapped (cg_stack_unloaded): libunwind's fast path
  * would unwind new code mapped there by the old code's layouts, so a stack
@@ -77,20 +75,26 @@ static atomic_uint epoch = 1;
 /*
  * Stacks this thread (or one before it on the same ring) sent: a
  * direct-mapped table, entries compared frame by frame, never by hash
- * alone, so a hit is always the same stack.
+ * alone, so a hit is always the same stack. An entry's slot is the
+ * stack's name in the ring (event.h): sending a stack into a slot
+ * replaces what the slot named, for the writer too.
  */
-#define CACHE_SLOTS 1024
+#define CACHE_SLOTS CG_STACK_CACHE_SLOTS
 struct entry {
 	uint64_t hash;
-	uint32_t id;
 	uint32_t epoch;
 	uint32_t n;
-	uint32_t pad;
 	uint64_t frames[];
 };
 
 struct cg_stack_cache {
 	size_t stride; /* bytes per entry, for cg_stack_depth frames */
+	/*
+	 * The slot a device hook captured, 1-based (0: none): its event is
+	 * pushed after the device call, and what the thread allocates
+	 * meanwhile must not take the slot over (the spare slot carries it).
+	 */
+	uint32_t held;
 	unsigned char slots[];
 };
 
@@ -231,11 +235,11 @@ static struct cg_stack_cache *cache_of(struct cg_ring *r)
 }
 
 /* The definition and its frames, in one push: the writer sees all of it or nothing. */
-static __attribute__((noinline)) bool send(uint32_t id, uint64_t hash, void *const *f, unsigned n)
+static __attribute__((noinline)) bool send(uint32_t slot, uint64_t hash, void *const *f, unsigned n)
 {
 	struct cg_event
 	    ev[1 + (CG_STACK_DEPTH_MAX + CG_EV_FRAMES_PER_SLOT - 1) / CG_EV_FRAMES_PER_SLOT];
-	ev[0] = (struct cg_event){cg_stamp(false), hash, n, id, CG_EV_STACK, 0, 0, 0};
+	ev[0] = (struct cg_event){cg_stamp(false), hash, n, slot, CG_EV_STACK, 0, 0, 0};
 	unsigned slots = 1;
 	for (unsigned i = 0; i < n; i += CG_EV_FRAMES_PER_SLOT) {
 		uint64_t g[CG_EV_FRAMES_PER_SLOT] = {0};
@@ -246,7 +250,7 @@ static __attribute__((noinline)) bool send(uint32_t id, uint64_t hash, void *con
 	return cg_push_n(ev, slots);
 }
 
-uint32_t cg_stack_capture(void)
+uint32_t cg_stack_capture(bool hold)
 {
 	unsigned depth = cg_stack_depth;
 	if (!depth)
@@ -271,23 +275,37 @@ uint32_t cg_stack_capture(void)
 	void *const *f = raw + s;
 	uint64_t h = hash_frames(f, n);
 	uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
-	struct entry *e = (struct entry *)(c->slots + (h >> 54) * c->stride);
+	uint32_t slot = (uint32_t)(h >> 54) + 1;
+	struct entry *e = (struct entry *)(c->slots + (slot - 1) * c->stride);
 	_Static_assert(CACHE_SLOTS == 1u << 10, "the slot is the hash's top 10 bits");
 	if (e->hash == h && e->epoch == ep && e->n == n) {
 		unsigned i = 0;
 		while (i < n && e->frames[i] == (uint64_t)(uintptr_t)f[i])
 			i++;
-		if (i == n)
-			return e->id;
+		if (i == n) {
+			if (hold)
+				c->held = slot;
+			return slot;
+		}
 	}
-	uint32_t id = (uint32_t)atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
-	if (id > CG_STACK_IDS_MAX || !send(id, h, f, n))
+	/* The slot a device call holds stays as it is: this stack goes in the spare one. */
+	if (!hold && slot == c->held)
+		return send(CG_STACK_SLOTS, h, f, n) ? CG_STACK_SLOTS : 0;
+	if (!send(slot, h, f, n))
 		return 0;
 	e->hash = h;
-	e->id = id;
 	e->epoch = ep;
 	e->n = n;
 	for (unsigned i = 0; i < n; i++)
 		e->frames[i] = (uint64_t)(uintptr_t)f[i];
-	return id;
+	if (hold)
+		c->held = slot;
+	return slot;
+}
+
+void cg_stack_unhold(void)
+{
+	struct cg_ring *r = cg_self.ring;
+	if (r && r->stacks)
+		r->stacks->held = 0;
 }

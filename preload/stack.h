@@ -2,15 +2,17 @@
 /*
  * Call stacks of allocations, on the allocating thread (docs/probe.md,
  * "Call stacks"). A hook unwinds with libunwind, drops the probe's own
- * frames, and names the stack by a transport id: a thread sends a stack's
- * frames to the writer once (a CG_EV_STACK event and its frames in the
- * ring, event.h) and then only the id, beside each event (ring.h). Ids are
- * unique in the process, never reused; the writer interns them
- * (stack_intern.h), so a stack two threads sent is still written once.
+ * frames, and names the stack by the slot of the thread's cache that
+ * holds it: a thread sends a stack's frames to the writer once, into its
+ * slot (a CG_EV_STACK event and its frames in the ring, event.h), and
+ * then only the slot, beside each event (ring.h). The writer interns
+ * what a slot names (stack_intern.h), so a stack two threads sent is
+ * still written once.
  */
 #ifndef CG_STACK_H
 #define CG_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Frames per stack in effect: CGPROBE_STACK_DEPTH, 0 when off or when the unwinder failed. */
@@ -27,9 +29,13 @@ void cg_stack_session_start(void);
 /*
  * In a hook (guard held): the calling thread's stack, its definition
  * pushed to the thread's ring first when this thread has not sent it
- * yet. Returns its transport id, 0 for none.
+ * yet. Returns its slot (event.h), 0 for none. hold: the event naming it
+ * is pushed only after a call that may itself allocate (a device hook):
+ * the slot is kept from those allocations until the next hold.
  */
-uint32_t cg_stack_capture(void);
+uint32_t cg_stack_capture(bool hold);
+/* The event a hold was for is pushed: the slot is any stack's again. */
+void cg_stack_unhold(void);
 
 /*
  * After a dlclose unmapped code in [lo, hi), outside hooks: libunwind

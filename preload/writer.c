@@ -251,7 +251,7 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
 		const struct cg_event *f = &r->ev[(pos + 1 + i / 3) % CG_RING_EVENTS];
 		frames[i] = i % 3 == 0 ? f->ts : i % 3 == 1 ? f->addr : f->size;
 	}
-	cg_intern_define(e->span, e->addr, frames, n);
+	cg_intern_define(r->stack_names, e->span, e->addr, frames, n);
 }
 
 /*
@@ -259,12 +259,13 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
  * pending modules when there are some (rare: the compact encoder sends
  * such a record as TEXT).
  */
-static struct cg_enc_stack stack_of(const struct cg_ring *r, uint64_t pos, bool alloc)
+static struct cg_enc_stack stack_of(struct cg_ring *r, uint64_t pos, bool alloc)
 {
-	struct cg_enc_stack st = {0, NULL, 0, 0, NULL, false};
+	struct cg_enc_stack st = {0, 0, NULL, 0, 0, NULL, false};
 	if (alloc) {
-		struct cg_stack_use u = cg_intern_use(r->stack[pos % CG_RING_EVENTS]);
+		struct cg_stack_use u = cg_intern_use(r->stack_names, r->stack[pos % CG_RING_EVENTS]);
 		st.id = u.id;
+		st.parent = u.parent;
 		st.frames = u.frames;
 		st.n_frames = u.n_frames;
 	}
@@ -483,7 +484,7 @@ static inline void stack_carried(const struct cg_enc_stack *st)
 		cg_intern_failed(st->id);
 }
 
-static inline void heap_alloc(const struct cg_ring *r, uint64_t pos, const struct cg_event *e,
+static inline void heap_alloc(struct cg_ring *r, uint64_t pos, const struct cg_event *e,
 			      uint64_t ns)
 {
 	struct cg_enc_stack st = stack_of(r, pos, true);
@@ -493,7 +494,7 @@ static inline void heap_alloc(const struct cg_ring *r, uint64_t pos, const struc
 	modules_carried(&st);
 }
 
-static inline void device_alloc(const struct cg_ring *r, uint64_t pos, const struct cg_event *e,
+static inline void device_alloc(struct cg_ring *r, uint64_t pos, const struct cg_event *e,
 				uint64_t ns)
 {
 	uint8_t device = e->step;
@@ -511,7 +512,7 @@ static inline void device_alloc(const struct cg_ring *r, uint64_t pos, const str
  * memory (pinned memory through free()), a device source's free host
  * memory (its pinned memory, device cpu): both are the source's records.
  */
-static inline bool free_record(const struct cg_ring *r, uint64_t pos, const struct cg_event *e,
+static inline bool free_record(struct cg_ring *r, uint64_t pos, const struct cg_event *e,
 			       unsigned kind, uint64_t ns)
 {
 	struct cg_event ev = *e;
@@ -866,8 +867,11 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
 		ident_drop((uint8_t)i);
 	w.last_ns = 0;
-	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
+	/* What the slots named belongs to the last trace: every thread sends its stacks anew. */
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
 		r->last_ns = 0;
+		memset(r->stack_names, 0, sizeof(r->stack_names));
+	}
 	/*
 	 * Until the new thread runs it has touched nothing: a fork meanwhile
 	 * (a fork child forking at once, a thread not scheduled yet under load)
