@@ -11,10 +11,13 @@
 #include "cgtrace.h"
 #include "clock.h"
 #include "compact_enc.h"
+#include "crc32.h"
 #include "device_source.h"
 #include "event.h"
 #include "fmt_num.h"
 #include "format.h"
+#include "meta.h"
+#include "resident.h"
 
 /*
  * The writer checks for room every few hundred events (c_room): a block
@@ -57,12 +60,36 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The head's block, stored, as it went out and where (c_flush): the end
+ * rewrites its meta record in place, and so its checksum (c_end_head).
+ */
+static struct {
+	uint8_t bytes[CG_COMPACT_BLOCK_HEADER_LEN + CG_META_HEAD_MAX];
+	size_t n;
+	uint64_t at;
+	bool keep; /* the next block is the head */
+} head;
+
+static void keep_head(const void *p, size_t n)
+{
+	head.keep = false;
+	const uint8_t *b = p;
+	if (n > sizeof(head.bytes) || n < CG_COMPACT_BLOCK_HEADER_LEN || b[0] != 'R')
+		return;
+	memcpy(head.bytes, p, n);
+	head.n = n;
+	head.at = c.out->written;
+}
+
 /* Each finished block (and the file header) in one write. */
 static int write_block(void *user, const void *p, size_t n)
 {
 	(void)user;
 	if (!c.out)
 		return -EBADF;
+	if (head.keep)
+		keep_head(p, n);
 	if (!c.stats)
 		return cg_out_write(c.out, p, n);
 	uint64_t t = thread_ns();
@@ -76,7 +103,7 @@ static int write_block(void *user, const void *p, size_t n)
 }
 
 /* Ends the block being built and writes it; returns the sticky error. */
-static int c_flush(void)
+static int flush_block(void)
 {
 	if (!enc)
 		return 0;
@@ -91,7 +118,7 @@ static int c_flush(void)
 
 static void c_end_block(void)
 {
-	c_flush();
+	flush_block();
 }
 
 /* Whether the next items (more bytes) might not fit: room_for(more) then ends the block. */
@@ -103,7 +130,7 @@ static bool room_due(size_t more)
 static void room_for(size_t more)
 {
 	if (room_due(more))
-		c_flush();
+		flush_block();
 }
 
 static uint32_t device_string(uint8_t device)
@@ -370,9 +397,44 @@ static void c_round_end(bool now)
 {
 	uint64_t t = cg_clock_raw();
 	if (now || t - c.block_ns >= c.period_ns) {
-		c_flush();
+		flush_block();
 		c.block_ns = t;
 	}
+}
+
+/* The head: a block of its own, stored, so that its meta record can be rewritten in place. */
+static int c_flush(void)
+{
+	if (!enc)
+		return 0;
+	head.keep = true;
+	int r = cg_cenc_flush_stored(enc);
+	head.keep = false;
+	return r;
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The block's payload is its raw bytes: the meta record's TEXT item keeps its length. */
+static void c_end_head(const struct cg_enc_end *v)
+{
+	uint8_t *b = head.bytes, *payload = b + CG_COMPACT_BLOCK_HEADER_LEN;
+	if (!c.out || !head.n)
+		return;
+	size_t len = get_u32(b + 4);
+	if (len != head.n - CG_COMPACT_BLOCK_HEADER_LEN || !cg_meta_end_patch((char *)payload, len, v))
+		return;
+	put_u32(b + 12, cg_crc32(0, payload, len));
+	cg_out_write_at(c.out, head.at, b, head.n);
 }
 
 /* A block is due a flush period after the last one ended. */
@@ -394,6 +456,7 @@ static void c_stats(struct cg_enc_stats *out)
 	out->raw_bytes = s.raw_bytes;
 	out->compress_ns = c.compress_ns;
 	out->write_ns = c.write_ns;
+	out->resident = (enc ? cg_cenc_resident(enc) : 0) + cg_resident(text.p, text.cap);
 }
 
 /* Blocks are written as they end: no lines wait. */
@@ -412,6 +475,8 @@ const struct cg_encoder_ops *cg_cout_open(struct cg_out *out, uint64_t flush_ms,
 	}
 	memset(&c, 0, sizeof(c));
 	memset(cache, 0, sizeof(cache));
+	head.n = 0;
+	head.keep = false;
 	c.out = out;
 	c.stats = stats;
 	c.period_ns = flush_ms * 1000000u;

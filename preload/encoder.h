@@ -48,11 +48,21 @@ struct cg_device_ident {
 	uint64_t total_bytes; /* 0 when unknown */
 };
 
-/* Where the encoder's time went, for CGPROBE_STATS. */
+/* Where the encoder's time went, for CGPROBE_STATS; and its memory. */
 struct cg_enc_stats {
 	const char *name, *work; /* the encoding, and what its own CPU time is called */
 	uint64_t records;        /* the writer's count, unless the encoder counts its own */
 	uint64_t blocks, raw_bytes, compress_ns, write_ns;
+	uint64_t resident; /* bytes of its buffers and tables resident now */
+};
+
+/*
+ * The figures a trace ends with, which its head's meta record gets
+ * (docs/probe.md, "The probe's own memory"): the process's peak resident
+ * set, the probe's own resident bytes, and of those its stack tables'.
+ */
+struct cg_enc_end {
+	uint64_t peak_rss, probe, stacks;
 };
 
 /*
@@ -107,8 +117,13 @@ struct cg_encoder_ops {
 	 * asked), or once a flush period has passed, reaches the file.
 	 */
 	void (*round_end)(bool now);
-	/* Ends what is buffered and pushes it out: the head, on a thread holding the writer. */
+	/*
+	 * Ends what is buffered and pushes it out: the head, on a thread
+	 * holding the writer. The head stays where end_head can rewrite it.
+	 */
 	int (*flush)(void);
+	/* The trace ends (or execs): the head's meta record gets the figures, in place. */
+	void (*end_head)(const struct cg_enc_end *v);
 	/* How long until round_end wants to run again (ns): at most CGPROBE_FLUSH_MS. */
 	uint64_t (*due_in)(void);
 	/* The trace is done: outputs of the encoder's own (the tee's copy) are closed. */
@@ -130,7 +145,7 @@ struct cg_encoder_ops {
 	X(p, alloc) X(p, free) X(p, device_alloc) X(p, device_free) X(p, preexisting)              \
 	X(p, device_memory) X(p, span_start) X(p, span_end) X(p, gradient) X(p, checkpoint)        \
 	X(p, text) X(p, thread) X(p, room) X(p, block_due) X(p, end_block) X(p, write_out)         \
-	X(p, round_end) X(p, flush) X(p, due_in) X(p, close) X(p, stats)
+	X(p, round_end) X(p, flush) X(p, end_head) X(p, due_in) X(p, close) X(p, stats)
 #define CG_ENCODER_OP_INIT(p, name) .name = p##_##name,
 #define CG_ENCODER_TABLE(p, full_flag) {CG_ENCODER_OPS(CG_ENCODER_OP_INIT, p).full = (full_flag)}
 

@@ -123,6 +123,12 @@ static int t_flush(void)
 	return r;
 }
 
+static void t_end_head(const struct cg_enc_end *v)
+{
+	tee.trace->end_head(v);
+	tee.copy->end_head(v);
+}
+
 static uint64_t t_due_in(void)
 {
 	return tee.trace->due_in();

@@ -10,7 +10,9 @@
 #include "fmt_num.h"
 #include "jsonl_format.h"
 #include "jsonl_heap.h"
+#include "meta.h"
 #include "record.h"
+#include "resident.h"
 
 static struct cg_sv span_id(char out[24], uint64_t id)
 {
@@ -235,6 +237,12 @@ static struct {
 /* The buffer passed its flush mark: the writer calls j_write_out between events. */
 static bool full;
 
+/* The meta record, the file's first line, as it went out: the end rewrites it in place. */
+static struct {
+	char line[CG_META_HEAD_MAX];
+	size_t n;
+} head;
+
 static uint64_t thread_ns(void)
 {
 	struct timespec ts;
@@ -323,7 +331,19 @@ static void j_checkpoint(const struct cg_event *e, uint64_t ts)
 /* The head goes straight to the file, ahead of any record. */
 static void j_text(const char *p, size_t n)
 {
+	const char *nl = memchr(p, '\n', n);
+	/* Only a plain file's first bytes are the head: a compressed one's are zstd's. */
+	if (j.out->written == 0 && !j.out->z && nl && (size_t)(nl - p) <= sizeof(head.line)) {
+		head.n = (size_t)(nl - p);
+		memcpy(head.line, p, head.n);
+	}
 	cg_out_write(j.out, p, n);
+}
+
+static void j_end_head(const struct cg_enc_end *v)
+{
+	if (head.n && cg_meta_end_patch(head.line, head.n, v))
+		cg_out_write_at(j.out, 0, head.line, head.n);
 }
 
 /* Lines have no blocks: nothing to make room for or end. */
@@ -391,6 +411,7 @@ static void j_stats(struct cg_enc_stats *s)
 	s->raw_bytes = j.text_bytes;
 	s->write_ns = j.out->write_ns;
 	s->compress_ns = j.output_ns > s->write_ns ? j.output_ns - s->write_ns : 0;
+	s->resident = cg_resident(j.buf.p, j.buf.cap);
 }
 
 static const struct cg_encoder_ops jsonl_ops = CG_ENCODER_TABLE(j, &full);
@@ -404,6 +425,7 @@ const struct cg_encoder_ops *cg_jsonl_open(struct cg_out *out, uint64_t flush_ms
 	j.output_ns = j.text_bytes = 0;
 	j.buf.len = 0;
 	full = false;
+	head.n = 0;
 	/* Made up front: the writer thread allocates nothing once running. */
 	if (!cg_buf_reserve(&j.buf, CG_FORMAT_BUF_RESERVE)) {
 		*err = -ENOMEM;

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "probe.h"
+#include "resident.h"
 
 struct cg_live_table cg_live_t;
 #define t cg_live_t
@@ -64,4 +65,9 @@ void cg_live_keep_host(void)
 		}
 		i++;
 	}
+}
+
+size_t cg_live_resident(void)
+{
+	return t.mask ? cg_resident(t.slots, (t.mask + 1) * sizeof(*t.slots)) : 0;
 }

@@ -134,6 +134,8 @@ static inline void cg_live_prefetch(uint64_t key)
 }
 /* Whether the table has outgrown the caches, so that prefetching pays. */
 bool cg_live_large(void);
+/* The table's bytes resident now. */
+size_t cg_live_resident(void);
 /* A new session starts with nothing live. */
 void cg_live_clear(void);
 /*

@@ -112,6 +112,26 @@ int cg_out_flush(struct cg_out *o)
 	return compress(o, NULL, 0, ZSTD_e_flush);
 }
 
+int cg_out_write_at(struct cg_out *o, uint64_t off, const void *p, size_t n)
+{
+	if (o->fd < 0 || o->err)
+		return o->err ? o->err : -EBADF;
+	if (o->z || off + n > o->written)
+		return -ESPIPE;
+	const char *c = p;
+	while (n) {
+		ssize_t k = pwrite(o->fd, c, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		c += k;
+		off += (uint64_t)k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 void cg_out_trim(struct cg_out *o)
 {
 	/* A truncate to the size frees the blocks reserved past it. */

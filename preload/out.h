@@ -31,6 +31,12 @@ int cg_out_open(struct cg_out *o, int fd, bool zstd);
 int cg_out_write(struct cg_out *o, const char *p, size_t n);
 /* Pushes everything out, a complete zstd block included, so a reader sees it. */
 int cg_out_flush(struct cg_out *o);
+/*
+ * Rewrites n bytes already written at offset off (pwrite), in a plain
+ * regular file: what a trace's head holds once the trace ends. -ESPIPE
+ * for a compressed output, a FIFO or a device.
+ */
+int cg_out_write_at(struct cg_out *o, uint64_t off, const void *p, size_t n);
 /* Gives back disk space reserved past the end of the file (before exec). */
 void cg_out_trim(struct cg_out *o);
 /* Ends the zstd frame, closes the file; returns the first error. */

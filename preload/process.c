@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "num_scan.h"
+
 struct cg_process cg_process;
 
 static const char *base_name(const char *p)
@@ -118,4 +120,26 @@ void cg_process_read(void)
 	snprintf(p->argv0_name, sizeof(p->argv0_name), "%.255s", base_name(raw));
 	/* A full buffer may have more behind it: its last argument counts as cut. */
 	quote_cmdline(p->cmdline, sizeof(p->cmdline), raw, got, got == sizeof(raw) - 1);
+}
+
+unsigned long long cg_peak_rss(void)
+{
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strstr(buf, "\nVmHWM:");
+	if (!p)
+		return 0;
+	p += 7;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	size_t digits = strspn(p, "0123456789");
+	uint64_t kb;
+	return cg_scan_u64(p, digits, &kb) < 0 ? 0 : (unsigned long long)kb * 1024;
 }

@@ -14,5 +14,7 @@ extern struct cg_process cg_process;
 
 /* Reads /proc/self/exe and /proc/self/cmdline (no allocation). */
 void cg_process_read(void);
+/* The process's peak resident set in bytes (VmHWM of /proc/self/status), 0 when unknown. */
+unsigned long long cg_peak_rss(void);
 
 #endif

@@ -16,6 +16,7 @@
 #include "device.h"
 #include "encoding.h"
 #include "inherit.h"
+#include "live.h"
 #include "meta.h"
 #include "modules.h"
 #include "options.h"
@@ -24,6 +25,7 @@
 #include "process.h"
 #include "ring.h"
 #include "spans.h"
+#include "stack_intern.h"
 #include "stack.h"
 #include "state.h"
 #include "thread.h"
@@ -221,6 +223,25 @@ static void head_unreached(void)
 	cg_writer_release(ticket);
 }
 
+/*
+ * The figures a trace ends with (docs/probe.md, "The probe's own memory"),
+ * on the writer thread after its last drain: the probe's own memory is
+ * what it mapped itself (the rings, the threads' stack caches, the live
+ * table, the writer's stack tree, the encoder's buffers and tables);
+ * libunwind's caches and the unwind tables it reads are the process's.
+ */
+static void end_figures(struct cg_enc_end *v)
+{
+	struct cg_intern_stats is;
+	struct cg_enc_stats es = {0};
+	cg_intern_stats(&is);
+	enc->stats(&es);
+	uint64_t caches = cg_stack_resident();
+	v->stacks = is.resident + caches;
+	v->probe = cg_rings_resident() + caches + cg_live_resident() + is.resident + es.resident;
+	v->peak_rss = cg_peak_rss();
+}
+
 /* The test-only copy, named from its template as the trace is; trouble leaves it out. */
 static void open_copy(void)
 {
@@ -281,8 +302,8 @@ void cg_session_start(pid_t parent)
 	 * allocation of its own; before a window, only the live table is kept.
 	 */
 	uint8_t gate = head_later ? CG_GATE_WINDOW : forking ? CG_GATE_FIRST_ALLOC : CG_GATE_OPEN;
-	struct cg_writer_opts wo = {enc,  path,       cg_stack_depth != 0, cg_opt.stats,
-				    gate, head_later, forking && fork_whole};
+	struct cg_writer_opts wo = {enc,  path,       cg_stack_depth != 0,     cg_opt.stats,
+				    gate, head_later, forking && fork_whole, end_figures};
 	if (r == 0)
 		r = cg_writer_start(&out, &wo);
 	if (r < 0) {

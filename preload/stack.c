@@ -14,6 +14,7 @@
 #include "event.h"
 #include "options.h"
 #include "push.h"
+#include "resident.h"
 #include "ring.h"
 #include "warn.h"
 
@@ -308,4 +309,14 @@ void cg_stack_unhold(void)
 	struct cg_ring *r = cg_self.ring;
 	if (r && r->stacks)
 		r->stacks->held = 0;
+}
+
+size_t cg_stack_resident(void)
+{
+	size_t n = 0;
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
+		if (r->stacks)
+			n += cg_resident(r->stacks,
+					 sizeof(struct cg_stack_cache) + CACHE_SLOTS * r->stacks->stride);
+	return n;
 }

@@ -13,6 +13,7 @@
 #define CG_STACK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Frames per stack in effect: CGPROBE_STACK_DEPTH, 0 when off or when the unwinder failed. */
@@ -46,5 +47,7 @@ void cg_stack_unhold(void);
 void cg_stack_unloaded(uintptr_t lo, uintptr_t hi);
 /* Every thread sends its stacks anew, and the writer interns them anew. */
 void cg_stack_unload_done(void);
+/* The bytes of the threads' stack caches resident now. */
+size_t cg_stack_resident(void);
 
 #endif

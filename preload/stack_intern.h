@@ -17,8 +17,9 @@
  * Writer thread only; the memory is reserved address space, mapped when a
  * trace opens and touched as the tables fill, so nothing is allocated
  * while the writer runs. Caps: CG_INTERN_NODES_MAX nodes a trace (a
- * million stacks of 32 frames sharing none), past which a new stack's
- * records carry no stack.
+ * million stacks of 32 frames sharing none), 8 M distinct stacks, 8 M
+ * distinct return addresses, past which a new stack's records carry no
+ * stack.
  */
 #ifndef CG_STACK_INTERN_H
 #define CG_STACK_INTERN_H
@@ -67,6 +68,8 @@ void cg_intern_failed(uint64_t id);
 struct cg_intern_stats {
 	uint64_t nodes;     /* the tree's, that is the stacks defined */
 	uint64_t addresses; /* distinct return addresses */
+	uint64_t links;     /* nodes whose parent is not the node made before them */
+	uint64_t sent;      /* stacks the hooks sent (cg_intern_define) */
 	uint64_t resident;  /* bytes of the tables resident now */
 };
 void cg_intern_stats(struct cg_intern_stats *out);

@@ -50,6 +50,8 @@ static struct {
 	bool dropped;  /* CG_REQ_DROP_EMPTY found nothing to keep */
 	bool joinable; /* a finished thread waits to be joined */
 	bool warned;
+	void (*end_figures)(struct cg_enc_end *v);
+	struct cg_enc_end end; /* the last figures given, for the stats */
 	struct cg_clock_map clock;
 	uint64_t last_ns; /* the latest record's time */
 	/* Identities announced but not yet on a record, by device index. */
@@ -726,20 +728,36 @@ static void print_stats(void)
 	w.enc->stats(&s);
 	uint64_t compress = s.compress_ns, wrote = s.write_ns;
 	uint64_t rest = total > compress + wrote ? total - compress - wrote : 0;
-	char line[512];
+	struct cg_intern_stats is;
+	cg_intern_stats(&is);
+	char line[768];
 	int n = snprintf(line, sizeof(line),
 			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes (%llu raw), "
 			 "%llu blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
-			 "%.1f ns/event\n",
+			 "%.1f ns/event; stacks %llu sent, %llu nodes, %llu addresses; memory: probe %.1f MiB "
+			 "(stack tables %.1f, writer's tree %.1f), process peak %.1f MiB\n",
 			 w.path, s.name, (unsigned long long)w.events,
 			 (unsigned long long)s.records, (unsigned long long)w.out->written,
 			 (unsigned long long)s.raw_bytes, (unsigned long long)s.blocks,
 			 (double)total / 1e6, s.work, (double)rest / 1e6,
 			 (double)compress / 1e6, (double)wrote / 1e6,
-			 w.events ? (double)total / (double)w.events : 0.0);
+			 w.events ? (double)total / (double)w.events : 0.0,
+			 (unsigned long long)is.sent, (unsigned long long)is.nodes,
+			 (unsigned long long)is.addresses,
+			 (double)w.end.probe / 1048576.0, (double)w.end.stacks / 1048576.0,
+			 (double)is.resident / 1048576.0, (double)w.end.peak_rss / 1048576.0);
 	if (n > 0)
 		(void)!write(STDERR_FILENO, line,
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
+}
+
+/* The trace ends (or its process execs): its head gets the figures it ends with. */
+static void end_head(void)
+{
+	if (!w.end_figures || w.dropped)
+		return;
+	w.end_figures(&w.end);
+	w.enc->end_head(&w.end);
 }
 
 /* A round hold is answered after a round that drained for it; a fork hold after any. */
@@ -785,6 +803,8 @@ static bool round_trip(void)
 	w.enc->round_end((req & ~CG_REQ_PARK) != 0);
 	cg_park_outside_end();
 	check_output();
+	if (req & (CG_REQ_CLOSE_ROOT | CG_REQ_FINISH))
+		end_head();
 	if (req & CG_REQ_FINISH) {
 		/* The encoder stays allocated: freeing could meet a malloc lock a crash left held.
 		 */
@@ -839,6 +859,8 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	/* The rings' consumer: a full or half-full ring wakes the writer. */
 	cg_rings_set_wake(cg_writer_wake);
 	w.stats = o->stats;
+	w.end_figures = o->end_figures;
+	w.end = (struct cg_enc_end){0, 0, 0};
 	w.events = 0;
 	/* A session before this one (an exec that failed) may have ended the thread. */
 	if (w.joinable)

@@ -33,6 +33,7 @@ enum cg_writer_gate {
 };
 
 struct cg_encoder_ops;
+struct cg_enc_end;
 
 struct cg_writer_opts {
 	const struct cg_encoder_ops *enc; /* the trace's encoder (encoding.h: cg_encoding_open) */
@@ -42,6 +43,11 @@ struct cg_writer_opts {
 	uint8_t gate;    /* enum cg_writer_gate at the start */
 	bool head_later; /* the head is written later (cg_writer_head_written): nothing goes out */
 	bool keep_live;  /* a fork child: the live table it inherited stays */
+	/*
+	 * The figures the trace ends with (encoder.h), asked for when it ends
+	 * (or execs), after the last drain; NULL: none.
+	 */
+	void (*end_figures)(struct cg_enc_end *v);
 };
 
 /* Starts the thread on an open output that already holds meta and s1. */

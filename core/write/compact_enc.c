@@ -22,6 +22,7 @@
 #include "jsonl_format.h"
 #include "names.h"
 #include "num_scan.h"
+#include "resident.h"
 #include "varint.h"
 
 /* The most a hot item takes, a THREAD item before it included. */
@@ -185,13 +186,13 @@ static void block_reset(struct cg_cenc *e)
 	e->blk_first_ord = e->next_ord;
 }
 
-static void __attribute__((noinline)) end_block(struct cg_cenc *e)
+static void __attribute__((noinline)) end_block_as(struct cg_cenc *e, bool store)
 {
 	size_t raw = (size_t)(e->w - e->raw);
 	if (raw == 0)
 		return;
 	bool stored = true;
-	if (e->z) {
+	if (e->z && !store) {
 		size_t zn = ZSTD_compress2(e->z, e->zout + CG_COMPACT_BLOCK_HEADER_LEN, e->zcap,
 					   e->raw, raw);
 		if (!ZSTD_isError(zn) && zn < raw) {
@@ -208,6 +209,11 @@ static void __attribute__((noinline)) end_block(struct cg_cenc *e)
 	e->st.blocks++;
 	e->st.raw_bytes += raw;
 	block_reset(e);
+}
+
+static void end_block(struct cg_cenc *e)
+{
+	end_block_as(e, false);
 }
 
 /* Room for a hot item: the block ends first when it could pass block_raw. */
@@ -376,6 +382,26 @@ int cg_cenc_flush(struct cg_cenc *e)
 {
 	end_block(e);
 	return e->err;
+}
+
+int cg_cenc_flush_stored(struct cg_cenc *e)
+{
+	end_block_as(e, true);
+	return e->err;
+}
+
+size_t cg_cenc_resident(const struct cg_cenc *e)
+{
+	size_t n = cg_resident(e, sizeof(*e)) +
+		   cg_resident(e->blk, CG_COMPACT_BLOCK_HEADER_LEN + e->raw_cap) +
+		   cg_resident(e->hot.p, e->hot.cap) + cg_resident(e->sbytes, SBYTES_RESERVE) +
+		   cg_resident(e->str, STR_RESERVE) + cg_resident(e->sidx.slot, SIDX_RESERVE) +
+		   cg_resident(e->cls, CLS_RESERVE) + cg_resident(e->cidx.slot, CIDX_RESERVE);
+	if (e->z)
+		n += cg_resident(e->zws, ZSTD_estimateCCtxSize_usingCParams(zstd_params(
+					     e->o.zstd_level, e->raw_cap))) +
+		     cg_resident(e->zout, CG_COMPACT_BLOCK_HEADER_LEN + e->zcap);
+	return n;
 }
 
 int cg_cenc_close(struct cg_cenc *e)

@@ -95,6 +95,10 @@ int cg_cenc_new(struct cg_cenc **out, const struct cg_cenc_opts *opts);
 int cg_cenc_close(struct cg_cenc *e);
 /* Ends the block being built, if it holds anything, and writes it; returns the sticky error. */
 int cg_cenc_flush(struct cg_cenc *e);
+/* cg_cenc_flush, the block stored (type R) as it is: bytes its writer may rewrite in place. */
+int cg_cenc_flush_stored(struct cg_cenc *e);
+/* The bytes of the encoder's buffers and tables resident now. */
+size_t cg_cenc_resident(const struct cg_cenc *e);
 /* Raw bytes in the block being built. */
 size_t cg_cenc_pending(const struct cg_cenc *e);
 

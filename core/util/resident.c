@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "resident.h"
 
-#include <fcntl.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include "num_scan.h"
 
 size_t cg_resident(const void *p, size_t len)
 {
@@ -28,26 +24,4 @@ size_t cg_resident(const void *p, size_t len)
 		at += pages * page;
 	}
 	return resident * page;
-}
-
-uint64_t cg_peak_rss(void)
-{
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	const char *p = strstr(buf, "\nVmHWM:");
-	if (!p)
-		return 0;
-	p += 7;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	size_t digits = strspn(p, "0123456789");
-	uint64_t kb;
-	return cg_scan_u64(p, digits, &kb) < 0 ? 0 : kb * 1024;
 }
