@@ -16,7 +16,7 @@
 #include "event.h"
 #include "fmt_num.h"
 #include "format.h"
-#include "meta.h"
+#include "meta_end.h"
 #include "resident.h"
 
 /*
@@ -65,7 +65,7 @@ static uint64_t thread_ns(void)
  * rewrites its meta record in place, and so its checksum (c_end_head).
  */
 static struct {
-	uint8_t bytes[CG_COMPACT_BLOCK_HEADER_LEN + CG_META_HEAD_MAX];
+	uint8_t bytes[CG_COMPACT_BLOCK_HEADER_LEN + CG_HEAD_MAX];
 	size_t n;
 	uint64_t at;
 	bool keep; /* the next block is the head */

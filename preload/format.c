@@ -10,7 +10,7 @@
 #include "fmt_num.h"
 #include "jsonl_format.h"
 #include "jsonl_heap.h"
-#include "meta.h"
+#include "meta_end.h"
 #include "record.h"
 #include "resident.h"
 
@@ -239,7 +239,7 @@ static bool full;
 
 /* The meta record, the file's first line, as it went out: the end rewrites it in place. */
 static struct {
-	char line[CG_META_HEAD_MAX];
+	char line[CG_HEAD_MAX];
 	size_t n;
 } head;
 

@@ -3,13 +3,10 @@
 #ifndef CG_META_H
 #define CG_META_H
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "buf.h"
-#include "encoder.h"
 
 /* Where a session's process came from, for its meta tags. */
 struct cg_meta_origin {
@@ -22,20 +19,9 @@ struct cg_meta_origin {
 
 /*
  * The meta record and the root span's start, as the first lines of a
- * trace. The figures the trace ends with are tags whose values are empty
- * until then, beside a tag of spaces whose room they take
- * (cg_meta_end_patch): a trace's head is rewritten in place, never moved.
+ * trace; with the figures the trace ends with as empty tags, which the
+ * end fills in place (meta_end.h).
  */
 void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, const struct cg_meta_origin *origin);
-
-/* The longest head that the end rewrites. */
-#define CG_META_HEAD_MAX (64u << 10)
-/*
- * In the n bytes of a head cg_meta_format made (or this patched before):
- * the end figures v written into their tags, the room tag shortened by as
- * much, so that the bytes stay n. False, and p as it was, when they do
- * not fit or the tags are not there.
- */
-bool cg_meta_end_patch(char *p, size_t n, const struct cg_enc_end *v);
 
 #endif

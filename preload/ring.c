@@ -10,8 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "resident.h"
-
 static _Atomic(struct cg_ring *) registry;
 
 static void no_wake(void)
@@ -198,12 +196,4 @@ void cg_rings_reclaim(void)
 		if (atomic_load(&r->head) == atomic_load(&r->tail))
 			atomic_store(&r->state, CG_RING_FREE);
 	}
-}
-
-size_t cg_rings_resident(void)
-{
-	size_t n = 0;
-	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
-		n += cg_resident(r, sizeof(*r));
-	return n;
 }

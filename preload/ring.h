@@ -103,7 +103,5 @@ void cg_rings_reset_after_fork(struct cg_ring *keep);
 void cg_rings_drop_pending(void);
 /* Releases rings of threads that have exited; call after draining them. */
 void cg_rings_reclaim(void);
-/* The bytes of every ring resident now (the stack caches beside them are stack.h's). */
-size_t cg_rings_resident(void);
 
 #endif

@@ -23,6 +23,7 @@
 #include "out.h"
 #include "outpath.h"
 #include "process.h"
+#include "resident.h"
 #include "ring.h"
 #include "spans.h"
 #include "stack_intern.h"
@@ -236,9 +237,13 @@ static void end_figures(struct cg_enc_end *v)
 	struct cg_enc_stats es = {0};
 	cg_intern_stats(&is);
 	enc->stats(&es);
-	uint64_t caches = cg_stack_resident();
+	uint64_t rings = 0, caches = 0;
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next) {
+		rings += cg_resident(r, sizeof(*r));
+		caches += cg_resident(r->stacks, cg_stack_cache_len(r->stacks));
+	}
 	v->stacks = is.resident + caches;
-	v->probe = cg_rings_resident() + caches + cg_live_resident() + is.resident + es.resident;
+	v->probe = rings + caches + cg_live_resident() + is.resident + es.resident;
 	v->peak_rss = cg_peak_rss();
 }
 

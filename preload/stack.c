@@ -14,7 +14,6 @@
 #include "event.h"
 #include "options.h"
 #include "push.h"
-#include "resident.h"
 #include "ring.h"
 #include "warn.h"
 
@@ -311,12 +310,7 @@ void cg_stack_unhold(void)
 		r->stacks->held = 0;
 }
 
-size_t cg_stack_resident(void)
+size_t cg_stack_cache_len(const struct cg_stack_cache *c)
 {
-	size_t n = 0;
-	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
-		if (r->stacks)
-			n += cg_resident(r->stacks,
-					 sizeof(struct cg_stack_cache) + CACHE_SLOTS * r->stacks->stride);
-	return n;
+	return c ? sizeof(struct cg_stack_cache) + CACHE_SLOTS * c->stride : 0;
 }

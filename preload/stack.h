@@ -47,7 +47,8 @@ void cg_stack_unhold(void);
 void cg_stack_unloaded(uintptr_t lo, uintptr_t hi);
 /* Every thread sends its stacks anew, and the writer interns them anew. */
 void cg_stack_unload_done(void);
-/* The bytes of the threads' stack caches resident now. */
-size_t cg_stack_resident(void);
+/* The bytes a ring's stack cache (ring.h) maps, 0 for none. */
+struct cg_stack_cache;
+size_t cg_stack_cache_len(const struct cg_stack_cache *c);
 
 #endif
