@@ -415,6 +415,91 @@ START_TEST(enc_rec_packs_and_falls_back)
 }
 END_TEST
 
+/*
+ * TREE items (docs/stacks.md): id, parent, n, then the frames innermost
+ * first as zigzag deltas, the first from 0, right before the packed alloc
+ * that names id; and what no TREE item can say.
+ */
+START_TEST(enc_tree_items)
+{
+	struct cg_cenc *e = enc(&written, 0, 0, false);
+	ck_assert_uint_eq(cg_cenc_string(e, "s1", 2), 0);
+	ck_assert_uint_eq(cg_cenc_string(e, "malloc", 6), 1);
+	ck_assert_uint_eq(cg_cenc_string(e, "cpu", 3), 2);
+	ck_assert_uint_eq(cg_cenc_class(e, 0, 1, 2, CGTRACE_CAT_OTHER, 0), 0);
+	ck_assert_int_eq(cg_cenc_flush(e), 0);
+	/* Stacks 1 to 3 on none: 0x4011a6 (zigzag 0x80234c), -0x10 (0x1f), +0x200 (0x400). */
+	static const uint64_t f3[3] = {0x4011a6, 0x401196, 0x401396};
+	ck_assert(cg_cenc_tree(e, 3, 0, f3, 3));
+	ck_assert_uint_eq(cg_cenc_alloc_stack(e, 0, 10, 0x10, 8, 3), 0);
+	/* Stack 4, one frame on stack 2; then an alloc naming stack 3 again, no item. */
+	static const uint64_t f1[1] = {0x4011f0};
+	ck_assert(cg_cenc_tree(e, 4, 2, f1, 1));
+	ck_assert_uint_eq(cg_cenc_alloc_stack(e, 0, 11, 0x20, 8, 4), 1);
+	ck_assert_uint_eq(cg_cenc_alloc_stack(e, 0, 12, 0x30, 8, 3), 2);
+	/* A parent above the new ids (another writer's numbering) is a parent all the same. */
+	ck_assert(cg_cenc_tree(e, 300, 1000, f1, 1));
+	EXPECT_PENDING(&written, e, 0x08, 0x03, 0x00, 0x03, 0xcc, 0xc6, 0x80, 0x04, 0x1f, 0x80,
+		       0x08,                                           /* TREE 3 on 0 */
+		       0xa0, 0x0a, 0x41, 0x08, 0x02, 0x01, 0x03,       /* alloc, stack 3 */
+		       0x08, 0x04, 0x02, 0x01, 0xe0, 0xc7, 0x80, 0x04, /* TREE 4 on 2 */
+		       0xa0, 0x01, 0x41, 0x08, 0x02, 0x01, 0x04,       /* alloc, stack 4 */
+		       0xa0, 0x01, 0x41, 0x08, 0x02, 0x01, 0x03,       /* alloc, stack 3 */
+		       0x08, 0xac, 0x02, 0xe8, 0x07, 0x01, 0xe0, 0xc7, 0x80, 0x04); /* TREE 300 */
+
+	/* Nothing written for what no TREE item can define. */
+	ck_assert(!cg_cenc_tree(e, 0, 0, f1, 1));
+	ck_assert(!cg_cenc_tree(e, 5, 0, f1, 0));
+	ck_assert(!cg_cenc_tree(e, 2, 0, f3, 3));  /* its stacks would start at 0 */
+	ck_assert(!cg_cenc_tree(e, 7, 5, f3, 3));  /* a parent among its own stacks */
+	ck_assert(!cg_cenc_tree(e, 7, 7, f3, 3));
+	ck_assert(cg_cenc_tree(e, 7, 4, f3, 3));   /* just below them */
+	static uint64_t many[CG_STACK_FRAMES_MAX + 1];
+	ck_assert(!cg_cenc_tree(e, 2000, 0, many, CG_STACK_FRAMES_MAX + 1));
+	ck_assert(cg_cenc_tree(e, 2000, 0, many, CG_STACK_FRAMES_MAX));
+	ck_assert_int_eq(cg_cenc_close(e), 0);
+}
+END_TEST
+
+/* An export's tree definition is a TREE item again; one it cannot hold rides as TEXT. */
+START_TEST(enc_rec_tree_definitions)
+{
+	static const uint64_t frames[2] = {0x4011a6, 0x7f0000001000};
+	struct cg_cenc *e = enc(&written, 0, 0, true);
+	struct cg_rec r = mem(100, "0x1000", "alloc", 64);
+	struct cg_rec_memory *m = &r.u.memory;
+	m->stack = 5;
+	m->stack_frames = frames;
+	m->n_stack_frames = 2;
+	m->has_stack_parent = true;
+	m->cgprobe_stack_parent = 3;
+	ck_assert(!rec_is_text(e, &r));
+	/* The block: STRING s1, malloc, cpu, the CLASS, then TREE 5 on 3 and the alloc. */
+	const uint8_t *p = (const uint8_t *)written.b.p + written.b.len;
+	static const uint8_t tail[] = {0x08, 0x05, 0x03, 0x02, 0xcc, 0xc6, 0x80, 0x04, 0xb4, 0xf9,
+				       0xff, 0xfb, 0xff, 0xbf, 0x3f, /* TREE 5 on 3 */
+				       0xa0, 0x64, 0x81, 0x80, 0x01, 0x40, 0x02, 0x01, 0x05};
+	ck_assert(memcmp(p - sizeof(tail), tail, sizeof(tail)) == 0);
+	/* Its own stacks 4 and 5 cannot be its parent; nor can the stacks start below 1. */
+	r = mem(200, "0x2000", "alloc", 64);
+	m->stack = 5;
+	m->stack_frames = frames;
+	m->n_stack_frames = 2;
+	m->has_stack_parent = true;
+	m->cgprobe_stack_parent = 4;
+	ck_assert(rec_is_text(e, &r));
+	m->stack = 1;
+	m->cgprobe_stack_parent = 0;
+	ck_assert(rec_is_text(e, &r));
+	/* A parent without frames is no definition the packed form can carry. */
+	m->stack = 9;
+	m->stack_frames = NULL;
+	m->n_stack_frames = 0;
+	ck_assert(rec_is_text(e, &r));
+	ck_assert_int_eq(cg_cenc_close(e), 0);
+}
+END_TEST
+
 /* Without a live table of its own, cg_cenc_rec packs no free. */
 START_TEST(enc_rec_free_needs_live)
 {
@@ -599,6 +684,7 @@ TEST_SUITE(suite, "compact-enc")
 	TCase *cases[] = {
 		test_case(s, "enc:items", 60, enc_header_and_stored_block, enc_items, enc_hot_text),
 		test_case(s, "enc:rec", 60, enc_rec_packs_and_falls_back, enc_rec_free_needs_live),
+		test_case(s, "enc:tree", 60, enc_tree_items, enc_rec_tree_definitions),
 		test_case(s, "enc:blocks", 60, enc_blocks_split, enc_zstd_blocks, enc_no_alloc),
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

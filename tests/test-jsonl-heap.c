@@ -55,6 +55,8 @@ static void expect_same(const struct cg_heap_rec *h, const char *op_name)
 		.stack = h->stack,
 		.stack_frames = h->frames,
 		.n_stack_frames = h->n_frames,
+		.cgprobe_stack_parent = h->stack_parent,
+		.has_stack_parent = h->has_stack_parent,
 		.modules = h->modules,
 		.n_modules = h->n_modules,
 	};
@@ -87,6 +89,9 @@ START_TEST(heap_line_equals_general_formatter)
 			.stack = extras % 2 ? any_u64() : 0,
 			.frames = extras % 16 == 3 ? frames : NULL,
 			.n_frames = extras % 16 == 3 ? 1 + (uint32_t)(extras >> 8) % 3 : 0,
+			/* Most definitions the probe writes are tree definitions. */
+			.has_stack_parent = extras % 16 == 3 && extras % 64 != 3,
+			.stack_parent = extras % 16 == 3 ? any_u64() : 0,
 			.modules = extras % 32 == 5 ? mods : NULL,
 			.n_modules = extras % 32 == 5 ? 1 + (uint32_t)(extras >> 8) % 2 : 0,
 			.timestamp_ns = any_u64(),
@@ -127,9 +132,48 @@ START_TEST(heap_line_known_text)
 }
 END_TEST
 
+/* A tree definition: its new frames, then the stack they hang from, 0 for none. */
+START_TEST(heap_line_tree_definition)
+{
+	struct cg_buf a = {0};
+	struct cg_heap_op op;
+	ck_assert(cg_heap_op_init(&op, "malloc"));
+	static const uint64_t frames[2] = {0x55d0c4a011f0, 0x7f3e1c229d90};
+	struct cg_heap_rec h = {.timestamp_ns = 1700,
+				.addr = 0x5581a340,
+				.span = 1,
+				.op = &op,
+				.bytes = 16,
+				.action = CGTRACE_ALLOC,
+				.category = CGTRACE_CAT_OTHER,
+				.stack = 4,
+				.frames = frames,
+				.n_frames = 2,
+				.has_stack_parent = true,
+				.stack_parent = 2};
+	cg_jsonl_format_heap(&a, &h);
+	const char *want = "{\"kind\":\"memory\",\"timestamp_ns\":1700,\"tensor_id\":\"0x5581a340\","
+			   "\"span_id\":\"s1\",\"op_name\":\"malloc\",\"device\":\"cpu\",\"bytes\":16,"
+			   "\"action\":\"alloc\",\"shape\":[16],\"dtype\":\"u8\",\"category\":"
+			   "\"other\",\"cgprobe_stack\":4,\"cgprobe_stack_frames\":[\"0x55d0c4a011f0\","
+			   "\"0x7f3e1c229d90\"],\"cgprobe_stack_parent\":2}\n";
+	ck_assert_uint_eq(a.len, strlen(want));
+	ck_assert_msg(memcmp(a.p, want, a.len) == 0, "%.*s", (int)a.len, a.p);
+	expect_same(&h, "malloc");
+	/* On none: the parent 0 is written. */
+	a.len = 0;
+	h.stack_parent = 0;
+	cg_jsonl_format_heap(&a, &h);
+	ck_assert_ptr_nonnull(memmem(a.p, a.len, "],\"cgprobe_stack_parent\":0}\n", 28));
+	expect_same(&h, "malloc");
+	cg_buf_fini(&a);
+}
+END_TEST
+
 TEST_SUITE(suite, "jsonl-heap")
 {
-	test_case(s, "heap:line", 60, heap_line_known_text, heap_line_equals_general_formatter);
+	test_case(s, "heap:line", 60, heap_line_known_text, heap_line_equals_general_formatter,
+		  heap_line_tree_definition);
 }
 
 TEST_MAIN(suite);
