@@ -55,11 +55,14 @@ static const char *default_suffix(void)
 	return compact_mode ? "cgt" : "jsonl";
 }
 
-/* The tags every trace has: meta.c's own, the settings', the zstd level of a compact one. */
+/*
+ * The tags every trace has: meta.c's own, the settings', the figures it
+ * ends with and their room, the zstd level of a compact one.
+ */
 static size_t probe_tag_count(void)
 {
 	/* cgprobe_steps; cgprobe_capture, cgprobe_capture_step, cgprobe_update_range. */
-	return compact_mode ? 15 : 14;
+	return compact_mode ? 19 : 18;
 }
 
 /* ------------------------------------------------------------------ */
@@ -720,6 +723,40 @@ static bool is_compact_file(const char *path)
 	return n == sizeof(head) && !memcmp(head, COMPACT_MAGIC, 8);
 }
 
+/*
+ * The figures a trace ends with (docs/probe.md, "The probe's own
+ * memory"): decimals once it ended, empty where its end never came (a
+ * SIGKILL); the room they were written into holds spaces only.
+ */
+static bool end_figure(const struct trace *t, const char *key, uint64_t *v)
+{
+	const char *s = tag(t, key);
+	ck_assert_msg(s, "%s: no tag %s", t->path, key);
+	if (!*s)
+		return false;
+	ck_assert_msg(strspn(s, "0123456789") == strlen(s), "%s: %s is '%s'", t->path, key, s);
+	*v = strtoull(s, NULL, 10);
+	return true;
+}
+
+static void check_end_figures(const struct trace *t)
+{
+	uint64_t peak = 0, probe = 0, stacks = 0;
+	const char *room = tag(t, "cgprobe_end_room");
+	ck_assert_msg(room && strspn(room, " ") == strlen(room), "%s: cgprobe_end_room '%s'",
+		      t->path, room ? room : "(none)");
+	bool ended = end_figure(t, "cgprobe_peak_rss_bytes", &peak);
+	ck_assert(end_figure(t, "cgprobe_probe_bytes", &probe) == ended);
+	ck_assert(end_figure(t, "cgprobe_stack_table_bytes", &stacks) == ended);
+	if (!ended)
+		return;
+	/* The probe is part of the process, its stack tables part of the probe. */
+	ck_assert_uint_gt(probe, 0);
+	ck_assert_msg(peak >= probe, "%s: peak RSS %llu below the probe's %llu bytes", t->path,
+		      (unsigned long long)peak, (unsigned long long)probe);
+	ck_assert_uint_le(stacks, probe);
+}
+
 /* What every trace the probe writes must hold, whatever the program did. */
 static void check_trace(const struct trace *t)
 {
@@ -744,6 +781,7 @@ static void check_trace(const struct trace *t)
 		ck_assert_str_eq(tag(t, "cgprobe_zstd_level"), "1");
 	else
 		ck_assert_ptr_null(tag(t, "cgprobe_zstd_level"));
+	check_end_figures(t);
 
 	/* The root span: s1, named after the entrypoint, closed. */
 	ck_assert_msg(trace_find_span(t->doc, "s1", &root), "%s: no root span s1", t->path);
@@ -1399,6 +1437,62 @@ START_TEST(test_meta_defaults)
 	ck_assert_ptr_null(tag(t, "forked_from"));
 	free(exe);
 	free(cmdline);
+	run_free(r);
+}
+END_TEST
+
+/*
+ * The figures at the end: the process's peak, the probe's own bytes and
+ * its stack tables', 0 without stacks; in a JSONL trace and a compact
+ * one alike (the head rewritten in place); empty in a trace whose
+ * process was killed with SIGKILL, which never ends it.
+ */
+START_TEST(test_meta_end_figures)
+{
+	const char *args[] = {"0", NULL};
+	for (int stacks = 0; stacks < 2; stacks++) {
+		for (int compact = 0; compact < 2; compact++) {
+			struct run *r = run_new(true);
+			static char out[RUNDIR_MAX + 64];
+			snprintf(out, sizeof(out), "CGPROBE_OUTPUT=%s/trace.%%p.%s", r->out,
+				 compact ? "cgt" : "jsonl");
+			const char *env[] = {out, stacks ? NULL : "CGPROBE_STACK_DEPTH=0", NULL};
+			run_start(r, env, "hello", args);
+			run_wait(r);
+			assert_quiet_exit(r, 0, -1);
+			struct trace *t = trace_for(r, "hello", r->pid);
+			uint64_t peak, probe, st;
+			ck_assert(end_figure(t, "cgprobe_peak_rss_bytes", &peak));
+			ck_assert(end_figure(t, "cgprobe_probe_bytes", &probe));
+			ck_assert(end_figure(t, "cgprobe_stack_table_bytes", &st));
+			/* A process is more than a page; the probe's rings and tables are mapped. */
+			ck_assert_uint_gt(peak, 1u << 20);
+			if (stacks)
+				ck_assert_uint_gt(st, 0);
+			else
+				ck_assert_uint_eq(st, 0);
+			run_free(r);
+		}
+	}
+
+	struct run *r = run_new(true);
+	const char *wait_args[] = {"wait", NULL};
+	const char *env[] = {output_env(r, 0), NULL};
+	run_start(r, env, "exits", wait_args);
+	run_wait_for_output(r, "R ready\n");
+	sleep_ms(50);
+	ck_assert_int_eq(kill(r->pid, SIGKILL), 0);
+	child_wait(r->pid, RUN_TIMEOUT_MS, r->dir);
+	char *path = path_in(r->out, "trace.%ld.jsonl", (long)r->pid);
+	char *text = read_file(path, NULL);
+	ck_assert_ptr_nonnull(text);
+	char *nl = strchr(text, '\n');
+	ck_assert_ptr_nonnull(nl);
+	*nl = '\0';
+	ck_assert_ptr_nonnull(strstr(text, "\"cgprobe_peak_rss_bytes\":\"\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"cgprobe_probe_bytes\":\"\""));
+	free(text);
+	free(path);
 	run_free(r);
 }
 END_TEST
@@ -2538,6 +2632,7 @@ TEST_SUITE(preload_suite, "preload")
 
 	test_case(s, "meta:fields", 120, test_meta_defaults, test_meta_from_environment,
 	          test_meta_correlation_id);
+	test_case(s, "meta:end-figures", 120, test_meta_end_figures);
 	test_loop(s, "meta:settings", 120, test_meta_records_settings,
 	          sizeof(setting_cases) / sizeof(setting_cases[0]));
 	test_case(s, "meta:cmdline", 120, test_meta_cmdline_quoted_for_sh,
