@@ -286,6 +286,29 @@ static const char *counted(char buf[48], uint64_t n, const char *what)
 	return buf;
 }
 
+/* A tag of the probe's that holds a plain decimal (docs/probe.md: the end figures). */
+static bool tag_u64(const struct cgtrace_doc *doc, const char *key, uint64_t *v)
+{
+	const char *s = cli_tag(doc, key);
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 20)
+		return false;
+	*v = strtoull(s, NULL, 10);
+	return true;
+}
+
+/* What the run's memory was and the probe's share of it, when the trace ended so as to say. */
+static void print_probe_memory(const struct cgtrace_doc *doc, bool exact)
+{
+	uint64_t peak, probe, stacks;
+	char a[32], b[32], c[32];
+	if (!tag_u64(doc, "cgprobe_peak_rss_bytes", &peak) ||
+	    !tag_u64(doc, "cgprobe_probe_bytes", &probe) ||
+	    !tag_u64(doc, "cgprobe_stack_table_bytes", &stacks))
+		return;
+	printf("memory: peak RSS %s, of which the probe's %s (stack tables %s)\n",
+	       cli_bytes(a, peak, exact), cli_bytes(b, probe, exact), cli_bytes(c, stacks, exact));
+}
+
 /*
  * The facts a user wants first, for the cgprobe wrapper to print under the
  * trace's path. The wrapper is written against these lines (it finds an
@@ -331,6 +354,9 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 			printf(", capacity %s", cli_bytes(a, p->capacity_bytes, exact));
 		putchar('\n');
 	}
+	/* Not for a trace of nothing, which the wrapper tells by its one line. */
+	if (cgtrace_doc_records(doc, CGTRACE_KIND_MEMORY))
+		print_probe_memory(doc, exact);
 	if (cli_capture_note(note, sizeof(note), doc))
 		printf("%s\n", note);
 	if (cli_inherited_note(note, sizeof(note), doc))

@@ -158,6 +158,13 @@ else
 fi
 run -o "$tmp/work/nomin.%p.jsonl" sh -c 'exit 0'
 if grep -q 'not recorded' "$tmp/err"; then ko "no --min-bytes, yet a note on what is left out"; else ok; fi
+# What the run took, from the figures the trace ended with (docs/probe.md).
+size_re='[0-9.]* [KMG]\{0,1\}i\{0,1\}B'
+if grep -q "^cgprobe:   memory: peak RSS $size_re, of which the probe's $size_re (stack tables $size_re)\$" "$tmp/err"; then
+	ok
+else
+	ko "summary: the peak RSS and the probe's share"
+fi
 # A name ending .jsonl is JSONL text, any other the compact encoding (its magic first).
 jsonl=$(sed -n "s#^cgprobe: \\($tmp/work/nomin\\.[0-9]*\\.jsonl\\)\$#\\1#p" "$tmp/err" | head -n 1)
 if [ -n "$jsonl" ] && [ "$(head -c 15 "$jsonl")" = '{"kind":"meta",' ] &&
