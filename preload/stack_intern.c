@@ -54,7 +54,7 @@
  * Definitions that could not be written (cg_intern_failed), as ranges of
  * ids: nothing may name them, nor a stack through them. An encoder
  * refuses none of the probe's, so a few ranges are plenty; past them no
- * new stack is taken.
+ * new stack is taken (root NO_ROOT), nor made.
  */
 #define FAILED_MAX 16
 
@@ -367,10 +367,8 @@ static void pend_drop(uint32_t i)
 
 /* ---- the calls ---- */
 
-void cg_intern_define(uint32_t *names, uint32_t slot, uint64_t hash, const uint64_t *frames,
-		      uint32_t n)
+void cg_intern_define(uint32_t *names, uint32_t slot, const uint64_t *frames, uint32_t n)
 {
-	(void)hash;
 	if (slot == 0 || slot > CG_STACK_SLOTS)
 		return;
 	/* What the slot named before is gone from its ring: a stack waiting there is dropped. */
@@ -408,8 +406,8 @@ static struct cg_stack_use make(uint32_t *names, uint32_t slot)
 	names[slot] = 0;
 	/* Other stacks may have made some of its nodes since it came. */
 	uint32_t at = p->from;
-	bool failed = false;
-	uint32_t left = walk(&at, p->frames, p->n, &failed);
+	bool failed = t.root == NO_ROOT || (t.n_failed && failed_node(at));
+	uint32_t left = failed ? 0 : walk(&at, p->frames, p->n, &failed);
 	/* A definition links one node at most, its outermost. */
 	if (failed || left > NODES_MAX - t.count || left > ADDRS_MAX - t.naddrs ||
 	    t.nlinks >= LINKS_MAX) {

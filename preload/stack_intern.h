@@ -33,11 +33,9 @@
 int cg_intern_reset(void);
 /*
  * A CG_EV_STACK: slot (1 to CG_STACK_SLOTS) of the ring whose words are
- * names now names these n frames (innermost first). hash: the hook's, of
- * the frames.
+ * names now names these n frames (innermost first).
  */
-void cg_intern_define(uint32_t *names, uint32_t slot, uint64_t hash, const uint64_t *frames,
-		      uint32_t n);
+void cg_intern_define(uint32_t *names, uint32_t slot, const uint64_t *frames, uint32_t n);
 
 struct cg_stack_use {
 	uint64_t id;     /* the trace id, 0 for none */

@@ -253,7 +253,7 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
 		const struct cg_event *f = &r->ev[(pos + 1 + i / 3) % CG_RING_EVENTS];
 		frames[i] = i % 3 == 0 ? f->ts : i % 3 == 1 ? f->addr : f->size;
 	}
-	cg_intern_define(r->stack_names, e->span, e->addr, frames, n);
+	cg_intern_define(r->stack_names, e->span, frames, n);
 }
 
 /*

@@ -33,7 +33,7 @@ static void define(struct ring_names *r, uint32_t slot, uint32_t n, ...)
 	for (uint32_t i = 0; i < n; i++)
 		f[i] = va_arg(ap, uint64_t);
 	va_end(ap);
-	cg_intern_define(r->w, slot, 0, f, n);
+	cg_intern_define(r->w, slot, f, n);
 }
 
 /* A record through slot of r: its stack id, and no definition. */
@@ -132,7 +132,7 @@ START_TEST(tree_recursion)
 	for (int i = 0; i < 60; i++)
 		f[i] = 0x4011a6;
 	/* A function calling itself 50 times: 50 nodes of one address. */
-	cg_intern_define(r->w, 1, 0, f, 50);
+	cg_intern_define(r->w, 1, f, 50);
 	struct cg_stack_use u = cg_intern_use(r->w, 1);
 	ck_assert_uint_eq(u.id, 50);
 	ck_assert_uint_eq(u.parent, 0);
@@ -140,9 +140,9 @@ START_TEST(tree_recursion)
 	for (int i = 0; i < 50; i++)
 		ck_assert_uint_eq(u.frames[i], 0x4011a6);
 	/* 30 deep is on the way; 60 deep adds 10. */
-	cg_intern_define(r->w, 2, 0, f, 30);
+	cg_intern_define(r->w, 2, f, 30);
 	expect_known(r, 2, 30);
-	cg_intern_define(r->w, 3, 0, f, 60);
+	cg_intern_define(r->w, 3, f, 60);
 	u = cg_intern_use(r->w, 3);
 	ck_assert_uint_eq(u.id, 60);
 	ck_assert_uint_eq(u.parent, 50);
@@ -150,7 +150,7 @@ START_TEST(tree_recursion)
 	/* Two functions calling each other: a b a b ... keeps them apart by depth. */
 	for (int i = 0; i < 40; i++)
 		f[i] = i % 2 ? 0x5000 : 0x6000;
-	cg_intern_define(r->w, 4, 0, f, 40);
+	cg_intern_define(r->w, 4, f, 40);
 	u = cg_intern_use(r->w, 4);
 	ck_assert_uint_eq(u.id, 100);
 	ck_assert_uint_eq(u.n_frames, 40);
@@ -168,18 +168,18 @@ START_TEST(tree_depth_limit)
 	uint64_t f[CG_STACK_DEPTH_MAX + 1];
 	for (int i = 0; i <= CG_STACK_DEPTH_MAX; i++)
 		f[i] = 0x400000 + 16 * (uint64_t)i;
-	cg_intern_define(r->w, 1, 0, f, CG_STACK_DEPTH_MAX);
+	cg_intern_define(r->w, 1, f, CG_STACK_DEPTH_MAX);
 	struct cg_stack_use u = cg_intern_use(r->w, 1);
 	ck_assert_uint_eq(u.id, CG_STACK_DEPTH_MAX);
 	ck_assert_uint_eq(u.n_frames, CG_STACK_DEPTH_MAX);
 	ck_assert(memcmp(u.frames, f, sizeof(uint64_t) * CG_STACK_DEPTH_MAX) == 0);
 	/* Deeper than a hook takes is no stack, and the slot names none any more. */
-	cg_intern_define(r->w, 1, 0, f, CG_STACK_DEPTH_MAX + 1);
+	cg_intern_define(r->w, 1, f, CG_STACK_DEPTH_MAX + 1);
 	expect_known(r, 1, 0);
-	cg_intern_define(r->w, 1, 0, f, 0);
+	cg_intern_define(r->w, 1, f, 0);
 	expect_known(r, 1, 0);
 	/* One frame less than the limit, from the innermost: a stack of its own. */
-	cg_intern_define(r->w, 2, 0, f + 1, CG_STACK_DEPTH_MAX - 1);
+	cg_intern_define(r->w, 2, f + 1, CG_STACK_DEPTH_MAX - 1);
 	expect_known(r, 2, CG_STACK_DEPTH_MAX - 1);
 	free(r);
 }
@@ -286,7 +286,7 @@ START_TEST(tree_a_million_stacks_then_the_cap)
 	uint64_t k = 0;
 	for (;; k++) {
 		f[31] = 0x400000 + 16 * k;
-		cg_intern_define(r->w, 1 + (uint32_t)(k % CG_STACK_CACHE_SLOTS), 0, f, 32);
+		cg_intern_define(r->w, 1 + (uint32_t)(k % CG_STACK_CACHE_SLOTS), f, 32);
 		struct cg_stack_use u = cg_intern_use(r->w, 1 + (uint32_t)(k % CG_STACK_CACHE_SLOTS));
 		if (!u.id)
 			break;
@@ -301,10 +301,10 @@ START_TEST(tree_a_million_stacks_then_the_cap)
 	ck_assert_uint_gt(32 * (k + 1), CG_INTERN_NODES_MAX);
 	/* The first stack and an outer part of the last one are still known. */
 	f[31] = 0x400000;
-	cg_intern_define(r->w, 2000 % CG_STACK_SLOTS, 0, f, 32);
+	cg_intern_define(r->w, 2000 % CG_STACK_SLOTS, f, 32);
 	expect_known(r, 2000 % CG_STACK_SLOTS, 32);
 	f[31] = 0x400000 + 16 * (k - 1);
-	cg_intern_define(r->w, 3, 0, f + 16, 16);
+	cg_intern_define(r->w, 3, f + 16, 16);
 	expect_known(r, 3, 32 * k - 16);
 	struct cg_intern_stats st;
 	cg_intern_stats(&st);
