@@ -12,7 +12,7 @@
  * their room from, enough for three numbers of 20 digits.
  */
 static const char *const end_keys[] = {"cgprobe_peak_rss_bytes", "cgprobe_probe_bytes",
-				       "cgprobe_stack_table_bytes"};
+                                       "cgprobe_stack_table_bytes"};
 #define END_ROOM "cgprobe_end_room"
 static const char end_room[] = "                                                            ";
 _Static_assert(sizeof(end_room) - 1 == 60, "room for three u64");
@@ -63,7 +63,7 @@ bool cg_meta_end_patch(char *p, size_t n, const struct cg_enc_end *v)
 	/* What an earlier end wrote (before an exec that failed) gives its room back. */
 	long room = 0;
 	_Static_assert(sizeof(vals) / sizeof(vals[0]) == sizeof(end_keys) / sizeof(end_keys[0]),
-		       "a figure a tag");
+	               "a figure a tag");
 	if (n > sizeof(out))
 		return false;
 	for (size_t i = 0; i < 3; i++) {

@@ -116,7 +116,7 @@ static struct {
 static void *reserve(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -252,7 +252,8 @@ static inline uint64_t link_hash(uint32_t parent, uint32_t addr)
 static inline uint32_t link_find(uint32_t parent, uint32_t addr, uint64_t h, uint32_t *at)
 {
 	uint32_t size = t.lsize, tag = (uint32_t)(h >> 57) << NODE_BITS;
-	for (uint32_t i = (uint32_t)(((h & 0xffffffffu) * size) >> 32);; i = i + 1 == size ? 0 : i + 1) {
+	for (uint32_t i = (uint32_t)(((h & 0xffffffffu) * size) >> 32);;
+	     i = i + 1 == size ? 0 : i + 1) {
 		const struct link *l = &t.links[i];
 		if (!l->id) {
 			*at = i;
@@ -475,8 +476,8 @@ void cg_intern_stats(struct cg_intern_stats *out)
 		return;
 	/* Only what this trace may have touched: the rest was given back (clear). */
 	out->resident = cg_resident(t.nodes, ((size_t)t.count + 1) * NODE_BYTES) +
-			cg_resident(t.links, links_len()) +
-			cg_resident(t.addrs, (size_t)t.naddrs * sizeof(uint64_t)) +
-			cg_resident(t.aidx, aidx_len()) +
-			cg_resident(t.pend, (size_t)t.pend_hi * sizeof(struct pend));
+	                cg_resident(t.links, links_len()) +
+	                cg_resident(t.addrs, (size_t)t.naddrs * sizeof(uint64_t)) +
+	                cg_resident(t.aidx, aidx_len()) +
+	                cg_resident(t.pend, (size_t)t.pend_hi * sizeof(struct pend));
 }

@@ -47,7 +47,7 @@ static void expect_known(struct ring_names *r, uint32_t slot, uint64_t id)
 
 /* A record through slot of r that defines stack id: n new frames (innermost first) on parent. */
 static void expect_defined(struct ring_names *r, uint32_t slot, uint64_t id, uint64_t parent,
-			   uint32_t n, ...)
+                           uint32_t n, ...)
 {
 	struct cg_stack_use u = cg_intern_use(r->w, slot);
 	ck_assert_uint_eq(u.id, id);
@@ -59,7 +59,7 @@ static void expect_defined(struct ring_names *r, uint32_t slot, uint64_t id, uin
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t want = va_arg(ap, uint64_t);
 		ck_assert_msg(u.frames[i] == want, "frame %u: %#llx, want %#llx", i,
-			      (unsigned long long)u.frames[i], (unsigned long long)want);
+		              (unsigned long long)u.frames[i], (unsigned long long)want);
 	}
 	va_end(ap);
 }
@@ -287,13 +287,14 @@ START_TEST(tree_a_million_stacks_then_the_cap)
 	for (;; k++) {
 		f[31] = 0x400000 + 16 * k;
 		cg_intern_define(r->w, 1 + (uint32_t)(k % CG_STACK_CACHE_SLOTS), f, 32);
-		struct cg_stack_use u = cg_intern_use(r->w, 1 + (uint32_t)(k % CG_STACK_CACHE_SLOTS));
+		struct cg_stack_use u =
+		    cg_intern_use(r->w, 1 + (uint32_t)(k % CG_STACK_CACHE_SLOTS));
 		if (!u.id)
 			break;
 		if (u.id != 32 * (k + 1) || u.n_frames != 32 || u.parent != 0)
-			ck_abort_msg("stack %llu: id %llu, %u frames on %llu", (unsigned long long)k,
-				     (unsigned long long)u.id, u.n_frames,
-				     (unsigned long long)u.parent);
+			ck_abort_msg("stack %llu: id %llu, %u frames on %llu",
+			             (unsigned long long)k, (unsigned long long)u.id, u.n_frames,
+			             (unsigned long long)u.parent);
 	}
 	ck_assert_uint_ge(k, 1000000);
 	/* The one that did not fit would have passed the cap. */
@@ -318,7 +319,7 @@ END_TEST
 TEST_SUITE(suite, "stack-intern")
 {
 	test_case(s, "tree:definitions", 60, tree_shares_outer_frames,
-		  tree_outer_part_needs_no_definition, tree_recursion, tree_depth_limit);
+	          tree_outer_part_needs_no_definition, tree_recursion, tree_depth_limit);
 	test_case(s, "tree:slots", 60, tree_stacks_wait_for_their_record);
 	test_case(s, "tree:unload", 60, tree_unload_starts_a_new_tree);
 	test_case(s, "tree:failed", 60, tree_failed_definition);

@@ -9,7 +9,8 @@ size_t cg_resident(const void *p, size_t len)
 	if (!p || !len)
 		return 0;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = (uintptr_t)p & ~(page - 1), hi = ((uintptr_t)p + len + page - 1) & ~(page - 1);
+	uintptr_t lo = (uintptr_t)p & ~(page - 1),
+	          hi = ((uintptr_t)p + len + page - 1) & ~(page - 1);
 	/* A page a byte, a few thousand pages a call: no allocation, a small stack. */
 	unsigned char vec[4096];
 	size_t resident = 0;
