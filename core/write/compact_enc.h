@@ -51,7 +51,7 @@
 	X(size)    /* an alloc's bytes */                                                          \
 	X(text)    /* TEXT lengths and lines */                                                    \
 	X(tables)  /* STRING, CLASS and MODULE items, whole */                                     \
-	X(stack)   /* STACK and TREE items, whole, and allocs' stack ids (extension areas) */     \
+	X(stack)   /* STACK and TREE items, whole, and allocs' stack ids (extension areas) */      \
 	X(thread)  /* THREAD items, whole */                                                       \
 	X(other)   /* the rest of span and device_memory items */
 
