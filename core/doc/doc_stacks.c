@@ -26,7 +26,11 @@
 /* The value kept for id (a node index, or a light document's depth), -1: not defined. */
 static long find(const struct cgtrace_doc *d, uint64_t id)
 {
-	if (id < d->stack_dense.len) {
+	if (d->stacks_light && id < d->stack_dense.len) {
+		uint16_t v = ((const uint16_t *)d->stack_dense.p)[id];
+		return v ? (long)v - 1 : -1;
+	}
+	if (!d->stacks_light && id < d->stack_dense.len) {
 		uint32_t v = ((const uint32_t *)d->stack_dense.p)[id];
 		return v ? (long)v - 1 : -1;
 	}
@@ -40,16 +44,21 @@ static int index_stack(struct cgtrace_doc *d, uint64_t id, uint32_t val)
 {
 	if (id >= CG_STACK_DENSE_MAX)
 		return cg_map_put(&d->stack_by_id, id, val);
+	/* A light document's values are depths, 1024 at most: two bytes an id. */
+	size_t elem = d->stacks_light ? sizeof(uint16_t) : sizeof(uint32_t);
 	if (id >= d->stack_dense.len) {
 		size_t old = d->stack_dense.len, want = (size_t)id + 1 + old / 2;
 		if (want > CG_STACK_DENSE_MAX)
 			want = CG_STACK_DENSE_MAX;
-		if (cg_vec_grow(&d->stack_dense, sizeof(uint32_t), want) < 0)
+		if (cg_vec_grow(&d->stack_dense, elem, want) < 0)
 			return -ENOMEM;
-		memset((uint32_t *)d->stack_dense.p + old, 0, (want - old) * sizeof(uint32_t));
+		memset((char *)d->stack_dense.p + old * elem, 0, (want - old) * elem);
 		d->stack_dense.len = want;
 	}
-	((uint32_t *)d->stack_dense.p)[id] = val + 1;
+	if (d->stacks_light)
+		((uint16_t *)d->stack_dense.p)[id] = (uint16_t)(val + 1);
+	else
+		((uint32_t *)d->stack_dense.p)[id] = val + 1;
 	return 0;
 }
 

@@ -95,6 +95,7 @@ struct cg_cdec {
 	struct cg_cdec_mem last; /* the last packed memory record */
 	struct cg_cdec_mem *dst_mem; /* where the gist of packed memory records goes */
 	bool lean;
+	bool no_frames; /* STACK and TREE frames checked, not kept (cg_cdec_no_frames) */
 	uint64_t hist[CG_CF_HISTORY];
 	uint64_t hist_n;
 
@@ -227,6 +228,11 @@ void cg_cdec_last_memory(const struct cg_cdec *d, struct cg_cdec_mem *out)
 bool cg_cdec_in_order(const struct cg_cdec *d)
 {
 	return d->header_done && (d->flags & CG_CF_FLAG_IN_ORDER);
+}
+
+void cg_cdec_no_frames(struct cg_cdec *d, bool no_frames)
+{
+	d->no_frames = no_frames;
 }
 
 void cg_cdec_lean(struct cg_cdec *d, bool lean)
@@ -682,14 +688,17 @@ static int stack_item(struct cg_cdec *d, bool tree)
 			return fail(d, -EBADMSG, "stack %llu defined twice", (unsigned long long)id);
 	if (d->n_pend_stacks == PENDING_MAX)
 		return fail(d, -EBADMSG, "more than %u stacks wait for their record", PENDING_MAX);
-	uint64_t *frames = cg_arena_alloc(&d->strs, (size_t)n * sizeof(*frames));
-	if (!frames || grow((void **)&d->pend_stacks, &d->cap_pend_stacks, d->n_pend_stacks,
+	uint64_t *frames =
+	    d->no_frames ? NULL : cg_arena_alloc(&d->strs, (size_t)n * sizeof(*frames));
+	if ((!frames && !d->no_frames) || grow((void **)&d->pend_stacks, &d->cap_pend_stacks, d->n_pend_stacks,
 			    sizeof(*d->pend_stacks)) < 0)
 		return fail(d, -ENOMEM, "out of memory");
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t z;
 		GET(z, item);
-		frames[i] = prev += (uint64_t)cg_unzigzag(z);
+		prev += (uint64_t)cg_unzigzag(z);
+		if (frames)
+			frames[i] = prev;
 	}
 	d->pend_stacks[d->n_pend_stacks++] =
 	    (struct pending_stack){id, frames, (uint32_t)n, tree, parent};

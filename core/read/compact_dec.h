@@ -88,6 +88,12 @@ void cg_cdec_last_memory(const struct cg_cdec *d, struct cg_cdec_mem *out);
  */
 void cg_cdec_lean(struct cg_cdec *d, bool lean);
 /*
+ * With no_frames, STACK and TREE items are read and checked but their
+ * frames not kept: the records that take them have n_stack_frames with
+ * stack_frames NULL. For a document that keeps no stacks.
+ */
+void cg_cdec_no_frames(struct cg_cdec *d, bool no_frames);
+/*
  * The header's promise that memory records come in timestamp order (once
  * a record was yielded): a hint, which a reader still checks.
  */

@@ -279,6 +279,7 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 	/* A streamed document reads only the gist of most packed records (consume). */
 	/* Extensions are counted off whole records. */
 	cg_cdec_lean(d, cg_doc_streamed(ctx->doc) && !ctx->doc->track_ext);
+	cg_cdec_no_frames(d, ctx->doc->stacks_light);
 	struct cg_thread producer_thread;
 	cg_thread_start(&producer_thread, producer, p);
 
