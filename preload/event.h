@@ -29,7 +29,7 @@ enum cg_ev_kind {
 	CG_EV_DEV_INFO,    /* addr: "uuid\0name" (a copy the writer frees); size: total bytes */
 	/*
 	 * A call stack's definition (stack.c): addr: its hash; size: its frame
-	 * count; span: the transport slot it fills (below). Its frames follow
+	 * count; span: the slot it fills (below). Its frames follow
 	 * in the next slots, CG_EV_FRAMES_PER_SLOT each, all pushed at once
 	 * (cg_ring_push_n).
 	 */

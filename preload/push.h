@@ -38,7 +38,7 @@ bool cg_push_claim(void);
 
 /*
  * Pushes a ready event (ts stamped, span and category filled) to the
- * thread's ring, with the transport id of its stack (stack.h; 0 none).
+ * thread's ring, with the slot of its stack (stack.h, event.h; 0 none).
  */
 static inline void cg_push(const struct cg_event *e, uint32_t stack)
 {

@@ -290,13 +290,22 @@ static void link_grow(void)
 	clear(copy, old * sizeof(struct link));
 }
 
-/* The child of node parent at address index addr, 0 when there is none yet. */
-static inline uint32_t child(uint32_t parent, uint32_t addr)
+/*
+ * The child of node parent at the return address frame, 0 when there is
+ * none yet. The node made after parent first: when it hangs from parent
+ * (most steps of a walk, which then reads the node array in order) its
+ * address alone decides, with no lookup of the frame.
+ */
+static inline uint32_t child(uint32_t parent, uint64_t frame)
 {
 	uint32_t next = parent + 1, at = 0;
-	if (next <= t.count && node_at(next) == (CHAINED | addr))
-		return next;
-	return link_find(parent, addr, link_hash(parent, addr), &at);
+	if (next <= t.count) {
+		uint32_t w = node_at(next);
+		if ((w & CHAINED) && t.addrs[w & ADDR_MASK] == frame)
+			return next;
+	}
+	uint32_t a = addr_find(frame, cg_hash_mix64(frame), &at);
+	return a == NO_ADDR ? 0 : link_find(parent, a, link_hash(parent, a), &at);
 }
 
 /* A new node; the caller made sure there is room. */
@@ -326,10 +335,9 @@ static bool is_root(uint32_t node)
  */
 static uint32_t walk(uint32_t *at, const uint64_t *f, uint32_t n, bool *failed)
 {
-	uint32_t node = *at, slot = 0;
+	uint32_t node = *at;
 	while (n) {
-		uint32_t a = addr_find(f[n - 1], cg_hash_mix64(f[n - 1]), &slot);
-		uint32_t c = a == NO_ADDR ? 0 : child(node, a);
+		uint32_t c = child(node, f[n - 1]);
 		if (!c)
 			break;
 		if (__builtin_expect(t.n_failed != 0, 0) && failed_node(c)) {

@@ -257,7 +257,7 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
 }
 
 /*
- * An allocation's stack, from the transport id beside its event; with the
+ * An allocation's stack, from the slot named beside its event (event.h); with the
  * pending modules when there are some (rare: the compact encoder sends
  * such a record as TEXT).
  */
