@@ -26,6 +26,10 @@ int cg_doc_add(struct cgtrace_doc *d, const struct cg_rec *r, char *err, size_t 
 struct cg_doc_packed {
 	uint64_t ts, bytes, addr;
 	uint64_t stack;   /* the record's cgprobe_stack, 0: none (docs/stacks.md) */
+	/* A definition without frames (a light read): their number (0: none), a tree's parent. */
+	uint32_t def_frames;
+	bool def_tree;
+	uint64_t def_parent;
 	uint32_t dec_cls; /* the decoder's class number */
 	uint8_t action;
 	bool vmm; /* the tensor_id is "vmm:" and the address */

@@ -745,6 +745,19 @@ static int module_item(struct cg_cdec *d)
 	return 0;
 }
 
+/* The pending STACK or TREE item of stack, taken; n 0: none. */
+static struct pending_stack take_stack(struct cg_cdec *d, uint64_t stack)
+{
+	for (uint32_t i = d->n_pend_stacks; i-- > 0;) {
+		if (d->pend_stacks[i].id != stack)
+			continue;
+		struct pending_stack s = d->pend_stacks[i];
+		d->pend_stacks[i] = d->pend_stacks[--d->n_pend_stacks];
+		return s;
+	}
+	return (struct pending_stack){0};
+}
+
 /* A packed memory record's stack id, and the pending items it takes. */
 static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t stack)
 {
@@ -755,16 +768,11 @@ static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t sta
 	m->cgprobe_stack_parent = 0;
 	m->modules = NULL;
 	m->n_modules = 0;
-	for (uint32_t i = d->n_pend_stacks; stack && i-- > 0;) {
-		if (d->pend_stacks[i].id != stack)
-			continue;
-		m->stack_frames = d->pend_stacks[i].frames;
-		m->n_stack_frames = d->pend_stacks[i].n;
-		m->has_stack_parent = d->pend_stacks[i].tree;
-		m->cgprobe_stack_parent = d->pend_stacks[i].parent;
-		d->pend_stacks[i] = d->pend_stacks[--d->n_pend_stacks];
-		break;
-	}
+	struct pending_stack def = stack ? take_stack(d, stack) : (struct pending_stack){0};
+	m->stack_frames = def.frames;
+	m->n_stack_frames = def.n;
+	m->has_stack_parent = def.tree;
+	m->cgprobe_stack_parent = def.parent;
 	if (d->n_pend_mods) {
 		/* A copy the record keeps: the next items reuse the pending array. */
 		struct cg_modv *v = cg_arena_alloc(&d->strs, d->n_pend_mods * sizeof(*v));
@@ -874,11 +882,19 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	d->records++;
 	/* Pre-existing allocs make a class of their own: the view tells them apart. */
 	uint8_t bit = is_free ? 2 : pre ? 4 : 1;
-	/* A record that takes pending STACK or MODULE items is yielded whole: they ride on it. */
+	/*
+	 * A record that takes pending STACK or MODULE items is yielded whole:
+	 * they ride on it. Without frames kept, a stack's definition rides on
+	 * the gist.
+	 */
+	struct pending_stack def = {0};
+	if (d->no_frames && stack && d->n_pend_stacks)
+		def = take_stack(d, stack);
 	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks);
 	bool full = !d->lean || c->vmm || !(c->yielded & bit) || takes;
-	*d->dst_mem =
-		(struct cg_cdec_mem){ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, pre, full};
+	*d->dst_mem = (struct cg_cdec_mem){
+	    ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, pre, full,
+	    def.n, def.tree, def.parent};
 	out->rec = d->dst;
 	out->mem = d->dst_mem;
 	if (!full)
@@ -921,6 +937,11 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 			     0) &&
 	    take_pending(d, m, stack) < 0)
 		return d->state;
+	if (def.n) {
+		m->n_stack_frames = def.n;
+		m->has_stack_parent = def.tree;
+		m->cgprobe_stack_parent = def.parent;
+	}
 	return CG_CDEC_REC;
 }
 

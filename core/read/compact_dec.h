@@ -35,6 +35,13 @@ struct cg_cdec_mem {
 	bool free;
 	bool pre;  /* cgprobe_preexisting: a class of its own towards the document */
 	bool full; /* the target holds the whole record (always, unless lean) */
+	/*
+	 * With cg_cdec_no_frames, the STACK or TREE item the record takes: how
+	 * many frames it had (0: none taken), and a TREE item's parent.
+	 */
+	uint32_t def_frames;
+	bool def_tree;
+	uint64_t def_parent;
 };
 struct cg_cdec;
 

@@ -111,11 +111,15 @@ int cg_read_apply_packed(struct cg_read_ctx *ctx, const struct cg_rec *rec,
 	 * rules run on a record built from it only to word what is wrong.
 	 */
 	bool check = full ? cg_doc_stacks_in(&rec->u.memory)
-			  : pk->stack && (pk->action != CGTRACE_ALLOC ||
+			  : pk->stack && (pk->action != CGTRACE_ALLOC || pk->def_frames ||
 					  !cg_doc_stack_known(ctx->doc, pk->stack));
 	if (check) {
-		struct cg_rec_memory gist = {
-		    .timestamp_ns = pk->ts, .action = pk->action, .stack = pk->stack};
+		struct cg_rec_memory gist = {.timestamp_ns = pk->ts,
+					     .action = pk->action,
+					     .stack = pk->stack,
+					     .n_stack_frames = pk->def_frames,
+					     .has_stack_parent = pk->def_tree,
+					     .cgprobe_stack_parent = pk->def_parent};
 		const struct cg_rec_memory *m = full ? &rec->u.memory : &gist;
 		uint32_t stack;
 		ret = cg_doc_stacks_add(ctx->doc, m, UINT64_MAX, &stack, msg, sizeof(msg));

@@ -219,10 +219,19 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 		int r;
 		if (e->packed_memory) {
 			const struct cg_cdec_mem *m = &e->mem;
-			struct cg_doc_packed pk = {m->ts,  m->bytes,
-						      m->addr, m->stack,
-						      m->cls, m->free ? CGTRACE_FREE : CGTRACE_ALLOC,
-						      m->vmm, m->pre};
+			struct cg_doc_packed pk = {
+			    .ts = m->ts,
+			    .bytes = m->bytes,
+			    .addr = m->addr,
+			    .stack = m->stack,
+			    .def_frames = m->def_frames,
+			    .def_tree = m->def_tree,
+			    .def_parent = m->def_parent,
+			    .dec_cls = m->cls,
+			    .action = m->free ? CGTRACE_FREE : CGTRACE_ALLOC,
+			    .vmm = m->vmm,
+			    .pre = m->pre,
+			};
 			r = cg_read_apply_packed(ctx, rec, &pk, m->full);
 		} else {
 			r = cg_read_apply_rec(ctx, rec);
