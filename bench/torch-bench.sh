@@ -24,7 +24,10 @@
 #   bench/torch-bench.sh [BUILD_DIR] [STEPS] [RUNS]     (defaults: build 300 3)
 #
 # Environment: SIZES (steps, default "STEPS 10*STEPS"), PYTHON (default
-# /usr/bin/python3, with Debian's python3-torch), HT_TIMEOUT (seconds after
+# /usr/bin/python3, with Debian's python3-torch), WORKERS (DataLoader
+# worker processes, default 2; heaptrack 1.4 deadlocks in a forked worker
+# in most runs, a futex its lock left held across fork: WORKERS=0 runs the
+# same script in one process), HT_TIMEOUT (seconds after
 # which a heaptrack run counts as hung and is run again, default 900),
 # TRACE_DIR, DROP_CACHES=0.
 # Exit status: 0 once the figures are printed; non-zero when something
@@ -40,6 +43,8 @@ sizes=${SIZES:-"$steps $((steps * 10))"}
 # shellcheck disable=SC2086 # a list of numbers, split on purpose
 bench_counts $sizes
 python=${PYTHON:-/usr/bin/python3}
+workers=${WORKERS:-2}
+bench_counts "$workers"
 script=$src_dir/bench/torch-train.py
 bench_paths
 bench_built "$build_arg" "$probe" "$cgtrace" "$rusage_run"
@@ -50,7 +55,7 @@ bench_tools heaptrack heaptrack_print
 }
 bench_start "$trace_dir"
 bench_conditions "$trace_dir" "$build"
-echo "workload     $python $script --steps N (2 DataLoader workers), median of $runs runs"
+echo "workload     $python $script --steps N --workers $workers (DataLoader worker processes), median of $runs runs"
 
 # median FILE COLUMN: the median of a column of numbers.
 median() {
@@ -111,17 +116,17 @@ for n in $sizes; do
 			rm -rf -- "$tmp/$tool"
 			mkdir -p "$tmp/$tool"
 			case $tool in
-			native) timed "$tmp/$tool.runs" "$python" "$script" --steps "$n" ;;
+			native) timed "$tmp/$tool.runs" "$python" "$script" --steps "$n" --workers "$workers" ;;
 			probe) timed "$tmp/$tool.runs" env LD_PRELOAD="$probe" \
-				CGPROBE_OUTPUT="$tmp/$tool/t.cgt" "$python" "$script" --steps "$n" ;;
+				CGPROBE_OUTPUT="$tmp/$tool/t.cgt" "$python" "$script" --steps "$n" --workers "$workers" ;;
 			probe0) timed "$tmp/$tool.runs" env LD_PRELOAD="$probe" CGPROBE_STACK_DEPTH=0 \
-				CGPROBE_OUTPUT="$tmp/$tool/t.cgt" "$python" "$script" --steps "$n" ;;
+				CGPROBE_OUTPUT="$tmp/$tool/t.cgt" "$python" "$script" --steps "$n" --workers "$workers" ;;
 			heaptrack)
 				# heaptrack 1.4 now and then hangs in a forked DataLoader
 				# worker (its lock held across fork): such a run is killed
 				# after HT_TIMEOUT seconds, said, and run again.
 				until timed_try "$tmp/$tool.runs" timeout "${HT_TIMEOUT:-900}" heaptrack \
-					-o "$tmp/$tool/ht" "$python" "$script" --steps "$n"; do
+					-o "$tmp/$tool/ht" "$python" "$script" --steps "$n" --workers "$workers"; do
 					echo "heaptrack run $i hung past ${HT_TIMEOUT:-900} s: killed, run again"
 					rm -rf -- "$tmp/$tool"
 					mkdir -p "$tmp/$tool"

@@ -312,16 +312,94 @@ void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s)
 
 /* ---- rows ---- */
 
+/*
+ * A row and what groups it: the site's name (one string per distinct site
+ * frame, from names) or, by stack, the stack id; rows are as many as the
+ * per-stack figures, so no name is kept per row.
+ */
 struct keyed {
 	struct cli_site_row row;
-	char key[512];
+	const char *key; /* NULL: by stack id */
 };
+
+/* The names of site frames, each formatted once: open addressing by frame. */
+struct names {
+	const struct cgtrace_frame **frames;
+	char **names;
+	size_t cap, n;
+};
+
+static size_t name_slot(const struct names *t, const struct cgtrace_frame *f)
+{
+	size_t i = (size_t)(((uintptr_t)f * 0x9e3779b97f4a7c15ull) >> 24) & (t->cap - 1);
+	while (t->frames[i] && t->frames[i] != f)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static int names_grow(struct names *t)
+{
+	struct names o = *t;
+	t->cap = o.cap ? o.cap * 2 : 1024;
+	t->frames = calloc(t->cap, sizeof(*t->frames));
+	t->names = calloc(t->cap, sizeof(*t->names));
+	if (!t->frames || !t->names) {
+		free(t->frames);
+		free(t->names);
+		*t = o;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < o.cap; i++)
+		if (o.frames[i]) {
+			size_t j = name_slot(t, o.frames[i]);
+			t->frames[j] = o.frames[i];
+			t->names[j] = o.names[i];
+		}
+	free(o.frames);
+	free(o.names);
+	return 0;
+}
+
+/* The name of site frame f (NULL: "(no stack)"), kept in t; NULL: no memory. */
+static const char *name_of(struct names *t, const struct cgtrace_frame *f)
+{
+	static const struct cgtrace_frame none;
+	const struct cgtrace_frame *k = f ? f : &none;
+	if ((t->n + 1) * 2 > t->cap && names_grow(t) < 0)
+		return NULL;
+	size_t i = name_slot(t, k);
+	if (!t->frames[i]) {
+		char buf[600];
+		t->names[i] = strdup(cli_frame_name(buf, sizeof(buf), f));
+		if (!t->names[i])
+			return NULL;
+		t->frames[i] = k;
+		t->n++;
+	}
+	return t->names[i];
+}
+
+static void names_free(struct names *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->names[i]);
+	free(t->frames);
+	free(t->names);
+}
+
+static int keyed_cmp(const struct keyed *x, const struct keyed *y)
+{
+	if (x->key && y->key)
+		return strcmp(x->key, y->key);
+	uint64_t a = x->row.stack_id, b = y->row.stack_id;
+	return a < b ? -1 : a > b;
+}
 
 static int key_cmp(const void *a, const void *b)
 {
 	const struct keyed *x = a, *y = b;
 	int c = strcmp(x->row.device, y->row.device);
-	return c ? c : strcmp(x->key, y->key);
+	return c ? c : keyed_cmp(x, y);
 }
 
 static enum cli_by sort_by;
@@ -332,7 +410,7 @@ static int value_cmp(const void *a, const void *b)
 	uint64_t u = cli_by_value(&x->row.sum, sort_by), v = cli_by_value(&y->row.sum, sort_by);
 	if (u != v)
 		return u > v ? -1 : 1;
-	int c = strcmp(x->key, y->key);
+	int c = keyed_cmp(x, y);
 	return c ? c : strcmp(x->row.device, y->row.device);
 }
 
@@ -358,6 +436,7 @@ int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, 
 	*rows = NULL;
 	*n = 0;
 	struct keyed *k = calloc(s->n ? s->n : 1, sizeof(*k));
+	struct names names = {0};
 	if (!k)
 		return -ENOMEM;
 	size_t m = 0;
@@ -369,10 +448,11 @@ int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, 
 		e->row = (struct cli_site_row){st->device, st->stack_id, s->sites[i], *st, 1};
 		/* By site: the site's name, so that two return addresses on one line are one site.
 		 */
-		if (by_stack)
-			snprintf(e->key, sizeof(e->key), "%020" PRIu64, st->stack_id);
-		else
-			cli_frame_name(e->key, sizeof(e->key), s->sites[i]);
+		if (!by_stack && !(e->key = name_of(&names, s->sites[i]))) {
+			names_free(&names);
+			free(k);
+			return -ENOMEM;
+		}
 	}
 	qsort(k, m, sizeof(*k), key_cmp);
 	size_t out = 0;
@@ -387,6 +467,7 @@ int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, 
 	sort_by = by;
 	qsort(k, out, sizeof(*k), value_cmp);
 	struct cli_site_row *r = calloc(out ? out : 1, sizeof(*r));
+	names_free(&names);
 	if (!r) {
 		free(k);
 		return -ENOMEM;
