@@ -186,6 +186,7 @@ START_TEST(light_read_keeps_no_frames)
 	ck_assert_int_eq(cgtrace_stack_stats(doc, &st, &n), -ENODATA);
 	cgtrace_doc_free(doc);
 	/* The depth limit is still checked without frames: 1000 on 30 is 1030. */
+	free(b.p);
 	start(&b);
 	uint64_t f[1000];
 	for (size_t i = 0; i < 1000; i++)
