@@ -327,56 +327,51 @@ static void fails(const struct tbuf *b, const char *want)
 	}
 }
 
+/*
+ * Each hostile trace as definitions: id, parent (NOFLAT: a flat one; NODEF:
+ * the id alone, no frames; PARENT_ONLY: a parent without frames) and how
+ * many of the frames 0x30, 0x20, 0x10 it brings.
+ */
+enum { NOFLAT = -1, NODEF = -2, PARENT_ONLY = -3 };
+struct def {
+	uint64_t id;
+	int parent, n;
+};
+static const struct {
+	struct def defs[3];
+	const char *error;
+} hostile[] = {
+    /* A parent never defined, the record's own stack or one of its own, one defined later. */
+    {{{5, 9, 1}}, "t.jsonl:3: stack 9 not defined"},
+    {{{5, 4, 2}}, "t.jsonl:3: stack 4 not defined"},
+    {{{5, 5, 1}}, "t.jsonl:3: stack 5 not defined"},
+    {{{5, 6, 1}, {6, 0, 1}}, "t.jsonl:3: stack 6 not defined"},
+    {{{2, 0, 3}}, "t.jsonl:3: stack 2 with 3 new frames: its stacks would start below 1"},
+    /* One of the ids defined before, by a flat definition or a tree one. */
+    {{{2, NOFLAT, 1}, {3, 0, 3}}, "t.jsonl:4: stack 2 defined twice"},
+    {{{3, 0, 3}, {3, 1, 1}}, "t.jsonl:4: stack 3 defined twice"},
+    {{{1, PARENT_ONLY, 0}}, "t.jsonl:3: cgprobe_stack_parent without cgprobe_stack_frames"},
+    /* A stack nobody defined is still one. */
+    {{{3, 0, 3}, {4, NODEF, 0}}, "t.jsonl:4: stack 4 not defined"},
+};
+
 START_TEST(hostile_definitions)
 {
+	static const uint64_t f[3] = {0x30, 0x20, 0x10};
+	const struct def *d = hostile[_i].defs;
 	struct tbuf b;
-	const uint64_t f[3] = {0x30, 0x20, 0x10};
-	/* A parent never defined. */
 	start(&b);
-	tree(&b, 5, 9, f, 1);
-	fails(&b, "t.jsonl:3: stack 9 not defined");
-	free(b.p);
-	/* A parent the record itself defines: a cycle. */
-	start(&b);
-	tree(&b, 5, 4, f, 2);
-	fails(&b, "t.jsonl:3: stack 4 not defined");
-	free(b.p);
-	start(&b);
-	tree(&b, 5, 5, f, 1);
-	fails(&b, "t.jsonl:3: stack 5 not defined");
-	free(b.p);
-	/* A parent defined later. */
-	start(&b);
-	tree(&b, 5, 6, f, 1);
-	tree(&b, 6, 0, f, 1);
-	fails(&b, "t.jsonl:3: stack 6 not defined");
-	free(b.p);
-	/* Ids below 1. */
-	start(&b);
-	tree(&b, 2, 0, f, 3);
-	fails(&b, "t.jsonl:3: stack 2 with 3 new frames: its stacks would start below 1");
-	free(b.p);
-	/* One of the ids defined before, by a flat definition or a tree one. */
-	start(&b);
-	alloc(&b, 2, ",\"cgprobe_stack_frames\":[\"0x1\"]");
-	tree(&b, 3, 0, f, 3);
-	fails(&b, "t.jsonl:4: stack 2 defined twice");
-	free(b.p);
-	start(&b);
-	tree(&b, 3, 0, f, 3);
-	tree(&b, 3, 1, f, 1);
-	fails(&b, "t.jsonl:4: stack 3 defined twice");
-	free(b.p);
-	/* A parent without frames. */
-	start(&b);
-	alloc(&b, 1, ",\"cgprobe_stack_parent\":0");
-	fails(&b, "t.jsonl:3: cgprobe_stack_parent without cgprobe_stack_frames");
-	free(b.p);
-	/* A stack nobody defined is still one. */
-	start(&b);
-	tree(&b, 3, 0, f, 3);
-	alloc(&b, 4, "");
-	fails(&b, "t.jsonl:4: stack 4 not defined");
+	for (size_t k = 0; k < 3 && d[k].id; k++) {
+		if (d[k].parent >= 0)
+			tree(&b, d[k].id, (uint64_t)d[k].parent, f, (size_t)d[k].n);
+		else if (d[k].parent == NOFLAT)
+			alloc(&b, d[k].id, ",\"cgprobe_stack_frames\":[\"0x1\"]");
+		else if (d[k].parent == PARENT_ONLY)
+			alloc(&b, d[k].id, ",\"cgprobe_stack_parent\":0");
+		else
+			alloc(&b, d[k].id, "");
+	}
+	fails(&b, hostile[_i].error);
 	free(b.p);
 }
 END_TEST
@@ -390,7 +385,10 @@ TEST_SUITE(stack_tree_suite, "stack_tree")
 	test_case(s, "tree:limit", 10, depth_at_the_limit);
 	test_case(s, "tree:million", 120, a_million_stacks);
 	test_case(s, "tree:export", 10, export_writes_definitions_back);
-	test_case(s, "tree:hostile", 10, hostile_definitions);
+	TCase *tc = tcase_create("tree:hostile");
+	tcase_add_loop_test(tc, hostile_definitions, 0,
+			    (int)(sizeof(hostile) / sizeof(hostile[0])));
+	suite_add_tcase(s, tc);
 }
 
 TEST_MAIN(stack_tree_suite);
