@@ -95,7 +95,8 @@ struct cg_stack_cache {
 	 * meanwhile must not take the slot over (the spare slot carries it).
 	 */
 	uint32_t held;
-	unsigned char slots[];
+	/* Entries start with a u64: the slots are aligned for one. */
+	_Alignas(uint64_t) unsigned char slots[];
 };
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
