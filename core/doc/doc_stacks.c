@@ -262,19 +262,13 @@ const struct cg_stack_def *cg_doc_node_def(const struct cgtrace_doc *d, uint32_t
 	return CG_VEC_AT(&d->stack_defs, struct cg_stack_def, node_at(d, node - 1)->def);
 }
 
-/* The frames of node (index + 1), innermost first, into out (max); returns how many it has. */
-static size_t node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *out, size_t max)
+size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *out, size_t max)
 {
 	size_t n = 0;
 	for (uint32_t i = node; i; i = node_at(d, i - 1)->parent, n++)
 		if (n < max)
 			out[n] = node_at(d, i - 1)->frame;
 	return n;
-}
-
-size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *out, size_t max)
-{
-	return node_frames(d, node, out, max);
 }
 
 void cg_doc_stacks_free(struct cgtrace_doc *d)
@@ -306,14 +300,14 @@ static const struct cgtrace_stack *view_of(const struct cgtrace_doc *cd, uint32_
 		out = *CG_VEC_AT(&d->stack_views, struct cgtrace_stack *, val);
 		goto done;
 	}
-	size_t n = node_frames(d, node, NULL, 0);
+	size_t n = cg_doc_node_frames(d, node, NULL, 0);
 	struct cgtrace_stack *s = cg_arena_alloc(&d->stack_mem, sizeof(*s));
 	uint64_t *frames = cg_arena_alloc(&d->stack_mem, n * sizeof(*frames));
 	struct cgtrace_stack **slot =
 	    s && frames ? CG_VEC_PUSH(&d->stack_views, struct cgtrace_stack *) : NULL;
 	if (!slot)
 		goto done;
-	node_frames(d, node, frames, n);
+	cg_doc_node_frames(d, node, frames, n);
 	*s = (struct cgtrace_stack){.id = cg_doc_node_id(d, node), .frames = frames, .n_frames = n,
 				    .defined_ns = cg_doc_node_def(d, node)->ns};
 	*slot = s;
@@ -364,7 +358,7 @@ CG_EXPORT size_t cgtrace_doc_stack_frames(const struct cgtrace_doc *d, uint64_t 
 		return 0;
 	if (defined_ns)
 		*defined_ns = cg_doc_node_def(d, (uint32_t)at + 1)->ns;
-	return node_frames(d, (uint32_t)at + 1, frames, max);
+	return cg_doc_node_frames(d, (uint32_t)at + 1, frames, max);
 }
 
 CG_EXPORT size_t cgtrace_doc_module_count(const struct cgtrace_doc *d)
