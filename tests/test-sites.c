@@ -213,11 +213,36 @@ START_TEST(figures_by_sparse_ids)
 }
 END_TEST
 
+/*
+ * A tree's ids name every node and allocations hang from a few: an id seen
+ * first past the array (in the map) and again once the array has grown
+ * over it keeps its one figure per device.
+ */
+START_TEST(figures_as_the_array_grows)
+{
+	struct cg_stack_figs f = {0};
+	uint32_t far, again, k;
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 0, &k), 0);
+	ck_assert_int_eq(cg_stack_fig_at(&f, 200000, 0, &far), 0);
+	ck_assert_uint_le(f.direct.len, 200000);
+	/* Dense ids up to past 200000: the array takes them. */
+	for (uint64_t id = 2; id < 200100; id++)
+		if (id != 200000)
+			ck_assert_int_eq(cg_stack_fig_at(&f, id, 0, &k), 0);
+	ck_assert_uint_gt(f.direct.len, 200000);
+	size_t figs = f.figs.len;
+	ck_assert_int_eq(cg_stack_fig_at(&f, 200000, 0, &again), 0);
+	ck_assert_uint_eq(again, far);
+	ck_assert_uint_eq(f.figs.len, figs);
+	cg_stack_figs_free(&f);
+}
+END_TEST
+
 TEST_SUITE(suite, "sites")
 {
 	test_case(s, "sites:figures", 10, figures_streamed, figures_full, no_memory_no_figures,
 	          peaks_of_interleaved_devices);
-	test_case(s, "sites:table", 10, figures_by_sparse_ids);
+	test_case(s, "sites:table", 10, figures_by_sparse_ids, figures_as_the_array_grows);
 }
 
 TEST_MAIN(suite);

@@ -5,8 +5,14 @@
 #include <errno.h>
 #include <string.h>
 
-/* Ids up to this many past the figures so far index the array. */
+/*
+ * Ids below FIG_DIRECT_SPREAD times the figures so far (plus a slack) index
+ * the array: a tree's ids name every node, and allocations hang from about
+ * one in five, so 4 bytes an id still cost less than a map entry a figure
+ * (24 to 48 bytes, and a hash on the way).
+ */
 #define FIG_DIRECT_SLACK 4096u
+#define FIG_DIRECT_SPREAD 8u
 
 static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t first,
 		   uint32_t *out)
@@ -27,17 +33,33 @@ static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t 
 	return 0;
 }
 
+/*
+ * The ids the map held that the grown array now covers: the array is where
+ * they are looked up from now on, and it must point at their figures, or
+ * an id would get a second figure on the same device.
+ */
+static void adopt_far(struct cg_stack_figs *f)
+{
+	uint32_t *direct = f->direct.p;
+	for (uint32_t i = 0; f->far.mask && i <= f->far.mask; i++) {
+		uint64_t id = f->far.keys[i]; /* the map's key + 1, and its key is id - 1 */
+		if (id && id < f->direct.len && !direct[id])
+			direct[id] = f->far.vals[i] + 1;
+	}
+}
+
 int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out)
 {
 	uint32_t first = 0, *head = NULL;
 	if (id < f->direct.len) {
 		head = (uint32_t *)f->direct.p + id;
-	} else if (id < 2 * (uint64_t)f->figs.len + FIG_DIRECT_SLACK) {
+	} else if (id < FIG_DIRECT_SPREAD * (uint64_t)f->figs.len + FIG_DIRECT_SLACK) {
 		size_t old = f->direct.len, want = (size_t)id + 1 > 2 * old ? (size_t)id + 1 : 2 * old;
 		if (cg_vec_grow(&f->direct, sizeof(uint32_t), want) < 0)
 			return -ENOMEM;
 		memset((uint32_t *)f->direct.p + old, 0, (want - old) * sizeof(uint32_t));
 		f->direct.len = want;
+		adopt_far(f);
 		head = (uint32_t *)f->direct.p + id;
 	} else {
 		uint32_t pos = UINT32_MAX, val;
