@@ -341,6 +341,7 @@ int cg_cenc_new(struct cg_cenc **out, const struct cg_cenc_opts *opts)
 	if (!e)
 		return -ENOMEM;
 	e->o = *opts;
+	e->live.keep_aux = true; /* each alloc's ordinal, which its free refers to */
 	if (!e->o.block_raw)
 		e->o.block_raw = CG_COMPACT_BLOCK_RAW;
 	if (e->o.block_raw > BLOCK_RAW_LIMIT - CG_CENC_HEADROOM)
@@ -1091,11 +1092,12 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 		    m->category < CGTRACE_CAT_COUNT && stacks_fit(m) &&
 		    memory_fits(r, addr, vmm, !is_free && m->managed,
 				!is_free && m->cgprobe_preexisting);
-	const struct cg_clive_ent *x = NULL;
+	uint64_t live_bytes = 0, live_ord = 0;
 	if (pack && is_free) {
-		x = e->o.track_live ? cg_clive_get(&e->live, space, addr) : NULL;
+		bool live = e->o.track_live &&
+			    cg_clive_get(&e->live, space, addr, &live_bytes, &live_ord);
 		/* A late free is TEXT here: the hot call would end the block for it. */
-		pack = x && x->bytes == m->bytes && m->timestamp_ns >= e->prev_ts;
+		pack = live && live_bytes == m->bytes && m->timestamp_ns >= e->prev_ts;
 	}
 	uint32_t cls = CG_CENC_NONE;
 	if (pack) {
@@ -1113,7 +1115,7 @@ static int rec_memory(struct cg_cenc *e, const struct cg_rec *r)
 	} else {
 		stack_items(e, m);
 		if (is_free)
-			cg_cenc_free(e, cls, m->timestamp_ns, addr, x->aux);
+			cg_cenc_free(e, cls, m->timestamp_ns, addr, live_ord);
 		else
 			ord = alloc_item(e, cls, m->timestamp_ns, addr, m->bytes, m->stack,
 					 m->cgprobe_preexisting);
