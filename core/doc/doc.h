@@ -158,18 +158,21 @@ CG_DOC_DEVICE_TABLE(CG_DOC_STRUCT)
  * ids first_id ... first_id + n - 1, outermost first.
  */
 struct cg_stack_node {
-	uint64_t frame;
+	uint32_t frame;  /* index in stack_addrs: a framework's millions of nodes share some 10^5 */
 	uint32_t parent; /* node index + 1; 0: none */
-	uint32_t def;    /* index in stack_defs */
 };
 
-/* One definition: the record that made it (index, timestamp) and what it said. */
+/*
+ * One definition: the record that made it (index, timestamp) and what it
+ * said; its nodes are first_node ... first_node + n - 1, so a node's
+ * definition is found by binary search (definitions are in node order).
+ */
 struct cg_stack_def {
 	uint64_t rec, ns;
-	uint64_t first_id;   /* the id of the outermost new node (a flat one's only id) */
-	uint64_t parent_id;  /* a tree definition's cgprobe_stack_parent */
+	uint64_t first_id;    /* the id of the outermost new node (a flat one's only id) */
 	uint64_t first_index; /* the number of ids defined before: cgtrace_doc_stack_at */
-	uint32_t first_node, n;
+	uint32_t first_node;
+	uint16_t n;           /* CG_STACK_FRAMES_MAX at most */
 	bool tree;
 };
 
@@ -222,6 +225,8 @@ struct cgtrace_doc {
 	 */
 	bool stacks_light;
 	struct cg_vec stack_nodes; /* struct cg_stack_node */
+	struct cg_vec stack_addrs; /* uint64_t: the distinct return addresses of nodes */
+	struct cg_map stack_addr_map; /* address -> index in stack_addrs */
 	struct cg_vec stack_defs;  /* struct cg_stack_def, in record order */
 	uint64_t n_stack_ids;
 	struct cg_map stack_by_id; /* sparse stack ids -> node index (light: depth) */

@@ -72,6 +72,26 @@ static const struct cg_stack_node *node_at(const struct cgtrace_doc *d, uint32_t
 	return CG_VEC_AT(&d->stack_nodes, struct cg_stack_node, i);
 }
 
+static uint64_t node_frame(const struct cgtrace_doc *d, uint32_t i)
+{
+	return ((const uint64_t *)d->stack_addrs.p)[node_at(d, i)->frame];
+}
+
+/* The index of address in stack_addrs, added when new; -ENOMEM. */
+static long addr_index(struct cgtrace_doc *d, uint64_t addr)
+{
+	uint32_t pos = UINT32_MAX, val;
+	while (cg_map_next(&d->stack_addr_map, addr, &pos, &val))
+		if (((const uint64_t *)d->stack_addrs.p)[val] == addr)
+			return val;
+	uint64_t *slot = CG_VEC_PUSH(&d->stack_addrs, uint64_t);
+	if (!slot)
+		return -ENOMEM;
+	*slot = addr;
+	val = (uint32_t)d->stack_addrs.len - 1;
+	return cg_map_put(&d->stack_addr_map, addr, val) < 0 ? -ENOMEM : (long)val;
+}
+
 /* The number of frames of stack id (0: not defined). */
 static uint32_t depth_of(const struct cgtrace_doc *d, uint64_t id)
 {
@@ -149,17 +169,18 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	    .rec = rec,
 	    .ns = m->timestamp_ns,
 	    .first_id = first,
-	    .parent_id = m->cgprobe_stack_parent,
 	    .first_index = d->n_stack_ids,
 	    .first_node = (uint32_t)d->stack_nodes.len,
-	    .n = n,
+	    .n = (uint16_t)n,
 	    .tree = m->has_stack_parent,
 	};
-	uint32_t di = (uint32_t)d->stack_defs.len - 1;
 	for (uint32_t k = n; k-- > 0;) {
+		long frame = addr_index(d, m->stack_frames[k]);
+		if (frame < 0)
+			return -ENOMEM;
 		uint32_t at = (uint32_t)d->stack_nodes.len++;
 		*CG_VEC_AT(&d->stack_nodes, struct cg_stack_node, at) =
-		    (struct cg_stack_node){m->stack_frames[k], parent, di};
+		    (struct cg_stack_node){(uint32_t)frame, parent};
 		parent = at + 1;
 		bool named = m->has_stack_parent || k == 0;
 		if (named && index_stack(d, m->has_stack_parent ? first + (n - 1 - k) : first, at) < 0)
@@ -245,21 +266,35 @@ uint32_t cg_doc_mem_stack(const struct cgtrace_doc *d, size_t i)
 	return i < d->mem_stacks.len ? ((const uint32_t *)d->mem_stacks.p)[i] : 0;
 }
 
+const struct cg_stack_def *cg_doc_node_def(const struct cgtrace_doc *d, uint32_t node)
+{
+	/* The last definition whose first node is at or before it. */
+	size_t lo = 0, hi = d->stack_defs.len;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (CG_VEC_AT(&d->stack_defs, struct cg_stack_def, mid)->first_node <= node - 1)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return CG_VEC_AT(&d->stack_defs, struct cg_stack_def, lo);
+}
+
+uint64_t cg_doc_node_parent_id(const struct cgtrace_doc *d, uint32_t node)
+{
+	const struct cg_stack_def *def = cg_doc_node_def(d, node);
+	return cg_doc_node_id(d, node_at(d, def->first_node)->parent);
+}
+
 uint64_t cg_doc_node_id(const struct cgtrace_doc *d, uint32_t node)
 {
 	if (!node)
 		return 0;
-	const struct cg_stack_def *def =
-	    CG_VEC_AT(&d->stack_defs, struct cg_stack_def, node_at(d, node - 1)->def);
+	const struct cg_stack_def *def = cg_doc_node_def(d, node);
 	uint32_t k = node - 1 - def->first_node;
 	if (def->tree)
 		return def->first_id + k;
 	return k + 1 == def->n ? def->first_id : 0;
-}
-
-const struct cg_stack_def *cg_doc_node_def(const struct cgtrace_doc *d, uint32_t node)
-{
-	return CG_VEC_AT(&d->stack_defs, struct cg_stack_def, node_at(d, node - 1)->def);
 }
 
 size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *out, size_t max)
@@ -267,13 +302,15 @@ size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *
 	size_t n = 0;
 	for (uint32_t i = node; i; i = node_at(d, i - 1)->parent, n++)
 		if (n < max)
-			out[n] = node_at(d, i - 1)->frame;
+			out[n] = node_frame(d, i - 1);
 	return n;
 }
 
 void cg_doc_stacks_free(struct cgtrace_doc *d)
 {
 	cg_vec_free(&d->stack_nodes, sizeof(struct cg_stack_node));
+	cg_vec_free(&d->stack_addrs, sizeof(uint64_t));
+	cg_map_free(&d->stack_addr_map);
 	cg_vec_free(&d->stack_defs, sizeof(struct cg_stack_def));
 	cg_vec_free(&d->stack_views, sizeof(struct cgtrace_stack *));
 	cg_map_free(&d->stack_view_map);

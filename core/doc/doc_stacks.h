@@ -38,6 +38,8 @@ uint32_t cg_doc_mem_stack(const struct cgtrace_doc *d, size_t i);
 uint64_t cg_doc_node_id(const struct cgtrace_doc *d, uint32_t node);
 /* The definition that made node (index + 1, not 0). */
 const struct cg_stack_def *cg_doc_node_def(const struct cgtrace_doc *d, uint32_t node);
+/* The id of the stack node's definition hangs from (0: none; a tree definition's parent). */
+uint64_t cg_doc_node_parent_id(const struct cgtrace_doc *d, uint32_t node);
 /* The frames of node (index + 1), innermost first, into out (at most max); returns its depth. */
 size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *out, size_t max);
 

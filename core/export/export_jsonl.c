@@ -258,7 +258,7 @@ static void memory_stacks(const struct cgtrace_doc *d, size_t i, struct cg_rec_m
 			r->stack_frames = frames;
 			r->n_stack_frames = def->n;
 			r->has_stack_parent = def->tree;
-			r->cgprobe_stack_parent = def->parent_id;
+			r->cgprobe_stack_parent = def->tree ? cg_doc_node_parent_id(d, stack) : 0;
 		}
 	}
 	size_t k = *next_mod;
