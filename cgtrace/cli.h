@@ -82,6 +82,12 @@ bool cli_by_bytes(enum cli_by by);
 #define CLI_STACK_FRAMES_MAX 1024
 
 /* A stack resolved on demand, by id (sites.c's table). */
+/* A resolved frame's code (cgtrace_frame_code), worked out once per frame. */
+struct cli_frame_code {
+	const struct cgtrace_frame *frame; /* NULL: an empty slot */
+	enum cgtrace_code code;
+};
+
 struct cli_stack_ref {
 	uint64_t id; /* 0: an empty slot */
 	struct cgtrace_resolved_stack st;
@@ -102,6 +108,8 @@ struct cli_sites {
 	struct cli_stack_ref *refs;         /* open addressing by id */
 	size_t n_refs, cap_refs;
 	uint64_t *addrs;                    /* room for one stack's return addresses */
+	struct cli_frame_code *codes;       /* open addressing by frame: each one's code */
+	size_t n_codes, cap_codes;
 };
 
 /* Reads path (streamed), the figures, the stacks; prints what failed and returns CLI_FAIL. */

@@ -153,6 +153,42 @@ const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64
 	return &s->refs[i].st;
 }
 
+static size_t code_slot(const struct cli_sites *s, const struct cgtrace_frame *f)
+{
+	size_t i = (size_t)(((uintptr_t)f * 0x9e3779b97f4a7c15ull) >> 24) & (s->cap_codes - 1);
+	while (s->codes[i].frame && s->codes[i].frame != f)
+		i = (i + 1) & (s->cap_codes - 1);
+	return i;
+}
+
+/*
+ * The frame's code, matched against the rules once per frame: a
+ * framework's hundreds of thousands of stacks share some 10^5 frames.
+ */
+static enum cgtrace_code code_of(struct cli_sites *s, const struct cgtrace_frame *f)
+{
+	if ((s->n_codes + 1) * 2 > s->cap_codes) {
+		struct cli_sites o = *s;
+		s->cap_codes = o.cap_codes ? o.cap_codes * 2 : 1024;
+		s->codes = calloc(s->cap_codes, sizeof(*s->codes));
+		if (!s->codes) {
+			s->codes = o.codes;
+			s->cap_codes = o.cap_codes;
+			return cgtrace_frame_code(f);
+		}
+		for (size_t i = 0; i < o.cap_codes; i++)
+			if (o.codes[i].frame)
+				s->codes[code_slot(s, o.codes[i].frame)] = o.codes[i];
+		free(o.codes);
+	}
+	size_t i = code_slot(s, f);
+	if (!s->codes[i].frame) {
+		s->codes[i] = (struct cli_frame_code){f, cgtrace_frame_code(f)};
+		s->n_codes++;
+	}
+	return s->codes[i].code;
+}
+
 /*
  * cgtrace_frames_site without resolving the whole stack: address by
  * address from the innermost, stopping at the first frame in the user's
@@ -169,7 +205,7 @@ const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id)
 		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &m) < 0)
 			return NULL;
 		for (size_t j = 0; j < m; j++) {
-			enum cgtrace_code c = cgtrace_frame_code(&f[j]);
+			enum cgtrace_code c = code_of(s, &f[j]);
 			if (c == CGTRACE_CODE_USER)
 				return &f[j];
 			if (c != CGTRACE_CODE_ALLOCATOR && !outside)
@@ -228,6 +264,7 @@ void cli_sites_close(struct cli_sites *s)
 		if (s->refs[i].id)
 			free((void *)s->refs[i].st.frames);
 	free(s->refs);
+	free(s->codes);
 	free(s->sites);
 	free(s->addrs);
 	cgtrace_stack_stats_free(s->stats);
