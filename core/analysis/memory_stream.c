@@ -640,11 +640,15 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 
 int cg_stream_apply(struct cg_stream *s, struct cg_stream_rec *g)
 {
+	if (__builtin_expect(s->finished, 0))
+		return -EINVAL;
 	return apply_to(s, g, false);
 }
 
 int cg_stream_apply_pooled(struct cg_stream *s, struct cg_stream_rec *g)
 {
+	if (__builtin_expect(s->finished, 0))
+		return -EINVAL;
 	s->applied_any = true;
 	return apply_to(s, g, true);
 }
@@ -693,5 +697,15 @@ int cg_stream_finish(struct cg_stream *s)
 			break;
 		}
 	}
+	/*
+	 * No id is looked up after the last record: the tables of live ids
+	 * go (a framework's 10^6 slots), the entries stay for the figures.
+	 */
+	free(s->slots);
+	free(s->by_id);
+	s->slots = NULL;
+	s->by_id = NULL;
+	s->mask = s->used = 0;
+	s->finished = true;
 	return 0;
 }

@@ -168,6 +168,7 @@ struct cg_stream {
 	 * record has a string, and by_id holds the live set (entry + 1 by id).
 	 */
 	bool pooled;
+	bool finished; /* cg_stream_finish: no record is applied after, and the id table is gone */
 	uint32_t *by_id;
 	/* A replay's last record: what it did (cg_stream_did). */
 	struct cg_stream_did did;
