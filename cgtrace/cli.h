@@ -94,17 +94,16 @@ struct cli_stack_ref {
 };
 
 /*
- * A streamed trace with its per-stack figures, each figure's site, and
- * the stacks asked for resolved: one resolution per distinct address, one
- * array of frames per stack that is printed, none for the others.
+ * A streamed trace, its stacks' sites worked out as the rows are summed
+ * (cli_site_rows), and the stacks asked for resolved: one resolution per
+ * distinct address, one array of frames per stack that is printed, none
+ * for the others.
  */
 struct cli_sites {
 	struct cgtrace_doc *doc;
 	bool owns_doc;
 	struct cgtrace_symbols *syms;
-	struct cgtrace_stack_stat *stats;
-	size_t n;
-	const struct cgtrace_frame **sites; /* one per stat: its site; NULL for stack 0 */
+	bool several_devices;               /* cli_site_rows saw figures of two devices or more */
 	struct cli_stack_ref *refs;         /* open addressing by id */
 	size_t n_refs, cap_refs;
 	uint64_t *addrs;                    /* room for one stack's return addresses */
@@ -116,8 +115,6 @@ struct cli_sites {
 int cli_sites_open(struct cli_sites *s, const char *path);
 /* Only the stacks of a document the caller keeps (cgtrace memory); CLI_FAIL printed. */
 int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
-/* cli_sites_attach and the per-stack figures cli_site_rows ranks (stats, sites). */
-int cli_sites_attach_stats(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
 void cli_sites_close(struct cli_sites *s);
 /* The stack of id resolved (and kept), NULL when it has none or memory ran out. */
 const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64_t id);
@@ -138,7 +135,7 @@ struct cli_site_row {
  * largest first: one per site, or per stack when by_stack. *rows is
  * malloc'ed; -ENOMEM.
  */
-int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, enum cli_by by,
+int cli_site_rows(struct cli_sites *s, const char *device, bool by_stack, enum cli_by by,
 		  struct cli_site_row **rows, size_t *n);
 /*
  * cli_sites_open, then cli_site_rows: CLI_OK with both to free, or

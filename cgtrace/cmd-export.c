@@ -312,9 +312,7 @@ static int export_folded(const char *path, const char *output, enum cli_by by, c
 	size_t n;
 	if (cli_sites_open_rows(&s, path, device, true, by, &rows, &n) != CLI_OK)
 		return CLI_FAIL;
-	bool several = false;
-	for (size_t i = 1; i < s.n; i++)
-		several |= strcmp(s.stats[i].device, s.stats[0].device) != 0;
+	bool several = s.several_devices;
 	struct cli_out o;
 	int status = cli_out_open(&o, output);
 	if (status == CLI_OK) {

@@ -217,6 +217,10 @@ static int add_by_site(struct site_rows *t, const struct cli_site_row *row, uint
 		if (t->rows[r].name == name && strcmp(to->device, row->device) == 0) {
 			add(&to->sum, &row->sum);
 			to->n_stacks++;
+			if (row->stack_id < to->stack_id) {
+				to->stack_id = row->stack_id;
+				to->site = row->site;
+			}
 			return 0;
 		}
 	}
@@ -284,26 +288,44 @@ static int rank(struct site_rows *t, enum cli_by by, struct cli_site_row **rows,
 	return 0;
 }
 
-int cli_site_rows(const struct cli_sites *s, const char *device, bool by_stack, enum cli_by by,
+struct walk {
+	struct cli_sites *s;
+	struct site_rows *t;
+	const char *device, *first_device;
+	bool by_stack;
+	enum cli_by by;
+};
+
+/*
+ * One figure: counted in its row. A row's stack is its lowest id, so the
+ * rows do not depend on the order of the walk.
+ */
+static int walk_one(void *user, const struct cgtrace_stack_stat *st)
+{
+	struct walk *w = user;
+	if (!w->first_device)
+		w->first_device = st->device;
+	else if (st->device != w->first_device && strcmp(st->device, w->first_device) != 0)
+		w->s->several_devices = true;
+	if ((w->device && strcmp(w->device, st->device) != 0) || !cli_by_value(st, w->by))
+		return 0;
+	const struct cgtrace_frame *site = st->stack_id ? cli_sites_site(w->s, st->stack_id) : NULL;
+	struct cli_site_row row = {st->device, st->stack_id, site, *st, 1};
+	if (w->by_stack)
+		return row_append(w->t, &row, UINT32_MAX, 0);
+	long name = name_of(w->t, site);
+	return name < 0 ? (int)name : add_by_site(w->t, &row, (uint32_t)name);
+}
+
+int cli_site_rows(struct cli_sites *s, const char *device, bool by_stack, enum cli_by by,
                   struct cli_site_row **rows, size_t *n)
 {
 	struct site_rows t = {0};
-	int r = 0;
+	struct walk w = {s, &t, device, NULL, by_stack, by};
 	*rows = NULL;
 	*n = 0;
-	/* The figures come sorted by device and stack id: each row's first stack is its lowest. */
-	for (size_t i = 0; r == 0 && i < s->n; i++) {
-		const struct cgtrace_stack_stat *st = &s->stats[i];
-		if ((device && strcmp(device, st->device) != 0) || !cli_by_value(st, by))
-			continue;
-		struct cli_site_row row = {st->device, st->stack_id, s->sites[i], *st, 1};
-		if (by_stack) {
-			r = row_append(&t, &row, UINT32_MAX, 0);
-			continue;
-		}
-		long name = name_of(&t, s->sites[i]);
-		r = name < 0 ? (int)name : add_by_site(&t, &row, (uint32_t)name);
-	}
+	s->several_devices = false;
+	int r = cgtrace_stack_stats_each(s->doc, walk_one, &w);
 	if (r == 0)
 		r = rank(&t, by, rows, n);
 	site_rows_free(&t);

@@ -228,29 +228,10 @@ int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *p
 	return CLI_OK;
 }
 
-int cli_sites_attach_stats(struct cli_sites *s, struct cgtrace_doc *doc, const char *path)
-{
-	if (cli_sites_attach(s, doc, path) != CLI_OK)
-		return CLI_FAIL;
-	int r = cgtrace_stack_stats(s->doc, &s->stats, &s->n);
-	if (r == 0) {
-		s->sites = calloc(s->n ? s->n : 1, sizeof(*s->sites));
-		r = s->sites ? 0 : -ENOMEM;
-	}
-	for (size_t i = 0; r == 0 && i < s->n; i++)
-		s->sites[i] = cli_sites_site(s, s->stats[i].stack_id);
-	if (r < 0) {
-		fprintf(stderr, "%s: %s\n", path, strerror(-r));
-		cli_sites_close(s);
-		return CLI_FAIL;
-	}
-	return CLI_OK;
-}
-
 int cli_sites_open(struct cli_sites *s, const char *path)
 {
 	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
-	if (!doc || cli_sites_attach_stats(s, doc, path) != CLI_OK) {
+	if (!doc || cli_sites_attach(s, doc, path) != CLI_OK) {
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;
 	}
@@ -265,9 +246,7 @@ void cli_sites_close(struct cli_sites *s)
 			free((void *)s->refs[i].st.frames);
 	free(s->refs);
 	free(s->codes);
-	free(s->sites);
 	free(s->addrs);
-	cgtrace_stack_stats_free(s->stats);
 	cgtrace_symbols_close(s->syms);
 	if (s->owns_doc)
 		cgtrace_doc_free(s->doc);

@@ -1006,6 +1006,16 @@ struct cgtrace_stack_stat {
 int cgtrace_stack_stats(const struct cgtrace_doc *doc, struct cgtrace_stack_stat **out,
 			size_t *n);
 void cgtrace_stack_stats_free(struct cgtrace_stack_stat *stats);
+/*
+ * The same figures one at a time, in the order their stacks first
+ * allocated on each device, without the array: a framework's trace holds
+ * hundreds of thousands of stacks, and a caller that sums them (by site,
+ * say) needs none kept. fn's non-zero return stops the walk and is
+ * returned; *s is valid during the call only. -ENODATA as
+ * cgtrace_stack_stats, -ENOMEM.
+ */
+typedef int (*cgtrace_stack_stat_fn)(void *user, const struct cgtrace_stack_stat *s);
+int cgtrace_stack_stats_each(const struct cgtrace_doc *doc, cgtrace_stack_stat_fn fn, void *user);
 
 /* ------------------------------------------------------------------ */
 /* Writing: a recording session                                      */

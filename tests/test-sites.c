@@ -102,6 +102,59 @@ static void check_figures(unsigned flags)
 	cgtrace_doc_free(d);
 }
 
+struct each_seen {
+	struct cgtrace_stack_stat got[8];
+	size_t n;
+	size_t stop_after; /* 0: never */
+};
+
+static int each_one(void *user, const struct cgtrace_stack_stat *st)
+{
+	struct each_seen *e = user;
+	ck_assert_uint_lt(e->n, 8);
+	e->got[e->n++] = *st;
+	return e->stop_after && e->n == e->stop_after ? 42 : 0;
+}
+
+/* The walk gives the array's figures, in first-allocation order, and stops when told. */
+static void check_each(unsigned flags)
+{
+	struct cgtrace_doc *d = read_doc(trace, flags);
+	struct cgtrace_stack_stat *s;
+	size_t n;
+	ck_assert_int_eq(cgtrace_stack_stats(d, &s, &n), 0);
+	struct each_seen e = {0};
+	ck_assert_int_eq(cgtrace_stack_stats_each(d, each_one, &e), 0);
+	ck_assert_uint_eq(e.n, n);
+	/* Stack 1 allocated first, on cpu; stack 0 (F) after 3 on cuda:0 and 2 on cpu. */
+	static const uint64_t order[] = {1, 2, 3, 0};
+	for (size_t i = 0; i < e.n; i++) {
+		ck_assert_uint_eq(e.got[i].stack_id, order[i]);
+		size_t k = 0;
+		while (k < n && s[k].stack_id != e.got[i].stack_id)
+			k++;
+		ck_assert_uint_lt(k, n);
+		figures_are(&e.got[i], &s[k]);
+	}
+	struct each_seen stop = {.stop_after = 2};
+	ck_assert_int_eq(cgtrace_stack_stats_each(d, each_one, &stop), 42);
+	ck_assert_uint_eq(stop.n, 2);
+	cgtrace_stack_stats_free(s);
+	cgtrace_doc_free(d);
+}
+
+START_TEST(each_streamed)
+{
+	check_each(CGTRACE_READ_STREAM_MEMORY);
+}
+END_TEST
+
+START_TEST(each_full)
+{
+	check_each(0);
+}
+END_TEST
+
 START_TEST(figures_streamed)
 {
 	check_figures(CGTRACE_READ_STREAM_MEMORY);
@@ -242,6 +295,7 @@ TEST_SUITE(suite, "sites")
 {
 	test_case(s, "sites:figures", 10, figures_streamed, figures_full, no_memory_no_figures,
 	          peaks_of_interleaved_devices);
+	test_case(s, "sites:each", 10, each_streamed, each_full);
 	test_case(s, "sites:table", 10, figures_by_sparse_ids, figures_as_the_array_grows);
 }
 

@@ -452,7 +452,7 @@ static int open_sites(struct report_ctx *c, const char *path)
 {
 	if (!c->doc || cgtrace_doc_stack_count(c->doc) == 0)
 		return CLI_OK;
-	if (cli_sites_attach_stats(&c->sites, (struct cgtrace_doc *)c->doc, path) != CLI_OK)
+	if (cli_sites_attach(&c->sites, (struct cgtrace_doc *)c->doc, path) != CLI_OK)
 		return CLI_FAIL;
 	c->stacks = true;
 	return CLI_OK;

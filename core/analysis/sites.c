@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-stack figures (cgtrace_stack_stats). The memory analysis counted
+ * Per-stack figures (cgtrace_stack_stats, one at a time by
+ * cgtrace_stack_stats_each). The memory analysis counted
  * allocations, bytes and temporaries per (stack, device) as it applied
  * them (memory_stream.c): a streamed document's while it was read, a full
  * document's as its records are replayed. What was live at each device's
@@ -32,51 +33,113 @@ static int stat_cmp(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-/* The figures as stats, indexed as figs, sorted once filled. */
-static int stats_from(const struct cgtrace_doc *d, const struct cg_stack_figs *f,
-                      struct cgtrace_stack_stat **out, size_t *len)
+/*
+ * What was live at each device's peak and at the end, grouped by figure:
+ * a counting sort of the entries that were either, 16 bytes each and 4 a
+ * figure, instead of a whole stat per figure.
+ */
+struct live_by_fig {
+	uint32_t *start; /* by figure: index of its first in live; [n_figs]: the end */
+	struct live_one {
+		uint64_t bytes;
+		bool at_peak, live;
+	} *live;
+};
+
+static int live_by_fig(const struct cg_stream *s, struct live_by_fig *out)
 {
-	size_t n = f->figs.len;
-	*len = n;
-	struct cgtrace_stack_stat *st = calloc(n ? n : 1, sizeof(*st));
-	if (!st)
+	size_t n_figs = s->figs.figs.len;
+	uint32_t *start = calloc(n_figs + 1, sizeof(*start));
+	if (!start)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct cg_stack_fig *g = CG_VEC_AT(&f->figs, struct cg_stack_fig, i);
-		st[i] = (struct cgtrace_stack_stat){
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->n_ent; i++) {
+		const struct cg_stream_entry *e = &s->ent[i];
+		if (e->state != CG_ENT_FREE &&
+		    (cg_stream_entry_at_dev_peak(e) || cg_stream_entry_live(e))) {
+			start[e->fig]++;
+			n++;
+		}
+	}
+	struct live_one *live = malloc((n ? n : 1) * sizeof(*live));
+	if (!live) {
+		free(start);
+		return -ENOMEM;
+	}
+	/* Each figure's count becomes its end, then moves back to its start as it fills. */
+	uint32_t sum = 0;
+	for (size_t k = 0; k <= n_figs; k++) {
+		sum += start[k];
+		start[k] = sum;
+	}
+	for (uint32_t i = s->n_ent; i-- > 0;) {
+		const struct cg_stream_entry *e = &s->ent[i];
+		bool at_peak = cg_stream_entry_at_dev_peak(e), is_live = cg_stream_entry_live(e);
+		if (e->state != CG_ENT_FREE && (at_peak || is_live))
+			live[--start[e->fig]] = (struct live_one){e->bytes, at_peak, is_live};
+	}
+	*out = (struct live_by_fig){start, live};
+	return 0;
+}
+
+static void add_live(struct cgtrace_stack_stat *s, const struct live_one *l)
+{
+	if (l->at_peak) {
+		s->peak_count++;
+		s->peak_bytes = cg_sat_add(s->peak_bytes, l->bytes);
+	}
+	if (l->live) {
+		s->leaked_count++;
+		s->leaked_bytes = cg_sat_add(s->leaked_bytes, l->bytes);
+	}
+}
+
+static int walk(const struct cg_stream *s, cgtrace_stack_stat_fn fn, void *user)
+{
+	struct live_by_fig lf = {0};
+	int r = live_by_fig(s, &lf);
+	for (size_t i = 0; r == 0 && i < s->figs.figs.len; i++) {
+		const struct cg_stack_fig *g = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, i);
+		struct cgtrace_stack_stat st = {
 		    .stack_id = g->id,
-		    .device = dev_str(d, g->dev),
+		    .device = dev_str(s->doc, g->dev),
 		    .count = g->count,
 		    .total_bytes = g->total,
 		    .temporary_count = g->temporary,
 		};
+		for (uint32_t k = lf.start[i]; k < lf.start[i + 1]; k++)
+			add_live(&st, &lf.live[k]);
+		r = fn(user, &st);
 	}
-	*out = st;
-	return 0;
-}
-
-static void add_live(struct cgtrace_stack_stat *s, uint64_t bytes, bool at_peak, bool live)
-{
-	if (at_peak) {
-		s->peak_count++;
-		s->peak_bytes = cg_sat_add(s->peak_bytes, bytes);
-	}
-	if (live) {
-		s->leaked_count++;
-		s->leaked_bytes = cg_sat_add(s->leaked_bytes, bytes);
-	}
-}
-
-static int stats_of(const struct cg_stream *s, struct cgtrace_stack_stat **out, size_t *len)
-{
-	int r = stats_from(s->doc, &s->figs, out, len);
-	for (uint32_t i = 0; r == 0 && i < s->n_ent; i++) {
-		const struct cg_stream_entry *e = &s->ent[i];
-		if (e->state != CG_ENT_FREE)
-			add_live(&(*out)[e->fig], e->bytes, cg_stream_entry_at_dev_peak(e),
-			         cg_stream_entry_live(e));
-	}
+	free(lf.start);
+	free(lf.live);
 	return r;
+}
+
+CG_EXPORT int cgtrace_stack_stats_each(const struct cgtrace_doc *d, cgtrace_stack_stat_fn fn,
+				       void *user)
+{
+	struct cg_stream *own = NULL;
+	if (d->stacks_light)
+		return -ENODATA;
+	const struct cg_stream *s = cg_stream_of(d);
+	int r = s ? 0 : cg_replay_run(d, NULL, &own);
+	if (r == 0)
+		r = walk(s ? s : own, fn, user);
+	cg_stream_free(own);
+	return r;
+}
+
+struct stat_array {
+	struct cgtrace_stack_stat *v;
+	size_t n;
+};
+
+static int push_stat(void *user, const struct cgtrace_stack_stat *s)
+{
+	struct stat_array *a = user;
+	a->v[a->n++] = *s;
+	return 0;
 }
 
 CG_EXPORT int cgtrace_stack_stats(const struct cgtrace_doc *d, struct cgtrace_stack_stat **out,
@@ -84,27 +147,25 @@ CG_EXPORT int cgtrace_stack_stats(const struct cgtrace_doc *d, struct cgtrace_st
 {
 	*out = NULL;
 	*n = 0;
-	struct cgtrace_stack_stat *st = NULL;
-	size_t len = 0;
-	struct cg_stream *own = NULL;
 	if (d->stacks_light)
 		return -ENODATA;
+	struct cg_stream *own = NULL;
 	const struct cg_stream *s = cg_stream_of(d);
 	int r = s ? 0 : cg_replay_run(d, NULL, &own);
-	if (r == 0)
-		r = stats_of(s ? s : own, &st, &len);
+	size_t len = r == 0 ? (s ? s : own)->figs.figs.len : 0;
+	struct stat_array a = {len ? calloc(len, sizeof(*a.v)) : NULL, 0};
+	if (r == 0 && len && !a.v)
+		r = -ENOMEM;
+	if (r == 0 && len)
+		r = walk(s ? s : own, push_stat, &a);
 	cg_stream_free(own);
 	if (r < 0) {
-		free(st);
+		free(a.v);
 		return r;
 	}
-	if (!len) {
-		free(st);
-		return 0;
-	}
-	qsort(st, len, sizeof(*st), stat_cmp);
-	*out = st;
-	*n = len;
+	qsort(a.v, a.n, sizeof(*a.v), stat_cmp);
+	*out = a.v;
+	*n = a.n;
 	return 0;
 }
 
