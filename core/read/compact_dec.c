@@ -82,9 +82,13 @@ struct cg_cdec {
 	struct cg_clive live;
 	/*
 	 * STACK and MODULE items not yet taken by a packed memory record
-	 * (docs/stacks.md); their frames and strings live in strs, as long
-	 * as the decoder, so the records handed out may point at them.
+	 * (docs/stacks.md). Their strings live in strs, as long as the
+	 * decoder; their frames in pend_mem until a record takes them, then
+	 * in frames_to (the caller's, cg_cdec_frames_to; else strs), so that
+	 * a reader a batch ahead frees a batch's frames with the batch.
 	 */
+	struct cg_arena pend_mem;   /* emptied whenever no stack is pending */
+	struct cg_arena *frames_to;
 	struct pending_stack *pend_stacks;
 	uint32_t n_pend_stacks, cap_pend_stacks;
 	struct cg_modv *pend_mods;
@@ -187,6 +191,7 @@ void cg_cdec_close(struct cg_cdec *d)
 	free(d->raw);
 	ZSTD_freeDCtx(d->z);
 	cg_arena_fini(&d->strs);
+	cg_arena_fini(&d->pend_mem);
 	free(d->strings);
 	free(d->classes);
 	free(d->devices);
@@ -196,6 +201,11 @@ void cg_cdec_close(struct cg_cdec *d)
 	cg_clive_fini(&d->live);
 	cg_parse_fini(&d->parse);
 	free(d);
+}
+
+void cg_cdec_frames_to(struct cg_cdec *d, struct cg_arena *a)
+{
+	d->frames_to = a;
 }
 
 void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids, struct cg_cdec_mem *mem)
@@ -689,7 +699,7 @@ static int stack_item(struct cg_cdec *d, bool tree)
 	if (d->n_pend_stacks == PENDING_MAX)
 		return fail(d, -EBADMSG, "more than %u stacks wait for their record", PENDING_MAX);
 	uint64_t *frames =
-	    d->no_frames ? NULL : cg_arena_alloc(&d->strs, (size_t)n * sizeof(*frames));
+	    d->no_frames ? NULL : cg_arena_alloc(&d->pend_mem, (size_t)n * sizeof(*frames));
 	if ((!frames && !d->no_frames) || grow((void **)&d->pend_stacks, &d->cap_pend_stacks, d->n_pend_stacks,
 			    sizeof(*d->pend_stacks)) < 0)
 		return fail(d, -ENOMEM, "out of memory");
@@ -769,6 +779,16 @@ static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t sta
 	m->modules = NULL;
 	m->n_modules = 0;
 	struct pending_stack def = stack ? take_stack(d, stack) : (struct pending_stack){0};
+	if (def.frames) {
+		uint64_t *f = cg_arena_alloc(d->frames_to ? d->frames_to : &d->strs,
+					     def.n * sizeof(*f));
+		if (!f)
+			return fail(d, -ENOMEM, "out of memory");
+		memcpy(f, def.frames, def.n * sizeof(*f));
+		def.frames = f;
+		if (!d->n_pend_stacks)
+			cg_arena_reset(&d->pend_mem);
+	}
 	m->stack_frames = def.frames;
 	m->n_stack_frames = def.n;
 	m->has_stack_parent = def.tree;

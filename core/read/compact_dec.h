@@ -76,6 +76,14 @@ int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out);
  * it keeps the fields a kind's packed records share from one to the next.
  */
 void cg_cdec_target(struct cg_cdec *d, struct cg_rec *rec, char *ids, struct cg_cdec_mem *mem);
+/*
+ * Where the frames of the stacks the next records define go (NULL: the
+ * decoder's own memory, as long as it lives): a reader a batch ahead of
+ * its consumer gives each batch an arena, emptied when the batch is
+ * decoded into again.
+ */
+struct cg_arena;
+void cg_cdec_frames_to(struct cg_cdec *d, struct cg_arena *a);
 /* Trace records yielded so far: the last one's number, 1-based. */
 uint64_t cg_cdec_records(const struct cg_cdec *d);
 /* True once the end came inside a block header or payload. */

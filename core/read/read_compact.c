@@ -101,6 +101,7 @@ struct batch {
 	char *ids; /* CG_CDEC_IDS bytes a record */
 	char *text;
 	size_t text_len, text_cap;
+	struct cg_arena frames; /* the frames of the stacks the batch's records define */
 	size_t n;
 	uint64_t first; /* the number of the batch's first record */
 	bool last;      /* nothing follows: ret is the decoder's end (0) or error */
@@ -140,6 +141,8 @@ static bool producer_step(struct pipe *p)
 	struct batch *b = &p->b[p->tail % N_BATCH];
 	b->n = 0;
 	b->text_len = 0;
+	cg_arena_reset(&b->frames);
+	cg_cdec_frames_to(p->d, &b->frames);
 	b->first = cg_cdec_records(p->d) + 1;
 	b->last = false;
 	while (b->n < BATCH_RECS && b->text_len < BATCH_TEXT) {
@@ -249,6 +252,7 @@ static void pipe_free(struct pipe *p)
 		free(p->b[i].entries);
 		free(p->b[i].ids);
 		free(p->b[i].text);
+		cg_arena_fini(&p->b[i].frames);
 	}
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
@@ -331,6 +335,7 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 	}
 	cg_thread_join(&producer_thread);
 	cg_parse_fini(&ref);
+	cg_cdec_frames_to(d, NULL); /* the batches' arenas go with the pipe */
 	pipe_free(p);
 	return ret;
 }
