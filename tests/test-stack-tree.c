@@ -141,6 +141,67 @@ START_TEST(definitions_share_frames)
 }
 END_TEST
 
+/*
+ * Writers number stacks in definition order, and the index leans on it;
+ * one that does not (ids going back, gaps, ids past 2^24) is found all
+ * the same, before and after the first definition out of order.
+ */
+START_TEST(ids_out_of_order)
+{
+	struct tbuf b;
+	start(&b);
+	tree(&b, 3, 0, (const uint64_t[]){0x30, 0x20, 0x10}, 3);
+	tree(&b, 200, 2, (const uint64_t[]){0x50, 0x40}, 2);     /* 199, 200: a gap */
+	alloc(&b, 199, "");
+	tree(&b, 102, 199, (const uint64_t[]){0x70, 0x60}, 2);   /* 101, 102: back */
+	tree(&b, 1ull << 30, 3, (const uint64_t[]){0x80}, 1);    /* past the array */
+	alloc(&b, 1, ",\"cgprobe_stack_frames\":[\"0x10\"]");  /* 1 again: refused below */
+	static const unsigned modes[] = {0, CGTRACE_READ_STREAM_MEMORY};
+	struct cgtrace_doc *doc = NULL;
+	/* Without the last record: every id found. */
+	struct tbuf head = b;
+	head.len = (size_t)(strrchr(b.p, '{') - b.p);
+	for (size_t k = 0; k < 2; k++) {
+		struct cgtrace_doc *doc = read_as(&head, modes[k]);
+		ck_assert_uint_eq(cgtrace_doc_stack_count(doc), 8);
+		frames_are(doc, 2, (const uint64_t[]){0x20, 0x10}, 2);
+		frames_are(doc, 199, (const uint64_t[]){0x40, 0x20, 0x10}, 3);
+		frames_are(doc, 200, (const uint64_t[]){0x50, 0x40, 0x20, 0x10}, 4);
+		frames_are(doc, 101, (const uint64_t[]){0x60, 0x40, 0x20, 0x10}, 4);
+		frames_are(doc, 102, (const uint64_t[]){0x70, 0x60, 0x40, 0x20, 0x10}, 5);
+		frames_are(doc, 1ull << 30, (const uint64_t[]){0x80, 0x30, 0x20, 0x10}, 4);
+		static const uint64_t none[] = {4, 100, 103, 198, 201, (1ull << 30) - 1};
+		for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+			ck_assert_uint_eq(cgtrace_doc_stack_frames(doc, none[i], NULL, 0, NULL), 0);
+		cgtrace_doc_free(doc);
+	}
+	/* In order with gaps (the coarse index alone): what lies between is not defined. */
+	struct tbuf o;
+	start(&o);
+	tree(&o, 3, 0, (const uint64_t[]){0x30, 0x20, 0x10}, 3);
+	tree(&o, 200, 2, (const uint64_t[]){0x50, 0x40}, 2);
+	tree(&o, 5000, 199, (const uint64_t[]){0x90}, 1);
+	for (size_t k = 0; k < 2; k++) {
+		doc = read_as(&o, modes[k]);
+		frames_are(doc, 3, (const uint64_t[]){0x30, 0x20, 0x10}, 3);
+		frames_are(doc, 199, (const uint64_t[]){0x40, 0x20, 0x10}, 3);
+		frames_are(doc, 5000, (const uint64_t[]){0x90, 0x40, 0x20, 0x10}, 4);
+		static const uint64_t gaps[] = {4, 63, 64, 198, 201, 4999, 5001, 1u << 20};
+		for (size_t i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++)
+			ck_assert_uint_eq(cgtrace_doc_stack_frames(doc, gaps[i], NULL, 0, NULL), 0);
+		cgtrace_doc_free(doc);
+	}
+	free(o.p);
+	/* Stack 1 was defined by the first definition: once out of order, still known. */
+	char err[512];
+	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", b.p, b.len, NULL, 0, &doc, err,
+						     sizeof(err)),
+			 -EBADMSG);
+	ck_assert_msg(strstr(err, "stack 1") != NULL, "%s", err);
+	free(b.p);
+}
+END_TEST
+
 /* The per-stack figures of a full and a streamed read are the same. */
 START_TEST(full_and_streamed_agree)
 {
@@ -379,6 +440,7 @@ END_TEST
 TEST_SUITE(stack_tree_suite, "stack_tree")
 {
 	test_case(s, "tree:share", 10, definitions_share_frames);
+	test_case(s, "tree:order", 10, ids_out_of_order);
 	test_case(s, "tree:agree", 10, full_and_streamed_agree);
 	test_case(s, "tree:light", 10, light_read_keeps_no_frames);
 	test_case(s, "tree:recursion", 10, recursion);

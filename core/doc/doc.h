@@ -230,7 +230,10 @@ struct cgtrace_doc {
 	struct cg_vec stack_defs;  /* struct cg_stack_def, in record order */
 	uint64_t n_stack_ids;
 	struct cg_map stack_by_id; /* sparse stack ids -> node index (light: depth) */
-	struct cg_vec stack_dense; /* uint32_t by stack id below CG_STACK_DENSE_MAX: the same + 1 */
+	struct cg_vec stack_dense; /* unordered: uint32_t by stack id below 2^24: the same + 1 */
+	struct cg_vec stack_coarse; /* ordered: uint32_t per 64 ids (stack_ids.c) */
+	uint64_t stack_last_id;     /* ordered: the last id defined */
+	bool stack_unordered;       /* a definition came out of id order (stack_ids.h) */
 	struct cg_vec stack_views; /* struct cgtrace_stack *, made by the public lookups */
 	struct cg_map stack_view_map; /* node index -> index in stack_views */
 	atomic_flag stack_lock;    /* held while a public view is made */

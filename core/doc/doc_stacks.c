@@ -15,51 +15,11 @@
 #include "doc.h"
 #include "doc_rules.h"
 #include "export.h"
+#include "stack_ids.h"
 
-/*
- * Writers number stacks 1, 2, ... in definition order, and a packed alloc
- * of a streamed read looks its id up: ids below this go through an array
- * (4 bytes an id), sparse ones through the map.
- */
-#define CG_STACK_DENSE_MAX (1u << 24)
-
-/* The value kept for id (a node index, or a light document's depth), -1: not defined. */
 static long find(const struct cgtrace_doc *d, uint64_t id)
 {
-	if (d->stacks_light && id < d->stack_dense.len) {
-		uint16_t v = ((const uint16_t *)d->stack_dense.p)[id];
-		return v ? (long)v - 1 : -1;
-	}
-	if (!d->stacks_light && id < d->stack_dense.len) {
-		uint32_t v = ((const uint32_t *)d->stack_dense.p)[id];
-		return v ? (long)v - 1 : -1;
-	}
-	if (id < CG_STACK_DENSE_MAX)
-		return -1;
-	uint32_t pos = UINT32_MAX, val;
-	return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
-}
-
-static int index_stack(struct cgtrace_doc *d, uint64_t id, uint32_t val)
-{
-	if (id >= CG_STACK_DENSE_MAX)
-		return cg_map_put(&d->stack_by_id, id, val);
-	/* A light document's values are depths, 1024 at most: two bytes an id. */
-	size_t elem = d->stacks_light ? sizeof(uint16_t) : sizeof(uint32_t);
-	if (id >= d->stack_dense.len) {
-		size_t old = d->stack_dense.len, want = (size_t)id + 1 + old / 2;
-		if (want > CG_STACK_DENSE_MAX)
-			want = CG_STACK_DENSE_MAX;
-		if (cg_vec_grow(&d->stack_dense, elem, want) < 0)
-			return -ENOMEM;
-		memset((char *)d->stack_dense.p + old * elem, 0, (want - old) * elem);
-		d->stack_dense.len = want;
-	}
-	if (d->stacks_light)
-		((uint16_t *)d->stack_dense.p)[id] = (uint16_t)(val + 1);
-	else
-		((uint32_t *)d->stack_dense.p)[id] = val + 1;
-	return 0;
+	return cg_stack_ids_find(d, id);
 }
 
 bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id)
@@ -120,7 +80,7 @@ static int tree_rules(const struct cgtrace_doc *d, const struct cg_rec_memory *m
 	if (id < n)
 		return FAIL("stack %llu with %llu new frames: its stacks would start below 1",
 			    (unsigned long long)id, (unsigned long long)n);
-	for (uint64_t k = id - n + 1; k < id; k++)
+	for (uint64_t k = id - n + 1; k < id && !cg_stack_ids_all_new(d, id - n + 1, id); k++)
 		if (find(d, k) >= 0)
 			return FAIL("stack %llu defined twice", (unsigned long long)k);
 	*parent_depth = p ? depth_of(d, p) : 0;
@@ -138,11 +98,11 @@ static int add_light(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 	uint32_t n = m->n_stack_frames;
 	if (!m->has_stack_parent) {
 		d->n_stack_ids++;
-		return index_stack(d, m->stack, n);
+		return cg_stack_ids_put_depth(d, m->stack, n);
 	}
 	uint64_t first = m->stack - n + 1;
 	for (uint64_t id = first; id <= m->stack; id++)
-		if (index_stack(d, id, parent_depth + (uint32_t)(id - first) + 1) < 0)
+		if (cg_stack_ids_put_depth(d, id, parent_depth + (uint32_t)(id - first) + 1) < 0)
 			return -ENOMEM;
 	d->n_stack_ids += m->stack - first + 1;
 	return 0;
@@ -182,13 +142,10 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 		*CG_VEC_AT(&d->stack_nodes, struct cg_stack_node, at) =
 		    (struct cg_stack_node){(uint32_t)frame, parent};
 		parent = at + 1;
-		bool named = m->has_stack_parent || k == 0;
-		if (named && index_stack(d, m->has_stack_parent ? first + (n - 1 - k) : first, at) < 0)
-			return -ENOMEM;
 	}
 	d->n_stack_ids += m->stack - first + 1;
 	*out = parent;
-	return 0;
+	return cg_stack_ids_add_def(d, (uint32_t)d->stack_defs.len - 1);
 }
 
 /* A NUL-terminated copy in the arena; NULL stays NULL. */
@@ -316,8 +273,7 @@ void cg_doc_stacks_free(struct cgtrace_doc *d)
 	cg_map_free(&d->stack_view_map);
 	cg_vec_free(&d->modules, sizeof(struct cg_doc_module));
 	cg_vec_free(&d->mem_stacks, sizeof(uint32_t));
-	cg_map_free(&d->stack_by_id);
-	cg_vec_free(&d->stack_dense, sizeof(uint32_t));
+	cg_stack_ids_free(d);
 	cg_arena_fini(&d->stack_mem);
 }
 

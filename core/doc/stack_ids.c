@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* The stack id index (stack_ids.h). */
+#include "stack_ids.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "doc.h"
+
+/* Ids below this go through the array once the index is one, sparse ones through the map. */
+#define DENSE_MAX (1u << 24)
+/* Ids a coarse entry covers. */
+#define COARSE_SHIFT 6
+
+static const struct cg_stack_def *def_at(const struct cgtrace_doc *d, size_t i)
+{
+	return CG_VEC_AT(&d->stack_defs, struct cg_stack_def, i);
+}
+
+/* The ids a definition names: a tree's one per node, a flat one's its last node's. */
+static uint64_t def_last_id(const struct cg_stack_def *def)
+{
+	return def->tree ? def->first_id + def->n - 1 : def->first_id;
+}
+
+static uint32_t def_node_of(const struct cg_stack_def *def, uint64_t id)
+{
+	return def->tree ? def->first_node + (uint32_t)(id - def->first_id)
+			 : def->first_node + def->n - 1;
+}
+
+/* In order: the last definition whose first id is at or before id, if it names id. */
+static long find_ordered(const struct cgtrace_doc *d, uint64_t id)
+{
+	const uint32_t *coarse = d->stack_coarse.p;
+	uint64_t b = id >> COARSE_SHIFT;
+	if (!d->stack_defs.len || b >= d->stack_coarse.len)
+		return -1;
+	/* coarse[b]: the first definition naming an id of block b or past it. */
+	size_t lo = coarse[b] ? coarse[b] - 1 : 0;
+	/* Past coarse[b + 1] - 1, definitions start after block b. */
+	size_t hi = b + 1 < d->stack_coarse.len ? coarse[b + 1] : d->stack_defs.len;
+	if (def_at(d, lo)->first_id > id)
+		return -1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (def_at(d, mid)->first_id <= id)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct cg_stack_def *def = def_at(d, lo);
+	return id <= def_last_id(def) ? (long)def_node_of(def, id) : -1;
+}
+
+static long find_dense(const struct cgtrace_doc *d, uint64_t id)
+{
+	if (d->stacks_light && id < d->stack_dense.len) {
+		uint16_t v = ((const uint16_t *)d->stack_dense.p)[id];
+		return v ? (long)v - 1 : -1;
+	}
+	if (!d->stacks_light && id < d->stack_dense.len) {
+		uint32_t v = ((const uint32_t *)d->stack_dense.p)[id];
+		return v ? (long)v - 1 : -1;
+	}
+	if (id < DENSE_MAX)
+		return -1;
+	uint32_t pos = UINT32_MAX, val;
+	return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
+}
+
+long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id)
+{
+	return d->stacks_light || d->stack_unordered ? find_dense(d, id) : find_ordered(d, id);
+}
+
+bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first, uint64_t last)
+{
+	(void)last;
+	return !d->stacks_light && !d->stack_unordered && first > d->stack_last_id;
+}
+
+static int put(struct cgtrace_doc *d, uint64_t id, uint32_t val)
+{
+	if (id >= DENSE_MAX)
+		return cg_map_put(&d->stack_by_id, id, val);
+	/* A light document's values are depths, 1024 at most: two bytes an id. */
+	size_t elem = d->stacks_light ? sizeof(uint16_t) : sizeof(uint32_t);
+	if (id >= d->stack_dense.len) {
+		size_t old = d->stack_dense.len, want = (size_t)id + 1 + old / 2;
+		if (want > DENSE_MAX)
+			want = DENSE_MAX;
+		if (cg_vec_grow(&d->stack_dense, elem, want) < 0)
+			return -ENOMEM;
+		memset((char *)d->stack_dense.p + old * elem, 0, (want - old) * elem);
+		d->stack_dense.len = want;
+	}
+	if (d->stacks_light)
+		((uint16_t *)d->stack_dense.p)[id] = (uint16_t)(val + 1);
+	else
+		((uint32_t *)d->stack_dense.p)[id] = val + 1;
+	return 0;
+}
+
+int cg_stack_ids_put_depth(struct cgtrace_doc *d, uint64_t id, uint32_t depth)
+{
+	return put(d, id, depth);
+}
+
+static int put_def(struct cgtrace_doc *d, const struct cg_stack_def *def)
+{
+	for (uint64_t id = def->first_id, last = def_last_id(def); id <= last; id++) {
+		int r = put(d, id, def_node_of(def, id));
+		if (r < 0)
+			return r;
+		if (id == UINT64_MAX)
+			break;
+	}
+	return 0;
+}
+
+/* The first definition out of order: every definition so far into the array and the map. */
+static int go_unordered(struct cgtrace_doc *d)
+{
+	d->stack_unordered = true;
+	for (size_t i = 0; i < d->stack_defs.len; i++) {
+		int r = put_def(d, def_at(d, i));
+		if (r < 0)
+			return r;
+	}
+	cg_vec_free(&d->stack_coarse, sizeof(uint32_t));
+	return 0;
+}
+
+int cg_stack_ids_add_def(struct cgtrace_doc *d, uint32_t i)
+{
+	const struct cg_stack_def *def = def_at(d, i);
+	uint64_t last = def_last_id(def);
+	if (d->stack_unordered)
+		return put_def(d, def);
+	size_t want = (size_t)(last >> COARSE_SHIFT) + 1;
+	/*
+	 * Out of order, or ids so sparse that the coarse table would outgrow
+	 * an entry per 8 ids defined: the array and the map hold them.
+	 */
+	if ((i && def->first_id <= d->stack_last_id) || last >> 40 ||
+	    want > d->n_stack_ids / 8 + 4096)
+		return go_unordered(d);
+	d->stack_last_id = last;
+	if (want > d->stack_coarse.len) {
+		if (cg_vec_grow(&d->stack_coarse, sizeof(uint32_t), want) < 0)
+			return -ENOMEM;
+		/* Blocks up to the last id's: this is the first definition naming an id in or past them. */
+		uint32_t *coarse = d->stack_coarse.p;
+		for (size_t b = d->stack_coarse.len; b < want; b++)
+			coarse[b] = i + 1;
+		d->stack_coarse.len = want;
+	}
+	return 0;
+}
+
+void cg_stack_ids_free(struct cgtrace_doc *d)
+{
+	cg_map_free(&d->stack_by_id);
+	cg_vec_free(&d->stack_dense, d->stacks_light ? sizeof(uint16_t) : sizeof(uint32_t));
+	cg_vec_free(&d->stack_coarse, sizeof(uint32_t));
+}
