@@ -163,14 +163,14 @@ struct cg_stack_node {
 };
 
 /*
- * One definition: the record that made it (index, timestamp) and what it
- * said; its nodes are first_node ... first_node + n - 1, so a node's
+ * One definition: the time of the record that made it (the record's
+ * index, a full document's, beside in stack_def_recs) and what it said; its nodes are first_node ... first_node + n - 1, so a node's
  * definition is found by binary search (definitions are in node order).
  */
 struct cg_stack_def {
-	uint64_t rec, ns;
+	uint64_t ns;
 	uint64_t first_id;    /* the id of the outermost new node (a flat one's only id) */
-	uint64_t first_index; /* the number of ids defined before: cgtrace_doc_stack_at */
+	uint32_t first_index; /* the number of ids defined before (below the nodes'): cgtrace_doc_stack_at */
 	uint32_t first_node;
 	uint16_t n;           /* CG_STACK_FRAMES_MAX at most */
 	bool tree;
@@ -228,6 +228,7 @@ struct cgtrace_doc {
 	struct cg_vec stack_addrs; /* uint64_t: the distinct return addresses of nodes */
 	struct cg_map stack_addr_map; /* address -> index in stack_addrs */
 	struct cg_vec stack_defs;  /* struct cg_stack_def, in record order */
+	struct cg_vec stack_def_recs; /* uint64_t by definition: its record (kept records only) */
 	uint64_t n_stack_ids;
 	struct cg_map stack_by_id; /* sparse stack ids -> node index (light: depth) */
 	struct cg_vec stack_dense; /* unordered: uint32_t by stack id below 2^24: the same + 1 */

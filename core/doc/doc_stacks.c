@@ -125,11 +125,20 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	if (!def || cg_vec_grow(&d->stack_nodes, sizeof(struct cg_stack_node),
 				d->stack_nodes.len + n) < 0)
 		return -ENOMEM;
+	if (rec != UINT64_MAX) {
+		size_t i = d->stack_defs.len - 1, old = d->stack_def_recs.len;
+		if (cg_vec_grow(&d->stack_def_recs, sizeof(uint64_t), i + 1) < 0)
+			return -ENOMEM;
+		uint64_t *recs = d->stack_def_recs.p;
+		for (size_t k = old; k < i; k++)
+			recs[k] = UINT64_MAX;
+		recs[i] = rec;
+		d->stack_def_recs.len = i + 1;
+	}
 	*def = (struct cg_stack_def){
-	    .rec = rec,
 	    .ns = m->timestamp_ns,
 	    .first_id = first,
-	    .first_index = d->n_stack_ids,
+	    .first_index = (uint32_t)d->n_stack_ids,
 	    .first_node = (uint32_t)d->stack_nodes.len,
 	    .n = (uint16_t)n,
 	    .tree = m->has_stack_parent,
@@ -237,6 +246,12 @@ const struct cg_stack_def *cg_doc_node_def(const struct cgtrace_doc *d, uint32_t
 	return CG_VEC_AT(&d->stack_defs, struct cg_stack_def, lo);
 }
 
+uint64_t cg_doc_def_rec(const struct cgtrace_doc *d, const struct cg_stack_def *def)
+{
+	size_t i = (size_t)(def - (const struct cg_stack_def *)d->stack_defs.p);
+	return i < d->stack_def_recs.len ? ((const uint64_t *)d->stack_def_recs.p)[i] : UINT64_MAX;
+}
+
 uint64_t cg_doc_node_parent_id(const struct cgtrace_doc *d, uint32_t node)
 {
 	const struct cg_stack_def *def = cg_doc_node_def(d, node);
@@ -269,6 +284,7 @@ void cg_doc_stacks_free(struct cgtrace_doc *d)
 	cg_vec_free(&d->stack_addrs, sizeof(uint64_t));
 	cg_map_free(&d->stack_addr_map);
 	cg_vec_free(&d->stack_defs, sizeof(struct cg_stack_def));
+	cg_vec_free(&d->stack_def_recs, sizeof(uint64_t));
 	cg_vec_free(&d->stack_views, sizeof(struct cgtrace_stack *));
 	cg_map_free(&d->stack_view_map);
 	cg_vec_free(&d->modules, sizeof(struct cg_doc_module));

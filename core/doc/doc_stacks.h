@@ -38,6 +38,8 @@ uint32_t cg_doc_mem_stack(const struct cgtrace_doc *d, size_t i);
 uint64_t cg_doc_node_id(const struct cgtrace_doc *d, uint32_t node);
 /* The definition that made node (index + 1, not 0). */
 const struct cg_stack_def *cg_doc_node_def(const struct cgtrace_doc *d, uint32_t node);
+/* The memory record (index) that made definition def; UINT64_MAX where none are kept. */
+uint64_t cg_doc_def_rec(const struct cgtrace_doc *d, const struct cg_stack_def *def);
 /* The id of the stack node's definition hangs from (0: none; a tree definition's parent). */
 uint64_t cg_doc_node_parent_id(const struct cgtrace_doc *d, uint32_t node);
 /* The frames of node (index + 1), innermost first, into out (at most max); returns its depth. */

@@ -253,7 +253,7 @@ static void memory_stacks(const struct cgtrace_doc *d, size_t i, struct cg_rec_m
 	if (stack) {
 		const struct cg_stack_def *def = cg_doc_node_def(d, stack);
 		r->stack = cg_doc_node_id(d, stack);
-		if (def->rec == i && stack == def->first_node + def->n) {
+		if (cg_doc_def_rec(d, def) == i && stack == def->first_node + def->n) {
 			cg_doc_node_frames(d, stack, frames, def->n);
 			r->stack_frames = frames;
 			r->n_stack_frames = def->n;
