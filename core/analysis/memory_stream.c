@@ -699,12 +699,14 @@ int cg_stream_finish(struct cg_stream *s)
 	}
 	/*
 	 * No id is looked up after the last record: the tables of live ids
-	 * go (a framework's 10^6 slots), the entries stay for the figures.
+	 * go (a framework's 10^6 slots), and the figures' index by stack id
+	 * (4 bytes an id); the entries and the figures stay.
 	 */
 	free(s->slots);
 	free(s->by_id);
 	s->slots = NULL;
 	s->by_id = NULL;
+	cg_stack_figs_unindex(&s->figs);
 	s->mask = s->used = 0;
 	s->finished = true;
 	return 0;

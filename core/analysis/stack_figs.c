@@ -54,7 +54,8 @@ int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32
 	if (id < f->direct.len) {
 		head = (uint32_t *)f->direct.p + id;
 	} else if (id < FIG_DIRECT_SPREAD * (uint64_t)f->figs.len + FIG_DIRECT_SLACK) {
-		size_t old = f->direct.len, want = (size_t)id + 1 > 2 * old ? (size_t)id + 1 : 2 * old;
+		/* By an eighth past the id: every entry up to len is written (zeroed) and resident. */
+		size_t old = f->direct.len, want = (size_t)id + 1 + old / 8 + 1024;
 		if (cg_vec_grow(&f->direct, sizeof(uint32_t), want) < 0)
 			return -ENOMEM;
 		memset((uint32_t *)f->direct.p + old, 0, (want - old) * sizeof(uint32_t));
@@ -85,6 +86,12 @@ int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32
 		return 0;
 	}
 	return cg_map_put(&f->far, id - 1, *out);
+}
+
+void cg_stack_figs_unindex(struct cg_stack_figs *f)
+{
+	cg_vec_free(&f->direct, sizeof(uint32_t));
+	cg_map_free(&f->far);
 }
 
 void cg_stack_figs_free(struct cg_stack_figs *f)

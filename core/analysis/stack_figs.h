@@ -49,5 +49,7 @@ static inline int cg_stack_fig_at(struct cg_stack_figs *f, uint64_t id, uint16_t
 	return cg_stack_fig_slow(f, id, dev, out);
 }
 void cg_stack_figs_free(struct cg_stack_figs *f);
+/* Drops the index by id, keeping the figures: cg_stack_fig_at must not be called again. */
+void cg_stack_figs_unindex(struct cg_stack_figs *f);
 
 #endif
