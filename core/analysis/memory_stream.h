@@ -53,10 +53,10 @@ struct cg_stream_entry {
 	uint8_t dstate; /* towards its device's peak */
 };
 
-/* A live-table slot: the entry's key beside it, so that probes stay in the table. */
+/* A live-table slot: the entry's key's hash beside it, so that probes stay in the table. */
 struct cg_stream_slot {
-	uint64_t key;
-	uint32_t val; /* entry index + 1 (0: empty), CG_SLOT_STR set when the entry has a string */
+	uint32_t hash; /* the key's (memory_stream.c); the key itself is the entry's */
+	uint32_t val;  /* entry index + 1 (0: empty), CG_SLOT_STR set when the entry has a string */
 };
 #define CG_SLOT_STR (1u << 31)
 
