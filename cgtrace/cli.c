@@ -4,6 +4,9 @@
 
 #include <inttypes.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 struct cgtrace_doc *cli_load(const char *path)
 {
@@ -26,6 +29,14 @@ struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags)
 	/* Warnings (the last line cut short, a streamed read's fallback) come back in err. */
 	if (err[0])
 		fprintf(stderr, "%s\n", err);
+#ifdef __GLIBC__
+	/*
+	 * The read's tables by address and the reader thread's arena are free
+	 * now, their pages still held (15 MB of a torch trace's): handed back
+	 * before the symbols and the answer are worked out.
+	 */
+	malloc_trim(0);
+#endif
 	return doc;
 }
 

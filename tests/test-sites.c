@@ -262,6 +262,22 @@ START_TEST(figures_by_sparse_ids)
 	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 0, &again), 0);
 	ck_assert_uint_eq(again, a);
 	ck_assert_uint_eq(f.figs.len, 5);
+	/* A stack on four devices: each keeps its one figure. */
+	uint32_t on[4];
+	static const uint16_t devs[] = {5, 7, 9, 0};
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 7, &on[1]), 0);
+	ck_assert_int_eq(cg_stack_fig_at(&f, 1, 9, &on[2]), 0);
+	on[0] = e;
+	on[3] = a;
+	ck_assert_uint_eq(f.figs.len, 7);
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < 4; i++) {
+			ck_assert_int_eq(cg_stack_fig_at(&f, 1, devs[i], &again), 0);
+			ck_assert_uint_eq(again, on[i]);
+			ck_assert_uint_eq(cg_stack_fig_dev(CG_VEC_AT(&f.figs, struct cg_stack_fig, again)),
+			                  devs[i]);
+		}
+	ck_assert_uint_eq(f.figs.len, 7);
 	cg_stack_figs_free(&f);
 }
 END_TEST

@@ -599,7 +599,8 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 			cat = cg_doc_class(s->doc, e->cls)->category;
 			/* Freed right after it was made, nothing in between: as heaptrack counts. */
 			if (i == s->last_alloc)
-				CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig)->temporary++;
+				cg_stack_fig_add_temporary(
+				    CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig));
 			r = entry_leave(s, s->multi_dev ? entry_dev(s, i) : NULL, i);
 			if (pooled)
 				*live = 0;

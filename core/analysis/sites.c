@@ -102,10 +102,10 @@ static int walk(const struct cg_stream *s, cgtrace_stack_stat_fn fn, void *user)
 		const struct cg_stack_fig *g = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, i);
 		struct cgtrace_stack_stat st = {
 		    .stack_id = g->id,
-		    .device = dev_str(s->doc, g->dev),
+		    .device = dev_str(s->doc, cg_stack_fig_dev(g)),
 		    .count = g->count,
 		    .total_bytes = g->total,
-		    .temporary_count = g->temporary,
+		    .temporary_count = cg_stack_fig_temporary(g),
 		};
 		for (uint32_t k = lf.start[i]; k < lf.start[i + 1]; k++)
 			add_live(&st, &lf.live[k]);

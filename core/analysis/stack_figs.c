@@ -23,14 +23,19 @@ static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t 
 	if (!g)
 		return -ENOMEM;
 	*out = (uint32_t)(f->figs.len - 1);
-	*g = (struct cg_stack_fig){.id = id, .dev = dev};
-	if (first) {
-		/* After the id's first figure: the array or the map keeps pointing there. */
-		struct cg_stack_fig *h = CG_VEC_AT(&f->figs, struct cg_stack_fig, first - 1);
-		g->next = h->next;
-		h->next = *out + 1;
+	*g = (struct cg_stack_fig){.id = id, .temp_dev = dev};
+	if (!first)
+		return 0;
+	/* Linked in right after the id's first figure, which the array or the map points at. */
+	struct cg_stack_fig *h = CG_VEC_AT(&f->figs, struct cg_stack_fig, first - 1);
+	uint32_t pos = UINT32_MAX, after = 0;
+	if (!(h->temp_dev & CG_FIG_HAS_NEXT) || !cg_map_next(&f->next, first - 1, &pos, &after)) {
+		h->temp_dev |= CG_FIG_HAS_NEXT;
+		return cg_map_put(&f->next, first - 1, *out);
 	}
-	return 0;
+	f->next.vals[pos] = *out;
+	g->temp_dev |= CG_FIG_HAS_NEXT;
+	return cg_map_put(&f->next, *out, after);
 }
 
 /*
@@ -72,11 +77,14 @@ int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32
 		first = *head;
 	for (uint32_t k = first; k;) {
 		const struct cg_stack_fig *g = CG_VEC_AT(&f->figs, struct cg_stack_fig, k - 1);
-		if (g->dev == dev) {
+		if (cg_stack_fig_dev(g) == dev) {
 			*out = k - 1;
 			return 0;
 		}
-		k = g->next;
+		uint32_t pos = UINT32_MAX, next;
+		k = g->temp_dev & CG_FIG_HAS_NEXT && cg_map_next(&f->next, k - 1, &pos, &next)
+			? next + 1
+			: 0;
 	}
 	int r = fig_new(f, id, dev, first, out);
 	if (r < 0 || first)
@@ -99,4 +107,5 @@ void cg_stack_figs_free(struct cg_stack_figs *f)
 	cg_vec_free(&f->figs, sizeof(struct cg_stack_fig));
 	cg_vec_free(&f->direct, sizeof(uint32_t));
 	cg_map_free(&f->far);
+	cg_map_free(&f->next);
 }

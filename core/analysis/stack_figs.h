@@ -13,12 +13,35 @@
 #include "u64map.h"
 #include "vec.h"
 
+/*
+ * 32 bytes, a framework's trace has 10^5 to 10^6: the temporaries (2^47
+ * at most, fewer than the records of any trace), whether the same stack
+ * has a figure on another device (in next, the rare case), and the device
+ * share a word.
+ */
 struct cg_stack_fig {
 	uint64_t id; /* the stack id; 0: allocations without one */
-	uint64_t count, total, temporary;
-	uint32_t next; /* index + 1 of the same stack's figure on another device; 0: none */
-	uint16_t dev;
+	uint64_t count, total;
+	uint64_t temp_dev; /* temporaries << 17 | has a next << 16 | device */
 };
+
+#define CG_FIG_HAS_NEXT (1ull << 16)
+
+static inline uint16_t cg_stack_fig_dev(const struct cg_stack_fig *g)
+{
+	return (uint16_t)g->temp_dev;
+}
+
+static inline uint64_t cg_stack_fig_temporary(const struct cg_stack_fig *g)
+{
+	return g->temp_dev >> 17;
+}
+
+static inline void cg_stack_fig_add_temporary(struct cg_stack_fig *g)
+{
+	if (g->temp_dev >> 17 != UINT64_MAX >> 17)
+		g->temp_dev += 1ull << 17;
+}
 
 /*
  * Figures by stack id: writers number stacks 1, 2, 3 ..., so ids index an
@@ -29,6 +52,7 @@ struct cg_stack_figs {
 	struct cg_vec figs;   /* struct cg_stack_fig */
 	struct cg_vec direct; /* uint32_t by id: index + 1 of the id's first figure */
 	struct cg_map far;    /* id - 1 -> index of the id's first figure, for ids past direct */
+	struct cg_map next;   /* a figure with CG_FIG_HAS_NEXT -> the same stack's on another device */
 };
 
 /* cg_stack_fig_at past its common case. */
@@ -41,7 +65,7 @@ static inline int cg_stack_fig_at(struct cg_stack_figs *f, uint64_t id, uint16_t
 	/* Once per alloc: an id of the array whose first figure is this device's, no call. */
 	if (id < f->direct.len) {
 		uint32_t k = ((const uint32_t *)f->direct.p)[id];
-		if (k && ((const struct cg_stack_fig *)f->figs.p)[k - 1].dev == dev) {
+		if (k && cg_stack_fig_dev(&((const struct cg_stack_fig *)f->figs.p)[k - 1]) == dev) {
 			*out = k - 1;
 			return 0;
 		}
