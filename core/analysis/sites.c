@@ -35,16 +35,24 @@ static int stat_cmp(const void *a, const void *b)
 
 /*
  * What was live at each device's peak and at the end, grouped by figure:
- * a counting sort of the entries that were either, 16 bytes each and 4 a
+ * a counting sort of the entries that were either, 9 bytes each and 4 a
  * figure, instead of a whole stat per figure.
  */
 struct live_by_fig {
-	uint32_t *start; /* by figure: index of its first in live; [n_figs]: the end */
-	struct live_one {
-		uint64_t bytes;
-		bool at_peak, live;
-	} *live;
+	uint32_t *start; /* by figure: index of its first in bytes; [n_figs]: the end */
+	uint64_t *bytes;
+	uint8_t *how; /* beside bytes: LIVE_AT_PEAK, LIVE_AT_END */
 };
+
+enum { LIVE_AT_PEAK = 1, LIVE_AT_END = 2 };
+
+static uint8_t live_how(const struct cg_stream_entry *e)
+{
+	if (e->state == CG_ENT_FREE)
+		return 0;
+	return (uint8_t)((cg_stream_entry_at_dev_peak(e) ? LIVE_AT_PEAK : 0) |
+			 (cg_stream_entry_live(e) ? LIVE_AT_END : 0));
+}
 
 static int live_by_fig(const struct cg_stream *s, struct live_by_fig *out)
 {
@@ -53,17 +61,17 @@ static int live_by_fig(const struct cg_stream *s, struct live_by_fig *out)
 	if (!start)
 		return -ENOMEM;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < s->n_ent; i++) {
-		const struct cg_stream_entry *e = &s->ent[i];
-		if (e->state != CG_ENT_FREE &&
-		    (cg_stream_entry_at_dev_peak(e) || cg_stream_entry_live(e))) {
-			start[e->fig]++;
+	for (uint32_t i = 0; i < s->n_ent; i++)
+		if (live_how(&s->ent[i])) {
+			start[s->ent[i].fig]++;
 			n++;
 		}
-	}
-	struct live_one *live = malloc((n ? n : 1) * sizeof(*live));
-	if (!live) {
+	uint64_t *bytes = malloc((n ? n : 1) * sizeof(*bytes));
+	uint8_t *how = malloc(n ? n : 1);
+	if (!bytes || !how) {
 		free(start);
+		free(bytes);
+		free(how);
 		return -ENOMEM;
 	}
 	/* Each figure's count becomes its end, then moves back to its start as it fills. */
@@ -74,23 +82,26 @@ static int live_by_fig(const struct cg_stream *s, struct live_by_fig *out)
 	}
 	for (uint32_t i = s->n_ent; i-- > 0;) {
 		const struct cg_stream_entry *e = &s->ent[i];
-		bool at_peak = cg_stream_entry_at_dev_peak(e), is_live = cg_stream_entry_live(e);
-		if (e->state != CG_ENT_FREE && (at_peak || is_live))
-			live[--start[e->fig]] = (struct live_one){e->bytes, at_peak, is_live};
+		uint8_t h = live_how(e);
+		if (h) {
+			uint32_t k = --start[e->fig];
+			bytes[k] = e->bytes;
+			how[k] = h;
+		}
 	}
-	*out = (struct live_by_fig){start, live};
+	*out = (struct live_by_fig){start, bytes, how};
 	return 0;
 }
 
-static void add_live(struct cgtrace_stack_stat *s, const struct live_one *l)
+static void add_live(struct cgtrace_stack_stat *s, uint64_t bytes, uint8_t how)
 {
-	if (l->at_peak) {
+	if (how & LIVE_AT_PEAK) {
 		s->peak_count++;
-		s->peak_bytes = cg_sat_add(s->peak_bytes, l->bytes);
+		s->peak_bytes = cg_sat_add(s->peak_bytes, bytes);
 	}
-	if (l->live) {
+	if (how & LIVE_AT_END) {
 		s->leaked_count++;
-		s->leaked_bytes = cg_sat_add(s->leaked_bytes, l->bytes);
+		s->leaked_bytes = cg_sat_add(s->leaked_bytes, bytes);
 	}
 }
 
@@ -108,11 +119,12 @@ static int walk(const struct cg_stream *s, cgtrace_stack_stat_fn fn, void *user)
 		    .temporary_count = cg_stack_fig_temporary(g),
 		};
 		for (uint32_t k = lf.start[i]; k < lf.start[i + 1]; k++)
-			add_live(&st, &lf.live[k]);
+			add_live(&st, lf.bytes[k], lf.how[k]);
 		r = fn(user, &st);
 	}
 	free(lf.start);
-	free(lf.live);
+	free(lf.bytes);
+	free(lf.how);
 	return r;
 }
 

@@ -170,7 +170,6 @@ struct cg_stack_node {
 struct cg_stack_def {
 	uint64_t ns;
 	uint64_t first_id;    /* the id of the outermost new node (a flat one's only id) */
-	uint32_t first_index; /* the number of ids defined before (below the nodes'): cgtrace_doc_stack_at */
 	uint32_t first_node;
 	uint16_t n;           /* CG_STACK_FRAMES_MAX at most */
 	bool tree;
@@ -229,6 +228,7 @@ struct cgtrace_doc {
 	struct cg_map stack_addr_map; /* address -> index in stack_addrs */
 	struct cg_vec stack_defs;  /* struct cg_stack_def, in record order */
 	struct cg_vec stack_def_recs; /* uint64_t by definition: its record (kept records only) */
+	struct cg_vec stack_def_ids;  /* uint32_t by definition: the ids before it, made when asked */
 	uint64_t n_stack_ids;
 	struct cg_map stack_by_id; /* sparse stack ids -> node index (light: depth) */
 	struct cg_vec stack_dense; /* unordered: uint32_t by stack id below 2^24: the same + 1 */

@@ -138,7 +138,6 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	*def = (struct cg_stack_def){
 	    .ns = m->timestamp_ns,
 	    .first_id = first,
-	    .first_index = (uint32_t)d->n_stack_ids,
 	    .first_node = (uint32_t)d->stack_nodes.len,
 	    .n = (uint16_t)n,
 	    .tree = m->has_stack_parent,
@@ -285,6 +284,7 @@ void cg_doc_stacks_free(struct cgtrace_doc *d)
 	cg_map_free(&d->stack_addr_map);
 	cg_vec_free(&d->stack_defs, sizeof(struct cg_stack_def));
 	cg_vec_free(&d->stack_def_recs, sizeof(uint64_t));
+	cg_vec_free(&d->stack_def_ids, sizeof(uint32_t));
 	cg_vec_free(&d->stack_views, sizeof(struct cgtrace_stack *));
 	cg_map_free(&d->stack_view_map);
 	cg_vec_free(&d->modules, sizeof(struct cg_doc_module));
@@ -341,21 +341,48 @@ CG_EXPORT const struct cgtrace_stack *cgtrace_doc_stack(const struct cgtrace_doc
 	return at < 0 ? NULL : view_of(d, (uint32_t)at + 1);
 }
 
+/*
+ * The ids defined before each definition, made on the first call (few
+ * readers walk the table by position): NULL when out of memory.
+ */
+static const uint32_t *ids_before(const struct cgtrace_doc *cd)
+{
+	struct cgtrace_doc *d = (struct cgtrace_doc *)cd;
+	while (atomic_flag_test_and_set_explicit(&d->stack_lock, memory_order_acquire))
+		;
+	if (d->stack_def_ids.len != d->stack_defs.len &&
+	    cg_vec_grow(&d->stack_def_ids, sizeof(uint32_t), d->stack_defs.len) == 0) {
+		uint32_t *v = d->stack_def_ids.p, n = 0;
+		for (size_t i = 0; i < d->stack_defs.len; i++) {
+			const struct cg_stack_def *def = CG_VEC_AT(&d->stack_defs, struct cg_stack_def, i);
+			v[i] = n;
+			n += def->tree ? def->n : 1;
+		}
+		d->stack_def_ids.len = d->stack_defs.len;
+	}
+	const uint32_t *out = d->stack_def_ids.len == d->stack_defs.len ? d->stack_def_ids.p : NULL;
+	atomic_flag_clear_explicit(&d->stack_lock, memory_order_release);
+	return out;
+}
+
 CG_EXPORT const struct cgtrace_stack *cgtrace_doc_stack_at(const struct cgtrace_doc *d, size_t i)
 {
 	if (i >= d->n_stack_ids || d->stacks_light)
+		return NULL;
+	const uint32_t *before = ids_before(d);
+	if (!before)
 		return NULL;
 	/* The definition holding the i-th id: the last that starts at or before it. */
 	size_t lo = 0, hi = d->stack_defs.len;
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (CG_VEC_AT(&d->stack_defs, struct cg_stack_def, mid)->first_index <= i)
+		if (before[mid] <= i)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	const struct cg_stack_def *def = CG_VEC_AT(&d->stack_defs, struct cg_stack_def, lo);
-	uint64_t k = i - def->first_index;
+	uint64_t k = i - before[lo];
 	return view_of(d, def->tree ? def->first_node + (uint32_t)k + 1 : def->first_node + def->n);
 }
 
