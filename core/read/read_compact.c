@@ -32,7 +32,7 @@
  * once all batches are full, sleeps until half are free, and the consumer
  * polls a while (about a batch's decoding) before it sleeps on an empty one.
  */
-#define N_BATCH 8
+#define N_BATCH 4
 #define BATCH_RECS 4096
 #define SPIN 2000
 #define BATCH_TEXT (1u << 20) /* a batch ends once its TEXT lines reach this */
