@@ -198,6 +198,24 @@ const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id)
 {
 	uint64_t ns = 0;
 	size_t n = id ? cgtrace_doc_stack_frames(s->doc, id, s->addrs, CLI_STACK_FRAMES_MAX, &ns) : 0;
+	/*
+	 * First past the modules whose frames are never the user's (the C
+	 * library under malloc, whose debug information alone is 12 MB to
+	 * read): most stacks reach a frame of the user's before the end.
+	 */
+	for (size_t k = 0; k < n; k++) {
+		const struct cgtrace_module *m = cgtrace_symbols_module(s->syms, s->addrs[k], ns);
+		if (m && !cgtrace_module_may_be_user_code(m->path))
+			continue;
+		const struct cgtrace_frame *f;
+		size_t nf;
+		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &nf) < 0)
+			return NULL;
+		for (size_t j = 0; j < nf; j++)
+			if (code_of(s, &f[j]) == CGTRACE_CODE_USER)
+				return &f[j];
+	}
+	/* None: the first frame outside the allocator, else the outermost. */
 	const struct cgtrace_frame *outside = NULL, *last = NULL;
 	for (size_t k = 0; k < n; k++) {
 		const struct cgtrace_frame *f;

@@ -943,6 +943,12 @@ int cgtrace_symbols_open(struct cgtrace_symbols **out, const struct cgtrace_modu
  */
 int cgtrace_symbols_resolve(struct cgtrace_symbols *s, uint64_t address, uint64_t defined_ns,
 			    const struct cgtrace_frame **frames, size_t *n);
+/*
+ * The recorded module covering address at defined_ns, as
+ * cgtrace_symbols_resolve picks it, without opening its file; NULL: none.
+ */
+const struct cgtrace_module *cgtrace_symbols_module(const struct cgtrace_symbols *s,
+						    uint64_t address, uint64_t defined_ns);
 /* A stack resolved: every return address's frames in order, innermost first. */
 struct cgtrace_resolved_stack {
 	const struct cgtrace_frame *const *frames;
@@ -976,6 +982,13 @@ enum cgtrace_code {
 	CGTRACE_CODE_ALLOCATOR, /* the allocator and the probe */
 };
 enum cgtrace_code cgtrace_frame_code(const struct cgtrace_frame *f);
+/*
+ * False when the module's file name alone puts every frame of it outside
+ * the user's code (the probe, the C and C++ runtimes): a reader looking
+ * for a stack's first frame in the user's code need not resolve its
+ * frames. True when its frames are told apart by name or file.
+ */
+bool cgtrace_module_may_be_user_code(const char *path);
 /* True for a frame of the allocator or the probe (cgtrace_frame_code's CGTRACE_CODE_ALLOCATOR). */
 bool cgtrace_frame_is_allocator(const struct cgtrace_frame *f);
 /* How many addresses libdw was asked about so far (each distinct one once). */

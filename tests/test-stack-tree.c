@@ -162,7 +162,7 @@ START_TEST(ids_out_of_order)
 	struct tbuf head = b;
 	head.len = (size_t)(strrchr(b.p, '{') - b.p);
 	for (size_t k = 0; k < 2; k++) {
-		struct cgtrace_doc *doc = read_as(&head, modes[k]);
+		doc = read_as(&head, modes[k]);
 		ck_assert_uint_eq(cgtrace_doc_stack_count(doc), 8);
 		frames_are(doc, 2, (const uint64_t[]){0x20, 0x10}, 2);
 		frames_are(doc, 199, (const uint64_t[]){0x40, 0x20, 0x10}, 3);

@@ -634,7 +634,17 @@ START_TEST(user_code_by_rules)
 		              cases[i].function ? cases[i].function : "-",
 		              cases[i].module ? cases[i].module : "-", (int)cgtrace_frame_code(&f),
 		              cases[i].code);
+		/* A module that rules its frames out rules out every one, whatever its name. */
+		if (!cgtrace_module_may_be_user_code(cases[i].module))
+			ck_assert_int_ne(cases[i].code, U);
 	}
+	ck_assert(!cgtrace_module_may_be_user_code("/lib/x86_64-linux-gnu/libc.so.6"));
+	ck_assert(!cgtrace_module_may_be_user_code("/lib/x86_64-linux-gnu/libstdc++.so.6"));
+	ck_assert(!cgtrace_module_may_be_user_code("/b/preload/libcgprobe.so"));
+	ck_assert(!cgtrace_module_may_be_user_code("/lib64/ld-linux-x86-64.so.2"));
+	ck_assert(cgtrace_module_may_be_user_code("/p/hot"));
+	ck_assert(cgtrace_module_may_be_user_code("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"));
+	ck_assert(cgtrace_module_may_be_user_code(NULL));
 }
 END_TEST
 

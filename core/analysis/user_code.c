@@ -195,6 +195,16 @@ CG_EXPORT enum cgtrace_code cgtrace_frame_code(const struct cgtrace_frame *f)
 	return CGTRACE_CODE_USER;
 }
 
+CG_EXPORT bool cgtrace_module_may_be_user_code(const char *path)
+{
+	const char *module = path ? strrchr(path, '/') : NULL;
+	module = module ? module + 1 : path;
+	for (size_t i = 0; module && i < sizeof(code_rules) / sizeof(code_rules[0]); i++)
+		if (code_rules[i].on == ON_MODULE && rule_matches(&code_rules[i], NULL, NULL, module))
+			return false;
+	return true;
+}
+
 CG_EXPORT bool cgtrace_frame_is_allocator(const struct cgtrace_frame *f)
 {
 	return cgtrace_frame_code(f) == CGTRACE_CODE_ALLOCATOR;

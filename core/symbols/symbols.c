@@ -535,6 +535,13 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 	return 0;
 }
 
+CG_EXPORT const struct cgtrace_module *cgtrace_symbols_module(const struct cgtrace_symbols *s,
+							      uint64_t addr, uint64_t defined_ns)
+{
+	long mi = cg_module_index_find(&s->index, addr ? addr - 1 : 0, defined_ns);
+	return mi < 0 ? NULL : s->mods[mi].m;
+}
+
 CG_EXPORT int cgtrace_symbols_resolve(struct cgtrace_symbols *s, uint64_t addr, uint64_t defined_ns,
                                       const struct cgtrace_frame **out, size_t *n)
 {
