@@ -104,6 +104,7 @@ struct cli_sites {
 	bool owns_doc;
 	struct cgtrace_symbols *syms;
 	bool several_devices;               /* cli_site_rows saw figures of two devices or more */
+	bool from_site;                     /* stacks resolved from their site outward only */
 	struct cli_stack_ref *refs;         /* open addressing by id */
 	size_t n_refs, cap_refs;
 	uint64_t *addrs;                    /* room for one stack's return addresses */

@@ -89,7 +89,8 @@ static int run(int argc, char **argv)
 	const char *path = cli_parse_trace(&cli_report, argc, argv, &a, &status);
 	if (!path)
 		return status;
-	struct cgtrace_view *v = cli_view_load(path, &a.vo, 0);
+	/* The page lists the largest allocations of the peak, and sums the rest. */
+	struct cgtrace_view *v = cli_view_load(path, &a.vo, CGTRACE_READ_PEAK_LARGEST);
 	if (!v)
 		return CLI_FAIL;
 	struct cli_buf data = {0};

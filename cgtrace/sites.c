@@ -117,18 +117,44 @@ static int refs_grow(struct cli_sites *s)
 }
 
 /* Stack id's frames resolved into a new array, with its site. */
+static enum cgtrace_code code_of(struct cli_sites *s, const struct cgtrace_frame *f);
+
+/* The first of n addresses with a frame in the user's code (n: none), as cli_sites_site looks. */
+static size_t site_address(struct cli_sites *s, size_t n, uint64_t ns)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct cgtrace_module *m = cgtrace_symbols_module(s->syms, s->addrs[k], ns);
+		if (m && !cgtrace_module_may_be_user_code(m->path))
+			continue;
+		const struct cgtrace_frame *f;
+		size_t nf;
+		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &nf) < 0)
+			return n;
+		for (size_t j = 0; j < nf; j++)
+			if (code_of(s, &f[j]) == CGTRACE_CODE_USER)
+				return k;
+	}
+	return n;
+}
+
 static int resolve(struct cli_sites *s, uint64_t id, struct cgtrace_resolved_stack *out)
 {
 	uint64_t ns = 0;
 	size_t n = cgtrace_doc_stack_frames(s->doc, id, s->addrs, CLI_STACK_FRAMES_MAX, &ns);
-	long m = n ? cgtrace_symbols_frames(s->syms, s->addrs, n, ns, NULL, 0) : 0;
+	/* From the site outward only: the frames below it are never looked at then. */
+	size_t k0 = s->from_site ? site_address(s, n, ns) : 0;
+	if (k0 == n)
+		k0 = 0;
+	const uint64_t *addrs = s->addrs + k0;
+	n -= k0;
+	long m = n ? cgtrace_symbols_frames(s->syms, addrs, n, ns, NULL, 0) : 0;
 	if (m < 0)
 		return (int)m;
 	const struct cgtrace_frame **f = malloc((m ? (size_t)m : 1) * sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	if (m)
-		cgtrace_symbols_frames(s->syms, s->addrs, n, ns, f, (size_t)m);
+		cgtrace_symbols_frames(s->syms, addrs, n, ns, f, (size_t)m);
 	*out = (struct cgtrace_resolved_stack){f, (size_t)m, cgtrace_frames_site(f, (size_t)m)};
 	return 0;
 }
@@ -203,24 +229,21 @@ const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id)
 	 * library under malloc, whose debug information alone is 12 MB to
 	 * read): most stacks reach a frame of the user's before the end.
 	 */
-	for (size_t k = 0; k < n; k++) {
-		const struct cgtrace_module *m = cgtrace_symbols_module(s->syms, s->addrs[k], ns);
-		if (m && !cgtrace_module_may_be_user_code(m->path))
-			continue;
+	size_t k = site_address(s, n, ns);
+	if (k < n) {
 		const struct cgtrace_frame *f;
 		size_t nf;
-		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &nf) < 0)
-			return NULL;
+		cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &nf);
 		for (size_t j = 0; j < nf; j++)
 			if (code_of(s, &f[j]) == CGTRACE_CODE_USER)
 				return &f[j];
 	}
 	/* None: the first frame outside the allocator, else the outermost. */
 	const struct cgtrace_frame *outside = NULL, *last = NULL;
-	for (size_t k = 0; k < n; k++) {
+	for (size_t a = 0; a < n; a++) {
 		const struct cgtrace_frame *f;
 		size_t m;
-		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &m) < 0)
+		if (cgtrace_symbols_resolve(s->syms, s->addrs[a], ns, &f, &m) < 0)
 			return NULL;
 		for (size_t j = 0; j < m; j++) {
 			enum cgtrace_code c = code_of(s, &f[j]);

@@ -151,6 +151,13 @@ int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
  * reader that names no allocation site (a summary, a plot).
  */
 #define CGTRACE_READ_NO_STACKS (1u << 2)
+/*
+ * A view's memory report keeps only the CGTRACE_PEAK_LARGEST largest
+ * allocations live at the peak (a framework holds 10^5 to 10^6, 107 bytes
+ * each in the array), the others counted, summed and grouped by op.
+ */
+#define CGTRACE_READ_PEAK_LARGEST (1u << 3)
+#define CGTRACE_PEAK_LARGEST 256
 
 /* cgtrace_doc_read and cgtrace_doc_read_mem with CGTRACE_READ_* flags (0: the same). */
 int cgtrace_doc_read_flags(const char *path, const struct cgtrace_read_options *opts,
@@ -583,6 +590,8 @@ struct cgtrace_live_alloc {
 	uint64_t stack_id; /* the allocation's call stack; 0: none recorded */
 };
 
+struct cgtrace_op_group;
+
 struct cgtrace_memory_report {
 	uint64_t alloc_count;
 	uint64_t free_count;
@@ -599,6 +608,18 @@ struct cgtrace_memory_report {
 	/* Anomalies a validator reports: an alloc of an id already live, a free of an unknown id. */
 	uint64_t realloc_live_count;
 	uint64_t unknown_free_count;
+	/*
+	 * The allocations live at the peak in all. A bounded breakdown
+	 * (cgtrace_view_read_flags with CGTRACE_READ_PEAK_LARGEST) keeps the
+	 * largest only: n_rest more of rest_bytes follow them, and op_groups
+	 * groups them all by op_name, as cgtrace_memory_peak_by_op gives it
+	 * (NULL when the breakdown is whole: cgtrace_memory_peak_by_op groups it).
+	 */
+	size_t n_at_peak;
+	size_t n_rest;
+	uint64_t rest_bytes; /* saturating */
+	struct cgtrace_op_group *op_groups;
+	size_t n_op_groups;
 };
 
 /* The format's memory analysis. Free the report with cgtrace_memory_report_free. */
@@ -838,7 +859,7 @@ struct cgtrace_view {
  */
 int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
 		      struct cgtrace_view **out, char *err, size_t errlen);
-/* cgtrace_view_read with CGTRACE_READ_* flags: only CGTRACE_READ_NO_STACKS is taken. */
+/* cgtrace_view_read with CGTRACE_READ_* flags: CGTRACE_READ_NO_STACKS and _PEAK_LARGEST are taken. */
 int cgtrace_view_read_flags(const char *path, const struct cgtrace_view_options *opts,
 			    unsigned flags, struct cgtrace_view **out, char *err, size_t errlen);
 void cgtrace_view_free(struct cgtrace_view *view);

@@ -296,6 +296,8 @@ static void json_live(struct report_ctx *c, const struct cgtrace_live_alloc *a)
 	cli_jw_end_object(w);
 }
 
+_Static_assert(REPORT_BREAKDOWN <= CGTRACE_PEAK_LARGEST, "the report's view keeps enough");
+
 static int json_peak(struct report_ctx *c)
 {
 	struct cli_jw *w = c->w;
@@ -309,12 +311,13 @@ static int json_peak(struct report_ctx *c)
 	cli_jw_key_str(w, "device", r->peak_device);
 	cli_jw_key_u64(w, "bytes", r->peak_bytes);
 	cli_jw_key_u64(w, "ns", r->peak_timestamp_ns);
-	cli_jw_key_u64(w, "count", r->n_breakdown);
+	cli_jw_key_u64(w, "count", r->n_at_peak);
 	cli_jw_key_u64(w, "autograd_retained", r->autograd_retained_bytes);
 	cli_jw_key(w, "by_category");
 	cli_jw_u64s(w, r->peak_by_category, CGTRACE_CAT_COUNT);
 	size_t shown = r->n_breakdown < REPORT_BREAKDOWN ? r->n_breakdown : REPORT_BREAKDOWN;
-	uint64_t rest = 0;
+	/* Past the breakdown's largest, what it left out (a bounded read's). */
+	uint64_t rest = r->rest_bytes;
 	cli_jw_key(w, "breakdown");
 	cli_jw_begin_array(w);
 	for (size_t i = 0; i < r->n_breakdown; i++) {
@@ -324,7 +327,7 @@ static int json_peak(struct report_ctx *c)
 			json_live(c, &r->peak_breakdown[i]);
 	}
 	cli_jw_end_array(w);
-	json_rest(w, "rest", r->n_breakdown - shown, rest);
+	json_rest(w, "rest", r->n_at_peak - shown, rest);
 	int ret = json_by_op(w, r);
 	cli_jw_end_object(w);
 	return ret;
@@ -454,6 +457,8 @@ static int open_sites(struct report_ctx *c, const char *path)
 		return CLI_OK;
 	if (cli_sites_attach(&c->sites, (struct cgtrace_doc *)c->doc, path) != CLI_OK)
 		return CLI_FAIL;
+	/* The page shows each stack from its site outward. */
+	c->sites.from_site = true;
 	c->stacks = true;
 	return CLI_OK;
 }

@@ -7,7 +7,7 @@
 
 /* Caps on what the data block lists one by one; the rest is counted. */
 enum {
-	REPORT_BREAKDOWN = 200,  /* allocations live at the peak */
+	REPORT_BREAKDOWN = 200,  /* allocations live at the peak (CGTRACE_PEAK_LARGEST at most) */
 	REPORT_OPS = 50,         /* op groups at the peak */
 	REPORT_SITES = 50,       /* rows of the top sites and the leaks tables */
 	REPORT_FRAMES = 16,      /* frames of a site row, from the site outwards */

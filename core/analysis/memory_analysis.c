@@ -19,6 +19,7 @@
 #include "export.h"
 #include "memory_replay.h"
 #include "memory_stream.h"
+#include "peak_largest.h"
 #include "stream_sink.h"
 
 static const char *dev_str(const struct cgtrace_doc *d, uint16_t dev)
@@ -63,39 +64,25 @@ static int fill_devices(const struct cg_stream *s, struct cgtrace_memory_report 
 	return 0;
 }
 
-/* An entry's tensor id: its own string, the document's (a replay), or its key in hex. */
-static const char *entry_id(const struct cg_stream *s, const struct cg_stream_entry *e)
-{
-	if (e->str)
-		return e->str;
-	if (!s->pooled)
-		return NULL;
-	const char *id = cg_doc_str(s->doc, (uint32_t)e->key);
-	return id ? id : "";
-}
-
-/* One block: the entries, then their tensor ids (freed with peak_breakdown). */
-static int fill_breakdown(const struct cg_stream *s, struct cgtrace_memory_report *rep)
+/*
+ * One block: the entries of sel, then their tensor ids (freed with
+ * peak_breakdown).
+ */
+static int fill_breakdown(const struct cg_stream *s, struct cgtrace_memory_report *rep,
+			  const uint32_t *sel, size_t n)
 {
 	const struct cgtrace_doc *d = s->doc;
-	size_t n = 0, chars = 0;
-	for (uint32_t i = 0; i < s->n_ent; i++) {
-		const struct cg_stream_entry *e = &s->ent[i];
-		if (!cg_stream_entry_at_peak(e))
-			continue;
-		const char *id = entry_id(s, e);
-		n++;
-		chars += (id ? strlen(id) : 18) + 1;
-	}
+	size_t chars = 0;
+	char buf[19];
+	for (size_t k = 0; k < n; k++)
+		chars += strlen(cg_peak_entry_id(s, sel[k], buf)) + 1;
 	char *block = calloc(1, (n ? n : 1) * sizeof(*rep->peak_breakdown) + chars);
 	if (!block)
 		return -ENOMEM;
 	rep->peak_breakdown = (struct cgtrace_live_alloc *)block;
 	char *w = block + (n ? n : 1) * sizeof(*rep->peak_breakdown);
-	for (uint32_t i = 0; i < s->n_ent; i++) {
-		const struct cg_stream_entry *e = &s->ent[i];
-		if (!cg_stream_entry_at_peak(e))
-			continue;
+	for (size_t k = 0; k < n; k++) {
+		const struct cg_stream_entry *e = &s->ent[sel[k]];
 		const struct cg_mem_class *c = cg_doc_class(d, e->cls);
 		struct cgtrace_live_alloc *a = &rep->peak_breakdown[rep->n_breakdown++];
 		*a = (struct cgtrace_live_alloc){
@@ -114,12 +101,10 @@ static int fill_breakdown(const struct cg_stream *s, struct cgtrace_memory_repor
 			a->ndim = 1;
 		else
 			a->shape = cg_doc_shape(d, e->shape, NULL, &a->ndim);
-		const char *id = entry_id(s, e);
-		if (id)
-			memcpy(w, id, strlen(id) + 1);
-		else
-			snprintf(w, 19, "0x%" PRIx64, e->key);
-		w += strlen(w) + 1;
+		const char *id = cg_peak_entry_id(s, sel[k], buf);
+		size_t len = strlen(id) + 1;
+		memcpy(w, id, len);
+		w += len;
 	}
 	qsort(rep->peak_breakdown, rep->n_breakdown, sizeof(*rep->peak_breakdown), live_cmp);
 	for (size_t i = 0; i < rep->n_breakdown; i++) {
@@ -130,7 +115,18 @@ static int fill_breakdown(const struct cg_stream *s, struct cgtrace_memory_repor
 	return 0;
 }
 
-int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **out, bool breakdown)
+static int breakdown_of(const struct cg_stream *s, struct cgtrace_memory_report *rep, size_t max)
+{
+	uint32_t *sel;
+	size_t n;
+	int ret = cg_peak_largest(s, max, &sel, &n, rep);
+	if (ret == 0)
+		ret = fill_breakdown(s, rep, sel, n);
+	free(sel);
+	return ret;
+}
+
+int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **out, size_t breakdown)
 {
 	struct cgtrace_memory_report *rep = calloc(1, sizeof(*rep));
 	if (!rep)
@@ -149,7 +145,7 @@ int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **o
 	memcpy(rep->peak_by_category, s->peak_by_category, sizeof(rep->peak_by_category));
 	int ret = fill_devices(s, rep);
 	if (ret == 0 && breakdown && rep->peak_bytes > 0)
-		ret = fill_breakdown(s, rep);
+		ret = breakdown_of(s, rep, breakdown);
 	if (ret < 0) {
 		cgtrace_memory_report_free(rep);
 		return ret;
@@ -159,7 +155,7 @@ int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **o
 }
 
 int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
-		      bool breakdown)
+		      size_t breakdown)
 {
 	const struct cg_stream *s = cg_stream_of(d);
 	if (s)
@@ -176,7 +172,7 @@ int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report 
 CG_EXPORT int cgtrace_memory_analyze(const struct cgtrace_doc *d,
 				     struct cgtrace_memory_report **out)
 {
-	return cg_memory_analyze(d, out, true);
+	return cg_memory_analyze(d, out, CG_BREAKDOWN_ALL);
 }
 
 CG_EXPORT void cgtrace_memory_report_free(struct cgtrace_memory_report *rep)
@@ -185,5 +181,6 @@ CG_EXPORT void cgtrace_memory_report_free(struct cgtrace_memory_report *rep)
 		return;
 	free(rep->by_device);
 	free(rep->peak_breakdown);
+	free(rep->op_groups);
 	free(rep);
 }

@@ -5,15 +5,20 @@
 
 #include <stdbool.h>
 
+#include <stdint.h>
+
 #include "cgtrace.h"
 
 struct cg_stream;
 
-/* breakdown false leaves peak_breakdown empty: the summary needs only the peak. */
+/* A whole peak breakdown; a number below keeps that many largest (peak_largest.h). */
+#define CG_BREAKDOWN_ALL SIZE_MAX
+
+/* breakdown 0 leaves peak_breakdown empty: the summary needs only the peak. */
 int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
-		      bool breakdown);
+		      size_t breakdown);
 /* The report of an analysis that has taken all its records and finished. */
 int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **out,
-		     bool breakdown);
+		     size_t breakdown);
 
 #endif

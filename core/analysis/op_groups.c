@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgtrace.h"
+#include "op_groups.h"
 #include "export.h"
 #include "sat.h"
 
@@ -31,12 +31,28 @@ static int by_bytes(const void *a, const void *b)
 	return name_cmp(x->op_name, y->op_name);
 }
 
+void cg_op_groups_sort(struct cgtrace_op_group *g, size_t n)
+{
+	qsort(g, n, sizeof(*g), by_bytes);
+}
+
 CG_EXPORT int cgtrace_memory_peak_by_op(const struct cgtrace_memory_report *rep,
 					struct cgtrace_op_group **out, size_t *n_out)
 {
 	size_t n = rep->n_breakdown, n_groups = 0;
 	*out = NULL;
 	*n_out = 0;
+	/* A bounded breakdown's groups were made from every allocation at the peak. */
+	if (rep->op_groups) {
+		if (!rep->n_op_groups)
+			return 0;
+		*out = malloc(rep->n_op_groups * sizeof(**out));
+		if (!*out)
+			return -ENOMEM;
+		memcpy(*out, rep->op_groups, rep->n_op_groups * sizeof(**out));
+		*n_out = rep->n_op_groups;
+		return 0;
+	}
 	if (!n)
 		return 0;
 	/* Sorting indices by name keeps this O(n log n) for 300,000 live allocations. */
@@ -58,7 +74,7 @@ CG_EXPORT int cgtrace_memory_peak_by_op(const struct cgtrace_memory_report *rep,
 		g[n_groups - 1].bytes = cg_sat_add(g[n_groups - 1].bytes, a->bytes);
 	}
 	free(idx);
-	qsort(g, n_groups, sizeof(*g), by_bytes);
+	cg_op_groups_sort(g, n_groups);
 	*out = g;
 	*n_out = n_groups;
 	return 0;

@@ -129,7 +129,7 @@ CG_EXPORT int cgtrace_doc_summary_report(const struct cgtrace_doc *d, struct cgt
 				     struct cgtrace_memory_report **report)
 {
 	struct cgtrace_memory_report *rep;
-	int ret = cg_memory_analyze(d, &rep, false);
+	int ret = cg_memory_analyze(d, &rep, 0);
 	if (ret < 0)
 		return ret;
 	ret = cg_summary_from(d, rep, out);
@@ -144,7 +144,7 @@ CG_EXPORT int cgtrace_doc_summary_report(const struct cgtrace_doc *d, struct cgt
 CG_EXPORT int cgtrace_doc_summary(const struct cgtrace_doc *d, struct cgtrace_summary *out)
 {
 	struct cgtrace_memory_report *rep;
-	int ret = cg_memory_analyze(d, &rep, false);
+	int ret = cg_memory_analyze(d, &rep, 0);
 	if (ret < 0)
 		return ret;
 	ret = cg_summary_from(d, rep, out);

@@ -129,7 +129,7 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 	if (ret == 0)
 		ret = cg_stream_finish(r.s);
 	if (ret == 0)
-		ret = cg_memory_report(r.s, &b->v->report, true);
+		ret = cg_memory_report(r.s, &b->v->report, b->breakdown);
 	cg_replay_fini(&r);
 	/* Checkpoints in file order, as a streamed read meets them. */
 	for (size_t i = 0; ret == 0 && i < d->devmem.len; i++) {
@@ -224,7 +224,9 @@ static int finish(struct cg_view_build *b)
 	const struct cgtrace_doc *d = v->doc;
 	size_t *dev_index = malloc((d->devices.len ? d->devices.len : 1) * sizeof(*dev_index));
 	/* A streamed read's report comes from its analysis; a replay made its own. */
-	int e = !dev_index ? -ENOMEM : v->report ? 0 : cgtrace_memory_analyze(d, &v->report);
+	int e = !dev_index	? -ENOMEM
+		: v->report	? 0
+				: cg_memory_analyze(d, &v->report, b->breakdown);
 	if (e == 0) {
 		cg_vgrid_finish(b);
 		e = devices(b, d, dev_index);
@@ -255,10 +257,11 @@ static int finish(struct cg_view_build *b)
 }
 
 static int build_init(struct cg_view_build *b, struct cgtrace_view *v, size_t buckets,
-		      size_t allocs)
+		      size_t allocs, unsigned flags)
 {
 	memset(b, 0, sizeof(*b));
 	b->v = v;
+	b->breakdown = flags & CGTRACE_READ_PEAK_LARGEST ? CGTRACE_PEAK_LARGEST : CG_BREAKDOWN_ALL;
 	int e = cg_vgrid_init(b, buckets);
 	return e ? e : cg_vallocs_init(&b->allocs, allocs);
 }
@@ -302,7 +305,7 @@ CG_EXPORT int cgtrace_view_read_flags(const char *path, const struct cgtrace_vie
 	if (!v)
 		return -ENOMEM;
 	struct cg_view_build b;
-	int ret = build_init(&b, v, nb, na);
+	int ret = build_init(&b, v, nb, na, flags);
 	if (ret == 0)
 		ret = cg_read_hooked(path, opts->read, flags & CGTRACE_READ_NO_STACKS, &hooks, &b, &v->doc,
 				     err, errlen);
@@ -311,7 +314,7 @@ CG_EXPORT int cgtrace_view_read_flags(const char *path, const struct cgtrace_vie
 	/* Read in full after all: what the hooks saw of the first read goes. */
 	if (ret == 0 && !cg_doc_streamed(v->doc)) {
 		build_fini(&b);
-		ret = build_init(&b, v, nb, na);
+		ret = build_init(&b, v, nb, na, flags);
 		if (ret == 0)
 			ret = replay(&b, v->doc);
 	}

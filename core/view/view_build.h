@@ -75,6 +75,7 @@ struct cg_view_build {
 	struct cg_vallocs allocs;
 	struct cg_vec cls; /* struct cg_vcls by memory class */
 	int err;           /* the first -errno of a hook */
+	size_t breakdown;  /* the report's peak breakdown: CG_BREAKDOWN_ALL or its bound */
 };
 
 /* A memory record applied: what it did, and what the view needs besides. */
