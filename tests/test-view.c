@@ -667,6 +667,74 @@ START_TEST(preexisting_compact)
 }
 END_TEST
 
+/*
+ * CGTRACE_READ_PEAK_LARGEST: 600 allocations live at the peak, of 3 ops
+ * and many equal sizes; the bounded report keeps the 256 the whole one
+ * lists first, in its order, and counts, sums and groups all of them.
+ */
+START_TEST(peak_largest_bounded)
+{
+	static const char *const ops[] = {"aten::empty", "aten::mm", NULL};
+	size_t cap = 200 * 600, len = 0;
+	char *t = malloc(cap);
+	ck_assert_ptr_nonnull(t);
+	len += (size_t)snprintf(t + len, cap - len, "%s%s", META_LINE, SPAN1);
+	for (int i = 0; i < 600; i++) {
+		const char *op = ops[i % 3];
+		char opf[64] = "";
+		if (op)
+			snprintf(opf, sizeof(opf), ",\"op_name\":\"%s\"", op);
+		len += (size_t)snprintf(t + len, cap - len,
+					"{\"kind\":\"memory\",\"timestamp_ns\":%d,\"tensor_id\":\"0x%x\","
+					"\"span_id\":\"s1\",\"device\":\"cpu\",\"bytes\":%d,"
+					"\"action\":\"alloc\",\"dtype\":\"u8\"%s}\n",
+					10 + i, 0x1000 + 16 * (i * 7919 % 600), 64 * (1 + i % 37), opf);
+	}
+	const char *path = write_trace("largest.jsonl", t);
+	free(t);
+	struct cgtrace_view *whole = NULL, *bounded = NULL;
+	char err[1024];
+	ck_assert_msg(cgtrace_view_read(path, NULL, &whole, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(cgtrace_view_read_flags(path, NULL, CGTRACE_READ_PEAK_LARGEST, &bounded, err,
+					      sizeof(err)) == 0,
+		      "%s", err);
+	const struct cgtrace_memory_report *w = whole->report, *b = bounded->report;
+	ck_assert_uint_eq(w->n_breakdown, 600);
+	ck_assert_uint_eq(w->n_at_peak, 600);
+	ck_assert_uint_eq(w->n_rest, 0);
+	ck_assert_ptr_null(w->op_groups);
+	ck_assert_uint_eq(b->n_breakdown, CGTRACE_PEAK_LARGEST);
+	ck_assert_uint_eq(b->n_at_peak, 600);
+	ck_assert_uint_eq(b->n_rest, 600 - CGTRACE_PEAK_LARGEST);
+	uint64_t rest = 0;
+	for (size_t i = 0; i < w->n_breakdown; i++) {
+		if (i < b->n_breakdown) {
+			ck_assert_str_eq(b->peak_breakdown[i].tensor_id, w->peak_breakdown[i].tensor_id);
+			ck_assert_uint_eq(b->peak_breakdown[i].bytes, w->peak_breakdown[i].bytes);
+		} else {
+			rest += w->peak_breakdown[i].bytes;
+		}
+	}
+	ck_assert_uint_eq(b->rest_bytes, rest);
+	struct cgtrace_op_group *gw, *gb;
+	size_t nw, nb;
+	ck_assert_int_eq(cgtrace_memory_peak_by_op(w, &gw, &nw), 0);
+	ck_assert_int_eq(cgtrace_memory_peak_by_op(b, &gb, &nb), 0);
+	ck_assert_uint_eq(nw, 3);
+	ck_assert_uint_eq(nb, nw);
+	for (size_t i = 0; i < nw; i++) {
+		ck_assert(gw[i].op_name == gb[i].op_name ||
+			  (gw[i].op_name && gb[i].op_name && !strcmp(gw[i].op_name, gb[i].op_name)));
+		ck_assert_uint_eq(gw[i].count, gb[i].count);
+		ck_assert_uint_eq(gw[i].bytes, gb[i].bytes);
+	}
+	cgtrace_op_groups_free(gw);
+	cgtrace_op_groups_free(gb);
+	cgtrace_view_free(whole);
+	cgtrace_view_free(bounded);
+}
+END_TEST
+
 static Suite *view_suite(void)
 {
 	Suite *s = suite_create("view");
@@ -676,7 +744,7 @@ static Suite *view_suite(void)
 	test_add(tc, grid_peaks, grid_one_instant, checkpoints_reduce, allocs_largest,
 		 spans_figures, random_streamed_equals_full, bad_options, empty_trace,
 		 capture_window, series_cells, test_traces, drawn_carried, preexisting_compact,
-		 pictures_steps);
+		 pictures_steps, peak_largest_bounded);
 	return s;
 }
 
