@@ -298,8 +298,27 @@ START_TEST(depth_at_the_limit)
 	struct cgtrace_doc *doc = read_as(&b, 0);
 	frames_are(doc, 1024, f, 1024);
 	cgtrace_doc_free(doc);
+	/* A light read keeps depths past a byte's too (in its map), and finds the same limit. */
+	const unsigned light = CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_NO_STACKS;
+	doc = read_as(&b, light);
+	cgtrace_doc_free(doc);
 	tree(&b, 1025, 1024, f, 1);
 	ck_read_fails(b.p, "t.jsonl:5: stack 1025 has more than 1024 frames");
+	char err[512];
+	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", b.p, b.len, NULL, light, &doc, err,
+						     sizeof(err)),
+			 -EBADMSG);
+	ck_assert_msg(strstr(err, "stack 1025 has more than 1024 frames") != NULL, "%s", err);
+	/* 300 frames on stack 900 (900 deep, past a byte) pass the limit. */
+	struct tbuf c;
+	start(&c);
+	tree(&c, 1000, 0, f + 24, 1000);
+	tree(&c, 1300, 900, f, 300);
+	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", c.p, c.len, NULL, light, &doc, err,
+						     sizeof(err)),
+			 -EBADMSG);
+	ck_assert_msg(strstr(err, "stack 1300 has more than 1024 frames") != NULL, "%s", err);
+	free(c.p);
 	free(b.p);
 }
 END_TEST

@@ -9,6 +9,8 @@
 
 /* Ids below this go through the array once the index is one, sparse ones through the map. */
 #define DENSE_MAX (1u << 24)
+/* A light document's byte for an id deeper than it holds: the depth is in the map. */
+#define LIGHT_DEEP 255u
 /* Ids a coarse entry covers. */
 #define COARSE_SHIFT 6
 
@@ -55,9 +57,12 @@ static long find_ordered(const struct cgtrace_doc *d, uint64_t id)
 
 static long find_dense(const struct cgtrace_doc *d, uint64_t id)
 {
+	uint32_t pos = UINT32_MAX, val;
 	if (d->stacks_light && id < d->stack_dense.len) {
-		uint16_t v = ((const uint16_t *)d->stack_dense.p)[id];
-		return v ? (long)v - 1 : -1;
+		uint8_t v = ((const uint8_t *)d->stack_dense.p)[id];
+		if (v != LIGHT_DEEP)
+			return v ? (long)v - 1 : -1;
+		return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
 	}
 	if (!d->stacks_light && id < d->stack_dense.len) {
 		uint32_t v = ((const uint32_t *)d->stack_dense.p)[id];
@@ -65,7 +70,6 @@ static long find_dense(const struct cgtrace_doc *d, uint64_t id)
 	}
 	if (id < DENSE_MAX)
 		return -1;
-	uint32_t pos = UINT32_MAX, val;
 	return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
 }
 
@@ -80,14 +84,19 @@ bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first, uint64_t 
 	return !d->stacks_light && !d->stack_unordered && first > d->stack_last_id;
 }
 
+static size_t dense_elem(const struct cgtrace_doc *d)
+{
+	return d->stacks_light ? sizeof(uint8_t) : sizeof(uint32_t);
+}
+
 static int put(struct cgtrace_doc *d, uint64_t id, uint32_t val)
 {
 	if (id >= DENSE_MAX)
 		return cg_map_put(&d->stack_by_id, id, val);
-	/* A light document's values are depths, 1024 at most: two bytes an id. */
-	size_t elem = d->stacks_light ? sizeof(uint16_t) : sizeof(uint32_t);
+	size_t elem = dense_elem(d);
 	if (id >= d->stack_dense.len) {
-		size_t old = d->stack_dense.len, want = (size_t)id + 1 + old / 2;
+		/* By an eighth past the id: every entry up to len is zeroed, so resident. */
+		size_t old = d->stack_dense.len, want = (size_t)id + 1 + old / 8 + 1024;
 		if (want > DENSE_MAX)
 			want = DENSE_MAX;
 		if (cg_vec_grow(&d->stack_dense, elem, want) < 0)
@@ -95,11 +104,17 @@ static int put(struct cgtrace_doc *d, uint64_t id, uint32_t val)
 		memset((char *)d->stack_dense.p + old * elem, 0, (want - old) * elem);
 		d->stack_dense.len = want;
 	}
-	if (d->stacks_light)
-		((uint16_t *)d->stack_dense.p)[id] = (uint16_t)(val + 1);
-	else
+	if (!d->stacks_light) {
 		((uint32_t *)d->stack_dense.p)[id] = val + 1;
-	return 0;
+		return 0;
+	}
+	/*
+	 * A light document's values are depths, 1024 at most, and most stacks
+	 * are shallower than 254: a byte an id, the deeper ones in the map.
+	 */
+	uint8_t *v = (uint8_t *)d->stack_dense.p + id;
+	*v = val + 1 < LIGHT_DEEP ? (uint8_t)(val + 1) : LIGHT_DEEP;
+	return *v == LIGHT_DEEP ? cg_map_put(&d->stack_by_id, id, val) : 0;
 }
 
 int cg_stack_ids_put_depth(struct cgtrace_doc *d, uint64_t id, uint32_t depth)
@@ -162,6 +177,6 @@ int cg_stack_ids_add_def(struct cgtrace_doc *d, uint32_t i)
 void cg_stack_ids_free(struct cgtrace_doc *d)
 {
 	cg_map_free(&d->stack_by_id);
-	cg_vec_free(&d->stack_dense, d->stacks_light ? sizeof(uint16_t) : sizeof(uint32_t));
+	cg_vec_free(&d->stack_dense, dense_elem(d));
 	cg_vec_free(&d->stack_coarse, sizeof(uint32_t));
 }

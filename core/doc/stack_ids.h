@@ -6,7 +6,7 @@
  * themselves are the index: a coarse table of one entry per 64 ids points
  * into them, and a binary search finds the id (a framework's 2.8 M ids in
  * 170 KB rather than 11 MB). A definition out of that order turns the
- * index into an array of 4 bytes an id (2 for depths), and a map for ids
+ * index into an array of 4 bytes an id (1 for depths), and a map for ids
  * past 2^24.
  */
 #ifndef CG_STACK_IDS_H
