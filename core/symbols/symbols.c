@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "export.h"
@@ -105,21 +106,69 @@ static void warnf(struct cgtrace_symbols *s, const char *fmt, ...)
 	s->warn(s->user, line);
 }
 
+/* CGTRACE_DEBUG_DIR's directories, then libdw's default; a leading ':' keeps the file's own. */
+static const char *search_path(char *buf, size_t len)
+{
+	const char *env = getenv(CG_DEBUG_DIR_ENV);
+	snprintf(buf, len, "%s%s:.debug:/usr/lib/debug", env && *env ? ":" : "", env && *env ? env : "");
+	return buf;
+}
+
+/* Whether a debug-link file of name link exists where libdw looks for one, along path. */
+static bool debuglink_here(const char *path, const char *file, const char *link)
+{
+	const char *slash = file ? strrchr(file, '/') : NULL;
+	int dir_len = slash ? (int)(slash - file) : 0;
+	char buf[4096];
+	for (const char *p = path; p;) {
+		const char *end = strchr(p, ':');
+		int n = end ? (int)(end - p) : (int)strlen(p);
+		/* "": the file's own directory; relative: under it; absolute: the file's directory under it. */
+		if (n == 0)
+			snprintf(buf, sizeof(buf), "%.*s/%s", dir_len, file, link);
+		else if (p[0] != '/')
+			snprintf(buf, sizeof(buf), "%.*s/%.*s/%s", dir_len, file, n, p, link);
+		else
+			snprintf(buf, sizeof(buf), "%.*s%.*s/%s", n, p, dir_len, file, link);
+		if (access(buf, R_OK) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/*
+ * A module's debug file: by build id first (as Debian's and Fedora's
+ * packages lay them out), then libdw's standard search of the debug link,
+ * and of debuginfod where DEBUGINFOD_URLS names servers. Without servers,
+ * the standard search is only made where a debug-link file is there to
+ * find: it would load the debuginfod client for nothing (curl and a TLS
+ * stack, some 25 libraries read from disk, for libtorch alone).
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **user, const char *modname, Dwarf_Addr base,
+			  const char *file, const char *link, GElf_Word crc, char **name)
+{
+	int fd = dwfl_build_id_find_debuginfo(mod, user, modname, base, file, link, crc, name);
+	if (fd >= 0)
+		return fd;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char path[4096];
+	if ((urls && *urls) ||
+	    (link && file && debuglink_here(search_path(path, sizeof(path)), file, link)))
+		return dwfl_standard_find_debuginfo(mod, user, modname, base, file, link, crc, name);
+	return -1;
+}
+
 /* The debug-file search path: CGTRACE_DEBUG_DIR's directories, then libdw's default. */
 static int debug_path(struct cgtrace_symbols *s)
 {
-	const char *env = getenv(CG_DEBUG_DIR_ENV);
-	const char *tail = ":.debug:/usr/lib/debug";
-	size_t n = (env ? strlen(env) + 1 : 0) + strlen(tail) + 1;
-	s->debuginfo_path = malloc(n);
+	char buf[4096];
+	s->debuginfo_path = strdup(search_path(buf, sizeof(buf)));
 	if (!s->debuginfo_path)
 		return -ENOMEM;
-	/* A leading ':' keeps libdw's search of the file's own directory. */
-	snprintf(s->debuginfo_path, n, "%s%s%s", env && *env ? ":" : "", env && *env ? env : "",
-	         tail);
 	s->callbacks = (Dwfl_Callbacks){
 	    .find_elf = dwfl_build_id_find_elf,
-	    .find_debuginfo = dwfl_standard_find_debuginfo,
+	    .find_debuginfo = find_debuginfo,
 	    .debuginfo_path = &s->debuginfo_path,
 	};
 	return 0;
