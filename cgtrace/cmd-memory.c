@@ -125,6 +125,8 @@ static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_
 	struct cli_buf b = {0};
 	struct cli_jw w;
 	size_t shown = bounded && top && top < r->n_breakdown ? top : r->n_breakdown;
+	/* Past what the report kept (cgtrace_memory_analyze_largest), the rest it summed. */
+	uint64_t rest = r->rest_bytes;
 	cli_jw_init(&w, &b);
 	cli_jw_begin_object(&w);
 	cli_jw_key(&w, "summary");
@@ -140,14 +142,13 @@ static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_
 		json_live(&w, &r->peak_breakdown[i], sites);
 	cli_jw_end_array(&w);
 	if (bounded) {
-		uint64_t rest = 0;
 		for (size_t i = shown; i < r->n_breakdown; i++)
 			rest = rest + r->peak_breakdown[i].bytes < rest
 				       ? UINT64_MAX
 				       : rest + r->peak_breakdown[i].bytes;
 		cli_jw_key(&w, "peak_breakdown_rest");
 		cli_jw_begin_object(&w);
-		cli_jw_key_u64(&w, "count", r->n_breakdown - shown);
+		cli_jw_key_u64(&w, "count", r->n_at_peak - shown);
 		cli_jw_key_u64(&w, "bytes", rest);
 		cli_jw_end_object(&w);
 	}
@@ -206,9 +207,9 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 	}
 	size_t shown = top && top < r->n_breakdown ? top : r->n_breakdown;
 	printf("\nLive at the peak (%zu allocations):\n%14s  %-10s %-10s %-18s %-10s %*s%s\n",
-	       r->n_breakdown, "bytes", "device", "category", "op_name", "span", sites ? -18 : 0,
+	       r->n_at_peak, "bytes", "device", "category", "op_name", "span", sites ? -18 : 0,
 	       "tensor_id", sites ? " site" : "");
-	uint64_t rest = 0;
+	uint64_t rest = r->rest_bytes;
 	for (size_t i = 0; i < r->n_breakdown; i++) {
 		const struct cgtrace_live_alloc *l = &r->peak_breakdown[i];
 		if (i >= shown) {
@@ -223,9 +224,9 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 		       l->device, cgtrace_category_name(l->category), l->op_name ? l->op_name : "-",
 		       l->span_id, sites ? -18 : 0, l->tensor_id, sites ? " " : "", name);
 	}
-	if (shown < r->n_breakdown)
+	if (shown < r->n_at_peak)
 		printf("%14s  ... and %s more allocations (--top 0 lists all)\n",
-		       cli_bytes(a, rest, exact), cli_count(b, r->n_breakdown - shown));
+		       cli_bytes(a, rest, exact), cli_count(b, r->n_at_peak - shown));
 	print_groups(r, exact);
 }
 
@@ -239,8 +240,10 @@ static int run(int argc, char **argv)
 	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
 	if (!doc)
 		return CLI_FAIL;
+	/* A list of the top largest needs no array of every allocation at the peak. */
 	struct cgtrace_memory_report *rep;
-	if (cgtrace_memory_analyze(doc, &rep) < 0) {
+	size_t largest = a.json && !a.top_given ? 0 : a.top;
+	if (cgtrace_memory_analyze_largest(doc, largest, &rep) < 0) {
 		fprintf(stderr, "%s: out of memory\n", path);
 		cgtrace_doc_free(doc);
 		return CLI_FAIL;

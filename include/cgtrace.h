@@ -624,6 +624,13 @@ struct cgtrace_memory_report {
 
 /* The format's memory analysis. Free the report with cgtrace_memory_report_free. */
 int cgtrace_memory_analyze(const struct cgtrace_doc *doc, struct cgtrace_memory_report **out);
+/*
+ * The same, its peak breakdown the max largest allocations live at the
+ * peak (0: all), the others in n_rest, rest_bytes and op_groups: what a
+ * reader that lists a few needs, without an array of them all.
+ */
+int cgtrace_memory_analyze_largest(const struct cgtrace_doc *doc, size_t max,
+				   struct cgtrace_memory_report **out);
 void cgtrace_memory_report_free(struct cgtrace_memory_report *report);
 
 struct cgtrace_timeline_point {

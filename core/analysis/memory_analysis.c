@@ -175,6 +175,12 @@ CG_EXPORT int cgtrace_memory_analyze(const struct cgtrace_doc *d,
 	return cg_memory_analyze(d, out, CG_BREAKDOWN_ALL);
 }
 
+CG_EXPORT int cgtrace_memory_analyze_largest(const struct cgtrace_doc *d, size_t max,
+					     struct cgtrace_memory_report **out)
+{
+	return cg_memory_analyze(d, out, max ? max : CG_BREAKDOWN_ALL);
+}
+
 CG_EXPORT void cgtrace_memory_report_free(struct cgtrace_memory_report *rep)
 {
 	if (!rep)
