@@ -33,7 +33,8 @@ static int by_bytes(const void *a, const void *b)
 
 void cg_op_groups_sort(struct cgtrace_op_group *g, size_t n)
 {
-	qsort(g, n, sizeof(*g), by_bytes);
+	if (n)
+		qsort(g, n, sizeof(*g), by_bytes);
 }
 
 CG_EXPORT int cgtrace_memory_peak_by_op(const struct cgtrace_memory_report *rep,

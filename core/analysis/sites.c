@@ -175,7 +175,8 @@ CG_EXPORT int cgtrace_stack_stats(const struct cgtrace_doc *d, struct cgtrace_st
 		free(a.v);
 		return r;
 	}
-	qsort(a.v, a.n, sizeof(*a.v), stat_cmp);
+	if (a.n)
+		qsort(a.v, a.n, sizeof(*a.v), stat_cmp);
 	*out = a.v;
 	*n = a.n;
 	return 0;
