@@ -46,21 +46,20 @@ CG_EXPORT int cgtrace_doc_live_cells(const struct cgtrace_doc *d, const char *de
 	if (dev < 0)
 		return -ENOENT;
 	uint64_t lo = 0, hi = 0;
-	struct cg_stream *own = NULL, *st = cg_stream_of(d);
-	if (!st) {
-		int r = cg_replay_run(d, NULL, &own);
-		if (r < 0)
-			return r;
-		st = own;
+	const struct cg_stream *st;
+	struct cg_stream *own;
+	int r = cg_replay_or_stream(d, &st, &own);
+	if (r < 0)
+		return r;
+	/* Every device's cells line up: the trace's span, not the device's. */
+	if (own)
 		full_time(d, &lo, &hi);
-	} else {
-		/* Every device's cells line up: the trace's span, not the device's. */
+	else
 		cg_stream_time(st, &lo, &hi);
-	}
 	const struct cg_stream_dev *dv =
 		(size_t)dev < st->devs.len ? CG_VEC_AT(&st->devs, struct cg_stream_dev, dev) : NULL;
 	const struct cg_peak_series *s = dv ? &dv->series : NULL;
-	int r = s && s->any ? 0 : -ENOENT;
+	r = s && s->any ? 0 : -ENOENT;
 	if (r == 0) {
 		cg_series_cells(s, lo, hi, out, (unsigned)n);
 		*t0 = lo;

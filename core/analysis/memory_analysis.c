@@ -157,14 +157,11 @@ int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **o
 int cg_memory_analyze(const struct cgtrace_doc *d, struct cgtrace_memory_report **out,
 		      size_t breakdown)
 {
-	const struct cg_stream *s = cg_stream_of(d);
-	if (s)
-		return cg_memory_report(s, out, breakdown);
+	const struct cg_stream *s;
 	struct cg_stream *own;
-	int ret = cg_replay_run(d, NULL, &own);
-	if (ret < 0)
-		return ret;
-	ret = cg_memory_report(own, out, breakdown);
+	int ret = cg_replay_or_stream(d, &s, &own);
+	if (ret == 0)
+		ret = cg_memory_report(s, out, breakdown);
 	cg_stream_free(own);
 	return ret;
 }

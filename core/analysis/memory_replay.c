@@ -15,6 +15,7 @@
 #include "doc_stacks.h"
 #include "doc_view.h"
 #include "memory_order.h"
+#include "stream_sink.h"
 
 /* An analysis for d, every device made, capacities from all the checkpoints. */
 static int replay_open(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
@@ -89,6 +90,18 @@ int cg_replay_run(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
 	}
 	*out = s;
 	return 0;
+}
+
+int cg_replay_or_stream(const struct cgtrace_doc *d, const struct cg_stream **s,
+			struct cg_stream **own)
+{
+	*own = NULL;
+	*s = cg_stream_of(d);
+	if (*s)
+		return 0;
+	int ret = cg_replay_run(d, NULL, own);
+	*s = *own;
+	return ret;
 }
 
 /* ---- one record at a time ---- */

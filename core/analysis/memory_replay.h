@@ -24,6 +24,14 @@ struct cgtrace_doc;
 int cg_replay_run(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
 		  struct cg_stream **out);
 
+/*
+ * The document's analysis: a streamed read's own, else one replayed now
+ * into *own, which the caller frees (NULL when none was made). 0 or a
+ * -errno, as cg_replay_run.
+ */
+int cg_replay_or_stream(const struct cgtrace_doc *d, const struct cg_stream **s,
+			struct cg_stream **own);
+
 /* The same one record at a time, saying what each did (a view's replay, core/view). */
 struct cg_replay {
 	const struct cgtrace_doc *doc;

@@ -131,13 +131,13 @@ static int walk(const struct cg_stream *s, cgtrace_stack_stat_fn fn, void *user)
 CG_EXPORT int cgtrace_stack_stats_each(const struct cgtrace_doc *d, cgtrace_stack_stat_fn fn,
 				       void *user)
 {
-	struct cg_stream *own = NULL;
 	if (d->stacks_light)
 		return -ENODATA;
-	const struct cg_stream *s = cg_stream_of(d);
-	int r = s ? 0 : cg_replay_run(d, NULL, &own);
+	const struct cg_stream *s;
+	struct cg_stream *own;
+	int r = cg_replay_or_stream(d, &s, &own);
 	if (r == 0)
-		r = walk(s ? s : own, fn, user);
+		r = walk(s, fn, user);
 	cg_stream_free(own);
 	return r;
 }
@@ -161,15 +161,15 @@ CG_EXPORT int cgtrace_stack_stats(const struct cgtrace_doc *d, struct cgtrace_st
 	*n = 0;
 	if (d->stacks_light)
 		return -ENODATA;
-	struct cg_stream *own = NULL;
-	const struct cg_stream *s = cg_stream_of(d);
-	int r = s ? 0 : cg_replay_run(d, NULL, &own);
-	size_t len = r == 0 ? (s ? s : own)->figs.figs.len : 0;
+	const struct cg_stream *s;
+	struct cg_stream *own;
+	int r = cg_replay_or_stream(d, &s, &own);
+	size_t len = r == 0 ? s->figs.figs.len : 0;
 	struct stat_array a = {len ? calloc(len, sizeof(*a.v)) : NULL, 0};
 	if (r == 0 && len && !a.v)
 		r = -ENOMEM;
 	if (r == 0 && len)
-		r = walk(s ? s : own, push_stat, &a);
+		r = walk(s, push_stat, &a);
 	cg_stream_free(own);
 	if (r < 0) {
 		free(a.v);
