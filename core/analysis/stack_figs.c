@@ -104,8 +104,7 @@ void cg_stack_figs_unindex(struct cg_stack_figs *f)
 
 void cg_stack_figs_free(struct cg_stack_figs *f)
 {
+	cg_stack_figs_unindex(f);
 	cg_vec_free(&f->figs, sizeof(struct cg_stack_fig));
-	cg_vec_free(&f->direct, sizeof(uint32_t));
-	cg_map_free(&f->far);
 	cg_map_free(&f->next);
 }

@@ -80,7 +80,10 @@ static int tree_rules(const struct cgtrace_doc *d, const struct cg_rec_memory *m
 	if (id < n)
 		return FAIL("stack %llu with %llu new frames: its stacks would start below 1",
 			    (unsigned long long)id, (unsigned long long)n);
-	for (uint64_t k = id - n + 1; k < id && !cg_stack_ids_all_new(d, id - n + 1, id); k++)
+	/* In id order, ids past the last defined are new: no lookup each. */
+	uint64_t first = id - n + 1;
+	bool fresh = cg_stack_ids_all_new(d, first);
+	for (uint64_t k = first; !fresh && k < id; k++)
 		if (find(d, k) >= 0)
 			return FAIL("stack %llu defined twice", (unsigned long long)k);
 	*parent_depth = p ? depth_of(d, p) : 0;

@@ -78,9 +78,8 @@ long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id)
 	return d->stacks_light || d->stack_unordered ? find_dense(d, id) : find_ordered(d, id);
 }
 
-bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first, uint64_t last)
+bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first)
 {
-	(void)last;
 	return !d->stacks_light && !d->stack_unordered && first > d->stack_last_id;
 }
 

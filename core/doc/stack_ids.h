@@ -19,8 +19,8 @@ struct cgtrace_doc;
 
 /* The node index of id (a light document's depth), -1: not defined. */
 long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id);
-/* True when ids first ... last are surely undefined, without a lookup each. */
-bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first, uint64_t last);
+/* True when every id from first on is surely undefined, without a lookup each. */
+bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first);
 /* A light document's id and its depth; 0 or -ENOMEM. */
 int cg_stack_ids_put_depth(struct cgtrace_doc *d, uint64_t id, uint32_t depth);
 /* The ids of definition def (the last one pushed), indexed; 0 or -ENOMEM. */
