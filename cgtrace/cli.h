@@ -81,13 +81,13 @@ bool cli_by_bytes(enum cli_by by);
 /* The most frames one stack has (docs/stacks.md). */
 #define CLI_STACK_FRAMES_MAX 1024
 
-/* A stack resolved on demand, by id (sites.c's table). */
 /* A resolved frame's code (cgtrace_frame_code), worked out once per frame. */
 struct cli_frame_code {
 	const struct cgtrace_frame *frame; /* NULL: an empty slot */
 	enum cgtrace_code code;
 };
 
+/* A stack resolved on demand, by id (sites.c's table). */
 struct cli_stack_ref {
 	uint64_t id; /* 0: an empty slot */
 	struct cgtrace_resolved_stack st;

@@ -116,12 +116,52 @@ static int refs_grow(struct cli_sites *s)
 	return 0;
 }
 
-/* Stack id's frames resolved into a new array, with its site. */
-static enum cgtrace_code code_of(struct cli_sites *s, const struct cgtrace_frame *f);
-
-/* The first of n addresses with a frame in the user's code (n: none), as cli_sites_site looks. */
-static size_t site_address(struct cli_sites *s, size_t n, uint64_t ns)
+static size_t code_slot(const struct cli_sites *s, const struct cgtrace_frame *f)
 {
+	size_t i = (size_t)(((uintptr_t)f * 0x9e3779b97f4a7c15ull) >> 24) & (s->cap_codes - 1);
+	while (s->codes[i].frame && s->codes[i].frame != f)
+		i = (i + 1) & (s->cap_codes - 1);
+	return i;
+}
+
+/*
+ * The frame's code, matched against the rules once per frame: a
+ * framework's hundreds of thousands of stacks share some 10^5 frames.
+ */
+static enum cgtrace_code code_of(struct cli_sites *s, const struct cgtrace_frame *f)
+{
+	if ((s->n_codes + 1) * 2 > s->cap_codes) {
+		struct cli_frame_code *old = s->codes;
+		size_t old_cap = s->cap_codes, cap = old_cap ? old_cap * 2 : 1024;
+		struct cli_frame_code *codes = calloc(cap, sizeof(*codes));
+		if (!codes)
+			return cgtrace_frame_code(f);
+		s->codes = codes;
+		s->cap_codes = cap;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].frame)
+				s->codes[code_slot(s, old[i].frame)] = old[i];
+		free(old);
+	}
+	size_t i = code_slot(s, f);
+	if (!s->codes[i].frame) {
+		s->codes[i] = (struct cli_frame_code){f, cgtrace_frame_code(f)};
+		s->n_codes++;
+	}
+	return s->codes[i].code;
+}
+
+/*
+ * The first of the n addresses of s->addrs with a frame in the user's
+ * code, and that frame in *site (n and NULL: none). It passes, without
+ * resolving them, the addresses of modules whose frames are never the
+ * user's (the C library under malloc, whose debug information alone is
+ * 12 MB to read): most stacks reach a frame of the user's before the end.
+ */
+static size_t site_address(struct cli_sites *s, size_t n, uint64_t ns,
+			   const struct cgtrace_frame **site)
+{
+	*site = NULL;
 	for (size_t k = 0; k < n; k++) {
 		const struct cgtrace_module *m = cgtrace_symbols_module(s->syms, s->addrs[k], ns);
 		if (m && !cgtrace_module_may_be_user_code(m->path))
@@ -131,18 +171,22 @@ static size_t site_address(struct cli_sites *s, size_t n, uint64_t ns)
 		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &nf) < 0)
 			return n;
 		for (size_t j = 0; j < nf; j++)
-			if (code_of(s, &f[j]) == CGTRACE_CODE_USER)
+			if (code_of(s, &f[j]) == CGTRACE_CODE_USER) {
+				*site = &f[j];
 				return k;
+			}
 	}
 	return n;
 }
 
+/* Stack id's frames resolved into a new array, with its site. */
 static int resolve(struct cli_sites *s, uint64_t id, struct cgtrace_resolved_stack *out)
 {
 	uint64_t ns = 0;
 	size_t n = cgtrace_doc_stack_frames(s->doc, id, s->addrs, CLI_STACK_FRAMES_MAX, &ns);
 	/* From the site outward only: the frames below it are never looked at then. */
-	size_t k0 = s->from_site ? site_address(s, n, ns) : 0;
+	const struct cgtrace_frame *site;
+	size_t k0 = s->from_site ? site_address(s, n, ns, &site) : 0;
 	if (k0 == n)
 		k0 = 0;
 	const uint64_t *addrs = s->addrs + k0;
@@ -179,42 +223,6 @@ const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64
 	return &s->refs[i].st;
 }
 
-static size_t code_slot(const struct cli_sites *s, const struct cgtrace_frame *f)
-{
-	size_t i = (size_t)(((uintptr_t)f * 0x9e3779b97f4a7c15ull) >> 24) & (s->cap_codes - 1);
-	while (s->codes[i].frame && s->codes[i].frame != f)
-		i = (i + 1) & (s->cap_codes - 1);
-	return i;
-}
-
-/*
- * The frame's code, matched against the rules once per frame: a
- * framework's hundreds of thousands of stacks share some 10^5 frames.
- */
-static enum cgtrace_code code_of(struct cli_sites *s, const struct cgtrace_frame *f)
-{
-	if ((s->n_codes + 1) * 2 > s->cap_codes) {
-		struct cli_sites o = *s;
-		s->cap_codes = o.cap_codes ? o.cap_codes * 2 : 1024;
-		s->codes = calloc(s->cap_codes, sizeof(*s->codes));
-		if (!s->codes) {
-			s->codes = o.codes;
-			s->cap_codes = o.cap_codes;
-			return cgtrace_frame_code(f);
-		}
-		for (size_t i = 0; i < o.cap_codes; i++)
-			if (o.codes[i].frame)
-				s->codes[code_slot(s, o.codes[i].frame)] = o.codes[i];
-		free(o.codes);
-	}
-	size_t i = code_slot(s, f);
-	if (!s->codes[i].frame) {
-		s->codes[i] = (struct cli_frame_code){f, cgtrace_frame_code(f)};
-		s->n_codes++;
-	}
-	return s->codes[i].code;
-}
-
 /*
  * cgtrace_frames_site without resolving the whole stack: address by
  * address from the innermost, stopping at the first frame in the user's
@@ -224,20 +232,10 @@ const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id)
 {
 	uint64_t ns = 0;
 	size_t n = id ? cgtrace_doc_stack_frames(s->doc, id, s->addrs, CLI_STACK_FRAMES_MAX, &ns) : 0;
-	/*
-	 * First past the modules whose frames are never the user's (the C
-	 * library under malloc, whose debug information alone is 12 MB to
-	 * read): most stacks reach a frame of the user's before the end.
-	 */
-	size_t k = site_address(s, n, ns);
-	if (k < n) {
-		const struct cgtrace_frame *f;
-		size_t nf;
-		cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &nf);
-		for (size_t j = 0; j < nf; j++)
-			if (code_of(s, &f[j]) == CGTRACE_CODE_USER)
-				return &f[j];
-	}
+	const struct cgtrace_frame *site;
+	site_address(s, n, ns, &site);
+	if (site)
+		return site;
 	/* None: the first frame outside the allocator, else the outermost. */
 	const struct cgtrace_frame *outside = NULL, *last = NULL;
 	for (size_t a = 0; a < n; a++) {
