@@ -7,6 +7,7 @@
  * per row as the figures are walked, never a copy per stack.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,21 +101,33 @@ static int frames_grow(struct site_rows *t)
 	return 0;
 }
 
-static int texts_grow(struct site_rows *t)
+/*
+ * The table grown to twice its slots (1024 at first), over n entries of
+ * stride bytes from base, each with its hash at offset off.
+ */
+static int tab_grow(struct tab *tab, const void *base, size_t n, size_t stride, size_t off)
 {
-	size_t cap = t->by_text.cap ? t->by_text.cap * 2 : 1024;
+	size_t cap = tab->cap ? tab->cap * 2 : 1024;
 	uint32_t *slot = calloc(cap, sizeof(*slot));
 	if (!slot)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->n_names; i++) {
-		size_t j = t->names[i].hash & (cap - 1);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h;
+		memcpy(&h, (const char *)base + i * stride + off, sizeof(h));
+		size_t j = h & (cap - 1);
 		while (slot[j])
 			j = (j + 1) & (cap - 1);
 		slot[j] = (uint32_t)i + 1;
 	}
-	free(t->by_text.slot);
-	t->by_text = (struct tab){slot, cap, t->n_names};
+	free(tab->slot);
+	*tab = (struct tab){slot, cap, n};
 	return 0;
+}
+
+static int texts_grow(struct site_rows *t)
+{
+	return tab_grow(&t->by_text, t->names, t->n_names, sizeof(*t->names),
+			offsetof(struct name, hash));
 }
 
 /* The name's index, the text added (and owned) when new; -ENOMEM. */
@@ -180,19 +193,7 @@ static void add(struct cgtrace_stack_stat *to, const struct cgtrace_stack_stat *
 
 static int rows_grow(struct site_rows *t)
 {
-	size_t cap = t->by_row.cap ? t->by_row.cap * 2 : 1024;
-	uint32_t *slot = calloc(cap, sizeof(*slot));
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n_rows; i++) {
-		size_t j = t->rows[i].hash & (cap - 1);
-		while (slot[j])
-			j = (j + 1) & (cap - 1);
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(t->by_row.slot);
-	t->by_row = (struct tab){slot, cap, t->n_rows};
-	return 0;
+	return tab_grow(&t->by_row, t->rows, t->n_rows, sizeof(*t->rows), offsetof(struct row, hash));
 }
 
 static int row_append(struct site_rows *t, const struct cli_site_row *row, uint32_t name,
