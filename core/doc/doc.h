@@ -233,7 +233,7 @@ struct cgtrace_doc {
 	struct cg_map stack_by_id; /* sparse stack ids -> node index (light: depth) */
 	struct cg_vec stack_dense; /* unordered: uint32_t by stack id below 2^24: the same + 1 */
 	struct cg_vec stack_coarse; /* ordered: uint32_t per 64 ids (stack_ids.c) */
-	uint64_t stack_last_id;     /* ordered: the last id defined */
+	uint64_t stack_last_id;     /* ordered: the last id defined; light: the largest */
 	bool stack_unordered;       /* a definition came out of id order (stack_ids.h) */
 	struct cg_vec stack_views; /* struct cgtrace_stack *, made by the public lookups */
 	struct cg_map stack_view_map; /* node index -> index in stack_views */

@@ -24,7 +24,7 @@ static long find(const struct cgtrace_doc *d, uint64_t id)
 
 bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id)
 {
-	return find(d, id) >= 0;
+	return cg_stack_ids_known(d, id);
 }
 
 static const struct cg_stack_node *node_at(const struct cgtrace_doc *d, uint32_t i)
@@ -101,14 +101,10 @@ static int add_light(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
 	uint32_t n = m->n_stack_frames;
 	if (!m->has_stack_parent) {
 		d->n_stack_ids++;
-		return cg_stack_ids_put_depth(d, m->stack, n);
+		return cg_stack_ids_put_depths(d, m->stack, 1, n);
 	}
-	uint64_t first = m->stack - n + 1;
-	for (uint64_t id = first; id <= m->stack; id++)
-		if (cg_stack_ids_put_depth(d, id, parent_depth + (uint32_t)(id - first) + 1) < 0)
-			return -ENOMEM;
-	d->n_stack_ids += m->stack - first + 1;
-	return 0;
+	d->n_stack_ids += n;
+	return cg_stack_ids_put_depths(d, m->stack - n + 1, n, parent_depth + 1);
 }
 
 /*
@@ -200,7 +196,8 @@ int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint
                       uint32_t *stack, char *err, size_t errlen)
 {
 	*stack = 0;
-	long at = m->stack ? find(d, m->stack) : -1;
+	long at = !m->stack ? -1 : d->stacks_light ? (cg_stack_ids_known(d, m->stack) ? 0 : -1)
+						 : find(d, m->stack);
 	int r = cg_rule_stack(m, at >= 0, err, errlen);
 	if (r < 0)
 		return r;

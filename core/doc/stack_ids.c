@@ -73,6 +73,17 @@ static long find_dense(const struct cgtrace_doc *d, uint64_t id)
 	return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
 }
 
+bool cg_stack_ids_known(const struct cgtrace_doc *d, uint64_t id)
+{
+	/*
+	 * A light document whose ids so far are 1 to the largest, each once
+	 * (a second definition is refused), knows them without a lookup.
+	 */
+	if (d->stacks_light && id && id <= d->stack_last_id && d->n_stack_ids == d->stack_last_id)
+		return true;
+	return cg_stack_ids_find(d, id) >= 0;
+}
+
 long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id)
 {
 	return d->stacks_light || d->stack_unordered ? find_dense(d, id) : find_ordered(d, id);
@@ -80,7 +91,8 @@ long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id)
 
 bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first)
 {
-	return !d->stacks_light && !d->stack_unordered && first > d->stack_last_id;
+	/* A light document's stack_last_id is the largest id defined, in any order. */
+	return (d->stacks_light || !d->stack_unordered) && first > d->stack_last_id;
 }
 
 static size_t dense_elem(const struct cgtrace_doc *d)
@@ -116,9 +128,25 @@ static int put(struct cgtrace_doc *d, uint64_t id, uint32_t val)
 	return *v == LIGHT_DEEP ? cg_map_put(&d->stack_by_id, id, val) : 0;
 }
 
-int cg_stack_ids_put_depth(struct cgtrace_doc *d, uint64_t id, uint32_t depth)
+int cg_stack_ids_put_depths(struct cgtrace_doc *d, uint64_t first, uint64_t n, uint32_t depth)
 {
-	return put(d, id, depth);
+	uint64_t last = first + n - 1;
+	if (last > d->stack_last_id)
+		d->stack_last_id = last;
+	/* A tree definition's depths run on by one: a byte each, the array grown once. */
+	if (last < DENSE_MAX && depth + n < LIGHT_DEEP - 1) {
+		int r = put(d, last, depth + (uint32_t)n - 1);
+		uint8_t *v = (uint8_t *)d->stack_dense.p + first;
+		for (uint64_t k = 0; r == 0 && k + 1 < n; k++)
+			v[k] = (uint8_t)(depth + k + 1);
+		return r;
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		int r = put(d, first + k, depth + (uint32_t)k);
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }
 
 static int put_def(struct cgtrace_doc *d, const struct cg_stack_def *def)

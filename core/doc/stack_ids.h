@@ -19,10 +19,12 @@ struct cgtrace_doc;
 
 /* The node index of id (a light document's depth), -1: not defined. */
 long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id);
+/* Whether id is defined. */
+bool cg_stack_ids_known(const struct cgtrace_doc *d, uint64_t id);
 /* True when every id from first on is surely undefined, without a lookup each. */
 bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first);
-/* A light document's id and its depth; 0 or -ENOMEM. */
-int cg_stack_ids_put_depth(struct cgtrace_doc *d, uint64_t id, uint32_t depth);
+/* A light document's ids first.. (n of them) and their depths, depth and on by one; 0 or -ENOMEM. */
+int cg_stack_ids_put_depths(struct cgtrace_doc *d, uint64_t first, uint64_t n, uint32_t depth);
 /* The ids of definition def (the last one pushed), indexed; 0 or -ENOMEM. */
 int cg_stack_ids_add_def(struct cgtrace_doc *d, uint32_t def);
 void cg_stack_ids_free(struct cgtrace_doc *d);
