@@ -161,40 +161,33 @@ for n in $sizes; do
 
 	pt=$(main_trace "$tmp/probe") p0=$(main_trace "$tmp/probe0")
 	ht=$(find "$tmp/heaptrack" -maxdepth 1 -type f -name 'ht*' | head -n 1)
-	: >"$tmp/hp.runs"
+	# The readers in rounds, each round every reader once: a machine whose
+	# speed drifts moves every reader's median alike.
+	readers="hp top memory leaks report brief brief0"
+	for r in $readers; do : >"$tmp/$r.runs"; done
 	i=0
 	while [ "$i" -lt "$runs" ]; do
 		i=$((i + 1))
-		timed "$tmp/hp.runs" heaptrack_print "$ht"
+		for r in $readers; do
+			case $r in
+			hp) timed "$tmp/$r.runs" heaptrack_print "$ht" ;;
+			report) timed "$tmp/$r.runs" "$cgtrace" report -o "$tmp/r.html" "$pt" ;;
+			brief) timed "$tmp/$r.runs" "$cgtrace" summary --brief "$pt" ;;
+			brief0) timed "$tmp/$r.runs" "$cgtrace" summary --brief "$p0" ;;
+			*) timed "$tmp/$r.runs" "$cgtrace" "$r" "$pt" ;;
+			esac
+		done
 	done
 	hp_w=$(median "$tmp/hp.runs" 1) hp_k=$(median "$tmp/hp.runs" 2)
 	printf '%-26s %10s %10s %22s\n' "reader" "wall s" "peak MiB" "vs heaptrack_print"
 	printf '%-26s %10s %10s\n' "heaptrack_print" "$hp_w" "$(mib "$hp_k")"
 	for cmd in top memory leaks report; do
-		: >"$tmp/c.runs"
-		i=0
-		while [ "$i" -lt "$runs" ]; do
-			i=$((i + 1))
-			case $cmd in
-			report) timed "$tmp/c.runs" "$cgtrace" report -o "$tmp/r.html" "$pt" ;;
-			*) timed "$tmp/c.runs" "$cgtrace" "$cmd" "$pt" ;;
-			esac
-		done
-		w=$(median "$tmp/c.runs" 1) k=$(median "$tmp/c.runs" 2)
+		w=$(median "$tmp/$cmd.runs" 1) k=$(median "$tmp/$cmd.runs" 2)
 		printf '%-26s %10s %10s %10s x time %5s x RSS\n' "cgtrace $cmd" "$w" "$(mib "$k")" \
 			"$(ratio "$w" "$hp_w")" "$(ratio "$k" "$hp_k")"
 	done
-	for t in "$pt" "$p0"; do
-		: >"$tmp/c.runs"
-		i=0
-		while [ "$i" -lt "$runs" ]; do
-			i=$((i + 1))
-			timed "$tmp/c.runs" "$cgtrace" summary --brief "$t"
-		done
-		echo "$(median "$tmp/c.runs" 1) $(median "$tmp/c.runs" 2)" >"$tmp/brief.$(basename "$(dirname "$t")")"
-	done
-	read -r bw bk <"$tmp/brief.probe"
-	read -r b0w b0k <"$tmp/brief.probe0"
+	bw=$(median "$tmp/brief.runs" 1) bk=$(median "$tmp/brief.runs" 2)
+	b0w=$(median "$tmp/brief0.runs" 1) b0k=$(median "$tmp/brief0.runs" 2)
 	printf '%-26s %10s %10s %10s x time %5s x RSS (target <= 1.1 of depth 0: %s s, %s MiB)\n' \
 		"cgtrace summary --brief" "$bw" "$(mib "$bk")" "$(ratio "$bw" "$b0w")" "$(ratio "$bk" "$b0k")" \
 		"$b0w" "$(mib "$b0k")"

@@ -171,9 +171,11 @@ struct cg_stack_def {
 	uint64_t ns;
 	uint64_t first_id;    /* the id of the outermost new node (a flat one's only id) */
 	uint32_t first_node;
-	uint16_t n;           /* CG_STACK_FRAMES_MAX at most */
-	bool tree;
+	uint32_t n : 11;      /* CG_STACK_FRAMES_MAX at most */
+	uint32_t tree : 1;
+	uint32_t base : 11;   /* a tree's: its parent's frames, so a node's depth needs no walk */
 };
+_Static_assert(CG_STACK_FRAMES_MAX < 2048, "n and base are 11 bits");
 
 /* A module of the list, and the memory record (its index) that carried it. */
 struct cg_doc_module {

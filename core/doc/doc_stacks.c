@@ -55,15 +55,16 @@ static long addr_index(struct cgtrace_doc *d, uint64_t addr)
 /* The number of frames of stack id (0: not defined). */
 static uint32_t depth_of(const struct cgtrace_doc *d, uint64_t id)
 {
-	long v = id ? find(d, id) : -1;
+	const struct cg_stack_def *def;
+	long v = id ? cg_stack_ids_find_def(d, id, &def) : -1;
 	if (v < 0)
 		return 0;
 	if (d->stacks_light)
 		return (uint32_t)v;
-	uint32_t n = 0;
-	for (uint32_t i = (uint32_t)v + 1; i; i = node_at(d, i - 1)->parent)
-		n++;
-	return n;
+	if (!def)
+		def = cg_doc_node_def(d, (uint32_t)v + 1);
+	/* A tree's nodes run on from its parent's depth; a flat one's id is its last node. */
+	return def->tree ? def->base + (uint32_t)v - def->first_node + 1 : def->n;
 }
 
 #define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -EBADMSG)
@@ -112,7 +113,7 @@ static int add_light(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint3
  * and its ids: every node of a tree definition, the last of a flat one.
  */
 static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
-		     uint32_t *out)
+		     uint32_t parent_depth, uint32_t *out)
 {
 	uint32_t n = m->n_stack_frames;
 	uint64_t first = m->has_stack_parent ? m->stack - n + 1 : m->stack;
@@ -138,8 +139,9 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	    .ns = m->timestamp_ns,
 	    .first_id = first,
 	    .first_node = (uint32_t)d->stack_nodes.len,
-	    .n = (uint16_t)n,
+	    .n = n,
 	    .tree = m->has_stack_parent,
+	    .base = m->has_stack_parent ? parent_depth : 0,
 	};
 	for (uint32_t k = n; k-- > 0;) {
 		long frame = addr_index(d, m->stack_frames[k]);
@@ -207,7 +209,7 @@ int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint
 	if (m->n_stack_frames && d->stacks_light)
 		r = add_light(d, m, parent_depth);
 	else if (m->n_stack_frames)
-		r = add_nodes(d, m, rec, stack);
+		r = add_nodes(d, m, rec, parent_depth, stack);
 	else if (at >= 0 && !d->stacks_light)
 		*stack = (uint32_t)at + 1;
 	return r < 0 ? r : add_modules(d, m, rec);

@@ -31,8 +31,8 @@ static uint32_t def_node_of(const struct cg_stack_def *def, uint64_t id)
 			 : def->first_node + def->n - 1;
 }
 
-/* In order: the last definition whose first id is at or before id, if it names id. */
-static long find_ordered(const struct cgtrace_doc *d, uint64_t id)
+/* In order: the last definition whose first id is at or before id, if it names id (*out). */
+static long find_ordered(const struct cgtrace_doc *d, uint64_t id, const struct cg_stack_def **out)
 {
 	const uint32_t *coarse = d->stack_coarse.p;
 	uint64_t b = id >> COARSE_SHIFT;
@@ -52,7 +52,10 @@ static long find_ordered(const struct cgtrace_doc *d, uint64_t id)
 			hi = mid;
 	}
 	const struct cg_stack_def *def = def_at(d, lo);
-	return id <= def_last_id(def) ? (long)def_node_of(def, id) : -1;
+	if (id > def_last_id(def))
+		return -1;
+	*out = def;
+	return (long)def_node_of(def, id);
 }
 
 static long find_dense(const struct cgtrace_doc *d, uint64_t id)
@@ -84,9 +87,16 @@ bool cg_stack_ids_known(const struct cgtrace_doc *d, uint64_t id)
 	return cg_stack_ids_find(d, id) >= 0;
 }
 
+long cg_stack_ids_find_def(const struct cgtrace_doc *d, uint64_t id, const struct cg_stack_def **def)
+{
+	*def = NULL;
+	return d->stacks_light || d->stack_unordered ? find_dense(d, id) : find_ordered(d, id, def);
+}
+
 long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id)
 {
-	return d->stacks_light || d->stack_unordered ? find_dense(d, id) : find_ordered(d, id);
+	const struct cg_stack_def *def;
+	return cg_stack_ids_find_def(d, id, &def);
 }
 
 bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first)

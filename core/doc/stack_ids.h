@@ -19,6 +19,9 @@ struct cgtrace_doc;
 
 /* The node index of id (a light document's depth), -1: not defined. */
 long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id);
+struct cg_stack_def;
+/* As cg_stack_ids_find, with the definition where the index has it at hand (else NULL). */
+long cg_stack_ids_find_def(const struct cgtrace_doc *d, uint64_t id, const struct cg_stack_def **def);
 /* Whether id is defined. */
 bool cg_stack_ids_known(const struct cgtrace_doc *d, uint64_t id);
 /* True when every id from first on is surely undefined, without a lookup each. */
