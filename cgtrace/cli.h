@@ -19,6 +19,18 @@
 	{.name = "bytes", .offset = offsetof(type, member),                                 \
 	 .help = "exact byte counts instead of KiB/MiB/GiB"}
 
+/*
+ * --site: where a stack with Python frames has its site (docs/symbols.md):
+ * among them (python, the default) or by the native frames alone.
+ */
+enum cli_site { CLI_SITE_PYTHON, CLI_SITE_NATIVE };
+extern const struct cli_choice cli_site_choices[];
+/* The choice in effect for the process's one command (cli_sites_* read it). */
+extern enum cli_site cli_site_mode;
+#define CLI_OPT_SITE(type, member)                                                           \
+	{.name = "site", .kind = CLI_OPT_CHOICE, .offset = offsetof(type, member),          \
+	 .choices = cli_site_choices}
+
 /* The trace's name in messages: "<stdin>" for "-", as the library names it. */
 const char *cli_path_name(const char *path);
 /* Reads a trace; prints the error on stderr and returns NULL on failure. */
@@ -105,6 +117,7 @@ struct cli_sites {
 	struct cgtrace_symbols *syms;
 	bool several_devices;               /* cli_site_rows saw figures of two devices or more */
 	bool from_site;                     /* stacks resolved from their site outward only */
+	bool python;                        /* the trace's bit-63 frames are Python frames */
 	struct cli_stack_ref *refs;         /* open addressing by id */
 	size_t n_refs, cap_refs;
 	uint64_t *addrs;                    /* room for one stack's return addresses */

@@ -68,6 +68,14 @@ bool cli_by_bytes(enum cli_by by)
 	return by_table[by].bytes;
 }
 
+const struct cli_choice cli_site_choices[] = {
+    {"python", "a stack with Python frames: its innermost in the user's code, else its "
+               "innermost (the default)"},
+    {"native", "the first native frame in the user's code, Python frames passed over"},
+    {NULL, NULL},
+};
+enum cli_site cli_site_mode = CLI_SITE_PYTHON;
+
 static void print_warning(void *user, const char *line)
 {
 	(void)user;
@@ -89,7 +97,20 @@ static int open_symbols(struct cli_sites *s)
 	if (r < 0)
 		return r;
 	s->addrs = malloc(CLI_STACK_FRAMES_MAX * sizeof(*s->addrs));
-	return s->addrs ? 0 : -ENOMEM;
+	if (!s->addrs)
+		return -ENOMEM;
+	s->python = cgtrace_doc_python(s->doc);
+	if (!s->python)
+		return 0;
+	size_t np = cgtrace_doc_py_code_count(s->doc);
+	struct cgtrace_py_code *codes = calloc(np ? np : 1, sizeof(*codes));
+	if (!codes)
+		return -ENOMEM;
+	for (size_t i = 0; i < np; i++)
+		codes[i] = *cgtrace_doc_py_code_at(s->doc, i);
+	r = cgtrace_symbols_python(s->syms, codes, np);
+	free(codes);
+	return r;
 }
 
 static size_t ref_slot(const struct cli_sites *s, uint64_t id)
@@ -158,11 +179,51 @@ static enum cgtrace_code code_of(struct cli_sites *s, const struct cgtrace_frame
  * user's (the C library under malloc, whose debug information alone is
  * 12 MB to read): most stacks reach a frame of the user's before the end.
  */
+static bool py_word(const struct cli_sites *s, uint64_t a)
+{
+	return s->python && (a & CGTRACE_PY_FRAME) && CGTRACE_PY_FRAME_CODE(a);
+}
+
+/*
+ * A stack with Python frames (--site python): the first of them in the
+ * user's code, else the first; n when the stack has none. Python frames
+ * resolve without a module, so this reads no native symbols at all.
+ */
+static size_t python_site(struct cli_sites *s, size_t n, uint64_t ns,
+			  const struct cgtrace_frame **site)
+{
+	size_t first = n;
+	for (size_t k = 0; k < n; k++) {
+		if (!py_word(s, s->addrs[k]))
+			continue;
+		const struct cgtrace_frame *f;
+		size_t nf;
+		if (cgtrace_symbols_resolve(s->syms, s->addrs[k], ns, &f, &nf) < 0)
+			return n;
+		if (code_of(s, f) == CGTRACE_CODE_USER) {
+			*site = f;
+			return k;
+		}
+		if (first == n) {
+			first = k;
+			*site = f;
+		}
+	}
+	return first;
+}
+
 static size_t site_address(struct cli_sites *s, size_t n, uint64_t ns,
 			   const struct cgtrace_frame **site)
 {
 	*site = NULL;
+	if (cli_site_mode == CLI_SITE_PYTHON && s->python) {
+		size_t k = python_site(s, n, ns, site);
+		if (k < n)
+			return k;
+	}
 	for (size_t k = 0; k < n; k++) {
+		if (py_word(s, s->addrs[k]))
+			continue;
 		const struct cgtrace_module *m = cgtrace_symbols_module(s->syms, s->addrs[k], ns);
 		if (m && !cgtrace_module_may_be_user_code(m->path))
 			continue;
@@ -199,7 +260,9 @@ static int resolve(struct cli_sites *s, uint64_t id, struct cgtrace_resolved_sta
 		return -ENOMEM;
 	if (m)
 		cgtrace_symbols_frames(s->syms, addrs, n, ns, f, (size_t)m);
-	*out = (struct cgtrace_resolved_stack){f, (size_t)m, cgtrace_frames_site(f, (size_t)m)};
+	size_t at = cli_site_mode == CLI_SITE_NATIVE ? cgtrace_frames_site_native(f, (size_t)m)
+						     : cgtrace_frames_site(f, (size_t)m);
+	*out = (struct cgtrace_resolved_stack){f, (size_t)m, at};
 	return 0;
 }
 
@@ -244,6 +307,8 @@ const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id)
 		if (cgtrace_symbols_resolve(s->syms, s->addrs[a], ns, &f, &m) < 0)
 			return NULL;
 		for (size_t j = 0; j < m; j++) {
+			if (py_word(s, f[j].address))
+				continue;
 			enum cgtrace_code c = code_of(s, &f[j]);
 			if (c == CGTRACE_CODE_USER)
 				return &f[j];
@@ -331,11 +396,32 @@ void cli_json_frame(struct cli_jw *w, const struct cgtrace_frame *f)
 	cli_jw_end_object(w);
 }
 
+/*
+ * Without --full, a stack with Python frames reads in its Python frames:
+ * the interpreter's evaluation calls that run them are left out.
+ */
+static bool shown(const struct cgtrace_resolved_stack *st, size_t i, bool full, bool python)
+{
+	const struct cgtrace_frame *f = st->frames[i];
+	return full || !python || !f->function || strcmp(f->function, "_PyEval_EvalFrameDefault");
+}
+
+static bool has_python(const struct cgtrace_resolved_stack *st)
+{
+	for (size_t i = 0; st && i < st->n_frames; i++)
+		if ((st->frames[i]->address & CGTRACE_PY_FRAME) && !st->frames[i]->module &&
+		    st->frames[i]->function)
+			return true;
+	return false;
+}
+
 void cli_json_frames(struct cli_jw *w, const struct cgtrace_resolved_stack *st, bool full)
 {
+	bool py = has_python(st);
 	cli_jw_begin_array(w);
 	for (size_t i = st && !full ? st->site : 0; st && i < st->n_frames; i++)
-		cli_json_frame(w, st->frames[i]);
+		if (shown(st, i, full, py))
+			cli_json_frame(w, st->frames[i]);
 	cli_jw_end_array(w);
 }
 
@@ -346,9 +432,11 @@ void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const 
 		printf("%s(no stack recorded)\n", indent);
 		return;
 	}
+	bool py = has_python(st);
 	for (size_t i = full ? 0 : st->site; i < st->n_frames; i++)
-		printf("%s%s%s\n", indent, cli_frame_name(name, sizeof(name), st->frames[i]),
-		       st->frames[i]->inlined ? " [inlined]" : "");
+		if (shown(st, i, full, py))
+			printf("%s%s%s\n", indent, cli_frame_name(name, sizeof(name), st->frames[i]),
+			       st->frames[i]->inlined ? " [inlined]" : "");
 }
 
 void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s)

@@ -395,6 +395,44 @@ size_t cgtrace_doc_stack_frames(const struct cgtrace_doc *doc, uint64_t id, uint
 size_t cgtrace_doc_module_count(const struct cgtrace_doc *doc);
 const struct cgtrace_module *cgtrace_doc_module(const struct cgtrace_doc *doc, size_t i);
 
+/*
+ * Python frames (docs/python-frames.md). A stack's frame whose address
+ * has bit 63 set is a Python frame: the code object's id in bits 32 to
+ * 62, the byte offset of its instruction in bits 0 to 31. Code id 0 is a
+ * mark: offset 0, the Python frames past it (outer ones) were cut at the
+ * probe's bound; offset 1, a frame the probe could not read.
+ */
+#define CGTRACE_PY_FRAME (1ull << 63)
+#define CGTRACE_PY_FRAME_CODE(address) (((address) >> 32) & 0x7fffffffu)
+#define CGTRACE_PY_FRAME_OFFSET(address) ((uint32_t)(address))
+/*
+ * Whether the trace's frames with bit 63 are Python frames: its probe
+ * recorded them (meta tag cgprobe_python auto or on) or it defines code
+ * objects. Elsewhere (older traces) such a frame is an address.
+ */
+bool cgtrace_doc_python(const struct cgtrace_doc *doc);
+/* A Python code object a trace defined. */
+struct cgtrace_py_code {
+	uint64_t id;
+	const char *name;     /* co_name */
+	const char *qualname; /* co_qualname; NULL before Python 3.11: name is all there is */
+	const char *file;     /* co_filename */
+	int64_t first_line;   /* co_firstlineno */
+	uint8_t format;       /* the line table's: 1 lnotab (3.8, 3.9), 2 linetable (3.10), 3 locations (3.11+); 0 none */
+	const uint8_t *table; /* the line table's bytes, as the interpreter kept them */
+	uint32_t table_len;
+};
+size_t cgtrace_doc_py_code_count(const struct cgtrace_doc *doc);
+const struct cgtrace_py_code *cgtrace_doc_py_code_at(const struct cgtrace_doc *doc, size_t i);
+/* The code object of id, NULL when the trace defined none. */
+const struct cgtrace_py_code *cgtrace_doc_py_code(const struct cgtrace_doc *doc, uint64_t id);
+/*
+ * The line of the instruction at byte offset of code, as the interpreter
+ * gives a frame's f_lineno; the code's first line where its table gives
+ * none.
+ */
+int64_t cgtrace_py_code_line(const struct cgtrace_py_code *code, uint32_t offset);
+
 /* ------------------------------------------------------------------ */
 /* Reading record by record                                           */
 /* ------------------------------------------------------------------ */
@@ -977,6 +1015,16 @@ int cgtrace_symbols_resolve(struct cgtrace_symbols *s, uint64_t address, uint64_
  */
 const struct cgtrace_module *cgtrace_symbols_module(const struct cgtrace_symbols *s,
 						    uint64_t address, uint64_t defined_ns);
+/*
+ * The Python code objects (cgtrace_doc_py_code_at) the symbols resolve
+ * Python frames by, copied: a Python frame then resolves to one frame,
+ * function its qualified name, file and line its code's, module NULL,
+ * offset the instruction's byte offset; a mark to a frame whose function
+ * says what it marks. Without them, or for a code not among them, a
+ * Python frame has no function.
+ */
+int cgtrace_symbols_python(struct cgtrace_symbols *s, const struct cgtrace_py_code *codes,
+			   size_t n);
 /* A stack resolved: every return address's frames in order, innermost first. */
 struct cgtrace_resolved_stack {
 	const struct cgtrace_frame *const *frames;
@@ -1001,8 +1049,14 @@ int cgtrace_symbols_stack(struct cgtrace_symbols *s, const struct cgtrace_stack 
  */
 long cgtrace_symbols_frames(struct cgtrace_symbols *s, const uint64_t *addresses, size_t n,
 			    uint64_t defined_ns, const struct cgtrace_frame **out, size_t max);
-/* The allocation site among n resolved frames: cgtrace_resolved_stack's site. */
+/*
+ * The allocation site among n resolved frames: cgtrace_resolved_stack's
+ * site. A stack with Python frames has its site among them: the innermost
+ * in the user's code, else the innermost.
+ */
 size_t cgtrace_frames_site(const struct cgtrace_frame *const *frames, size_t n);
+/* The site by the native frames alone, Python frames passed over (cgtrace --site native). */
+size_t cgtrace_frames_site_native(const struct cgtrace_frame *const *frames, size_t n);
 /* Whose code a frame is: docs/symbols.md, "The user's code", has the rules. */
 enum cgtrace_code {
 	CGTRACE_CODE_USER,      /* the program's own: where sites are */

@@ -12,15 +12,51 @@
 #include "export.h"
 #include "symbols.h"
 
+/* A Python frame as the symbols resolve one: no module, a function (cgtrace_symbols_python). */
+static bool python_frame(const struct cgtrace_frame *f)
+{
+	return (f->address & CGTRACE_PY_FRAME) && CGTRACE_PY_FRAME_CODE(f->address) && f->function &&
+	       !f->module;
+}
+
 /*
- * The site among n frames: the first in the user's code; without one,
- * the first outside the allocator (a runtime's own allocation, such as
- * libstdc++'s start-up), else the outermost.
+ * A stack with Python frames: the innermost of them in the user's code,
+ * else the innermost (docs/symbols.md); n when there is none.
+ */
+static size_t python_site(const struct cgtrace_frame *const *frames, size_t n)
+{
+	size_t first = n;
+	for (size_t i = 0; i < n; i++) {
+		if (!python_frame(frames[i]))
+			continue;
+		if (cgtrace_frame_code(frames[i]) == CGTRACE_CODE_USER)
+			return i;
+		if (first == n)
+			first = i;
+	}
+	return first;
+}
+
+/*
+ * The site among n frames: the Python rule where there are Python
+ * frames; else the first in the user's code; without one, the first
+ * outside the allocator (a runtime's own allocation, such as libstdc++'s
+ * start-up), else the outermost.
  */
 CG_EXPORT size_t cgtrace_frames_site(const struct cgtrace_frame *const *frames, size_t n)
 {
+	size_t py = python_site(frames, n);
+	if (py < n)
+		return py;
+	return cgtrace_frames_site_native(frames, n);
+}
+
+CG_EXPORT size_t cgtrace_frames_site_native(const struct cgtrace_frame *const *frames, size_t n)
+{
 	size_t outside = n;
 	for (size_t i = 0; i < n; i++) {
+		if (python_frame(frames[i]))
+			continue;
 		enum cgtrace_code c = cgtrace_frame_code(frames[i]);
 		if (c == CGTRACE_CODE_USER)
 			return i;

@@ -241,6 +241,9 @@ struct cgtrace_doc {
 	struct cg_map stack_view_map; /* node index -> index in stack_views */
 	atomic_flag stack_lock;    /* held while a public view is made */
 	struct cg_vec modules;     /* struct cg_doc_module, in record order */
+	struct cg_vec py_codes;    /* doc_pycodes.c's, in record order */
+	struct cg_map py_code_map; /* code id -> index in py_codes */
+	bool py_frames;            /* frames with bit 63 are Python frames (doc_pycodes.h) */
 	struct cg_arena stack_mem;
 	struct cg_vec mem_stacks;  /* uint32_t per memory record: node index + 1 (0: none), made on first need */
 	/* CGTRACE_READ_EXTENSIONS: the extensions used (doc_ext.c). */

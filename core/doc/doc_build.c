@@ -460,6 +460,11 @@ static int add_meta(struct cgtrace_doc *d, const struct cg_rec_meta *m)
 			return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < m->n_tags; i++) {
+		/* A probe that reads Python frames says so: its bit-63 frames are theirs. */
+		if (cg_sv_eq(m->tags[i].key, CG_SV_LIT("cgprobe_python")) &&
+		    (cg_sv_eq(m->tags[i].value, CG_SV_LIT("auto")) ||
+		     cg_sv_eq(m->tags[i].value, CG_SV_LIT("on"))))
+			d->py_frames = true;
 		uint32_t k = intern(d, m->tags[i].key), v = intern(d, m->tags[i].value);
 		o->tags[i].key = (const char *)(uintptr_t)k;
 		o->tags[i].value = (const char *)(uintptr_t)v;

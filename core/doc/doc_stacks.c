@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "doc.h"
+#include "doc_pycodes.h"
 #include "doc_rules.h"
 #include "export.h"
 #include "stack_ids.h"
@@ -198,6 +199,13 @@ int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint
                       uint32_t *stack, char *err, size_t errlen)
 {
 	*stack = 0;
+	int rc = m->n_py_codes ? cg_doc_py_codes_add(d, m, rec, err, errlen) : 0;
+	if (rc < 0)
+		return rc;
+	if (m->n_stack_frames && m->stack_frames &&
+	    (rc = cg_doc_py_frames_check(d, m->stack, m->stack_frames, m->n_stack_frames, err,
+					 errlen)) < 0)
+		return rc;
 	long at = !m->stack ? -1 : d->stacks_light ? (cg_stack_ids_known(d, m->stack) ? 0 : -1)
 						 : find(d, m->stack);
 	int r = cg_rule_stack(m, at >= 0, err, errlen);
@@ -281,6 +289,7 @@ size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *
 
 void cg_doc_stacks_free(struct cgtrace_doc *d)
 {
+	cg_doc_py_codes_free(d);
 	cg_vec_free(&d->stack_nodes, sizeof(struct cg_stack_node));
 	cg_vec_free(&d->stack_addrs, sizeof(uint64_t));
 	cg_map_free(&d->stack_addr_map);

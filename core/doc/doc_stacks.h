@@ -14,7 +14,8 @@ struct cgtrace_doc;
 /* True when m carries a stack or module field, the only records cg_doc_stacks_add needs. */
 static inline bool cg_doc_stacks_in(const struct cg_rec_memory *m)
 {
-	return m->stack || m->n_stack_frames || m->n_modules || m->has_stack_parent;
+	return m->stack || m->n_stack_frames || m->n_modules || m->has_stack_parent ||
+	       m->n_py_codes;
 }
 
 /* Whether stack id was defined (by a record added before). */

@@ -57,6 +57,21 @@ static bool mods_eq(const struct cg_modv *a, uint32_t na, const struct cg_modv *
 	return true;
 }
 
+static bool pycodes_eq(const struct cg_pycodev *a, uint32_t na, const struct cg_pycodev *b,
+		       uint32_t nb)
+{
+	if (na != nb)
+		return false;
+	for (uint32_t i = 0; i < na; i++)
+		if (a[i].id != b[i].id || a[i].line != b[i].line || a[i].format != b[i].format ||
+		    !cg_sv_eq(a[i].name, b[i].name) || !cg_sv_eq(a[i].file, b[i].file) ||
+		    (a[i].qualname.p == NULL) != (b[i].qualname.p == NULL) ||
+		    !cg_sv_eq(a[i].qualname, b[i].qualname) || a[i].table_len != b[i].table_len ||
+		    (a[i].table_len && memcmp(a[i].table, b[i].table, a[i].table_len)))
+			return false;
+	return true;
+}
+
 /* One comparison per field of record_fields.h, joined by &&. */
 #define EQ(k, type, ...) &&EQ_##type(x, y, __VA_ARGS__)
 #define EQ_STR(x, y, m, pres) cg_sv_eq(x->m, y->m)
@@ -73,6 +88,7 @@ static bool mods_eq(const struct cg_modv *a, uint32_t na, const struct cg_modv *
 #define EQ_ID(x, y, m, pres) (x->m == y->m)
 #define EQ_HEXS(x, y, m, pres, n) u64s_eq(x->m, x->n, y->m, y->n)
 #define EQ_MODS(x, y, m, pres, n) mods_eq(x->m, x->n, y->m, y->n)
+#define EQ_PYCODES(x, y, m, pres, n) pycodes_eq(x->m, x->n, y->m, y->n)
 
 #define KIND_EQ(k, json, kind)                                                                     \
 	static bool k##_eq(const struct cg_rec_##k *x, const struct cg_rec_##k *y)                 \

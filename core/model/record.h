@@ -36,6 +36,21 @@ struct cg_modv {
 };
 
 /*
+ * One entry of a memory record's cgprobe_py_codes (docs/python-frames.md):
+ * a Python code object that frames of stacks name by id.
+ */
+struct cg_pycodev {
+	uint64_t id;           /* 1 and up */
+	int64_t line;          /* its first line (co_firstlineno) */
+	struct cg_sv name;     /* co_name */
+	struct cg_sv qualname; /* co_qualname, p NULL: none (before Python 3.11) */
+	struct cg_sv file;     /* co_filename */
+	const uint8_t *table;  /* the line table's bytes */
+	uint32_t table_len;
+	uint8_t format;        /* the table's, enum cg_py_lt; 0: no table */
+};
+
+/*
  * The kinds' structs, expanded from record_fields.h. Members go by width,
  * eight-byte ones first, then counts, then bytes and flags, so a struct
  * has no padding holes whatever the format's field order.
@@ -55,6 +70,7 @@ struct cg_modv {
 #define CG_W8_ID(m, pres) uint64_t m; /* 0: absent */
 #define CG_W8_HEXS(m, pres, n) const uint64_t *m;
 #define CG_W8_MODS(m, pres, n) const struct cg_modv *m;
+#define CG_W8_PYCODES(m, pres, n) const struct cg_pycodev *m;
 
 #define CG_W4(k, type, ...) CG_W4_##type(__VA_ARGS__)
 #define CG_W4_STR(m, pres)
@@ -71,6 +87,7 @@ struct cg_modv {
 #define CG_W4_ID(m, pres)
 #define CG_W4_HEXS(m, pres, n) uint32_t n;
 #define CG_W4_MODS(m, pres, n) uint32_t n;
+#define CG_W4_PYCODES(m, pres, n) uint32_t n;
 
 #define CG_W1(k, type, ...) CG_W1_##type(__VA_ARGS__)
 #define CG_W1_STR(m, pres)
@@ -87,6 +104,7 @@ struct cg_modv {
 #define CG_W1_ID(m, pres)
 #define CG_W1_HEXS(m, pres, n)
 #define CG_W1_MODS(m, pres, n)
+#define CG_W1_PYCODES(m, pres, n)
 
 #define CG_REC_STRUCT(k, json, kind)                                                               \
 	struct cg_rec_##k {                                                                        \

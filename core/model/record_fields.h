@@ -34,8 +34,10 @@
  *            written only when not empty (extra: the count member)
  *   MODS     extension array of module objects, struct cg_modv, written
  *            only when not empty (extra: the count member)
+ *   PYCODES  extension array of Python code objects, struct cg_pycodev,
+ *            written only when not empty (extra: the count member)
  *
- * The JSON key of an ID, HEXS or MODS field is `cgprobe_` and the member's
+ * The JSON key of an ID, HEXS, MODS or PYCODES field is `cgprobe_` and the member's
  * name (docs/stacks.md).
  *
  * Presence is CG_REQUIRED, CG_OPTIONAL (absent or null: flag cleared or
@@ -146,13 +148,15 @@
 /*
  * Extension fields: the allocation's call stack, its frames on the first
  * record naming it (with the stack they hang from, for a tree definition),
- * and the modules loaded (docs/stacks.md).
+ * the modules loaded (docs/stacks.md) and the Python code objects that
+ * Python frames name (docs/python-frames.md).
  */
 #define CG_FIELDS_stacks(X, k)                                                                     \
 	X(k, ID, stack, CG_OPTIONAL)                                                               \
 	X(k, HEXS, stack_frames, CG_OPTIONAL, n_stack_frames)                                      \
 	X(k, U64_OPT, cgprobe_stack_parent, CG_OPTIONAL, has_stack_parent)                         \
-	X(k, MODS, modules, CG_OPTIONAL, n_modules)
+	X(k, MODS, modules, CG_OPTIONAL, n_modules)                                                \
+	X(k, PYCODES, py_codes, CG_OPTIONAL, n_py_codes)
 
 /*
  * managed is an extension: CUDA managed (unified) memory. So is

@@ -29,6 +29,7 @@
 #define SF_ID(k, m, pres) EXT(k, m, CG_F_ID, pres)
 #define SF_HEXS(k, m, pres, n) EXT(k, m, CG_F_HEXS, pres), .off2 = OFF(k, n)
 #define SF_MODS(k, m, pres, n) EXT(k, m, CG_F_MODS, pres), .off2 = OFF(k, n)
+#define SF_PYCODES(k, m, pres, n) EXT(k, m, CG_F_PYCODES, pres), .off2 = OFF(k, n)
 
 #define FIELD_TABLE(k, json, kind)                                                                 \
 	static const struct cg_field k##_fields[] = {CG_FIELDS_##k(SF, k)};
@@ -85,6 +86,8 @@ const char *cg_schema_type_name(const struct cg_field *f)
 		return "an array of hex strings";
 	case CG_F_MODS:
 		return "an array of module objects";
+	case CG_F_PYCODES:
+		return "an array of code objects";
 	}
 	return "?";
 }
@@ -143,6 +146,7 @@ bool cg_schema_field_set(const struct cg_field *f, const struct cg_rec *r)
 		return u64_at(r, f->off) != 0;
 	case CG_F_HEXS:
 	case CG_F_MODS:
+	case CG_F_PYCODES:
 		return u32_at(r, f->off2) != 0;
 	default:
 		return true;
@@ -174,6 +178,7 @@ void cg_schema_strip_ext(struct cg_rec *r)
 			break;
 		case CG_F_HEXS:
 		case CG_F_MODS:
+		case CG_F_PYCODES:
 			memset(base + f->off, 0, sizeof(void *));
 			memset(base + f->off2, 0, sizeof(uint32_t));
 			break;

@@ -26,6 +26,7 @@ enum cg_ftype {
 	CG_F_ID,   /* u64 of at least 1 */
 	CG_F_HEXS, /* array of hex strings, read as u64 */
 	CG_F_MODS, /* array of module objects, read as struct cg_modv */
+	CG_F_PYCODES, /* array of Python code objects, read as struct cg_pycodev */
 };
 
 enum cg_presence {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "num_scan.h"
+#include "py_lines.h"
 
 #ifndef CG_JSON_MAX_DEPTH
 #define CG_JSON_MAX_DEPTH 128
@@ -299,6 +300,105 @@ static int read_mods(struct cg_parse *p, const struct cg_field *f, const cJSON *
 	return 0;
 }
 
+/* An integer member of a code object, 0 to max (numbers are read from the line: mask_numbers). */
+static bool int_member(struct cg_parse *p, const char *line, const struct cg_field *f,
+		       const cJSON *o, const char *key, uint64_t max, uint64_t *out)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(x) && read_u64(p, line, f, x, out) == 0 && *out <= max;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A code object's line table: lowercase hex digits, two a byte, into the arena. */
+static int read_table(struct cg_parse *p, const struct cg_field *f, uint32_t i, const cJSON *t,
+		      struct cg_pycodev *c)
+{
+	size_t n = strlen(t->valuestring);
+	if (n % 2 || n / 2 > UINT32_MAX)
+		return fail(p, false, "%s: code %u: `linetable` must be an even number of hex digits",
+			    f->name, i);
+	uint8_t *b = n ? cg_arena_alloc(&p->arena, n / 2) : NULL;
+	if (n && !b)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k += 2) {
+		int hi = hex_digit(t->valuestring[k]), lo = hex_digit(t->valuestring[k + 1]);
+		if (hi < 0 || lo < 0)
+			return fail(p, false, "%s: code %u: `linetable` holds a character that is "
+					      "not a lowercase hex digit",
+				    f->name, i);
+		b[k / 2] = (uint8_t)(hi << 4 | lo);
+	}
+	c->table = b;
+	c->table_len = (uint32_t)(n / 2);
+	return 0;
+}
+
+static int read_pycode(struct cg_parse *p, const char *line, const struct cg_field *f, uint32_t i,
+		       const cJSON *o, struct cg_pycodev *c)
+{
+	*c = (struct cg_pycodev){.qualname = CG_SV_NONE};
+	if (!cJSON_IsObject(o))
+		return fail(p, false, "%s: code %u must be an object", f->name, i);
+	uint64_t first;
+	if (!int_member(p, line, f, o, "id", 0x7fffffffu, &c->id) || !c->id)
+		return fail(p, false, "%s: code %u: `id` must be an integer from 1 to 2147483647",
+			    f->name, i);
+	if (!int_member(p, line, f, o, "line", 0x7fffffffu, &first))
+		return fail(p, false, "%s: code %u: `line` must be an integer from 0 to 2147483647",
+			    f->name, i);
+	c->line = (int64_t)first;
+	static const char *const keys[3] = {"name", "file", "qualname"};
+	struct cg_sv *vals[3] = {&c->name, &c->file, &c->qualname};
+	for (int k = 0; k < 3; k++) {
+		const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+		if (k == 2 && (!x || cJSON_IsNull(x)))
+			break;
+		if (!cJSON_IsString(x))
+			return fail(p, false, "%s: code %u: `%s` must be a string", f->name, i,
+				    keys[k]);
+		*vals[k] = node_sv(x);
+	}
+	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(o, "format");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "linetable");
+	if ((fmt && !cJSON_IsNull(fmt)) != (t && !cJSON_IsNull(t)))
+		return fail(p, false, "%s: code %u: `format` and `linetable` go together", f->name,
+			    i);
+	if (!fmt || cJSON_IsNull(fmt))
+		return 0;
+	int fi = cJSON_IsString(fmt) ? (int)cg_py_lt_of(fmt->valuestring, strlen(fmt->valuestring))
+				     : 0;
+	if (fi <= 0)
+		return fail(p, false,
+			    "%s: code %u: `format` must be \"lnotab\", \"linetable\" or \"locations\"",
+			    f->name, i);
+	c->format = (uint8_t)fi;
+	if (!cJSON_IsString(t))
+		return fail(p, false, "%s: code %u: `linetable` must be a string", f->name, i);
+	return read_table(p, f, i, t, c);
+}
+
+static int read_pycodes(struct cg_parse *p, const char *line, const struct cg_field *f,
+			const cJSON *v, struct cg_rec *r)
+{
+	uint32_t n;
+	int ret = count_array(p, f, v, UINT32_MAX - 1, &n);
+	if (ret)
+		return ret;
+	struct cg_pycodev *arr = cg_arena_alloc(&p->arena, (size_t)n * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	uint32_t i = 0;
+	for (const cJSON *e = v->child; e; e = e->next, i++)
+		if ((ret = read_pycode(p, line, f, i, e, &arr[i])) != 0)
+			return ret;
+	cg_rec_set_list(r, f, arr, n);
+	return 0;
+}
+
 static int read_field(struct cg_parse *p, const char *line, const struct cg_field *f,
 		      const cJSON *v, struct cg_rec *r)
 {
@@ -371,6 +471,8 @@ static int read_field(struct cg_parse *p, const char *line, const struct cg_fiel
 		return read_hexs(p, f, v, r);
 	case CG_F_MODS:
 		return read_mods(p, f, v, r);
+	case CG_F_PYCODES:
+		return read_pycodes(p, line, f, v, r);
 	}
 	return -EINVAL;
 }

@@ -28,6 +28,7 @@
 #include "export.h"
 #include "hash.h"
 #include "module_index.h"
+#include "py_frames.h"
 #include "symtab.h"
 #include "u64map.h"
 #include "vec.h"
@@ -78,6 +79,7 @@ struct cgtrace_symbols {
 	void (*warn)(void *user, const char *line);
 	void *user;
 	uint64_t lookups; /* libdw lookups made: one per distinct (module, address) */
+	struct cg_py_symbols py; /* the code objects Python frames name */
 };
 
 static char *arena_strdup(struct cg_arena *a, const char *s)
@@ -219,6 +221,7 @@ CG_EXPORT void cgtrace_symbols_close(struct cgtrace_symbols *s)
 			dwfl_end(s->mods[i].dwfl);
 	}
 	cg_module_index_free(&s->index);
+	cg_py_symbols_free(&s->py);
 	free(s->mods);
 	free(s->info);
 	free(s->debuginfo_path);
@@ -548,8 +551,22 @@ static const char *out_string(struct cgtrace_symbols *s, const char *raw, const 
 	return out;
 }
 
+CG_EXPORT int cgtrace_symbols_python(struct cgtrace_symbols *s, const struct cgtrace_py_code *codes,
+				     size_t n)
+{
+	return cg_py_symbols_add(&s->py, &s->arena, codes, n);
+}
+
 static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct sym_entry *e)
 {
+	if ((addr & CGTRACE_PY_FRAME) && s->py.on) {
+		struct cgtrace_frame *f = cg_arena_alloc(&s->arena, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		cg_py_symbols_frame(&s->py, addr, f);
+		*e = (struct sym_entry){addr, -1, f, 1};
+		return 0;
+	}
 	uint64_t pc = addr ? addr - 1 : 0;
 	struct cgtrace_frame proto = {.address = addr, .offset = pc};
 	struct cgtrace_frame tmp[MAX_INLINE + 1]; /* and the ELF symbol */
@@ -587,14 +604,18 @@ static int resolve_new(struct cgtrace_symbols *s, uint64_t addr, long mi, struct
 CG_EXPORT const struct cgtrace_module *cgtrace_symbols_module(const struct cgtrace_symbols *s,
 							      uint64_t addr, uint64_t defined_ns)
 {
-	long mi = cg_module_index_find(&s->index, addr ? addr - 1 : 0, defined_ns);
+	long mi = (addr & CGTRACE_PY_FRAME) && s->py.on
+		      ? -1
+		      : cg_module_index_find(&s->index, addr ? addr - 1 : 0, defined_ns);
 	return mi < 0 ? NULL : s->mods[mi].m;
 }
 
 CG_EXPORT int cgtrace_symbols_resolve(struct cgtrace_symbols *s, uint64_t addr, uint64_t defined_ns,
                                       const struct cgtrace_frame **out, size_t *n)
 {
-	long mi = cg_module_index_find(&s->index, addr ? addr - 1 : 0, defined_ns);
+	long mi = (addr & CGTRACE_PY_FRAME) && s->py.on
+		      ? -1
+		      : cg_module_index_find(&s->index, addr ? addr - 1 : 0, defined_ns);
 	uint64_t key = cg_hash_mix64(addr) ^ (uint64_t)(mi + 1);
 	uint32_t pos = UINT32_MAX, val;
 	while (cg_map_next(&s->cache, key, &pos, &val)) {

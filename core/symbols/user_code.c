@@ -130,6 +130,20 @@ static const struct code_rule code_rules[] = {
     RUNTIME(ON_MODULE, "ld-musl"),
     RUNTIME(ON_NAME_PREFIX, "__libc_start_"),
     RUNTIME(ON_NAME, "_start"),
+    /*
+     * Python's (docs/python-frames.md): the standard library and installed
+     * packages (lib/pythonX.Y/, Debian's /usr/lib/python3/dist-packages,
+     * any site-packages), the frozen modules of the import system, the
+     * probe's marks. The interpreter's own evaluation loop in the native
+     * frames is the Python frames it runs.
+     */
+    RUNTIME(ON_FILE_DIR, "/lib/python3"),
+    RUNTIME(ON_FILE_DIR, "/site-packages/"),
+    RUNTIME(ON_FILE_DIR, "/dist-packages/"),
+    RUNTIME(ON_FILE_DIR, "<frozen "),
+    RUNTIME(ON_NAME_PREFIX, "<outer Python frames"),
+    RUNTIME(ON_NAME_PREFIX, "<Python frame not"),
+    RUNTIME(ON_NAME, "_PyEval_EvalFrameDefault"),
 };
 
 /* True where "operator" at p is the keyword, not part of a longer name. */

@@ -19,6 +19,7 @@
 #include "export.h"
 #include "fmt_num.h"
 #include "names.h"
+#include "py_lines.h"
 #include "schema.h"
 #include "swar.h"
 #include "utf8.h"
@@ -226,6 +227,39 @@ static char *put_mod(char *w, struct cg_modv m)
 	return w;
 }
 
+/* A Python code object, keys in the order of docs/python-frames.md; the table as hex digits. */
+static char *put_pycode(char *w, struct cg_pycodev c)
+{
+	static const char digits[] = "0123456789abcdef";
+	w = PUT_LIT(w, "{\"id\":");
+	w = put_u64(w, c.id);
+	w = PUT_LIT(w, ",\"name\":");
+	w = put_sv(w, c.name);
+	if (c.qualname.p) {
+		w = PUT_LIT(w, ",\"qualname\":");
+		w = put_sv(w, c.qualname);
+	}
+	w = PUT_LIT(w, ",\"file\":");
+	w = put_sv(w, c.file);
+	w = PUT_LIT(w, ",\"line\":");
+	w = put_u64(w, c.line > 0 ? (uint64_t)c.line : 0);
+	const char *fmt = cg_py_lt_name((enum cg_py_lt)c.format);
+	if (fmt) {
+		w = PUT_LIT(w, ",\"format\":\"");
+		size_t n = strlen(fmt);
+		memcpy(w, fmt, n);
+		w += n;
+		w = PUT_LIT(w, "\",\"linetable\":\"");
+		for (uint32_t i = 0; i < c.table_len; i++) {
+			*w++ = digits[c.table[i] >> 4];
+			*w++ = digits[c.table[i] & 15];
+		}
+		*w++ = '"';
+	}
+	*w++ = '}';
+	return w;
+}
+
 /* name(w, v, n): v[0..n) as a JSON array, each element written by put_one(w, v[i]). */
 #define PUT_ARRAY(name, type, put_one)                                                             \
 	static char *name(char *w, const type *v, uint32_t n)                                      \
@@ -244,6 +278,7 @@ PUT_ARRAY(put_u64s, uint64_t, put_u64)
 PUT_ARRAY(put_svs, struct cg_sv, put_sv)
 PUT_ARRAY(put_hexs, uint64_t, put_hex)
 PUT_ARRAY(put_mods, struct cg_modv, put_mod)
+PUT_ARRAY(put_pycodes, struct cg_pycodev, put_pycode)
 
 /* ------------------------------------------------------------------ */
 /* Tags                                                                */
@@ -386,6 +421,11 @@ static inline bool shown_name(enum cg_presence pres, const char *const *table, s
 		w = PUT_EXT_KEY(w, m);                                                             \
 		w = put_mods(w, x->m, x->n);                                                       \
 	}
+#define FMT_PYCODES(m, pres, n)                                                                    \
+	if (x->n) {                                                                                \
+		w = PUT_EXT_KEY(w, m);                                                             \
+		w = put_pycodes(w, x->m, x->n);                                                    \
+	}
 
 /* order: the scratch for sorting tags, NULL when they are sorted or the kind has none. */
 #define KIND_FMT(k, json, kind)                                                                    \
@@ -439,6 +479,18 @@ static size_t mods_max(const struct cg_modv *v, uint32_t n)
 	return total;
 }
 
+/* Keys, punctuation, the id, line and format of a code object, beside its strings and table. */
+#define PYCODE_FIXED_MAX (96 + 2 * U64_ELEM_MAX)
+
+static size_t pycodes_max(const struct cg_pycodev *v, uint32_t n)
+{
+	size_t total = 2;
+	for (uint32_t i = 0; i < n; i++)
+		total += PYCODE_FIXED_MAX + sv_max(v[i].name) + sv_max(v[i].qualname) +
+			 sv_max(v[i].file) + 2 * (size_t)v[i].table_len;
+	return total;
+}
+
 static size_t tags_max(const struct cg_tagv *tags, uint32_t n)
 {
 	size_t total = 2;
@@ -463,6 +515,7 @@ static size_t tags_max(const struct cg_tagv *tags, uint32_t n)
 #define MAX_ID(m, pres) 0
 #define MAX_HEXS(m, pres, n) hexs_max(x->n)
 #define MAX_MODS(m, pres, n) mods_max(x->m, x->n)
+#define MAX_PYCODES(m, pres, n) pycodes_max(x->m, x->n)
 
 #define KIND_MAX(k, json, kind)                                                                    \
 	static size_t max_##k(const struct cg_rec_##k *x)                                          \

@@ -82,12 +82,15 @@ static void heap_rec(const struct cg_heap_rec *h, struct cg_rec *r, char *id)
 		.has_stack_parent = h->has_stack_parent,
 		.modules = h->modules,
 		.n_modules = h->modules ? h->n_modules : 0,
+		.py_codes = h->py_codes,
+		.n_py_codes = h->py_codes ? h->n_py_codes : 0,
 	};
 }
 
 static bool heap_slow(const struct cg_heap_rec *r)
 {
-	return (r->frames && r->n_frames) || r->has_stack_parent || (r->modules && r->n_modules);
+	return (r->frames && r->n_frames) || r->has_stack_parent || (r->modules && r->n_modules) ||
+	       (r->py_codes && r->n_py_codes);
 }
 
 size_t cg_heap_line_max(const struct cg_heap_rec *r)

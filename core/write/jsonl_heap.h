@@ -53,6 +53,9 @@ struct cg_heap_rec {
 	uint64_t stack_parent;
 	const struct cg_modv *modules;
 	uint32_t n_modules;
+	/* cgprobe_py_codes (docs/python-frames.md), NULL for none: on the slow path too. */
+	const struct cg_pycodev *py_codes;
+	uint32_t n_py_codes;
 };
 
 /* Longest line without frames and modules, counting the padding the fixed-size copies may write past it. */
