@@ -246,10 +246,10 @@ static inline void stack_room(const struct cg_enc_stack *st)
 		room_for(st->n_frames * 10u + 48);
 }
 
-/* Pending modules make a record TEXT: they are rare. */
+/* Pending modules and code objects make a record TEXT: they are rare. */
 static uint64_t c_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st)
 {
-	if (__builtin_expect(!st->n_modules, 1)) {
+	if (__builtin_expect(!st->n_modules && !st->n_py_codes, 1)) {
 		stack_room(st);
 		uint32_t cls = class_of(e->span, host_op(e), CG_PROBE_HOST, e->category, 0);
 		if (__builtin_expect(cls != CG_CENC_NONE, 1))
@@ -279,7 +279,7 @@ static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
 static uint64_t c_device_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st,
 			       const struct cg_device_ident *id)
 {
-	if (!id && !st->n_modules) {
+	if (!id && !st->n_modules && !st->n_py_codes) {
 		stack_room(st);
 		uint32_t cls = class_of(e->span, (uint16_t)(DEVICE_OP | e->op), e->step,
 					e->category, device_flags(e));

@@ -39,6 +39,9 @@ struct cg_enc_stack {
 	uint32_t n_frames;
 	uint32_t n_modules;
 	const struct cg_modv *modules;
+	/* The Python code objects its frames name, first met in this trace: they ride on it. */
+	uint32_t n_py_codes;
+	const struct cg_pycodev *py_codes;
 	bool refused;
 };
 

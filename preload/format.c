@@ -48,6 +48,8 @@ void cg_format_heap(struct cg_buf *b, const struct cg_event *e, uint64_t ts,
 		.stack_parent = st->parent,
 		.modules = st->modules,
 		.n_modules = st->modules ? st->n_modules : 0,
+		.py_codes = st->py_codes,
+		.n_py_codes = st->py_codes ? st->n_py_codes : 0,
 	};
 	cg_jsonl_format_heap(b, &r);
 }
@@ -180,6 +182,8 @@ void cg_format_device(struct cg_buf *b, const struct cg_event *e, uint64_t ts_ns
 	r.u.memory.cgprobe_stack_parent = st->parent;
 	r.u.memory.modules = st->modules;
 	r.u.memory.n_modules = st->modules ? st->n_modules : 0;
+	r.u.memory.py_codes = st->py_codes;
+	r.u.memory.n_py_codes = st->py_codes ? st->n_py_codes : 0;
 	cg_jsonl_format(b, &r);
 }
 

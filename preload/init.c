@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "python.h"
 #include "process.h"
 #include "real.h"
 #include "session.h"
@@ -78,6 +79,7 @@ __attribute__((constructor(102))) static void cg_init(void)
 		stop_following();
 	pthread_atfork(cg_session_fork_prepare, cg_session_fork_parent, cg_session_fork_child);
 	cg_stack_setup();
+	cg_python_setup();
 	cg_session_start(0);
 	/* Without a trace there is nothing to flush: the program's signals stay as they were. */
 	if (cg_recording())

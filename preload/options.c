@@ -11,6 +11,7 @@
 #include "warn.h"
 
 struct cg_options cg_opt;
+const char *const cg_python_modes[3] = {"auto", "on", "off"};
 
 enum kind {
 	OPT_STR,
@@ -23,6 +24,7 @@ enum kind {
 	OPT_DEPTH,
 	OPT_CAPTURE,
 	OPT_STEPS,
+	OPT_PYTHON,
 };
 
 /*
@@ -70,6 +72,8 @@ static const struct option_def table[] = {
 	{"CGPROBE_STACK_DEPTH", OPT_DEPTH, &cg_opt.stack_depth, "32", "cgprobe_stack_depth"},
 	/* The tag is the mapping of range names to steps in use (stepmap.h). */
 	{"CGPROBE_STEPS", OPT_STEPS, &cg_opt.steps, CG_STEPS_DEFAULT, "cgprobe_steps"},
+	/* The tag is the mode in effect: off when no interpreter was found (python.c). */
+	{"CGPROBE_PYTHON", OPT_PYTHON, &cg_opt.python, "auto", "cgprobe_python"},
 	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
 	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
 	{"CGPROBE_TEST_FORK_TIMEOUT", OPT_BOOL, &cg_opt.test_fork_timeout, "0", NULL},
@@ -147,6 +151,11 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 			return false;
 		*(const char **)o->value = s;
 		return true;
+	case OPT_PYTHON:
+		for (uint8_t m = 0; m < 3; m++)
+			if (!strcmp(s, cg_python_modes[m]))
+				return *(uint8_t *)o->value = m, true;
+		return false;
 	case OPT_FORMAT:
 		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
 			return false;
@@ -181,6 +190,8 @@ static const char *format_value(const struct option_def *o, char *out, size_t ca
 		return *(const bool *)o->value ? "update" : "all";
 	case OPT_FORMAT:
 		return cg_opt.trace_format == CG_FORMAT_COMPACT ? "compact" : "jsonl";
+	case OPT_PYTHON:
+		return cg_python_modes[*(const uint8_t *)o->value % 3];
 	}
 	return "";
 }
@@ -201,6 +212,7 @@ void cg_options_load(void)
 							     [OPT_BOOL] = "0 or 1",
 							     [OPT_PHASE] = "train or infer",
 							     [OPT_SNAPSHOTS] = "off or alloc",
+							     [OPT_PYTHON] = "auto, on or off",
 							     [OPT_FORMAT] = "compact or jsonl",
 							     [OPT_CAPTURE] = "all or update",
 							     [OPT_STEPS] = "STEP=GLOB,...:STEP=GLOB,...",

@@ -40,7 +40,13 @@ struct cg_options {
 	bool test_fork_timeout; /* CGPROBE_TEST_FORK_TIMEOUT: tests only, likewise */
 	uint64_t stack_depth;        /* CGPROBE_STACK_DEPTH: frames per call stack, 0 = off */
 	const char *steps;           /* CGPROBE_STEPS: range names to steps (stepmap.h) */
+	uint8_t python;              /* CGPROBE_PYTHON: enum cg_python_mode */
 };
+
+/* CGPROBE_PYTHON: Python frames in stacks where an interpreter runs (auto), asked for (on), never. */
+enum cg_python_mode { CG_PYTHON_AUTO, CG_PYTHON_ON, CG_PYTHON_OFF };
+/* Their names, as the variable and the meta tag spell them. */
+extern const char *const cg_python_modes[3];
 
 extern struct cg_options cg_opt;
 

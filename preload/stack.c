@@ -14,6 +14,7 @@
 #include "event.h"
 #include "options.h"
 #include "push.h"
+#include "python.h"
 #include "ring.h"
 #include "warn.h"
 
@@ -207,11 +208,11 @@ static __attribute__((noinline)) int slow_backtrace(void **out, int max)
  * third of this file's time on bench/alloc-bench). Only the cache's slot
  * and a first test come of it; hits compare the frames.
  */
-static inline uint64_t hash_frames(void *const *f, unsigned n)
+static inline uint64_t hash_frames(const uint64_t *f, unsigned n)
 {
 	uint64_t h = n;
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t x = (uint64_t)(uintptr_t)f[i] * 0x9e3779b97f4a7c15ull;
+		uint64_t x = f[i] * 0x9e3779b97f4a7c15ull;
 		unsigned r = (i * 7) & 63;
 		h += r ? (x << r) | (x >> (64 - r)) : x;
 	}
@@ -220,11 +221,20 @@ static inline uint64_t hash_frames(void *const *f, unsigned n)
 	return h ^ (h >> 32);
 }
 
+/* The words a stack takes at most: its native frames, with Python's merged in. */
+static unsigned words_max(void)
+{
+	unsigned w = cg_stack_depth;
+	if (cg_python_on)
+		w += CG_PY_DEPTH_MAX + 1;
+	return w < CG_STACK_DEPTH_MAX ? w : CG_STACK_DEPTH_MAX;
+}
+
 static struct cg_stack_cache *cache_of(struct cg_ring *r)
 {
 	if (__builtin_expect(r->stacks != NULL, 1))
 		return r->stacks;
-	size_t stride = sizeof(struct entry) + cg_stack_depth * sizeof(uint64_t);
+	size_t stride = sizeof(struct entry) + words_max() * sizeof(uint64_t);
 	size_t len = sizeof(struct cg_stack_cache) + CACHE_SLOTS * stride;
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -236,7 +246,7 @@ static struct cg_stack_cache *cache_of(struct cg_ring *r)
 }
 
 /* The definition and its frames, in one push: the writer sees all of it or nothing. */
-static __attribute__((noinline)) bool send(uint32_t slot, uint64_t hash, void *const *f, unsigned n)
+static __attribute__((noinline)) bool send(uint32_t slot, uint64_t hash, const uint64_t *f, unsigned n)
 {
 	struct cg_event
 	    ev[1 + (CG_STACK_DEPTH_MAX + CG_EV_FRAMES_PER_SLOT - 1) / CG_EV_FRAMES_PER_SLOT];
@@ -245,7 +255,7 @@ static __attribute__((noinline)) bool send(uint32_t slot, uint64_t hash, void *c
 	for (unsigned i = 0; i < n; i += CG_EV_FRAMES_PER_SLOT) {
 		uint64_t g[CG_EV_FRAMES_PER_SLOT] = {0};
 		for (unsigned k = 0; k < CG_EV_FRAMES_PER_SLOT && i + k < n; k++)
-			g[k] = (uint64_t)(uintptr_t)f[i + k];
+			g[k] = f[i + k];
 		ev[slots++] = (struct cg_event){g[0], g[1], g[2], 0, CG_EV_FRAMES, 0, 0, 0};
 	}
 	return cg_push_n(ev, slots);
@@ -273,7 +283,13 @@ uint32_t cg_stack_capture(bool hold)
 		n = depth;
 	if (!n)
 		return 0;
-	void *const *f = raw + s;
+	uint64_t f[CG_STACK_DEPTH_MAX];
+	if (cg_python_on) {
+		n = cg_python_merge(raw + s, n, f, words_max());
+	} else {
+		for (unsigned i = 0; i < n; i++)
+			f[i] = (uint64_t)(uintptr_t)raw[s + i];
+	}
 	uint64_t h = hash_frames(f, n);
 	uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
 	uint32_t slot = (uint32_t)(h >> 54) + 1;
@@ -281,7 +297,7 @@ uint32_t cg_stack_capture(bool hold)
 	_Static_assert(CACHE_SLOTS == 1u << 10, "the slot is the hash's top 10 bits");
 	if (e->hash == h && e->epoch == ep && e->n == n) {
 		unsigned i = 0;
-		while (i < n && e->frames[i] == (uint64_t)(uintptr_t)f[i])
+		while (i < n && e->frames[i] == f[i])
 			i++;
 		if (i == n) {
 			if (hold)
@@ -297,8 +313,7 @@ uint32_t cg_stack_capture(bool hold)
 	e->hash = h;
 	e->epoch = ep;
 	e->n = n;
-	for (unsigned i = 0; i < n; i++)
-		e->frames[i] = (uint64_t)(uintptr_t)f[i];
+	memcpy(e->frames, f, n * sizeof(*f));
 	if (hold)
 		c->held = slot;
 	return slot;

@@ -20,6 +20,7 @@
 #include "live.h"
 #include "options.h"
 #include "params.h"
+#include "py_codes.h"
 #include "park.h"
 #include "real.h"
 #include "ring.h"
@@ -60,6 +61,8 @@ static struct {
 	struct cg_modules *lists[64];
 	unsigned n_lists, n_pend;
 	struct cg_modv pend[512];
+	/* The code objects the stack being written names first in this trace (py_codes.h). */
+	struct cg_pycodev py[CG_STACK_DEPTH_MAX];
 } w;
 
 /* Modules already written in this trace, by a hash of what they are: each goes once. */
@@ -256,6 +259,32 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
 	cg_intern_define(r->stack_names, e->span, frames, n);
 }
 
+/* The code objects of a definition's Python frames not written yet in this trace, into w.py. */
+static uint32_t py_codes_of(const uint64_t *frames, uint32_t n)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!(frames[i] & CG_PY_FRAME))
+			continue;
+		uint32_t id = (uint32_t)(frames[i] >> 32) & 0x7fffffffu;
+		struct cg_py_code c;
+		if (!id || !cg_py_code_first_use(id) || !cg_py_code_get(id, &c))
+			continue;
+		w.py[k++] = (struct cg_pycodev){
+		    .id = id,
+		    .line = c.first_line,
+		    .name = {c.name, c.name_len},
+		    .qualname = c.qualname_len ? (struct cg_sv){c.qualname, c.qualname_len}
+					       : CG_SV_NONE,
+		    .file = {c.file, c.file_len},
+		    .table = c.table,
+		    .table_len = c.table_len,
+		    .format = c.format,
+		};
+	}
+	return k;
+}
+
 /*
  * An allocation's stack, from the slot named beside its event (event.h); with the
  * pending modules when there are some (rare: the compact encoder sends
@@ -263,13 +292,15 @@ static void define_stack(struct cg_ring *r, uint64_t pos)
  */
 static struct cg_enc_stack stack_of(struct cg_ring *r, uint64_t pos, bool alloc)
 {
-	struct cg_enc_stack st = {0, 0, NULL, 0, 0, NULL, false};
+	struct cg_enc_stack st = {0};
 	if (alloc) {
 		struct cg_stack_use u = cg_intern_use(r->stack_names, r->stack[pos % CG_RING_EVENTS]);
 		st.id = u.id;
 		st.parent = u.parent;
 		st.frames = u.frames;
 		st.n_frames = u.n_frames;
+		if (__builtin_expect(u.frames != NULL, 0) && (st.n_py_codes = py_codes_of(u.frames, u.n_frames)))
+			st.py_codes = w.py;
 	}
 	if (w.n_pend) {
 		st.modules = w.pend;
@@ -885,6 +916,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	/* Without the table a trace simply has no stacks. */
 	if (o->stacks)
 		(void)cg_intern_reset();
+	cg_py_codes_new_trace();
 	/* An identity the last trace never wrote belongs to it: this trace announces anew. */
 	for (size_t i = 0; i < sizeof(w.ident) / sizeof(w.ident[0]); i++)
 		ident_drop((uint8_t)i);

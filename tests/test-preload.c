@@ -61,8 +61,8 @@ static const char *default_suffix(void)
  */
 static size_t probe_tag_count(void)
 {
-	/* cgprobe_steps; cgprobe_capture, cgprobe_capture_step, cgprobe_update_range. */
-	return compact_mode ? 19 : 18;
+	/* cgprobe_steps; cgprobe_capture, cgprobe_capture_step, cgprobe_update_range; cgprobe_python. */
+	return compact_mode ? 20 : 19;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1431,6 +1431,8 @@ START_TEST(test_meta_defaults)
 		      tag(t, "cmdline"));
 	ck_assert_str_eq(tag(t, "cgprobe_min_bytes"), "0");
 	ck_assert_str_eq(tag(t, "cgprobe_device_snapshots"), "off");
+	/* A C program: no interpreter, so no Python frames whatever the mode asked. */
+	ck_assert_str_eq(tag(t, "cgprobe_python"), "off");
 	ck_assert_ptr_nonnull(strstr(tag(t, "cgprobe_steps"), "forward=*forward*"));
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	ck_assert_str_eq(tag(t, "hostname"), host);
