@@ -107,7 +107,7 @@ static uint8_t line_format;
 static _Atomic unsigned checked_left = CHECKED_WALKS;
 static atomic_bool broken;
 
-static bool peek(const void *at, void *out, size_t n, bool checked)
+static inline __attribute__((always_inline)) bool peek(const void *at, void *out, size_t n, bool checked)
 {
 	if (!checked) {
 		memcpy(out, at, n);
@@ -117,14 +117,14 @@ static bool peek(const void *at, void *out, size_t n, bool checked)
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
 }
 
-static bool ptr_at(const void *base, int off, const void **out, bool checked)
+static inline __attribute__((always_inline)) bool ptr_at(const void *base, int off, const void **out, bool checked)
 {
 	if (off < 0 || !base)
 		return false;
 	return peek((const char *)base + off, out, sizeof(*out), checked);
 }
 
-static bool is_type(const void *obj, const void *type, bool checked)
+static inline __attribute__((always_inline)) bool is_type(const void *obj, const void *type, bool checked)
 {
 	const void *t;
 	return obj && ptr_at(obj, L->ob_type, &t, checked) && t == type;
@@ -219,7 +219,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 /* code's id in the code table, reading it by the layout; 0 when it cannot be read. */
-static uint32_t code_id(const void *code, bool checked)
+static __attribute__((noinline)) uint32_t code_id(const void *code, bool checked)
 {
 	struct cg_py_code_src src = {.code = code, .format = line_format};
 	if (!ptr_at(code, L->co_name, &src.name, checked) ||
@@ -241,8 +241,50 @@ static uint32_t code_id(const void *code, bool checked)
 	return cg_py_code_id(&src, fp, str_utf8, bytes_data);
 }
 
+/*
+ * A thread's last code objects met, direct-mapped by address: a hit
+ * compares what the table's fingerprint is made of (the objects a line
+ * depends on, read again now), so a code object freed and another made
+ * where it was misses, and only a miss probes the shared table.
+ */
+#define CODE_CACHE 512
+struct code_hit {
+	const void *code, *name, *qualname, *file, *table;
+	int32_t first_line;
+	uint32_t id;
+};
+struct cg_py_cache {
+	struct code_hit e[CODE_CACHE];
+};
+
+static inline __attribute__((always_inline)) uint32_t code_id_cached(struct cg_py_cache *c,
+								     const void *code,
+								     bool checked)
+{
+	if (checked || !c)
+		return code_id(code, checked);
+	const char *co = code;
+	struct code_hit now;
+	now.code = code;
+	memcpy(&now.name, co + L->co_name, sizeof(void *));
+	now.qualname = NULL;
+	if (L->co_qualname >= 0)
+		memcpy(&now.qualname, co + L->co_qualname, sizeof(void *));
+	memcpy(&now.file, co + L->co_filename, sizeof(void *));
+	memcpy(&now.table, co + L->co_linetable, sizeof(void *));
+	memcpy(&now.first_line, co + L->co_firstlineno, sizeof(int32_t));
+	struct code_hit *h = &c->e[((uintptr_t)code >> 4) * 0x9e3779b1u >> 23 & (CODE_CACHE - 1)];
+	if (h->code == code && h->name == now.name && h->qualname == now.qualname &&
+	    h->file == now.file && h->table == now.table && h->first_line == now.first_line)
+		return h->id;
+	now.id = code_id(code, false);
+	if (now.id)
+		*h = now;
+	return now.id;
+}
+
 /* The byte offset of frame's instruction (code: its code object), below 0 before its first. */
-static bool frame_offset(const void *frame, const void *code, int64_t *off, bool checked)
+static inline __attribute__((always_inline)) bool frame_offset(const void *frame, const void *code, int64_t *off, bool checked)
 {
 	if (L->minor <= 10) {
 		int32_t lasti;
@@ -259,7 +301,7 @@ static bool frame_offset(const void *frame, const void *code, int64_t *off, bool
 }
 
 /* A 3.11+ frame the interpreter has pushed but not started: no frame of the program yet. */
-static bool incomplete(const void *frame, const void *code, int64_t off, bool checked)
+static inline __attribute__((always_inline)) bool incomplete(const void *frame, const void *code, int64_t off, bool checked)
 {
 	if (L->minor <= 10 || L->co_firsttraceable < 0)
 		return false;
@@ -275,7 +317,7 @@ static bool incomplete(const void *frame, const void *code, int64_t off, bool ch
 }
 
 /* The frame where the thread state says the thread is now. */
-static const void *innermost(const void *ts, bool checked)
+static inline __attribute__((always_inline)) const void *innermost(const void *ts, bool checked)
 {
 	const void *f = NULL;
 	if (L->ts_frame >= 0)
@@ -295,7 +337,8 @@ static const void *innermost(const void *ts, bool checked)
  * *cut when more were left out. Returns how many, 0 for a thread that
  * runs no Python.
  */
-static unsigned walk(struct pyf *out, unsigned max, bool *cut, bool checked)
+static inline __attribute__((always_inline)) unsigned walk(struct cg_py_cache *cache, struct pyf *out,
+							      unsigned max, bool *cut, bool checked)
 {
 	*cut = false;
 	const void *ts = this_thread_state();
@@ -332,7 +375,8 @@ static unsigned walk(struct pyf *out, unsigned max, bool *cut, bool checked)
 			peek((const char *)f + L->fr_is_entry, &entry, 1, checked);
 		else if (L->minor >= 12)
 			entry = 0;
-		if (incomplete(f, code, off, checked)) {
+		/* Only the innermost can be: a frame not started yet calls nothing. */
+		if (!n && incomplete(f, code, off, checked)) {
 			/* Not a frame of the program yet, but it may end its evaluation call's frames. */
 			if (entry && n)
 				out[n - 1].entry = true;
@@ -343,7 +387,7 @@ static unsigned walk(struct pyf *out, unsigned max, bool *cut, bool checked)
 			*cut = true;
 			break;
 		}
-		uint32_t id = code_id(code, checked);
+		uint32_t id = code_id_cached(cache, code, checked);
 		uint32_t at = off < 0 ? 0 : off > UINT32_MAX ? UINT32_MAX : (uint32_t)off;
 		out[n++] = (struct pyf){id ? CG_PY_FRAME | (uint64_t)id << 32 | at : CG_PY_UNREADABLE,
 					entry != 0};
@@ -360,14 +404,31 @@ static bool in_eval(void *ret)
 	return a >= eval_lo && a < eval_hi;
 }
 
-unsigned cg_python_merge(void *const *f, unsigned n, uint64_t *out, unsigned cap)
+/* The walk twice over, so that the plain one is plain loads, the checked one system calls. */
+static __attribute__((noinline)) unsigned walk_checked(struct pyf *out, bool *cut)
+{
+	return walk(NULL, out, CG_PY_DEPTH_MAX, cut, true);
+}
+
+static unsigned walk_plain(struct cg_py_cache *cache, struct pyf *out, bool *cut)
+{
+	return walk(cache, out, CG_PY_DEPTH_MAX, cut, false);
+}
+
+size_t cg_python_cache_len(void)
+{
+	return cg_python_on ? sizeof(struct cg_py_cache) : 0;
+}
+
+unsigned cg_python_merge(struct cg_py_cache *cache, void *const *f, unsigned n, uint64_t *out,
+			 unsigned cap)
 {
 	struct pyf py[CG_PY_DEPTH_MAX];
 	bool cut = false;
 	unsigned m = 0;
 	if (!atomic_load_explicit(&broken, memory_order_relaxed)) {
 		unsigned left = atomic_load_explicit(&checked_left, memory_order_relaxed);
-		m = walk(py, CG_PY_DEPTH_MAX, &cut, left != 0);
+		m = left ? walk_checked(py, &cut) : walk_plain(cache, py, &cut);
 		if (m == UINT32_MAX) {
 			/* Once, whichever thread saw it first: the hooks go on with native frames. */
 			if (!atomic_exchange(&broken, true))

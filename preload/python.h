@@ -27,12 +27,17 @@ extern bool cg_python_on;
  */
 void cg_python_setup(void);
 
+/* A thread's cache of the code objects it met (python.c): this many bytes, 0 when off. */
+struct cg_py_cache;
+size_t cg_python_cache_len(void);
 /*
  * In a hook: the native frames f[0..n) (innermost first) with the calling
  * thread's Python frames merged in, into out (room for cap words);
  * returns the words written. Without Python frames on this thread, the
- * native frames as they are.
+ * native frames as they are. cache: the thread's (zeroed memory of
+ * cg_python_cache_len bytes), NULL for none.
  */
-unsigned cg_python_merge(void *const *f, unsigned n, uint64_t *out, unsigned cap);
+unsigned cg_python_merge(struct cg_py_cache *cache, void *const *f, unsigned n, uint64_t *out,
+			 unsigned cap);
 
 #endif

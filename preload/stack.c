@@ -96,6 +96,7 @@ struct cg_stack_cache {
 	 * meanwhile must not take the slot over (the spare slot carries it).
 	 */
 	uint32_t held;
+	struct cg_py_cache *py; /* the thread's code objects (python.h), after the slots */
 	/* Entries start with a u64: the slots are aligned for one. */
 	_Alignas(uint64_t) unsigned char slots[];
 };
@@ -235,12 +236,15 @@ static struct cg_stack_cache *cache_of(struct cg_ring *r)
 	if (__builtin_expect(r->stacks != NULL, 1))
 		return r->stacks;
 	size_t stride = sizeof(struct entry) + words_max() * sizeof(uint64_t);
-	size_t len = sizeof(struct cg_stack_cache) + CACHE_SLOTS * stride;
+	size_t slots_len = sizeof(struct cg_stack_cache) + CACHE_SLOTS * stride;
+	size_t py_len = cg_python_cache_len();
+	size_t len = (slots_len + 63) / 64 * 64 + py_len;
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	struct cg_stack_cache *c = p;
 	c->stride = stride;
+	c->py = py_len ? (struct cg_py_cache *)((char *)p + (slots_len + 63) / 64 * 64) : NULL;
 	r->stacks = c;
 	return c;
 }
@@ -285,7 +289,7 @@ uint32_t cg_stack_capture(bool hold)
 		return 0;
 	uint64_t f[CG_STACK_DEPTH_MAX];
 	if (cg_python_on) {
-		n = cg_python_merge(raw + s, n, f, words_max());
+		n = cg_python_merge(c->py, raw + s, n, f, words_max());
 	} else {
 		for (unsigned i = 0; i < n; i++)
 			f[i] = (uint64_t)(uintptr_t)raw[s + i];
@@ -328,5 +332,8 @@ void cg_stack_unhold(void)
 
 size_t cg_stack_cache_len(const struct cg_stack_cache *c)
 {
-	return c ? sizeof(struct cg_stack_cache) + CACHE_SLOTS * c->stride : 0;
+	if (!c)
+		return 0;
+	size_t slots_len = sizeof(struct cg_stack_cache) + CACHE_SLOTS * c->stride;
+	return (slots_len + 63) / 64 * 64 + (c->py ? cg_python_cache_len() : 0);
 }
