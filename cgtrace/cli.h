@@ -132,6 +132,11 @@ int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *p
 void cli_sites_close(struct cli_sites *s);
 /* The stack of id resolved (and kept), NULL when it has none or memory ran out. */
 const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64_t id);
+/*
+ * Whether frame i of st is printed: without full, a stack with Python
+ * frames leaves out the interpreter's evaluation calls that run them.
+ */
+bool cli_frame_shown(const struct cgtrace_resolved_stack *st, size_t i, bool full);
 /* The site frame of stack id, NULL when it has none; resolves only up to the site. */
 const struct cgtrace_frame *cli_sites_site(struct cli_sites *s, uint64_t id);
 

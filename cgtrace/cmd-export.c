@@ -227,7 +227,9 @@ static int export_stream(const char *path, const char *output, const struct how 
 static void folded_frame(struct cli_buf *b, const struct cgtrace_frame *f)
 {
 	char name[600];
-	if (f->function)
+	/* A Python frame's line is what its author looks for: "step (train.py:36)". */
+	bool python = (f->address & CGTRACE_PY_FRAME) && !f->module && f->file;
+	if (f->function && !python)
 		snprintf(name, sizeof(name), "%s", f->function);
 	else
 		cli_frame_name(name, sizeof(name), f);
@@ -261,6 +263,8 @@ static int folded_lines(struct cli_sites *s, const struct cli_site_row *rows, si
 		if (root_device)
 			cli_buf_puts(&b, rows[i].device);
 		for (size_t k = st ? st->n_frames : 0; st && k-- > st->site;) {
+			if (!cli_frame_shown(st, k, false))
+				continue;
 			if (b.len)
 				cli_buf_putc(&b, ';');
 			folded_frame(&b, st->frames[k]);

@@ -402,6 +402,8 @@ void cli_json_frame(struct cli_jw *w, const struct cgtrace_frame *f)
  */
 static bool shown(const struct cgtrace_resolved_stack *st, size_t i, bool full, bool python)
 {
+	if (!python)
+		return true;
 	const struct cgtrace_frame *f = st->frames[i];
 	return full || !python || !f->function || strcmp(f->function, "_PyEval_EvalFrameDefault");
 }
@@ -413,6 +415,11 @@ static bool has_python(const struct cgtrace_resolved_stack *st)
 		    st->frames[i]->function)
 			return true;
 	return false;
+}
+
+bool cli_frame_shown(const struct cgtrace_resolved_stack *st, size_t i, bool full)
+{
+	return shown(st, i, full, !full && has_python(st));
 }
 
 void cli_json_frames(struct cli_jw *w, const struct cgtrace_resolved_stack *st, bool full)

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "doc.h"
+#include "doc_pycodes.h"
 #include "doc_records.h"
 #include "doc_stacks.h"
 #include "doc_view.h"
@@ -241,13 +242,55 @@ static struct cg_modv *module_views(const struct cgtrace_doc *d)
 	return v;
 }
 
+/* The code objects as record views, ridden by the records that carried them. */
+static struct cg_pycodev *py_code_views(const struct cgtrace_doc *d)
+{
+	size_t n = cgtrace_doc_py_code_count(d);
+	struct cg_pycodev *v = calloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; v && i < n; i++) {
+		const struct cgtrace_py_code *c = cgtrace_doc_py_code_at(d, i);
+		v[i] = (struct cg_pycodev){
+		    .id = c->id,
+		    .line = c->first_line,
+		    .name = cg_sv_c(c->name),
+		    .qualname = c->qualname ? cg_sv_c(c->qualname) : CG_SV_NONE,
+		    .file = cg_sv_c(c->file),
+		    .table = c->table,
+		    .table_len = c->table_len,
+		    .format = c->format,
+		};
+	}
+	return v;
+}
+
+/* Where a record carries a run of the views (modules, code objects): from *next on, those of rec i. */
+static size_t carried(size_t *next, size_t n, uint64_t (*rec_of)(const struct cgtrace_doc *, size_t),
+		      const struct cgtrace_doc *d, size_t i)
+{
+	size_t k = *next;
+	while (*next < n && rec_of(d, *next) == i)
+		(*next)++;
+	return *next - k;
+}
+
+static uint64_t module_rec(const struct cgtrace_doc *d, size_t k)
+{
+	return CG_VEC_AT(&d->modules, struct cg_doc_module, k)->rec;
+}
+
 /*
  * Memory record i's stack id, its definition on the record that made it
  * (the new frames, and the stack they hang from for a tree definition),
  * its modules. frames: room for the most frames one stack has.
  */
+struct carried_views {
+	const struct cg_modv *mods;
+	const struct cg_pycodev *codes;
+	size_t next_mod, next_code;
+};
+
 static void memory_stacks(const struct cgtrace_doc *d, size_t i, struct cg_rec_memory *r,
-			  const struct cg_modv *mods, size_t *next_mod, uint64_t *frames)
+			  struct carried_views *cv, uint64_t *frames)
 {
 	uint32_t stack = cg_doc_mem_stack(d, i);
 	if (stack) {
@@ -261,26 +304,31 @@ static void memory_stacks(const struct cgtrace_doc *d, size_t i, struct cg_rec_m
 			r->cgprobe_stack_parent = def->tree ? cg_doc_node_parent_id(d, stack) : 0;
 		}
 	}
-	size_t k = *next_mod;
-	while (*next_mod < d->modules.len &&
-	       CG_VEC_AT(&d->modules, struct cg_doc_module, *next_mod)->rec == i)
-		(*next_mod)++;
-	if (*next_mod > k) {
-		r->modules = mods + k;
-		r->n_modules = (uint32_t)(*next_mod - k);
+	size_t k = cv->next_mod, n = carried(&cv->next_mod, d->modules.len, module_rec, d, i);
+	if (n) {
+		r->modules = cv->mods + k;
+		r->n_modules = (uint32_t)n;
+	}
+	k = cv->next_code;
+	n = carried(&cv->next_code, cgtrace_doc_py_code_count(d), cg_doc_py_code_rec, d, i);
+	if (n) {
+		r->py_codes = cv->codes + k;
+		r->n_py_codes = (uint32_t)n;
 	}
 }
 
 static int emit_memory(struct out *o, const struct cgtrace_doc *d)
 {
 	struct cg_modv *mods = module_views(d);
+	struct cg_pycodev *codes = py_code_views(d);
 	uint64_t *frames = malloc(CG_STACK_FRAMES_MAX * sizeof(*frames));
-	if (!mods || !frames) {
+	if (!mods || !codes || !frames) {
 		free(mods);
+		free(codes);
 		free(frames);
 		return -ENOMEM;
 	}
-	size_t next_mod = 0;
+	struct carried_views cv = {.mods = mods, .codes = codes};
 	for (size_t i = 0; i < d->memory.len; i++) {
 		const struct cg_mem *m = CG_VEC_AT(&d->memory, struct cg_mem, i);
 		const struct cg_mem_class *c = cg_doc_class(d, m->cls);
@@ -302,10 +350,11 @@ static int emit_memory(struct out *o, const struct cgtrace_doc *d)
 			.ndim = (uint32_t)ndim,
 			.dtype = sv(d, c->dtype),
 		};
-		memory_stacks(d, i, &r.u.memory, mods, &next_mod, frames);
+		memory_stacks(d, i, &r.u.memory, &cv, frames);
 		emit(o, &r);
 	}
 	free(mods);
+	free(codes);
 	free(frames);
 	return 0;
 }
