@@ -1,0 +1,146 @@
+#!/bin/sh
+# Python frames in stacks (docs/python-frames.md): tests/python/frames.py
+# allocates at marked lines (a bytearray in a nested function, numpy, a
+# torch tensor, a thread, a ctypes callback from qsort, a leak through
+# libc, a global list, small objects, a 2-worker DataLoader, a fork child,
+# an exec'd interpreter); top, leaks, memory --json and the folded export
+# must name exactly those files and lines, in both encodings. Then every
+# other CPython here (pyenv's 3.8 to 3.13) on the pure-Python part,
+# CGPROBE_PYTHON=off, and hostile code objects. Exits 77 without
+# /usr/bin/python3.
+#   test-py-frames.sh CGTRACE PROBE
+set -u
+# shellcheck source=tests/lib/sh-check.sh
+. "$(dirname "$0")/lib/sh-check.sh"
+probe_test 2 "test-py-frames.sh CGTRACE PROBE" "$@"
+here=$(cd "$(dirname "$0")" && pwd)/python
+script=$here/frames.py
+check="$here/sites_check.py"
+py=/usr/bin/python3
+[ -x "$py" ] || { echo "SKIP: no $py"; exit 77; }
+unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_OUTPUT CGPROBE_PYTHON CGPROBE_STACK_DEPTH PYTHONPATH
+PYTHONDONTWRITEBYTECODE=1
+export PYTHONDONTWRITEBYTECODE
+
+# run NAME PYTHON ARGS...: the script under the probe, a trace per process in $tmp/NAME.PID.EXT.
+run() {
+	name=$1
+	shift
+	rm -f "$tmp/$name".*
+	CGPROBE_OUTPUT="$tmp/$name.%p.${ext:-cgt}" LD_PRELOAD=$probe "$@" >"$tmp/$name.out" 2>"$tmp/err"
+}
+# main NAME: the trace of the process that ran the script itself (the largest).
+main() { ls -S "$tmp/$1".*."${ext:-cgt}" 2>/dev/null | head -n 1; }
+# sites WHAT TRACE CMD FIELD MARK...: cgtrace CMD --json names the marks as sites.
+sites() {
+	what=$1 t=$2 cmd=$3 field=$4
+	shift 4
+	# shellcheck disable=SC2086 # the command's options, split on purpose
+	if "$cgtrace" $cmd --json "$t" >"$tmp/j" 2>"$tmp/err" &&
+		"$py" "$check" "$script" "$tmp/j" "$field" "$@" >"$tmp/err" 2>&1; then
+		ok
+	else
+		ko "$what: $cmd"
+	fi
+}
+# folded WHAT TRACE MARK...: the folded export's stacks end in "func (frames.py:LINE)".
+folded() {
+	what=$1 t=$2
+	shift 2
+	"$cgtrace" export --format folded "$t" >"$tmp/folded" 2>"$tmp/err" || { ko "$what: folded"; return; }
+	for m in "$@"; do
+		line=$(grep -n "MARK:$m\b" "$script" | cut -d: -f1)
+		grep -q "(frames.py:$line) [0-9]*\$" "$tmp/folded" && ok || ko "$what: folded: no stack ending at frames.py:$line ($m)"
+	done
+}
+
+torch=
+"$py" -c 'import torch' 2>/dev/null && torch=--torch
+numpy=
+"$py" -c 'import numpy' 2>/dev/null && numpy=numpy=3.9
+
+for ext in cgt jsonl; do
+	what="python3 ($ext)"
+	run f "$py" "$script" $torch --fork --exec || { ko "$what: the script failed"; continue; }
+	t=$(main f)
+	"$cgtrace" validate "$t" >/dev/null 2>"$tmp/err" && ok || ko "$what: validate"
+	# shellcheck disable=SC2086 # numpy: one word or none
+	sites "$what" "$t" "top -n 0" peak_bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9 \
+		global=1.9 $numpy
+	sites "$what" "$t" "top -n 0 --by count" count small=0
+	sites "$what" "$t" "leaks -n 0" leaked_bytes leak=8.9
+	sites "$what" "$t" "memory --top 0" bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9
+	folded "$what" "$t" bytearray thread ctypes leak global
+	if [ -n "$torch" ]; then
+		sites "$what" "$t" "top -n 0" peak_bytes torch=4.9
+		# The torch tensor's native part (the CPU allocator) beneath its line with --full.
+		"$cgtrace" top --full -n 0 "$t" >"$tmp/full" 2>"$tmp/err"
+		line=$(grep -n "MARK:torch" "$script" | cut -d: -f1)
+		awk -v l="make (frames.py:$line)" 'index($0, l) { found = 1 } found && /c10::|at::/ { hit = 1 } END { exit !hit }' "$tmp/full" \
+			&& ok || ko "$what: --full: no native frames of torch with the tensor's stack"
+		# The DataLoader's workers are forked children with traces of their own.
+		w=0
+		for c in "$tmp"/f.*."$ext"; do
+			"$cgtrace" top --json -n 0 "$c" >"$tmp/j" 2>/dev/null &&
+				"$py" "$check" "$script" "$tmp/j" peak_bytes worker=1.9 >/dev/null 2>&1 && w=$((w + 1))
+		done
+		[ "$w" -ge 1 ] && ok || ko "$what: no DataLoader worker's trace names the worker's line"
+	fi
+	# The fork child's trace, and the exec'd interpreter's ("<string>", line 1).
+	fk=0 ex=0
+	for c in "$tmp"/f.*."$ext"; do
+		"$cgtrace" top --json -n 0 "$c" >"$tmp/j" 2>/dev/null || continue
+		"$py" "$check" "$script" "$tmp/j" peak_bytes fork=10.9 >/dev/null 2>&1 && fk=$((fk + 1))
+		"$cgtrace" top -n 3 "$c" 2>/dev/null | grep -q '<module> (<string>:1)' && ex=$((ex + 1))
+	done
+	[ "$fk" = 1 ] && ok || ko "$what: the fork child's trace does not name its line ($fk)"
+	[ "$ex" = 1 ] && ok || ko "$what: the exec'd interpreter's trace has no <string>:1 site ($ex)"
+done
+ext=cgt
+
+# Every other CPython here: the pure-Python part (no numpy, torch or fork).
+n_other=0
+for other in /root/.pyenv/versions/3.*/bin/python3.[0-9]*; do
+	[ -x "$other" ] || continue
+	case $other in *-config) continue ;; esac
+	v=$("$other" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
+	case $v in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13) ;; *) continue ;; esac
+	n_other=$((n_other + 1))
+	run o "$other" "$script" || { ko "python $v: the script failed"; continue; }
+	t=$(main o)
+	sites "python $v" "$t" "top -n 0" peak_bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9 global=1.9
+	sites "python $v" "$t" "leaks -n 0" leaked_bytes leak=8.9
+done
+[ "$n_other" -gt 0 ] || skip "no other CPython (pyenv) here"
+
+# Off: stacks as before, no code objects, the tag says so.
+CGPROBE_PYTHON=off run off "$py" "$script" || ko "off: the script failed"
+t=$(main off)
+"$cgtrace" export "$t" >"$tmp/off.jsonl" 2>"$tmp/err"
+! grep -q cgprobe_py_codes "$tmp/off.jsonl" && grep -q '"cgprobe_python":"off"' "$tmp/off.jsonl" &&
+	grep -q '"cgprobe_stack_frames"' "$tmp/off.jsonl" && ok || ko "off: code objects or no native stacks"
+"$cgtrace" top -n 5 "$t" 2>"$tmp/err" | grep -q 'frames.py' && ko "off: a Python site" || ok
+
+# Hostile code objects: one line naming the line of the record, exit 1.
+run h "$py" -c 'x = bytearray(1 << 20)'
+"$cgtrace" export "$(main h)" >"$tmp/h.jsonl" 2>"$tmp/err" || ko "hostile: export"
+hostile() {
+	what=$1 expr=$2 msg=$3
+	sed "$expr" "$tmp/h.jsonl" >"$tmp/bad.jsonl"
+	cmp -s "$tmp/bad.jsonl" "$tmp/h.jsonl" && { ko "hostile $what: the edit changed nothing"; return; }
+	"$cgtrace" validate "$tmp/bad.jsonl" >"$tmp/out" 2>"$tmp/err.v"
+	r=$?
+	if [ "$r" = 1 ] && [ "$(wc -l <"$tmp/err.v")" = 1 ] && grep -q "bad.jsonl:[0-9]*: .*$msg" "$tmp/err.v"; then
+		ok
+	else
+		cp "$tmp/err.v" "$tmp/err"
+		ko "hostile $what: exit $r"
+	fi
+}
+# The first code object's id changed: the frames naming it name nothing.
+hostile "undefined code" '0,/"cgprobe_py_codes":\[{"id":[0-9]*/s//"cgprobe_py_codes":[{"id":2147483000/' "not defined"
+hostile "bad line table" '0,/"format":"locations","linetable":"[0-9a-f]*"/s//"format":"locations","linetable":"f0"/' "line table"
+hostile "odd hex" '0,/"linetable":"\([0-9a-f]*\)"/s//"linetable":"\1f"/' "even number of hex digits"
+hostile "defined twice" '0,/"cgprobe_py_codes":\[\({[^]]*}\)\]/s//"cgprobe_py_codes":[\1,\1]/' "defined twice"
+
+finish
