@@ -6,6 +6,7 @@
 #include "cli.h"
 
 struct leaks_args {
+	enum cli_site site;
 	const char *device;
 	size_t top;
 	bool json, exact;
@@ -15,7 +16,7 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_leaks = {
     .name = "leaks",
-    .args = "[-n N] [--device D] [--json] [--bytes] TRACE",
+    .args = "[-n N] [--device D] [--json] [--site python|native] [--bytes] TRACE",
     .help = "Lists the allocations still live at the end of the trace (never freed),\n"
             "grouped by call stack, most bytes first, each stack from its allocation\n"
             "site outwards.\n\n",
@@ -28,7 +29,8 @@ const struct cli_cmd cli_leaks = {
         {.name = "json", .offset = offsetof(struct leaks_args, json),
          .help = "{\"leaked_count\", \"leaked_bytes\", \"stacks\": [{device,\n"
                  "stack_id, leaked_count, leaked_bytes, frames}]}"},
-        CLI_OPT_BYTES(struct leaks_args, exact),
+        CLI_OPT_SITE(struct leaks_args, site),
+		CLI_OPT_BYTES(struct leaks_args, exact),
         {0},
     },
     .run = run,
@@ -113,6 +115,7 @@ static int run(int argc, char **argv)
 	const char *path = cli_parse_trace(&cli_leaks, argc, argv, &a, &status);
 	if (!path)
 		return status;
+	cli_site_mode = a.site;
 	struct cli_sites s;
 	struct cli_site_row *rows;
 	size_t n;

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 struct memory_args {
+	enum cli_site site;
 	bool json, exact, top_given;
 	size_t top;
 };
@@ -14,7 +15,7 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_memory = {
 	.name = "memory",
-	.args = "[--json] [--bytes] [--top N] TRACE",
+	.args = "[--json] [--bytes] [--top N] [--site python|native] TRACE",
 	.help = "Replays allocations and frees in time order and reports the peak: when,\n"
 		"on which device, by category, and the allocations live at that moment\n"
 		"(largest first), grouped by the function or op that made them. With\n"
@@ -25,6 +26,7 @@ const struct cli_cmd cli_memory = {
 		{.name = "json", .offset = offsetof(struct memory_args, json),
 		 .help = "one JSON object {summary, by_device, peak_breakdown, peak_by_op};\n"
 			 "without --top, peak_breakdown lists every allocation live at the peak"},
+		CLI_OPT_SITE(struct memory_args, site),
 		CLI_OPT_BYTES(struct memory_args, exact),
 		{.name = "top", .kind = CLI_OPT_COUNT, .offset = offsetof(struct memory_args, top),
 		 .seen = CLI_SEEN(struct memory_args, top_given), .arg = "N",
@@ -237,6 +239,7 @@ static int run(int argc, char **argv)
 	const char *path = cli_parse_trace(&cli_memory, argc, argv, &a, &status);
 	if (!path)
 		return status;
+	cli_site_mode = a.site;
 	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
 	if (!doc)
 		return CLI_FAIL;

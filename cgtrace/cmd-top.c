@@ -6,6 +6,7 @@
 #include "cli.h"
 
 struct top_opts {
+	enum cli_site site;
 	enum cli_by by;
 	size_t n;
 	const char *device;
@@ -16,7 +17,7 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_top = {
     .name = "top",
-    .args = "[--by " CLI_BY_NAMES "] [-n N] [--device D] [--full] [--json] [--bytes] TRACE",
+    .args = "[--by " CLI_BY_NAMES "] [-n N] [--device D] [--full] [--json] [--site python|native] [--bytes] TRACE",
     .help = "Ranks allocation sites, bottom-up: the first frame of each recorded call\n"
             "stack in the user's code (not the allocator's, the probe's, or the C and\n"
             "C++ libraries' own), resolved to its function and line from the modules\n"
@@ -36,6 +37,7 @@ const struct cli_cmd cli_top = {
                  "peak_count, peak_bytes, leaked_count, leaked_bytes,\n"
                  "temporary_count, frames: [{address, function, file, line,\n"
                  "module, offset, inlined}]}]}"},
+        CLI_OPT_SITE(struct top_opts, site),
         CLI_OPT_BYTES(struct top_opts, exact),
         {0},
     },
@@ -99,6 +101,7 @@ static int run(int argc, char **argv)
 	const char *path = cli_parse_trace(&cli_top, argc, argv, &o, &status);
 	if (!path)
 		return status;
+	cli_site_mode = o.site;
 	struct cli_sites s;
 	struct cli_site_row *rows;
 	size_t n;

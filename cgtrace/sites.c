@@ -69,9 +69,9 @@ bool cli_by_bytes(enum cli_by by)
 }
 
 const struct cli_choice cli_site_choices[] = {
-    {"python", "a stack with Python frames: its innermost in the user's code, else its "
-               "innermost (the default)"},
-    {"native", "the first native frame in the user's code, Python frames passed over"},
+    {"python", "a stack with Python frames has its site among them: the\n"
+               "innermost in the user's code, else the innermost (the default)"},
+    {"native", "the first native frame in the user's code, Python frames\npassed over"},
     {NULL, NULL},
 };
 enum cli_site cli_site_mode = CLI_SITE_PYTHON;
