@@ -201,6 +201,8 @@ class Decoder:
         self.records = 0  # trace records decoded so far
         self.pending_stacks = {}  # id -> frames, until a packed record takes them
         self.pending_modules = []
+        self.py_codes = set()
+        self.py_frames = False
 
     def string(self, sid):
         if sid >= len(self.strings):
@@ -296,9 +298,38 @@ class Decoder:
                 rec = json.loads(text)
             except ValueError as e:
                 raise DecodeError("TEXT record is not JSON: %s" % e)
+        if isinstance(rec, dict) and rec.get("kind") == "meta":
+            tags = rec.get("tags") or {}
+            self.py_frames = self.py_frames or tags.get("cgprobe_python") in ("auto", "on")
         if isinstance(rec, dict) and rec.get("kind") == "memory":
             self.track(rec.get("device"), rec.get("tensor_id"), rec.get("action"), rec.get("bytes"))
+            self.learn_codes(rec)
         return rec, text
+
+    # docs/python-frames.md: code objects ride on records; a Python frame
+    # (bit 63) names one defined by then, or is a mark (code 0, offset 0 or 1).
+    def learn_codes(self, rec):
+        codes = rec.get("cgprobe_py_codes") or []
+        if codes:
+            self.py_frames = True
+        for c in codes:
+            if c.get("id") in self.py_codes:
+                raise DecodeError("Python code %s defined twice" % c.get("id"))
+            self.py_codes.add(c.get("id"))
+        self.check_py(rec.get("cgprobe_stack_frames") or [])
+
+    def check_py(self, frames):
+        if not self.py_frames:
+            return
+        for f in frames:
+            v = int(f, 16)
+            if not v >> 63:
+                continue
+            code, off = (v >> 32) & 0x7FFFFFFF, v & 0xFFFFFFFF
+            if code == 0 and off > 1:
+                raise DecodeError("Python frame of code 0 at offset %d marks nothing" % off)
+            if code and code not in self.py_codes:
+                raise DecodeError("Python frame names code %d, not defined" % code)
 
     def item_class(self, it):
         span = self.string(it.varint())
@@ -408,6 +439,7 @@ class Decoder:
             rec["cgprobe_stack"] = stack
             if stack in self.pending_stacks:
                 frames, parent = self.pending_stacks.pop(stack)
+                self.check_py(frames)
                 rec["cgprobe_stack_frames"] = frames
                 if parent is not None:
                     rec["cgprobe_stack_parent"] = parent

@@ -12,6 +12,7 @@
 
 #include "cgtrace.h"
 #include "doc.h"
+#include "doc_pycodes.h"
 #include "doc_rules.h"
 #include "doc_stacks.h"
 #include "doc_view.h"
@@ -460,16 +461,12 @@ static int add_meta(struct cgtrace_doc *d, const struct cg_rec_meta *m)
 			return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < m->n_tags; i++) {
-		/* A probe that reads Python frames says so: its bit-63 frames are theirs. */
-		if (cg_sv_eq(m->tags[i].key, CG_SV_LIT("cgprobe_python")) &&
-		    (cg_sv_eq(m->tags[i].value, CG_SV_LIT("auto")) ||
-		     cg_sv_eq(m->tags[i].value, CG_SV_LIT("on"))))
-			d->py_frames = true;
 		uint32_t k = intern(d, m->tags[i].key), v = intern(d, m->tags[i].value);
 		o->tags[i].key = (const char *)(uintptr_t)k;
 		o->tags[i].value = (const char *)(uintptr_t)v;
 	}
 	o->n_tags = m->n_tags;
+	cg_doc_py_meta(d, m);
 	return d->pool.err;
 }
 

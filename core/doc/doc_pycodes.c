@@ -108,6 +108,16 @@ int cg_doc_py_frames_check(const struct cgtrace_doc *d, uint64_t stack, const ui
 	return 0;
 }
 
+void cg_doc_py_meta(struct cgtrace_doc *d, const struct cg_rec_meta *m)
+{
+	/* A probe that reads Python frames says so (cgprobe_python auto or on). */
+	for (uint32_t i = 0; i < m->n_tags; i++)
+		if (cg_sv_eq(m->tags[i].key, CG_SV_LIT("cgprobe_python")) &&
+		    (cg_sv_eq(m->tags[i].value, CG_SV_LIT("auto")) ||
+		     cg_sv_eq(m->tags[i].value, CG_SV_LIT("on"))))
+			d->py_frames = true;
+}
+
 uint64_t cg_doc_py_code_rec(const struct cgtrace_doc *d, size_t i)
 {
 	return i < d->py_codes.len ? at(d, i)->rec : UINT64_MAX;

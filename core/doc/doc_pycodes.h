@@ -29,6 +29,8 @@ int cg_doc_py_codes_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, ui
  */
 int cg_doc_py_frames_check(const struct cgtrace_doc *d, uint64_t stack, const uint64_t *frames,
 			   uint32_t n, char *err, size_t errlen);
+/* The meta record m: whether its probe says its bit-63 frames are Python frames. */
+void cg_doc_py_meta(struct cgtrace_doc *d, const struct cg_rec_meta *m);
 /* The record (index) that defined code object i, UINT64_MAX where none are kept. */
 uint64_t cg_doc_py_code_rec(const struct cgtrace_doc *d, size_t i);
 void cg_doc_py_codes_free(struct cgtrace_doc *d);

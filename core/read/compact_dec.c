@@ -698,17 +698,33 @@ static int stack_item(struct cg_cdec *d, bool tree)
 			return fail(d, -EBADMSG, "stack %llu defined twice", (unsigned long long)id);
 	if (d->n_pend_stacks == PENDING_MAX)
 		return fail(d, -EBADMSG, "more than %u stacks wait for their record", PENDING_MAX);
+	/*
+	 * Without frames kept, a stack with a Python frame keeps its frames all
+	 * the same: the document checks that they name defined code objects
+	 * (docs/python-frames.md), which light reads must do as full ones do.
+	 */
+	uint64_t light[CG_STACK_FRAMES_MAX];
 	uint64_t *frames =
-	    d->no_frames ? NULL : cg_arena_alloc(&d->pend_mem, (size_t)n * sizeof(*frames));
-	if ((!frames && !d->no_frames) || grow((void **)&d->pend_stacks, &d->cap_pend_stacks, d->n_pend_stacks,
+	    d->no_frames ? light : cg_arena_alloc(&d->pend_mem, (size_t)n * sizeof(*frames));
+	if (!frames || grow((void **)&d->pend_stacks, &d->cap_pend_stacks, d->n_pend_stacks,
 			    sizeof(*d->pend_stacks)) < 0)
 		return fail(d, -ENOMEM, "out of memory");
+	uint64_t any = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t z;
 		GET(z, item);
 		prev += (uint64_t)cg_unzigzag(z);
-		if (frames)
-			frames[i] = prev;
+		frames[i] = prev;
+		any |= prev;
+	}
+	if (d->no_frames) {
+		frames = NULL;
+		if (any >> 63) {
+			frames = cg_arena_alloc(&d->pend_mem, (size_t)n * sizeof(*frames));
+			if (!frames)
+				return fail(d, -ENOMEM, "out of memory");
+			memcpy(frames, light, (size_t)n * sizeof(*frames));
+		}
 	}
 	d->pend_stacks[d->n_pend_stacks++] =
 	    (struct pending_stack){id, frames, (uint32_t)n, tree, parent};
@@ -910,7 +926,8 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	struct pending_stack def = {0};
 	if (d->no_frames && stack && d->n_pend_stacks)
 		def = take_stack(d, stack);
-	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks);
+	/* A stack kept with its Python frames rides whole too: the document checks them. */
+	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks) || def.frames;
 	bool full = !d->lean || c->vmm || !(c->yielded & bit) || takes;
 	*d->dst_mem = (struct cg_cdec_mem){
 	    ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, pre, full,
@@ -961,6 +978,16 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		m->n_stack_frames = def.n;
 		m->has_stack_parent = def.tree;
 		m->cgprobe_stack_parent = def.parent;
+		if (def.frames) {
+			uint64_t *f = cg_arena_alloc(d->frames_to ? d->frames_to : &d->strs,
+						     def.n * sizeof(*f));
+			if (!f)
+				return fail(d, -ENOMEM, "out of memory");
+			memcpy(f, def.frames, def.n * sizeof(*f));
+			m->stack_frames = f;
+			if (!d->n_pend_stacks)
+				cg_arena_reset(&d->pend_mem);
+		}
 	}
 	return CG_CDEC_REC;
 }

@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "cgtrace.h"
 #include "doc.h"
+#include "doc_pycodes.h"
 #include "doc_life.h"
 #include "doc_build.h"
 #include "doc_rules.h"
@@ -195,6 +196,7 @@ static int check_rules(struct cgtrace_reader *r, const struct cg_rec *rec)
 	if (rec->kind == CGTRACE_KIND_META) {
 		ret = cg_rule_meta(r->spans->has_meta, r->records, &rec->u.meta, msg, sizeof(msg));
 		r->spans->has_meta = true;
+		cg_doc_py_meta(r->spans, &rec->u.meta);
 	} else if (rec->kind == CGTRACE_KIND_SPAN_START || rec->kind == CGTRACE_KIND_SPAN_END) {
 		ret = cg_doc_add(r->spans, rec, msg, sizeof(msg));
 	} else if (rec->kind == CGTRACE_KIND_MEMORY && cg_doc_stacks_in(&rec->u.memory)) {

@@ -85,11 +85,17 @@ def devmem(dts, dev, used, free, reserved=None, oom=None):
     return b
 
 
+def delta(f, prev):
+    """The frame's delta from the one before, as a signed 64-bit number (zigzag takes it)."""
+    d = (f - prev) & (2**64 - 1)
+    return d - 2**64 if d >= 2**63 else d
+
+
 def stack(sid, frames):
     """A STACK item (docs/stacks.md): frames as zigzag deltas, the first from 0."""
     b, prev = b"\x06" + var(sid) + var(len(frames)), 0
     for f in frames:
-        b += var(zz((f - prev) & (2**64 - 1)))
+        b += var(zz(delta(f, prev)))
         prev = f
     return b
 
@@ -98,7 +104,7 @@ def tree(sid, parent, frames):
     """A TREE item (docs/stacks.md): stacks sid-n+1 .. sid on parent, frames innermost first."""
     b, prev = b"\x08" + var(sid) + var(parent) + var(len(frames)), 0
     for f in frames:
-        b += var(zz((f - prev) & (2**64 - 1)))
+        b += var(zz(delta(f, prev)))
         prev = f
     return b
 
@@ -148,6 +154,15 @@ SECOND = (free_delta(1, 7, 0)
                  '"category":"other"}')
           + bytes([0xE0]) + var(1) + var(0) + var(2) + var(3) + var(5)
           + span_end(1, 100))
+
+# A trace whose probe read Python frames, a frame of code 1 at byte 8, and
+# a record that defines code 1 (TEXT, as the probe writes it).
+PY_META = META.replace('"tags":{"pid":"42"}', '"tags":{"pid":"42","cgprobe_python":"auto"}')
+PY_FRAME = (1 << 63) | (1 << 32) | 8
+PY_TEXT = ('{"kind":"memory","timestamp_ns":1,"tensor_id":"0x20","span_id":"s1",'
+           '"device":"cpu","bytes":4,"action":"alloc","shape":[4],"dtype":"u8",'
+           '"category":"other","cgprobe_py_codes":[{"id":1,"name":"make","file":"/u/t.py",'
+           '"line":3,"format":"locations","linetable":"80008c0ee0081f"}]}')
 
 files = {}
 full = HEADER + block(FIRST, "R") + block(SECOND, "Z")
@@ -217,6 +232,12 @@ items = {
     "module-bad-bid": text(META) + TABLES + module("/x", 0, 0, 1, b"ABC") + alloc(0, 1, 1, 1),
     "module-backwards": text(META) + TABLES + module("/x", 0, 9, 1) + alloc(0, 1, 1, 1),
     "module-nul": text(META) + TABLES + module("/x\0y", 0, 0, 1) + alloc(0, 1, 1, 1),
+    # Python frames (docs/python-frames.md): a TREE item with a Python frame
+    # whose code object rides on a TEXT record; then a frame naming no code.
+    "python-frames": (text(PY_META) + TABLES + tree(2, 0, [0x4011A6, PY_FRAME])
+                      + text(PY_TEXT) + alloc_stack(0, 1, 0x40, 8, 2)),
+    "python-undefined": (text(PY_META) + TABLES + tree(2, 0, [0x4011A6, PY_FRAME])
+                         + alloc_stack(0, 1, 0x40, 8, 2)),
 }
 for name, raw in items.items():
     files[name + ".items"] = b"\x00" + raw

@@ -113,6 +113,33 @@ deep = [META] + [{"kind": "span_start", "id": f"s{i}", **({"parent_id": f"s{i - 
 files["deep-chain.jsonl"] = "\n".join(line(r) for r in deep) + "\n"
 files["nested-unknown.jsonl"] = line(META) + "\n" + '{"kind":"edge","from_span":"a","to_span":"b","duration_ns":1,"x":' + "[" * 128 + "]" * 128 + "}\n"
 
+# Python frames (docs/python-frames.md): a code object and a hybrid stack;
+# then the ways they break (an undefined code, a cut line table, odd hex,
+# a code defined twice, a mark that marks nothing).
+PY_META = dict(META, tags={"pid": "42", "cgprobe_python": "auto"})
+code = {"id": 1, "name": "make", "qualname": "f.<locals>.make", "file": "/u/train.py", "line": 30,
+        "format": "locations", "linetable": "80008c0ee0081f"}
+py_frame = "0x%x" % ((1 << 63) | (1 << 32) | 8)
+py = [PY_META, base[1],
+      mem(10, "0x1000", 64, "alloc", cgprobe_stack=2,
+          cgprobe_stack_frames=["0x401000", py_frame], cgprobe_stack_parent=0,
+          cgprobe_py_codes=[code]),
+      mem(20, "0x1000", 64, "free")]
+files["python-frames.jsonl"] = "\n".join(line(r) for r in py) + "\n"
+py_bad = {
+    "undefined": dict(code, id=7),
+    "cut-table": dict(code, linetable="f0"),
+    "odd-hex": dict(code, linetable="800"),
+    "bad-format": dict(code, format="bytecode"),
+}
+for k, c in py_bad.items():
+    recs = [PY_META, base[1], dict(py[2], cgprobe_py_codes=[c])]
+    files[f"python-bad-{k}.jsonl"] = "\n".join(line(r) for r in recs) + "\n"
+recs = [PY_META, base[1], dict(py[2], cgprobe_py_codes=[code, code])]
+files["python-bad-twice.jsonl"] = "\n".join(line(r) for r in recs) + "\n"
+recs = [PY_META, base[1], dict(py[2], cgprobe_stack_frames=["0x401000", "0x%x" % ((1 << 63) | 5)])]
+files["python-bad-mark.jsonl"] = "\n".join(line(r) for r in recs) + "\n"
+
 for name, text in files.items():
     with open(os.path.join(out, name), "wb") as f:
         f.write(text.encode("utf-8", "surrogateescape") if "\xff" not in text else text.encode("latin-1", "replace"))
