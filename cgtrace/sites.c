@@ -373,6 +373,8 @@ const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
 		snprintf(buf, len, "%s (%s+0x%" PRIx64 ")", f->function, mod, f->offset);
 	} else if (mod) {
 		snprintf(buf, len, "%s+0x%" PRIx64, mod, f->offset);
+	} else if (f->function) {
+		snprintf(buf, len, "%s", f->function);
 	} else {
 		snprintf(buf, len, "0x%" PRIx64, f->address);
 	}

@@ -68,6 +68,24 @@ for ext in cgt jsonl; do
 	sites "$what" "$t" "top -n 0" peak_bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9 \
 		global=1.9 $numpy
 	sites "$what" "$t" "top -n 0 --by count" count small=0
+	# Under cProfile (a profiler of the program's own), and 300 calls deep (cut
+	# at the bound, the innermost frames kept, the cut marked).
+	sites "$what" "$t" "top -n 0" peak_bytes cprofile=2.4 deep=14.9
+	"$cgtrace" top --full -n 0 "$t" 2>"$tmp/err" | grep -q '<outer Python frames cut>' && ok ||
+		ko "$what: no stack marks its Python frames cut"
+	# compile() in a loop: 40 code objects made and freed, each allocation at
+	# its own code's line with its own size (an address reused is another code).
+	"$cgtrace" top --json -n 0 --by total "$t" >"$tmp/j" 2>"$tmp/err" &&
+		"$py" - "$tmp/j" >"$tmp/err" 2>&1 <<'PY' && ok || ko "$what: compile() in a loop"
+import json, sys
+rows = json.load(open(sys.argv[1]))["sites"]
+got = {r["frames"][0]["line"]: r["total_bytes"] for r in rows
+       if r["frames"] and r["frames"][0].get("file") == "generated.py"}
+want = {i + 2: (1 << 20) + 4096 * i + 1 for i in range(40)}  # bytearray's NUL
+bad = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
+print("generated.py lines (got, want):", bad or "all right")
+sys.exit(1 if bad else 0)
+PY
 	sites "$what" "$t" "leaks -n 0" leaked_bytes leak=8.9
 	sites "$what" "$t" "memory --top 0" bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9
 	folded "$what" "$t" bytearray thread ctypes leak global

@@ -73,6 +73,32 @@ def loader_worker():
         pass
 
 
+def under_cprofile():
+    import cProfile
+
+    def profiled():
+        keep.append(bytearray(5 << 19))  # MARK:cprofile
+
+    cProfile.runctx("profiled()", globals(), {"profiled": profiled})
+
+
+def compiled_in_a_loop():
+    """Code objects made and freed one after another, at one address or
+    another: each one's allocation keeps its own line."""
+    for i in range(40):
+        src = "def f():\n" + "\n" * i + "    return bytearray(%d)\n" % ((1 << 20) + 4096 * i)
+        ns = {}
+        exec(compile(src, "generated.py", "exec"), ns)
+        keep.append(ns["f"]())
+        del ns
+
+
+def deep(n):
+    if n:
+        return deep(n - 1)
+    return bytearray(15 << 20)  # MARK:deep
+
+
 def forked():
     pid = os.fork()
     if pid == 0:
@@ -98,6 +124,9 @@ def main():
     leaked()
     keep.append(bytearray(2 << 20))  # MARK:global
     small = [("%d" % i) * 3 for i in range(50000)]  # MARK:small
+    under_cprofile()
+    compiled_in_a_loop()
+    keep.append(deep(300))
     if "--fork" in sys.argv:
         forked()
     if "--exec" in sys.argv:
