@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cpu_relax.h"
+
 /*
  * Entries by open addressing on the code object's address, a quarter of
  * a million at most (a framework meets tens of thousands); their copies
@@ -94,15 +96,6 @@ static uint32_t copy_in(const struct cg_py_code_src *src, cg_py_str_fn str, cg_p
 	return at;
 }
 
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
 /* The state once the thread that claimed s is done (READY or FAILED); CLAIMED past the bound. */
 static uint32_t wait_final(struct slot *s)
 {
@@ -111,7 +104,7 @@ static uint32_t wait_final(struct slot *s)
 		uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
 		if (st == READY || st == FAILED)
 			return st;
-		relax();
+		cg_cpu_relax();
 	}
 	return CLAIMED;
 }

@@ -364,8 +364,9 @@ static inline __attribute__((always_inline)) unsigned walk(struct cg_py_cache *c
 			continue;
 		}
 		int64_t off;
-		if (!is_type(code, code_type, checked) || !frame_offset(f, code, &off, checked)) {
-			if (checked && !is_type(code, code_type, checked) && L->minor < 13)
+		bool is_code = is_type(code, code_type, checked);
+		if (!is_code || !frame_offset(f, code, &off, checked)) {
+			if (checked && !is_code && L->minor < 13)
 				return UINT32_MAX;
 			f = prev;
 			continue;

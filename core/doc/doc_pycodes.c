@@ -7,6 +7,7 @@
 
 #include "cgtrace.h"
 #include "doc.h"
+#include "doc_stacks.h"
 #include "export.h"
 #include "py_lines.h"
 
@@ -31,21 +32,6 @@ static long find(const struct cgtrace_doc *d, uint64_t id)
 	return -1;
 }
 
-/* A NUL-terminated copy in the document's stack arena; NULL stays NULL. */
-static int copy_str(struct cgtrace_doc *d, struct cg_sv s, const char **out)
-{
-	*out = NULL;
-	if (!s.p)
-		return 0;
-	char *p = cg_arena_alloc(&d->stack_mem, (size_t)s.n + 1);
-	if (!p)
-		return -ENOMEM;
-	memcpy(p, s.p, s.n);
-	p[s.n] = '\0';
-	*out = p;
-	return 0;
-}
-
 static int add_one(struct cgtrace_doc *d, const struct cg_pycodev *v, uint64_t rec, char *err,
 		   size_t errlen)
 {
@@ -59,8 +45,8 @@ static int add_one(struct cgtrace_doc *d, const struct cg_pycodev *v, uint64_t r
 			    why ? why : "malformed");
 	struct doc_pycode o = {.c = {.id = v->id, .first_line = v->line, .format = v->format},
 			       .rec = rec};
-	if (copy_str(d, v->name, &o.c.name) < 0 || copy_str(d, v->qualname, &o.c.qualname) < 0 ||
-	    copy_str(d, v->file, &o.c.file) < 0)
+	if (cg_doc_copy_sv(d, v->name, &o.c.name) < 0 || cg_doc_copy_sv(d, v->qualname, &o.c.qualname) < 0 ||
+	    cg_doc_copy_sv(d, v->file, &o.c.file) < 0)
 		return -ENOMEM;
 	if (v->table_len) {
 		uint8_t *t = cg_arena_alloc(&d->stack_mem, v->table_len);

@@ -158,8 +158,7 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	return cg_stack_ids_add_def(d, (uint32_t)d->stack_defs.len - 1);
 }
 
-/* A NUL-terminated copy in the arena; NULL stays NULL. */
-static int copy_str(struct cgtrace_doc *d, struct cg_sv s, const char **out)
+int cg_doc_copy_sv(struct cgtrace_doc *d, struct cg_sv s, const char **out)
 {
 	*out = NULL;
 	if (!s.p)
@@ -184,8 +183,8 @@ static int add_modules(struct cgtrace_doc *d, const struct cg_rec_memory *m, uin
 		          .recorded_ns = m->timestamp_ns},
 		    .rec = rec,
 		};
-		if (copy_str(d, v->path, &o.m.path) < 0 ||
-		    copy_str(d, v->build_id, &o.m.build_id) < 0)
+		if (cg_doc_copy_sv(d, v->path, &o.m.path) < 0 ||
+		    cg_doc_copy_sv(d, v->build_id, &o.m.build_id) < 0)
 			return -ENOMEM;
 		struct cg_doc_module *slot = CG_VEC_PUSH(&d->modules, struct cg_doc_module);
 		if (!slot)

@@ -18,6 +18,8 @@ static inline bool cg_doc_stacks_in(const struct cg_rec_memory *m)
 	       m->n_py_codes;
 }
 
+/* s as a NUL-terminated copy in the document's stack arena (NULL stays NULL); 0 or -ENOMEM. */
+int cg_doc_copy_sv(struct cgtrace_doc *d, struct cg_sv s, const char **out);
 /* Whether stack id was defined (by a record added before). */
 bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id);
 /*

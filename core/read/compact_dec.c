@@ -784,6 +784,25 @@ static struct pending_stack take_stack(struct cg_cdec *d, uint64_t stack)
 	return (struct pending_stack){0};
 }
 
+/*
+ * def's frames, which live in the pending items' arena, copied where the
+ * record's frames live (until the next record); that arena is emptied
+ * once nothing waits in it. -ENOMEM (failed) or 0.
+ */
+static int keep_frames(struct cg_cdec *d, struct pending_stack *def)
+{
+	if (!def->frames)
+		return 0;
+	uint64_t *f = cg_arena_alloc(d->frames_to ? d->frames_to : &d->strs, def->n * sizeof(*f));
+	if (!f)
+		return fail(d, -ENOMEM, "out of memory");
+	memcpy(f, def->frames, def->n * sizeof(*f));
+	def->frames = f;
+	if (!d->n_pend_stacks)
+		cg_arena_reset(&d->pend_mem);
+	return 0;
+}
+
 /* A packed memory record's stack id, and the pending items it takes. */
 static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t stack)
 {
@@ -795,16 +814,8 @@ static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t sta
 	m->modules = NULL;
 	m->n_modules = 0;
 	struct pending_stack def = stack ? take_stack(d, stack) : (struct pending_stack){0};
-	if (def.frames) {
-		uint64_t *f = cg_arena_alloc(d->frames_to ? d->frames_to : &d->strs,
-					     def.n * sizeof(*f));
-		if (!f)
-			return fail(d, -ENOMEM, "out of memory");
-		memcpy(f, def.frames, def.n * sizeof(*f));
-		def.frames = f;
-		if (!d->n_pend_stacks)
-			cg_arena_reset(&d->pend_mem);
-	}
+	if (keep_frames(d, &def) < 0)
+		return d->state;
 	m->stack_frames = def.frames;
 	m->n_stack_frames = def.n;
 	m->has_stack_parent = def.tree;
@@ -978,16 +989,9 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 		m->n_stack_frames = def.n;
 		m->has_stack_parent = def.tree;
 		m->cgprobe_stack_parent = def.parent;
-		if (def.frames) {
-			uint64_t *f = cg_arena_alloc(d->frames_to ? d->frames_to : &d->strs,
-						     def.n * sizeof(*f));
-			if (!f)
-				return fail(d, -ENOMEM, "out of memory");
-			memcpy(f, def.frames, def.n * sizeof(*f));
-			m->stack_frames = f;
-			if (!d->n_pend_stacks)
-				cg_arena_reset(&d->pend_mem);
-		}
+		if (keep_frames(d, &def) < 0)
+			return d->state;
+		m->stack_frames = def.frames;
 	}
 	return CG_CDEC_REC;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_relax.h"
 #include "doc.h"
 #include "doc_build.h"
 #include "parse_fast.h"
@@ -170,18 +171,11 @@ static bool producer_step(struct pipe *p)
 	return !b->last;
 }
 
-static void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 /* The consumer polls a while for the next batch, which is usually about done, before it sleeps. */
 static void spin(struct pipe *p)
 {
 	for (int k = 0; k < SPIN && atomic_load_explicit(&p->filled, memory_order_acquire) == 0; k++)
-		relax();
+		cg_cpu_relax();
 }
 
 static void *producer(void *arg)

@@ -15,26 +15,15 @@ CG_EXPORT int64_t cgtrace_py_code_line(const struct cgtrace_py_code *c, uint32_t
 	return line >= 0 ? line : c->first_line;
 }
 
-static const char *copy(struct cg_arena *a, const char *s)
-{
-	if (!s)
-		return NULL;
-	size_t n = strlen(s) + 1;
-	char *p = cg_arena_alloc(a, n);
-	if (p)
-		memcpy(p, s, n);
-	return p;
-}
-
 int cg_py_symbols_add(struct cg_py_symbols *p, struct cg_arena *a, const struct cgtrace_py_code *codes,
 		      size_t n)
 {
 	p->on = true;
 	for (size_t i = 0; i < n; i++) {
 		struct cgtrace_py_code c = codes[i];
-		c.name = copy(a, codes[i].name);
-		c.qualname = copy(a, codes[i].qualname);
-		c.file = copy(a, codes[i].file);
+		c.name = cg_arena_strdup(a, codes[i].name);
+		c.qualname = cg_arena_strdup(a, codes[i].qualname);
+		c.file = cg_arena_strdup(a, codes[i].file);
 		uint8_t *t = c.table_len ? cg_arena_alloc(a, c.table_len) : NULL;
 		if ((codes[i].name && !c.name) || (codes[i].qualname && !c.qualname) ||
 		    (codes[i].file && !c.file) || (c.table_len && !t))

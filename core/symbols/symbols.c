@@ -82,17 +82,6 @@ struct cgtrace_symbols {
 	struct cg_py_symbols py; /* the code objects Python frames name */
 };
 
-static char *arena_strdup(struct cg_arena *a, const char *s)
-{
-	if (!s)
-		return NULL;
-	size_t n = strlen(s) + 1;
-	char *p = cg_arena_alloc(a, n);
-	if (p)
-		memcpy(p, s, n);
-	return p;
-}
-
 static void warnf(struct cgtrace_symbols *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -191,8 +180,8 @@ CG_EXPORT int cgtrace_symbols_open(struct cgtrace_symbols **out, const struct cg
 		struct cgtrace_module *m = &s->info[i];
 		s->mods[i].m = m;
 		*m = mods[i];
-		m->path = arena_strdup(&s->arena, mods[i].path ? mods[i].path : "");
-		m->build_id = arena_strdup(&s->arena, mods[i].build_id);
+		m->path = cg_arena_strdup(&s->arena, mods[i].path ? mods[i].path : "");
+		m->build_id = cg_arena_strdup(&s->arena, mods[i].build_id);
 		if (!m->path || (mods[i].build_id && !m->build_id))
 			r = -ENOMEM;
 		s->n_mods = i + 1;
@@ -503,7 +492,7 @@ static char *function_name(struct cg_arena *a, const char *name)
 	int status = -1;
 	if (fn)
 		dm = fn(name, NULL, NULL, &status);
-	char *out = arena_strdup(a, dm && status == 0 ? dm : name);
+	char *out = cg_arena_strdup(a, dm && status == 0 ? dm : name);
 	free(dm);
 	/* A versioned symbol's "@@GLIBC_2.34" names no function of its own. */
 	char *at = out ? strchr(out, '@') : NULL;
@@ -516,7 +505,7 @@ static char *function_name(struct cg_arena *a, const char *name)
 static char *file_name(struct cg_arena *a, const char *dir, const char *file)
 {
 	if (file[0] == '/' || !dir || !dir[0])
-		return arena_strdup(a, file);
+		return cg_arena_strdup(a, file);
 	size_t nd = strlen(dir), nf = strlen(file);
 	char *out = cg_arena_alloc(a, nd + 1 + nf + 1);
 	if (out) {

@@ -63,3 +63,14 @@ void *cg_arena_alloc(struct cg_arena *a, size_t n)
 	a->used += n;
 	return p;
 }
+
+char *cg_arena_strdup(struct cg_arena *a, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *p = cg_arena_alloc(a, n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}

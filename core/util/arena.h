@@ -18,5 +18,7 @@ void cg_arena_fini(struct cg_arena *a);
 void cg_arena_reset(struct cg_arena *a);
 /* 16-byte aligned; NULL when out of memory. */
 void *cg_arena_alloc(struct cg_arena *a, size_t n);
+/* A copy of the NUL-terminated s in a; NULL for NULL, or when memory runs out. */
+char *cg_arena_strdup(struct cg_arena *a, const char *s);
 
 #endif
