@@ -152,15 +152,17 @@ CG_DOC_DEVICE_TABLE(CG_DOC_STRUCT)
 #undef CG_DOC_STRUCT
 
 /*
- * A stack of the table as a tree node: its innermost frame on its parent
- * stack (docs/stacks.md). A flat definition of n frames makes n nodes of
- * which only the last has an id; a tree definition makes n nodes with the
- * ids first_id ... first_id + n - 1, outermost first.
+ * The stack table is a tree, a node per frame on its parent stack
+ * (docs/stacks.md). A flat definition of n frames makes n nodes of which
+ * only the last has an id; a tree definition makes n nodes with the ids
+ * first_id ... first_id + n - 1, outermost first. stack_nodes holds a
+ * uint32_t per node: its frame's index in stack_addrs (a framework's
+ * millions of nodes share some 10^5 addresses). A node's parent is the
+ * node before it, but for a definition's outermost node (CG_NODE_FIRST),
+ * whose parent (node index + 1; 0: none) is the word before it: 4 bytes a
+ * node and 4 a definition, rather than 8 a node.
  */
-struct cg_stack_node {
-	uint32_t frame;  /* index in stack_addrs: a framework's millions of nodes share some 10^5 */
-	uint32_t parent; /* node index + 1; 0: none */
-};
+#define CG_NODE_FIRST (1u << 31)
 
 /*
  * One definition: the time of the record that made it (the record's
@@ -225,7 +227,7 @@ struct cgtrace_doc {
 	 * the rules need.
 	 */
 	bool stacks_light;
-	struct cg_vec stack_nodes; /* struct cg_stack_node */
+	struct cg_vec stack_nodes; /* uint32_t: a node, or a definition's parent (CG_NODE_FIRST) */
 	struct cg_vec stack_addrs; /* uint64_t: the distinct return addresses of nodes */
 	struct cg_map stack_addr_map; /* address -> index in stack_addrs */
 	struct cg_vec stack_defs;  /* struct cg_stack_def, in record order */

@@ -28,14 +28,20 @@ bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id)
 	return cg_stack_ids_known(d, id);
 }
 
-static const struct cg_stack_node *node_at(const struct cgtrace_doc *d, uint32_t i)
+static uint32_t node_at(const struct cgtrace_doc *d, uint32_t i)
 {
-	return CG_VEC_AT(&d->stack_nodes, struct cg_stack_node, i);
+	return ((const uint32_t *)d->stack_nodes.p)[i];
 }
 
 static uint64_t node_frame(const struct cgtrace_doc *d, uint32_t i)
 {
-	return ((const uint64_t *)d->stack_addrs.p)[node_at(d, i)->frame];
+	return ((const uint64_t *)d->stack_addrs.p)[node_at(d, i) & ~CG_NODE_FIRST];
+}
+
+/* Node i's parent: its index + 1, 0 for none. */
+static uint32_t node_parent(const struct cgtrace_doc *d, uint32_t i)
+{
+	return node_at(d, i) & CG_NODE_FIRST ? node_at(d, i - 1) : i;
 }
 
 /* The index of address in stack_addrs, added when new; -ENOMEM. */
@@ -120,12 +126,13 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	uint64_t first = m->has_stack_parent ? m->stack - n + 1 : m->stack;
 	uint32_t parent = m->cgprobe_stack_parent ? (uint32_t)find(d, m->cgprobe_stack_parent) + 1
 						  : 0;
-	if (d->stack_nodes.len + n >= UINT32_MAX - 1 || d->stack_defs.len >= UINT32_MAX - 1)
+	if (d->stack_nodes.len + n + 1 >= CG_NODE_FIRST || d->stack_defs.len >= UINT32_MAX - 1)
 		return -E2BIG;
 	struct cg_stack_def *def = CG_VEC_PUSH(&d->stack_defs, struct cg_stack_def);
-	if (!def || cg_vec_grow(&d->stack_nodes, sizeof(struct cg_stack_node),
-				d->stack_nodes.len + n) < 0)
+	if (!def || cg_vec_grow(&d->stack_nodes, sizeof(uint32_t), d->stack_nodes.len + n + 1) < 0)
 		return -ENOMEM;
+	uint32_t *nodes = d->stack_nodes.p;
+	nodes[d->stack_nodes.len++] = parent;
 	if (rec != UINT64_MAX) {
 		size_t i = d->stack_defs.len - 1, old = d->stack_def_recs.len;
 		if (cg_vec_grow(&d->stack_def_recs, sizeof(uint64_t), i + 1) < 0)
@@ -148,9 +155,10 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 		long frame = addr_index(d, m->stack_frames[k]);
 		if (frame < 0)
 			return -ENOMEM;
+		if (frame >= (long)CG_NODE_FIRST)
+			return -E2BIG;
 		uint32_t at = (uint32_t)d->stack_nodes.len++;
-		*CG_VEC_AT(&d->stack_nodes, struct cg_stack_node, at) =
-		    (struct cg_stack_node){(uint32_t)frame, parent};
+		nodes[at] = (uint32_t)frame | (k + 1 == n ? CG_NODE_FIRST : 0);
 		parent = at + 1;
 	}
 	d->n_stack_ids += m->stack - first + 1;
@@ -263,7 +271,7 @@ uint64_t cg_doc_def_rec(const struct cgtrace_doc *d, const struct cg_stack_def *
 uint64_t cg_doc_node_parent_id(const struct cgtrace_doc *d, uint32_t node)
 {
 	const struct cg_stack_def *def = cg_doc_node_def(d, node);
-	return cg_doc_node_id(d, node_at(d, def->first_node)->parent);
+	return cg_doc_node_id(d, node_parent(d, def->first_node));
 }
 
 uint64_t cg_doc_node_id(const struct cgtrace_doc *d, uint32_t node)
@@ -280,7 +288,7 @@ uint64_t cg_doc_node_id(const struct cgtrace_doc *d, uint32_t node)
 size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *out, size_t max)
 {
 	size_t n = 0;
-	for (uint32_t i = node; i; i = node_at(d, i - 1)->parent, n++)
+	for (uint32_t i = node; i; i = node_parent(d, i - 1), n++)
 		if (n < max)
 			out[n] = node_frame(d, i - 1);
 	return n;
@@ -289,7 +297,7 @@ size_t cg_doc_node_frames(const struct cgtrace_doc *d, uint32_t node, uint64_t *
 void cg_doc_stacks_free(struct cgtrace_doc *d)
 {
 	cg_doc_py_codes_free(d);
-	cg_vec_free(&d->stack_nodes, sizeof(struct cg_stack_node));
+	cg_vec_free(&d->stack_nodes, sizeof(uint32_t));
 	cg_vec_free(&d->stack_addrs, sizeof(uint64_t));
 	cg_map_free(&d->stack_addr_map);
 	cg_vec_free(&d->stack_defs, sizeof(struct cg_stack_def));
