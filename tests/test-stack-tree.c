@@ -194,10 +194,40 @@ START_TEST(ids_out_of_order)
 	free(o.p);
 	/* Stack 1 was defined by the first definition: once out of order, still known. */
 	char err[512];
-	ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", b.p, b.len, NULL, 0, &doc, err,
-						     sizeof(err)),
-			 -EBADMSG);
-	ck_assert_msg(strstr(err, "stack 1") != NULL, "%s", err);
+	const unsigned light = CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_NO_STACKS;
+	static const unsigned all[] = {0, CGTRACE_READ_STREAM_MEMORY, light};
+	for (size_t k = 0; k < 3; k++) {
+		ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", b.p, b.len, NULL, all[k],
+							     &doc, err, sizeof(err)),
+				 -EBADMSG);
+		ck_assert_msg(strstr(err, "stack 1 defined twice") != NULL, "%s", err);
+	}
+	/*
+	 * A light read keeps depths by definition while ids come 1, 2, 3, ...
+	 * and by id after the first gap: both give the same depths to the rules.
+	 */
+	doc = read_as(&head, light);
+	ck_assert_uint_eq(cgtrace_doc_stack_count(doc), 8);
+	cgtrace_doc_free(doc);
+	uint64_t deep[1024];
+	for (size_t i = 0; i < 1024; i++)
+		deep[i] = 0x1000 + 16 * i;
+	for (int gap = 0; gap < 2; gap++) {
+		struct tbuf g;
+		start(&g);
+		tree(&g, 3, 0, (const uint64_t[]){0x30, 0x20, 0x10}, 3);
+		tree(&g, gap ? 1010 : 1003, 2, deep, 1000); /* 2 + 1000 frames at its last id */
+		uint64_t top = gap ? 1010 : 1003;
+		tree(&g, top + 22, top, deep, 22); /* 1024: the limit */
+		doc = read_as(&g, light);
+		cgtrace_doc_free(doc);
+		tree(&g, top + 23, top + 22, deep, 1); /* 1025 */
+		ck_assert_int_eq(cgtrace_doc_read_mem_flags("t.jsonl", g.p, g.len, NULL, light,
+							     &doc, err, sizeof(err)),
+				 -EBADMSG);
+		ck_assert_msg(strstr(err, "has more than 1024 frames") != NULL, "%s", err);
+		free(g.p);
+	}
 	free(b.p);
 }
 END_TEST

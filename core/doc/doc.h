@@ -19,6 +19,7 @@
 #include "doc_sink.h"
 #include "strpool.h"
 #include "u64map.h"
+#include "stack_depths.h"
 #include "vec.h"
 
 /* Shape ids: 0 is [], 1 is [bytes] of the record itself, others index doc->shapes. */
@@ -238,6 +239,8 @@ struct cgtrace_doc {
 	struct cg_vec stack_dense; /* unordered: uint32_t by stack id below 2^24: the same + 1 */
 	struct cg_vec stack_coarse; /* ordered: uint32_t per 64 ids (stack_ids.c) */
 	uint64_t stack_last_id;     /* ordered: the last id defined; light: the largest */
+	struct cg_stack_depths stack_seq; /* light, while ids come 1, 2, 3, ...: their depths */
+	bool stack_seq_off;               /* light: an id came out of that order; stack_dense has them */
 	bool stack_unordered;       /* a definition came out of id order (stack_ids.h) */
 	struct cg_vec stack_views; /* struct cgtrace_stack *, made by the public lookups */
 	struct cg_map stack_view_map; /* node index -> index in stack_views */

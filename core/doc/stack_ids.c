@@ -61,6 +61,8 @@ static long find_ordered(const struct cgtrace_doc *d, uint64_t id, const struct 
 static long find_dense(const struct cgtrace_doc *d, uint64_t id)
 {
 	uint32_t pos = UINT32_MAX, val;
+	if (d->stacks_light && !d->stack_seq_off)
+		return cg_stack_depths_find(&d->stack_seq, id);
 	if (d->stacks_light && id < d->stack_dense.len) {
 		uint8_t v = ((const uint8_t *)d->stack_dense.p)[id];
 		if (v != LIGHT_DEEP)
@@ -138,11 +140,36 @@ static int put(struct cgtrace_doc *d, uint64_t id, uint32_t val)
 	return *v == LIGHT_DEEP ? cg_map_put(&d->stack_by_id, id, val) : 0;
 }
 
+static int put_depths(struct cgtrace_doc *d, uint64_t first, uint64_t n, uint32_t depth);
+
+static int replay(void *arg, uint64_t first, uint64_t n, uint32_t depth)
+{
+	return put_depths(arg, first, n, depth);
+}
+
+/* The first id out of order: the depths so far, by id, into the array and the map. */
+static int seq_off(struct cgtrace_doc *d)
+{
+	d->stack_seq_off = true;
+	int r = cg_stack_depths_each(&d->stack_seq, replay, d);
+	cg_stack_depths_free(&d->stack_seq);
+	return r;
+}
+
 int cg_stack_ids_put_depths(struct cgtrace_doc *d, uint64_t first, uint64_t n, uint32_t depth)
 {
 	uint64_t last = first + n - 1;
 	if (last > d->stack_last_id)
 		d->stack_last_id = last;
+	if (!d->stack_seq_off && cg_stack_depths_next(&d->stack_seq, first, n, depth))
+		return cg_stack_depths_put(&d->stack_seq, first, n, depth);
+	int r = d->stack_seq_off ? 0 : seq_off(d);
+	return r < 0 ? r : put_depths(d, first, n, depth);
+}
+
+static int put_depths(struct cgtrace_doc *d, uint64_t first, uint64_t n, uint32_t depth)
+{
+	uint64_t last = first + n - 1;
 	/* A tree definition's depths run on by one: a byte each, the array grown once. */
 	if (last < DENSE_MAX && depth + n < LIGHT_DEEP - 1) {
 		int r = put(d, last, depth + (uint32_t)n - 1);
@@ -213,6 +240,7 @@ int cg_stack_ids_add_def(struct cgtrace_doc *d, uint32_t i)
 
 void cg_stack_ids_free(struct cgtrace_doc *d)
 {
+	cg_stack_depths_free(&d->stack_seq);
 	cg_map_free(&d->stack_by_id);
 	cg_vec_free(&d->stack_dense, dense_elem(d));
 	cg_vec_free(&d->stack_coarse, sizeof(uint32_t));

@@ -36,7 +36,7 @@
 #define N_BATCH 4
 #define BATCH_RECS 4096
 #define SPIN 2000
-#define BATCH_TEXT (1u << 20) /* a batch ends once its TEXT lines reach this */
+#define BATCH_TEXT (1u << 18) /* a batch ends once its TEXT lines reach this */
 
 /* Parses a TEXT item as the JSONL reader parses a line: fast, else reference. */
 static int parse_text(struct cg_read_ctx *ctx, struct cg_parse *ref, const char *line,
