@@ -102,7 +102,8 @@ struct cli_frame_code {
 /* A stack resolved on demand, by id (sites.c's table). */
 struct cli_stack_ref {
 	uint64_t id; /* 0: an empty slot */
-	struct cgtrace_resolved_stack st;
+	/* Its own allocation: callers keep it while the table grows (the massif export, many). */
+	struct cgtrace_resolved_stack *st;
 };
 
 /*
@@ -130,7 +131,7 @@ int cli_sites_open(struct cli_sites *s, const char *path);
 /* Only the stacks of a document the caller keeps (cgtrace memory); CLI_FAIL printed. */
 int cli_sites_attach(struct cli_sites *s, struct cgtrace_doc *doc, const char *path);
 void cli_sites_close(struct cli_sites *s);
-/* The stack of id resolved (and kept), NULL when it has none or memory ran out. */
+/* The stack of id resolved and kept (valid until cli_sites_close), NULL: none, or out of memory. */
 const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64_t id);
 /*
  * Whether frame i of st is printed: without full, a stack with Python

@@ -273,17 +273,19 @@ const struct cgtrace_resolved_stack *cli_sites_stack(struct cli_sites *s, uint64
 	if (s->cap_refs) {
 		size_t i = ref_slot(s, id);
 		if (s->refs[i].id)
-			return &s->refs[i].st;
+			return s->refs[i].st;
 	}
 	if ((s->n_refs + 1) * 2 > s->cap_refs && refs_grow(s) < 0)
 		return NULL;
-	struct cgtrace_resolved_stack st;
-	if (resolve(s, id, &st) < 0)
+	struct cgtrace_resolved_stack *st = malloc(sizeof(*st));
+	if (!st || resolve(s, id, st) < 0) {
+		free(st);
 		return NULL;
+	}
 	size_t i = ref_slot(s, id);
 	s->refs[i] = (struct cli_stack_ref){id, st};
 	s->n_refs++;
-	return &s->refs[i].st;
+	return st;
 }
 
 /*
@@ -346,8 +348,10 @@ int cli_sites_open(struct cli_sites *s, const char *path)
 void cli_sites_close(struct cli_sites *s)
 {
 	for (size_t i = 0; i < s->cap_refs; i++)
-		if (s->refs[i].id)
-			free((void *)s->refs[i].st.frames);
+		if (s->refs[i].id) {
+			free((void *)s->refs[i].st->frames);
+			free(s->refs[i].st);
+		}
 	free(s->refs);
 	free(s->codes);
 	free(s->addrs);

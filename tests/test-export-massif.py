@@ -200,6 +200,19 @@ def main():
             f.write(HAND.split("\n")[0] + "\n" + HAND.split("\n")[1] + "\n")
         desc, _ = check_file("nomem", cgtrace, nomem, out)
         check("no memory records" in desc, "nomem: desc says so")
+        # Thousands of stacks live at the peak: each item keeps its stack while more resolve.
+        many = os.path.join(tmp, "many.jsonl")
+        with open(many, "w") as f:
+            f.write(HAND.split("\n")[0] + "\n" + HAND.split("\n")[1] + "\n")
+            for i in range(3000):
+                rec = json.loads(mem(100 + i, "0x%x" % (0x1000 + i), "s1", "cuda:0", 1000 + i, "alloc"))
+                rec["cgprobe_stack"] = i + 1
+                # Three sites, each called from a thousand places.
+                rec["cgprobe_stack_frames"] = ["0x%x" % (0x400000 + 16 * (i % 3)), "0x%x" % (0x500000 + 16 * i)]
+                f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        desc, labels = check_file("many", cgtrace, many, out)
+        check("by call stack" in desc and any("0x400010" in l for l in labels),
+              "many stacks: the peak by call stack, %s" % labels[:3])
         # Call stacks: the program's own trace with known lines, from the site outwards.
         if os.path.exists(target):
             sym = os.path.join(tmp, "sym.jsonl")

@@ -3,8 +3,10 @@
 # allocates at marked lines (a bytearray in a nested function, numpy, a
 # torch tensor, a thread, a ctypes callback from qsort, a leak through
 # libc, a global list, small objects, a 2-worker DataLoader, a fork child,
-# an exec'd interpreter); top, leaks, memory --json and the folded export
-# must name exactly those files and lines, in both encodings. Then every
+# an exec'd interpreter, a thread made in C that calls back into Python);
+# top, leaks, memory --json, the folded and massif exports and the HTML
+# report must name exactly those files and lines, in both encodings;
+# validate --strict counts the code objects and export --strict drops them. Then every
 # other CPython here (pyenv's 3.8 to 3.13) on the pure-Python part,
 # CGPROBE_PYTHON=off, and hostile code objects. Exits 77 without
 # /usr/bin/python3.
@@ -59,14 +61,43 @@ torch=
 numpy=
 "$py" -c 'import numpy' 2>/dev/null && numpy=numpy=3.9
 
+# A thread made in C that takes the GIL and calls Python (tests/python/cthread.c).
+cthread=
+if ${CC:-cc} -shared -fPIC -O1 -o "$tmp/cthread.so" "$here/cthread.c" -lpthread 2>"$tmp/err"; then
+	cthread="--cthread $tmp/cthread.so"
+else
+	skip "no C compiler: no thread made in C"
+fi
+ctmark=
+[ -z "$cthread" ] || ctmark=cthread=11.9
+
+# mark_line MARK: the line of frames.py that holds MARK.
+mark_line() { grep -n "MARK:$1\b" "$script" | cut -d: -f1; }
+
 for ext in cgt jsonl; do
 	what="python3 ($ext)"
-	run f "$py" "$script" $torch --fork --exec || { ko "$what: the script failed"; continue; }
+	# shellcheck disable=SC2086 # options, split on purpose
+	run f "$py" "$script" $torch --fork --exec $cthread || { ko "$what: the script failed"; continue; }
 	t=$(main f)
 	"$cgtrace" validate "$t" >/dev/null 2>"$tmp/err" && ok || ko "$what: validate"
 	# shellcheck disable=SC2086 # numpy: one word or none
 	sites "$what" "$t" "top -n 0" peak_bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9 \
-		global=1.9 $numpy
+		global=1.9 $numpy $ctmark
+	# massif's peak snapshot and the HTML report's sites name the lines too.
+	"$cgtrace" export --format massif -o "$tmp/massif" "$t" 2>"$tmp/err" &&
+		grep -q "(frames.py:$(mark_line bytearray))" "$tmp/massif" &&
+		grep -q "(frames.py:$(mark_line global))" "$tmp/massif" && ok || ko "$what: massif names no frames.py line"
+	"$cgtrace" report -o "$tmp/r.html" "$t" 2>"$tmp/err" &&
+		grep -q "frames.py:$(mark_line bytearray)" "$tmp/r.html" &&
+		grep -q "frames.py:$(mark_line leak)" "$tmp/r.html" && ok || ko "$what: the report names no frames.py line"
+	# validate --strict names the code objects' field with its count; export --strict drops it.
+	"$cgtrace" validate --strict "$t" >/dev/null 2>"$tmp/strict"
+	[ $? = 1 ] && grep -Eq "cgprobe_py_codes.* [1-9][0-9]* record" "$tmp/strict" && ok ||
+		{ cp "$tmp/strict" "$tmp/err"; ko "$what: validate --strict does not count cgprobe_py_codes"; }
+	"$cgtrace" export --strict "$t" >"$tmp/strict.jsonl" 2>"$tmp/err" &&
+		! grep -q 'cgprobe_py_codes\|cgprobe_stack' "$tmp/strict.jsonl" &&
+		"$cgtrace" validate --strict "$tmp/strict.jsonl" >/dev/null 2>"$tmp/err" && ok ||
+		ko "$what: export --strict keeps Python code objects or stacks"
 	sites "$what" "$t" "top -n 0 --by count" count small=0
 	# Under cProfile (a profiler of the program's own), and 300 calls deep (cut
 	# at the bound, the innermost frames kept, the cut marked).
@@ -88,7 +119,8 @@ sys.exit(1 if bad else 0)
 PY
 	sites "$what" "$t" "leaks -n 0" leaked_bytes leak=8.9
 	sites "$what" "$t" "memory --top 0" bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9
-	folded "$what" "$t" bytearray thread ctypes leak global
+	# shellcheck disable=SC2086 # a mark or none
+	folded "$what" "$t" bytearray thread ctypes leak global ${cthread:+cthread}
 	if [ -n "$torch" ]; then
 		sites "$what" "$t" "top -n 0" peak_bytes torch=4.9
 		# The torch tensor's native part (the CPU allocator) beneath its line with --full.
@@ -124,9 +156,11 @@ for other in /root/.pyenv/versions/3.*/bin/python3.[0-9]*; do
 	v=$("$other" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) || continue
 	case $v in 3.8 | 3.9 | 3.10 | 3.11 | 3.12 | 3.13) ;; *) continue ;; esac
 	n_other=$((n_other + 1))
-	run o "$other" "$script" || { ko "python $v: the script failed"; continue; }
+	# shellcheck disable=SC2086 # options, split on purpose
+	run o "$other" "$script" $cthread || { ko "python $v: the script failed"; continue; }
 	t=$(main o)
-	sites "python $v" "$t" "top -n 0" peak_bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9 global=1.9
+	# shellcheck disable=SC2086 # a mark or none
+	sites "python $v" "$t" "top -n 0" peak_bytes bytearray=2.9 thread=5.9 ctypes=6.9 leak=8.9 global=1.9 $ctmark
 	sites "python $v" "$t" "leaks -n 0" leaked_bytes leak=8.9
 done
 [ "$n_other" -gt 0 ] || skip "no other CPython (pyenv) here"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Allocations at known lines (each marked "MARK:name"), for
 # tests/test-py-frames.sh: the sites cgtrace names must be these lines.
-#   frames.py [--torch] [--fork] [--exec]
+#   frames.py [--torch] [--fork] [--exec] [--cthread LIB]
 import ctypes
 import os
 import subprocess
@@ -50,6 +50,17 @@ def from_c_callback():
     items = (ctypes.c_int * 4)(4, 3, 2, 1)
     libc.qsort(items, 4, ctypes.sizeof(ctypes.c_int), compare)
     keep.extend(made)
+
+
+def in_c_thread(lib):
+    """A thread made in C (tests/python/cthread.c) calls back into Python."""
+    def allocate():
+        keep.append(bytearray(12 << 20))  # MARK:cthread
+
+    call = ctypes.CDLL(lib).cg_test_call_in_c_thread
+    call.argtypes = [ctypes.py_object]
+    if call(allocate) != 0:
+        raise RuntimeError("the C thread's call failed")
 
 
 def leaked():
@@ -121,6 +132,8 @@ def main():
     t.start()
     t.join()
     from_c_callback()
+    if "--cthread" in sys.argv:
+        in_c_thread(sys.argv[sys.argv.index("--cthread") + 1])
     leaked()
     keep.append(bytearray(2 << 20))  # MARK:global
     small = [("%d" % i) * 3 for i in range(50000)]  # MARK:small
