@@ -98,7 +98,7 @@ for ext in cgt jsonl; do
 		! grep -q 'cgprobe_py_codes\|cgprobe_stack' "$tmp/strict.jsonl" &&
 		"$cgtrace" validate --strict "$tmp/strict.jsonl" >/dev/null 2>"$tmp/err" && ok ||
 		ko "$what: export --strict keeps Python code objects or stacks"
-	sites "$what" "$t" "top -n 0 --by count" count small=0
+	sites "$what" "$t" "top -n 0 --by count" count small=1
 	# Under cProfile (a profiler of the program's own), and 300 calls deep (cut
 	# at the bound, the innermost frames kept, the cut marked).
 	sites "$what" "$t" "top -n 0" peak_bytes cprofile=2.4 deep=14.9
@@ -164,6 +164,14 @@ for other in /root/.pyenv/versions/3.*/bin/python3.[0-9]*; do
 	sites "python $v" "$t" "leaks -n 0" leaked_bytes leak=8.9
 done
 [ "$n_other" -gt 0 ] || skip "no other CPython (pyenv) here"
+
+# Small objects (CPython's own allocator serves those of 512 bytes and less
+# from arenas it maps itself): with PYTHONMALLOC=malloc each is a malloc,
+# and the 50000 small strings are counted at their line.
+PYTHONMALLOC=malloc run s "$py" "$script" || ko "PYTHONMALLOC=malloc: the script failed"
+t=$(main s)
+sites "PYTHONMALLOC=malloc" "$t" "top -n 0 --by count" count small=50000
+sites "PYTHONMALLOC=malloc" "$t" "top -n 0" peak_bytes bytearray=2.9 global=1.9
 
 # Off: stacks as before, no code objects, the tag says so.
 CGPROBE_PYTHON=off run off "$py" "$script" || ko "off: the script failed"

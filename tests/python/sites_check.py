@@ -2,7 +2,8 @@
 # sites_check.py SCRIPT JSON FIELD MARK[=MIN_MIB]...: each MARK line of
 # SCRIPT (the line holding "MARK:name") is the site of a row of cgtrace
 # top/leaks --json (or a memory --json peak breakdown row) whose FIELD is at
-# least MIN_MIB MiB (default 1); prints what is missing, exits 1 on any.
+# least MIN_MIB MiB (default 1; for the field count, MIN_MIB is a count);
+# prints what is missing, exits 1 on any.
 import json
 import os
 import sys
@@ -29,7 +30,7 @@ def site_of(row):
 bad = 0
 for want in sys.argv[4:]:
     mark, _, mib = want.partition("=")
-    need = float(mib or 1) * 1048576
+    need = float(mib or 1) * (1 if field == "count" else 1048576)
     line = lines[mark]
     hits = [r for r in rows
             if os.path.basename(site_of(r).get("file") or "") == base
