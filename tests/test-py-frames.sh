@@ -6,10 +6,10 @@
 # an exec'd interpreter, a thread made in C that calls back into Python);
 # top, leaks, memory --json, the folded and massif exports and the HTML
 # report must name exactly those files and lines, in both encodings;
-# validate --strict counts the code objects and export --strict drops them. Then every
-# other CPython here (pyenv's 3.8 to 3.13) on the pure-Python part,
-# CGPROBE_PYTHON=off, and hostile code objects. Exits 77 without
-# /usr/bin/python3.
+# validate --strict counts the code objects and export --strict drops them.
+# Then every other CPython here (pyenv's 3.8 to 3.13) on the pure-Python
+# part, small objects under PYTHONMALLOC=malloc, CGPROBE_PYTHON=off, and
+# hostile code objects. Exits 77 without /usr/bin/python3.
 #   test-py-frames.sh CGTRACE PROBE
 set -u
 # shellcheck source=tests/lib/sh-check.sh
@@ -92,10 +92,10 @@ for ext in cgt jsonl; do
 		grep -q "frames.py:$(mark_line leak)" "$tmp/r.html" && ok || ko "$what: the report names no frames.py line"
 	# validate --strict names the code objects' field with its count; export --strict drops it.
 	"$cgtrace" validate --strict "$t" >/dev/null 2>"$tmp/strict"
-	[ $? = 1 ] && grep -Eq "cgprobe_py_codes.* [1-9][0-9]* record" "$tmp/strict" && ok ||
+	[ $? = 1 ] && grep -Eq 'cgprobe_py_codes.*\([1-9][0-9]* record' "$tmp/strict" && ok ||
 		{ cp "$tmp/strict" "$tmp/err"; ko "$what: validate --strict does not count cgprobe_py_codes"; }
 	"$cgtrace" export --strict "$t" >"$tmp/strict.jsonl" 2>"$tmp/err" &&
-		! grep -q 'cgprobe_py_codes\|cgprobe_stack' "$tmp/strict.jsonl" &&
+		! grep -Eq '"cgprobe_(py_codes|stack|stack_frames|stack_parent)":' "$tmp/strict.jsonl" &&
 		"$cgtrace" validate --strict "$tmp/strict.jsonl" >/dev/null 2>"$tmp/err" && ok ||
 		ko "$what: export --strict keeps Python code objects or stacks"
 	sites "$what" "$t" "top -n 0 --by count" count small=1
