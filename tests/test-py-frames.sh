@@ -188,14 +188,19 @@ hostile() {
 	what=$1 expr=$2 msg=$3
 	sed "$expr" "$tmp/h.jsonl" >"$tmp/bad.jsonl"
 	cmp -s "$tmp/bad.jsonl" "$tmp/h.jsonl" && { ko "hostile $what: the edit changed nothing"; return; }
-	"$cgtrace" validate "$tmp/bad.jsonl" >"$tmp/out" 2>"$tmp/err.v"
-	r=$?
-	if [ "$r" = 1 ] && [ "$(wc -l <"$tmp/err.v")" = 1 ] && grep -q "bad.jsonl:[0-9]*: .*$msg" "$tmp/err.v"; then
-		ok
-	else
-		cp "$tmp/err.v" "$tmp/err"
-		ko "hostile $what: exit $r"
-	fi
+	# The same records as TEXT items of the compact encoding.
+	"$py" "$here/text_compact.py" "$tmp/bad.jsonl" "$tmp/bad.cgt" || { ko "hostile $what: text_compact.py"; return; }
+	for enc in "bad.jsonl:[0-9]*" "bad.cgt: record [0-9]*"; do
+		case $enc in bad.jsonl*) f=$tmp/bad.jsonl ;; *) f=$tmp/bad.cgt ;; esac
+		"$cgtrace" validate "$f" >"$tmp/out" 2>"$tmp/err.v"
+		r=$?
+		if [ "$r" = 1 ] && [ "$(wc -l <"$tmp/err.v")" = 1 ] && grep -q "$enc: .*$msg" "$tmp/err.v"; then
+			ok
+		else
+			cp "$tmp/err.v" "$tmp/err"
+			ko "hostile $what ($f): exit $r"
+		fi
+	done
 }
 # The first code object's id changed: the frames naming it name nothing.
 hostile "undefined code" '0,/"cgprobe_py_codes":\[{"id":[0-9]*/s//"cgprobe_py_codes":[{"id":2147483000/' "not defined"
