@@ -8,8 +8,9 @@
 # the probe without (CGPROBE_STACK_DEPTH=0), and under heaptrack; then the
 # readers on the traces of the last run: cgtrace top, memory, leaks and
 # report beside heaptrack_print on heaptrack's trace, and summary --brief
-# on the traces with and without stacks. Median of RUNS of each (wall,
-# peak RSS of the largest process: wait4's, bench/rusage-run). One trace
+# on the traces with and without stacks. Median of RUNS of each, run in
+# rounds (wall, peak RSS of the largest process: wait4's, bench/rusage-run;
+# each run's wall printed beside the median). One trace
 # at a time: each run's traces are sized, then removed (but the last
 # run's, which the readers read, removed after them), and the page cache
 # synced (dropped when root may) before the next run.
@@ -107,12 +108,17 @@ mib() {
 for n in $sizes; do
 	echo
 	echo "== $n steps"
-	for tool in native probe probe0 heaptrack; do
+	tools="native probe probe0 heaptrack"
+	for tool in $tools; do
 		: >"$tmp/$tool.runs"
 		: >"$tmp/$tool.size"
-		i=0
-		while [ "$i" -lt "$runs" ]; do
-			i=$((i + 1))
+	done
+	# In rounds, each round every tool once: a machine whose speed drifts
+	# (this one's does, by 20% over minutes) moves every tool's median alike.
+	i=0
+	while [ "$i" -lt "$runs" ]; do
+		i=$((i + 1))
+		for tool in $tools; do
 			rm -rf -- "$tmp/$tool"
 			mkdir -p "$tmp/$tool"
 			case $tool in
@@ -144,12 +150,13 @@ for n in $sizes; do
 		done
 	done
 	nat_w=$(median "$tmp/native.runs" 1) nat_k=$(median "$tmp/native.runs" 2)
-	printf '%-26s %10s %10s %12s\n' "run" "wall s" "peak MiB" "trace MiB"
-	for tool in native probe probe0 heaptrack; do
+	printf '%-26s %10s %10s %12s   %s\n' "run" "wall s" "peak MiB" "trace MiB" "each run's wall s"
+	for tool in $tools; do
 		sz=
 		[ ! -s "$tmp/$tool.size" ] || sz=$(awk '{ s = $1 } END { printf "%.1f", s / 1048576 }' "$tmp/$tool.size")
-		printf '%-26s %10s %10s %12s\n' "$tool" "$(median "$tmp/$tool.runs" 1)" \
-			"$(mib "$(median "$tmp/$tool.runs" 2)")" "${sz:--}"
+		printf '%-26s %10s %10s %12s   %s\n' "$tool" "$(median "$tmp/$tool.runs" 1)" \
+			"$(mib "$(median "$tmp/$tool.runs" 2)")" "${sz:--}" \
+			"$(awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 }' "$tmp/$tool.runs")"
 	done
 	pr_w=$(median "$tmp/probe.runs" 1) pr_k=$(median "$tmp/probe.runs" 2)
 	ht_w=$(median "$tmp/heaptrack.runs" 1)
