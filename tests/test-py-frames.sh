@@ -191,7 +191,7 @@ hostile() {
 	# The same records as TEXT items of the compact encoding.
 	"$py" "$here/text_compact.py" "$tmp/bad.jsonl" "$tmp/bad.cgt" || { ko "hostile $what: text_compact.py"; return; }
 	for enc in "bad.jsonl:[0-9]*" "bad.cgt: record [0-9]*"; do
-		case $enc in bad.jsonl*) f=$tmp/bad.jsonl ;; *) f=$tmp/bad.cgt ;; esac
+		f=$tmp/${enc%%:*}
 		"$cgtrace" validate "$f" >"$tmp/out" 2>"$tmp/err.v"
 		r=$?
 		if [ "$r" = 1 ] && [ "$(wc -l <"$tmp/err.v")" = 1 ] && grep -q "$enc: .*$msg" "$tmp/err.v"; then

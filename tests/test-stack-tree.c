@@ -216,8 +216,8 @@ START_TEST(ids_out_of_order)
 		struct tbuf g;
 		start(&g);
 		tree(&g, 3, 0, (const uint64_t[]){0x30, 0x20, 0x10}, 3);
-		tree(&g, gap ? 1010 : 1003, 2, deep, 1000); /* 2 + 1000 frames at its last id */
-		uint64_t top = gap ? 1010 : 1003;
+		uint64_t top = gap ? 1010 : 1003; /* 2 + 1000 frames at its last id */
+		tree(&g, top, 2, deep, 1000);
 		tree(&g, top + 22, top, deep, 22); /* 1024: the limit */
 		doc = read_as(&g, light);
 		cgtrace_doc_free(doc);

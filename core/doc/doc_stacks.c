@@ -126,6 +126,7 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 	uint64_t first = m->has_stack_parent ? m->stack - n + 1 : m->stack;
 	uint32_t parent = m->cgprobe_stack_parent ? (uint32_t)find(d, m->cgprobe_stack_parent) + 1
 						  : 0;
+	/* Frame indices stay below it too: a node adds an address at most. */
 	if (d->stack_nodes.len + n + 1 >= CG_NODE_FIRST || d->stack_defs.len >= UINT32_MAX - 1)
 		return -E2BIG;
 	struct cg_stack_def *def = CG_VEC_PUSH(&d->stack_defs, struct cg_stack_def);
@@ -155,8 +156,6 @@ static int add_nodes(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint6
 		long frame = addr_index(d, m->stack_frames[k]);
 		if (frame < 0)
 			return -ENOMEM;
-		if (frame >= (long)CG_NODE_FIRST)
-			return -E2BIG;
 		uint32_t at = (uint32_t)d->stack_nodes.len++;
 		nodes[at] = (uint32_t)frame | (k + 1 == n ? CG_NODE_FIRST : 0);
 		parent = at + 1;
