@@ -442,7 +442,7 @@ static int run(int argc, char **argv)
 		return status;
 	/* The allocations one by one are the report's: the plot draws the buckets only. */
 	struct cgtrace_view_options vo = {.buckets = a.buckets, .max_allocs = 1};
-	struct cgtrace_view *v = cli_view_load(path, &vo, CGTRACE_READ_NO_STACKS);
+	struct cgtrace_view *v = cli_view_load(path, &vo, CGTRACE_READ_SKIP_STACKS);
 	if (!v)
 		return CLI_FAIL;
 	struct plot p = {.v = v};

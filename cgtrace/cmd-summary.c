@@ -378,7 +378,7 @@ static int run(int argc, char **argv)
 		return status;
 	/* A summary names no allocation site: no stacks are kept. */
 	struct cgtrace_doc *doc =
-	    cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_NO_STACKS);
+	    cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_SKIP_STACKS);
 	if (!doc)
 		return CLI_FAIL;
 	struct cgtrace_summary s;

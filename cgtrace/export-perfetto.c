@@ -489,7 +489,7 @@ int cli_export_perfetto(const char *path, const char *output, size_t buckets, si
 	if (cli_out_open(&o, output) != CLI_OK)
 		return CLI_FAIL;
 	struct cgtrace_view_options vo = {.buckets = buckets};
-	struct cgtrace_view *v = cli_view_load(path, &vo, CGTRACE_READ_NO_STACKS);
+	struct cgtrace_view *v = cli_view_load(path, &vo, CGTRACE_READ_SKIP_STACKS);
 	int ret =
 	    v ? cli_perfetto_write(o.f, v, &(struct cli_perfetto_options){max_spans}) : -EINVAL;
 	if (v && ret < 0)

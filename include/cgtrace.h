@@ -152,6 +152,15 @@ int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
  */
 #define CGTRACE_READ_NO_STACKS (1u << 2)
 /*
+ * Read flag: CGTRACE_READ_NO_STACKS, and the stack blocks of a compact
+ * trace (docs/stacks.md) skipped unread: neither decompressed nor checked,
+ * the ids of each counting as defined from there on, with the rules that
+ * need their frames (the depth of a stack defined on one of them, its
+ * Python frames) unchecked. What a command that names no site wants;
+ * cgtrace validate keeps to CGTRACE_READ_NO_STACKS, which checks them all.
+ */
+#define CGTRACE_READ_SKIP_STACKS (1u << 4)
+/*
  * A view's memory report keeps only the CGTRACE_PEAK_LARGEST largest
  * allocations live at the peak (a framework holds 10^5 to 10^6, 107 bytes
  * each in the array), the others counted, summed and grouped by op.
@@ -904,7 +913,7 @@ struct cgtrace_view {
  */
 int cgtrace_view_read(const char *path, const struct cgtrace_view_options *opts,
 		      struct cgtrace_view **out, char *err, size_t errlen);
-/* cgtrace_view_read with CGTRACE_READ_* flags: CGTRACE_READ_NO_STACKS and _PEAK_LARGEST are taken. */
+/* cgtrace_view_read with CGTRACE_READ_* flags: CGTRACE_READ_NO_STACKS, _SKIP_STACKS and _PEAK_LARGEST are taken. */
 int cgtrace_view_read_flags(const char *path, const struct cgtrace_view_options *opts,
 			    unsigned flags, struct cgtrace_view **out, char *err, size_t errlen);
 void cgtrace_view_free(struct cgtrace_view *view);

@@ -73,8 +73,11 @@ static struct {
 
 static void keep_head(const void *p, size_t n)
 {
-	head.keep = false;
 	const uint8_t *b = p;
+	/* A stack block that goes out first is not the head (docs/stacks.md). */
+	if (n >= CG_COMPACT_BLOCK_HEADER_LEN && (b[0] == 'S' || b[0] == 's'))
+		return;
+	head.keep = false;
 	if (n > sizeof(head.bytes) || n < CG_COMPACT_BLOCK_HEADER_LEN || b[0] != 'R')
 		return;
 	memcpy(head.bytes, p, n);

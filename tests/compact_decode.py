@@ -97,8 +97,11 @@ def read_exact(f, n):
     return b"".join(parts)
 
 
+STACK_BLOCKS = (0x53, 0x73)  # 'S' (zstd) and 's' (stored): STACK and TREE items only
+
+
 def blocks(f):
-    """Yields the raw bytes of each block; returns True when the file was cut."""
+    """Yields (raw bytes, stack block's id range or None) per block; returns True when cut."""
     head = read_exact(f, HEADER_LEN)
     if len(head) < HEADER_LEN:
         if head and MAGIC.startswith(head[:8]):
@@ -119,22 +122,31 @@ def blocks(f):
         payload_len = int.from_bytes(bh[4:8], "little")
         raw_len = int.from_bytes(bh[8:12], "little")
         crc = int.from_bytes(bh[12:16], "little")
-        if btype not in (0x52, 0x5A):
+        if btype not in (0x52, 0x5A) + STACK_BLOCKS:
             raise DecodeError("block type 0x%02x unknown" % btype)
         if bh[1:4] != b"\0\0\0":
             raise DecodeError("block header's reserved bytes are not 0")
         if raw_len > MAX_RAW:
             raise DecodeError("block raw_len %d over 64 MiB" % raw_len)
-        if payload_len > raw_len + MAX_SLACK:
+        head = 16 if btype in STACK_BLOCKS else 0
+        if payload_len < head:
+            raise DecodeError("stack block payload_len %d under 16" % payload_len)
+        if payload_len - head > raw_len + MAX_SLACK:
             raise DecodeError("block payload_len %d over raw_len + 65536" % payload_len)
-        if btype == 0x52 and payload_len != raw_len:
-            raise DecodeError("R block with payload_len %d != raw_len %d" % (payload_len, raw_len))
+        if btype in (0x52, 0x73) and payload_len - head != raw_len:
+            raise DecodeError("stored block with payload_len %d, raw_len %d" % (payload_len, raw_len))
         payload = read_exact(f, payload_len)
         if len(payload) < payload_len:
             return True
         if zlib.crc32(payload) != crc:
             raise DecodeError("block CRC-32 mismatch")
-        yield payload if btype == 0x52 else unzstd(payload, raw_len)
+        rng = None
+        if head:
+            rng = (int.from_bytes(payload[:8], "little"), int.from_bytes(payload[8:16], "little"))
+            if rng[0] == 0 or rng[0] > rng[1]:
+                raise DecodeError("stack block of ids %d to %d" % rng)
+            payload = payload[16:]
+        yield (payload if btype in (0x52, 0x73) else unzstd(payload, raw_len)), rng
 
 
 # --- Items --------------------------------------------------------------------
@@ -216,15 +228,18 @@ class Decoder:
         self.prev_ts = t
         return t
 
-    def block(self, raw):
-        """Yields (record, text): each trace record of one block."""
+    def block(self, raw, rng=None):
+        """Yields (record, text): each trace record of one block (a stack block has none)."""
         self.prev_ts = 0
         self.prev_addr = 0
         self.history = []
         self.thread = 0
+        self.stack_range = rng
         it = Items(raw)
         while it.more():
             op = it.u8()
+            if rng and op not in (0x06, 0x08):
+                raise DecodeError("item 0x%02x in a stack block" % op)
             if op >= 0x80:
                 rec = self.memory(it, op)
                 self.records += 1
@@ -255,6 +270,9 @@ class Decoder:
             raise DecodeError("%s item: stack id 0" % what)
         if not 1 <= n <= FRAMES_MAX:
             raise DecodeError("%s item: %d frames" % (what, n))
+        rng = self.stack_range
+        if rng and not (rng[0] <= sid - (n - 1 if tree else 0) and sid <= rng[1]):
+            raise DecodeError("stack %d outside its block's ids %d to %d" % (sid, rng[0], rng[1]))
         if sid in self.pending_stacks:
             raise DecodeError("stack %d defined twice" % sid)
         if len(self.pending_stacks) >= PENDING_MAX:
@@ -747,11 +765,11 @@ def decode(path, emit):
             gen = blocks(f)
             while True:
                 try:
-                    raw = next(gen)
+                    raw, rng = next(gen)
                 except StopIteration as stop:
                     cut = stop.value
                     break
-                for rec, text in dec.block(raw):
+                for rec, text in dec.block(raw, rng):
                     if rules:
                         try:
                             rules.record(rec, dec.records == 1)

@@ -762,12 +762,155 @@ START_TEST(test_stdin_zstd)
 }
 END_TEST
 
+/* A stack block of ids first to last ('s' stored, 'S' zstd) holding items. */
+static void stack_block(struct bytes *f, uint64_t first, uint64_t last, const struct bytes *items,
+			char type)
+{
+	struct bytes b = {.n = 0};
+	for (int i = 0; i < 8; i++)
+		u8(&b, (uint8_t)(first >> (8 * i)));
+	for (int i = 0; i < 8; i++)
+		u8(&b, (uint8_t)(last >> (8 * i)));
+	static uint8_t z[1 << 16];
+	const uint8_t *payload = items->p;
+	size_t n = items->n;
+	if (type == 'S') {
+		n = ZSTD_compress(z, sizeof(z), items->p, items->n, 1);
+		ck_assert(!ZSTD_isError(n));
+		payload = z;
+	}
+	put(&b, payload, n);
+	u8(f, (uint8_t)type);
+	put(f, "\0\0\0", 3);
+	le32(f, (uint32_t)b.n);
+	le32(f, (uint32_t)items->n);
+	le32(f, cg_crc32(0, b.p, b.n));
+	put(f, b.p, b.n);
+}
+
+/* TREE id on parent with n frames 0x10, 0x20, ... */
+static void tree_item(struct bytes *b, uint64_t id, uint64_t parent, unsigned n)
+{
+	u8(b, 0x08);
+	var(b, id);
+	var(b, parent);
+	var(b, n);
+	for (unsigned i = 0; i < n; i++)
+		var(b, cg_zigzag(0x10));
+}
+
+/* An alloc of class 0 naming stack id (extension key 1). */
+static void alloc_stack(struct bytes *b, uint64_t dts, int64_t daddr, uint64_t id)
+{
+	u8(b, 0x80 | 0x20);
+	var(b, dts);
+	var(b, cg_zigzag(daddr) * 2 + 1);
+	var(b, 8);
+	struct bytes ext = {.n = 0};
+	var(&ext, 1);
+	var(&ext, id);
+	var(b, ext.n);
+	put(b, ext.p, ext.n);
+}
+
+/* The meta and tables, a stack block of stacks, then the records. */
+static void file_with_stacks(struct bytes *f, uint64_t first, uint64_t last,
+			     const struct bytes *stacks, const struct bytes *recs, char type)
+{
+	struct bytes b = begin_file(f);
+	block(f, &b, 'R');
+	stack_block(f, first, last, stacks, type);
+	block(f, recs, 'R');
+}
+
+static int read_flags(const struct bytes *f, unsigned flags, char *err, size_t errlen)
+{
+	struct cgtrace_doc *doc = NULL;
+	int r = cgtrace_doc_read_mem_flags("t.cgt", f->p, f->n, NULL, flags, &doc, err, errlen);
+	cgtrace_doc_free(doc);
+	return r;
+}
+
+/* Stack blocks: read whole or skipped; what breaks their rules, one line each. */
+START_TEST(test_stack_blocks)
+{
+	static const unsigned modes[3] = {0, CGTRACE_READ_NO_STACKS,
+					  CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_SKIP_STACKS};
+	char err[512];
+	struct bytes f, st = {.n = 0}, recs = {.n = 0};
+	/* Stacks 1 to 3 by one TREE item; records name 3 (taking it), then 2. */
+	tree_item(&st, 3, 0, 3);
+	alloc_stack(&recs, 1, 0x100, 3);
+	alloc_stack(&recs, 1, 0x100, 2);
+	for (int t = 0; t < 2; t++) {
+		file_with_stacks(&f, 1, 3, &st, &recs, t ? 'S' : 's');
+		for (int m = 0; m < 3; m++)
+			ck_assert_msg(read_flags(&f, modes[m], err, sizeof(err)) == 0, "%s", err);
+	}
+	struct cg_cdec *d;
+	struct cg_cdec_out out;
+	ck_assert_int_eq(cg_cdec_open_mem(&d, f.p, f.n), 0);
+	cg_cdec_skip_stacks(d, true);
+	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_TEXT);
+	ck_assert_int_eq(cg_cdec_next(d, &out), CG_CDEC_STACKS);
+	ck_assert_uint_eq(out.stacks_first, 1);
+	ck_assert_uint_eq(out.stacks_last, 3);
+	ck_assert_uint_eq(next_mem(d)->stack, 3);
+	cg_cdec_close(d);
+
+	/* A record naming a stack no block defined: skipped or not, it is not defined. */
+	alloc_stack(&recs, 1, 0x100, 9);
+	file_with_stacks(&f, 1, 3, &st, &recs, 's');
+	for (int m = 0; m < 3; m++) {
+		ck_assert_int_eq(read_flags(&f, modes[m], err, sizeof(err)), -EBADMSG);
+		ck_assert_str_eq(err, "t.cgt: record 4: stack 9 not defined");
+	}
+
+	/* What a stack block may not hold, whole reads say; a read that skips it never looks. */
+	recs.n = 0;
+	alloc_stack(&recs, 1, 0x100, 3);
+	struct bytes bad = {.n = 0};
+	string(&bad, "x");
+	file_with_stacks(&f, 1, 3, &bad, &recs, 's');
+	ck_assert_msg(read_flags(&f, modes[2], err, sizeof(err)) == 0, "%s", err);
+	fails(&f, "t.cgt: record 2: item 01 in a stack block (only STACK and TREE)");
+	bad.n = 0;
+	tree_item(&bad, 5, 0, 2);
+	file_with_stacks(&f, 1, 4, &bad, &recs, 's');
+	fails(&f, "t.cgt: record 2: TREE item: stack 5 outside its block's ids 1 to 4");
+	file_with_stacks(&f, 5, 9, &bad, &recs, 's');
+	fails(&f, "t.cgt: record 2: TREE item: stack 5 outside its block's ids 5 to 9");
+	size_t at = 16;
+	{
+		struct bytes b = begin_file(&f);
+		block(&f, &b, 'R');
+		at = f.n;
+	}
+	file_with_stacks(&f, 0, 3, &st, &recs, 's');
+	char want[160];
+	snprintf(want, sizeof(want), "t.cgt: record 2: block at byte %zu: stack block of ids 0 to 3",
+		 at);
+	fails(&f, want);
+	file_with_stacks(&f, 4, 3, &st, &recs, 'S');
+	snprintf(want, sizeof(want), "t.cgt: record 2: block at byte %zu: stack block of ids 4 to 3",
+		 at);
+	fails(&f, want);
+	/* A payload too short for the range. */
+	file_with_stacks(&f, 1, 3, &st, &recs, 's');
+	f.p[at + 4] = 8;
+	f.p[at + 8] = 0;
+	snprintf(want, sizeof(want),
+		 "t.cgt: record 2: block at byte %zu: payload_len 8 does not fit raw_len 0", at);
+	fails(&f, want);
+}
+END_TEST
+
 TEST_SUITE(suite, "compact-dec")
 {
 	test_case(s, "compact:decode", 10, test_packed_fields, test_spans_and_checkpoints,
 	          test_blocks, test_text_live_and_skips);
 	test_case(s, "compact:hostile", 10, test_bad_items, test_bad_blocks, test_truncated,
-	          test_many_records, test_string_utf8);
+	          test_many_records, test_string_utf8, test_stack_blocks);
 	test_case(s, "compact:detect", 10, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);
 }
 

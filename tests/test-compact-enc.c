@@ -151,6 +151,26 @@ static void expect_pending(struct out *o, struct cg_cenc *e, const uint8_t *want
 		ck_assert_msg(p[i] == want[i], "byte %zu: %02x, want %02x", i, p[i], want[i]);
 }
 
+/*
+ * The stored stack block at h (docs/stacks.md): ids first to last, then
+ * exactly the items want; returns the block after it.
+ */
+static const uint8_t *expect_stack_block(const uint8_t *h, uint64_t first, uint64_t last,
+					 const uint8_t *want, size_t n)
+{
+	const uint8_t *p = h + CG_COMPACT_BLOCK_HEADER_LEN;
+	ck_assert_uint_eq(h[0], 's');
+	ck_assert_uint_eq(h[1] | h[2] | h[3], 0);
+	ck_assert_uint_eq(le32(h + 4), 16 + n);
+	ck_assert_uint_eq(le32(h + 8), n);
+	ck_assert_uint_eq(le32(h + 12), cg_crc32(0, p, 16 + n));
+	ck_assert_uint_eq(le32(p) | (uint64_t)le32(p + 4) << 32, first);
+	ck_assert_uint_eq(le32(p + 8) | (uint64_t)le32(p + 12) << 32, last);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(p[16 + i] == want[i], "byte %zu: %02x, want %02x", i, p[16 + i], want[i]);
+	return p + 16 + n;
+}
+
 START_TEST(enc_header_and_stored_block)
 {
 	struct cg_cenc *e = enc(&written, 0, 0, false);
@@ -439,13 +459,25 @@ START_TEST(enc_tree_items)
 	ck_assert_uint_eq(cg_cenc_alloc_stack(e, 0, 12, 0x30, 8, 3), 2);
 	/* A parent above the new ids (another writer's numbering) is a parent all the same. */
 	ck_assert(cg_cenc_tree(e, 300, 1000, f1, 1));
-	EXPECT_PENDING(&written, e, 0x08, 0x03, 0x00, 0x03, 0xcc, 0xc6, 0x80, 0x04, 0x1f, 0x80,
-		       0x08,                                           /* TREE 3 on 0 */
-		       0xa0, 0x0a, 0x41, 0x08, 0x02, 0x01, 0x03,       /* alloc, stack 3 */
-		       0x08, 0x04, 0x02, 0x01, 0xe0, 0xc7, 0x80, 0x04, /* TREE 4 on 2 */
-		       0xa0, 0x01, 0x41, 0x08, 0x02, 0x01, 0x04,       /* alloc, stack 4 */
-		       0xa0, 0x01, 0x41, 0x08, 0x02, 0x01, 0x03,       /* alloc, stack 3 */
-		       0x08, 0xac, 0x02, 0xe8, 0x07, 0x01, 0xe0, 0xc7, 0x80, 0x04); /* TREE 300 */
+	/* The TREE items go out in a stack block of their own, before the records that take them. */
+	size_t before = written.b.len;
+	static const uint8_t items[] = {
+	    0x08, 0x03, 0x00, 0x03, 0xcc, 0xc6, 0x80, 0x04, 0x1f, 0x80, 0x08, /* TREE 3 on 0 */
+	    0x08, 0x04, 0x02, 0x01, 0xe0, 0xc7, 0x80, 0x04,                   /* TREE 4 on 2 */
+	    0x08, 0xac, 0x02, 0xe8, 0x07, 0x01, 0xe0, 0xc7, 0x80, 0x04};      /* TREE 300 */
+	ck_assert_uint_eq(cg_cenc_pending(e), 21);
+	ck_assert_int_eq(cg_cenc_flush(e), 0);
+	const uint8_t *next = expect_stack_block((const uint8_t *)written.b.p + before, 1, 300,
+						 items, sizeof(items));
+	static const uint8_t recs[] = {0xa0, 0x0a, 0x41, 0x08, 0x02, 0x01, 0x03,  /* stack 3 */
+				       0xa0, 0x01, 0x41, 0x08, 0x02, 0x01, 0x04,  /* stack 4 */
+				       0xa0, 0x01, 0x41, 0x08, 0x02, 0x01, 0x03}; /* stack 3 */
+	ck_assert_uint_eq(next[0], 'R');
+	ck_assert_uint_eq(le32(next + 4), sizeof(recs));
+	ck_assert(memcmp(next + CG_COMPACT_BLOCK_HEADER_LEN, recs, sizeof(recs)) == 0);
+	ck_assert_uint_eq((size_t)(next + CG_COMPACT_BLOCK_HEADER_LEN + sizeof(recs) -
+				   (const uint8_t *)written.b.p),
+			  written.b.len);
 
 	/* Nothing written for what no TREE item can define. */
 	ck_assert(!cg_cenc_tree(e, 0, 0, f1, 1));
@@ -473,12 +505,14 @@ START_TEST(enc_rec_tree_definitions)
 	m->n_stack_frames = 2;
 	m->has_stack_parent = true;
 	m->cgprobe_stack_parent = 3;
+	size_t before = written.b.len;
 	ck_assert(!rec_is_text(e, &r));
-	/* The block: STRING s1, malloc, cpu, the CLASS, then TREE 5 on 3 and the alloc. */
+	/* The stack block, ids 4 and 5: TREE 5 on 3; then STRING s1, malloc, cpu, the CLASS, the alloc. */
+	static const uint8_t tree[] = {0x08, 0x05, 0x03, 0x02, 0xcc, 0xc6, 0x80, 0x04,
+				       0xb4, 0xf9, 0xff, 0xfb, 0xff, 0xbf, 0x3f};
+	expect_stack_block((const uint8_t *)written.b.p + before, 4, 5, tree, sizeof(tree));
 	const uint8_t *p = (const uint8_t *)written.b.p + written.b.len;
-	static const uint8_t tail[] = {0x08, 0x05, 0x03, 0x02, 0xcc, 0xc6, 0x80, 0x04, 0xb4, 0xf9,
-				       0xff, 0xfb, 0xff, 0xbf, 0x3f, /* TREE 5 on 3 */
-				       0xa0, 0x64, 0x81, 0x80, 0x01, 0x40, 0x02, 0x01, 0x05};
+	static const uint8_t tail[] = {0xa0, 0x64, 0x81, 0x80, 0x01, 0x40, 0x02, 0x01, 0x05};
 	ck_assert(memcmp(p - sizeof(tail), tail, sizeof(tail)) == 0);
 	/* Its own stacks 4 and 5 cannot be its parent; nor can the stacks start below 1. */
 	r = mem(200, "0x2000", "alloc", 64);

@@ -76,7 +76,7 @@ cgtrace_memory_timeline_read(const char *path, const struct cgtrace_read_options
 	struct cgtrace_doc *doc = NULL;
 	/* A timeline names no stack: none are kept. */
 	struct cg_read_req q = {.opts = opts,
-				.flags = CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_NO_STACKS,
+				.flags = CGTRACE_READ_STREAM_MEMORY | CGTRACE_READ_SKIP_STACKS,
 				.out = &doc, .err = err, .errlen = errlen, .sink = &cg_stream_sink};
 	int fd = cg_src_open_path(path, &q.name, err, errlen);
 	if (fd < 0)

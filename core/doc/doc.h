@@ -228,6 +228,12 @@ struct cgtrace_doc {
 	 * the rules need.
 	 */
 	bool stacks_light;
+	/*
+	 * CGTRACE_READ_SKIP_STACKS: stack blocks skipped unread; their ids
+	 * count as defined, of unknown depth (stack_ids.c).
+	 */
+	bool stacks_skip;
+	struct cg_vec stack_skipped; /* struct cg_id_range, in order, adjacent ones merged */
 	struct cg_vec stack_nodes; /* uint32_t: a node, or a definition's parent (CG_NODE_FIRST) */
 	struct cg_vec stack_addrs; /* uint64_t: the distinct return addresses of nodes */
 	struct cg_map stack_addr_map; /* address -> index in stack_addrs */

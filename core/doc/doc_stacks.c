@@ -23,6 +23,11 @@ static long find(const struct cgtrace_doc *d, uint64_t id)
 	return cg_stack_ids_find(d, id);
 }
 
+int cg_doc_stacks_skipped(struct cgtrace_doc *d, uint64_t first, uint64_t last)
+{
+	return cg_stack_ids_put_skipped(d, first, last);
+}
+
 bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id)
 {
 	return cg_stack_ids_known(d, id);
@@ -201,6 +206,27 @@ static int add_modules(struct cgtrace_doc *d, const struct cg_rec_memory *m, uin
 	return 0;
 }
 
+/*
+ * A document that skips stack blocks unread (CGTRACE_READ_SKIP_STACKS)
+ * keeps only the ranges of ids defined, so a definition's ids join them
+ * too: an id named must be in one, a parent too; what needs the ids
+ * defined one by one (defined twice) or their depths goes unchecked.
+ */
+static int add_skipping(struct cgtrace_doc *d, const struct cg_rec_memory *m, char *err,
+			size_t errlen)
+{
+	uint64_t id = m->stack, n = m->n_stack_frames, p = m->cgprobe_stack_parent;
+	int r = cg_rule_stack(m, !n && cg_stack_ids_known(d, id), err, errlen);
+	if (r < 0 || !n)
+		return r;
+	if (m->has_stack_parent && id < n)
+		return FAIL("stack %llu with %llu new frames: its stacks would start below 1",
+			    (unsigned long long)id, (unsigned long long)n);
+	if (m->has_stack_parent && p && !cg_stack_ids_known(d, p))
+		return FAIL("stack %llu not defined", (unsigned long long)p);
+	return cg_stack_ids_put_skipped(d, m->has_stack_parent ? id - n + 1 : id, id);
+}
+
 int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint64_t rec,
                       uint32_t *stack, char *err, size_t errlen)
 {
@@ -212,6 +238,10 @@ int cg_doc_stacks_add(struct cgtrace_doc *d, const struct cg_rec_memory *m, uint
 	    (rc = cg_doc_py_frames_check(d, m->stack, m->stack_frames, m->n_stack_frames, err,
 					 errlen)) < 0)
 		return rc;
+	if (d->stacks_skip) {
+		rc = add_skipping(d, m, err, errlen);
+		return rc < 0 ? rc : add_modules(d, m, rec);
+	}
 	long at = !m->stack ? -1 : d->stacks_light ? (cg_stack_ids_known(d, m->stack) ? 0 : -1)
 						 : find(d, m->stack);
 	int r = cg_rule_stack(m, at >= 0, err, errlen);

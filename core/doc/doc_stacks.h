@@ -20,6 +20,11 @@ static inline bool cg_doc_stacks_in(const struct cg_rec_memory *m)
 
 /* s as a NUL-terminated copy in the document's stack arena (NULL stays NULL); 0 or -ENOMEM. */
 int cg_doc_copy_sv(struct cgtrace_doc *d, struct cg_sv s, const char **out);
+/*
+ * The ids first to last of a stack block read with CGTRACE_READ_SKIP_STACKS,
+ * skipped unread: defined from here on, of unknown depth; 0 or -ENOMEM.
+ */
+int cg_doc_stacks_skipped(struct cgtrace_doc *d, uint64_t first, uint64_t last);
 /* Whether stack id was defined (by a record added before). */
 bool cg_doc_stack_known(const struct cgtrace_doc *d, uint64_t id);
 /*

@@ -86,13 +86,64 @@ bool cg_stack_ids_known(const struct cgtrace_doc *d, uint64_t id)
 	 */
 	if (d->stacks_light && id && id <= d->stack_last_id && d->n_stack_ids == d->stack_last_id)
 		return true;
+	/* Skipping stack blocks, a document keeps ranges only, most often the one. */
+	if (d->stacks_skip && d->stack_skipped.len == 1)
+		return id >= ((const struct cg_id_range *)d->stack_skipped.p)->first && id <= d->stack_last_id;
 	return cg_stack_ids_find(d, id) >= 0;
+}
+
+/* Whether id is in a skipped stack block's range: a binary search of the few ranges. */
+static bool skipped(const struct cgtrace_doc *d, uint64_t id)
+{
+	const struct cg_id_range *v = d->stack_skipped.p;
+	size_t lo = 0, hi = d->stack_skipped.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].last < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < d->stack_skipped.len && v[lo].first <= id;
 }
 
 long cg_stack_ids_find_def(const struct cgtrace_doc *d, uint64_t id, const struct cg_stack_def **def)
 {
 	*def = NULL;
-	return d->stacks_light || d->stack_unordered ? find_dense(d, id) : find_ordered(d, id, def);
+	if (!d->stacks_light && !d->stack_unordered)
+		return find_ordered(d, id, def);
+	long v = find_dense(d, id);
+	return v < 0 && d->stack_skipped.len && skipped(d, id) ? (long)CG_DEPTH_UNKNOWN : v;
+}
+
+/* Ranges kept sorted, those that touch merged: one for a writer's ids, which run on block by block. */
+int cg_stack_ids_put_skipped(struct cgtrace_doc *d, uint64_t first, uint64_t last)
+{
+	if (last > d->stack_last_id)
+		d->stack_last_id = last;
+	d->n_stack_ids += last - first + 1;
+	struct cg_id_range r = {first, last}, *v = d->stack_skipped.p;
+	size_t n = d->stack_skipped.len, i = n;
+	while (i > 0 && v[i - 1].last + 1 >= r.first)
+		i--;
+	/* v[i..n) end at or past the range's start - 1: the ones from i that begin by its end + 1 merge. */
+	size_t j = i;
+	for (; j < n && v[j].first <= r.last + 1; j++) {
+		r.first = v[j].first < r.first ? v[j].first : r.first;
+		r.last = v[j].last > r.last ? v[j].last : r.last;
+	}
+	if (j == i) {
+		if (cg_vec_grow(&d->stack_skipped, sizeof(r), n + 1) < 0)
+			return -ENOMEM;
+		d->stack_skipped.len = n + 1;
+		v = d->stack_skipped.p;
+		memmove(v + i + 1, v + i, (n - i) * sizeof(*v));
+	} else {
+		memmove(v + i + 1, v + j, (n - j) * sizeof(*v));
+		d->stack_skipped.len = n - (j - i) + 1;
+	}
+	v[i] = r;
+	return 0;
 }
 
 long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id)
@@ -244,4 +295,5 @@ void cg_stack_ids_free(struct cgtrace_doc *d)
 	cg_map_free(&d->stack_by_id);
 	cg_vec_free(&d->stack_dense, dense_elem(d));
 	cg_vec_free(&d->stack_coarse, sizeof(uint32_t));
+	cg_vec_free(&d->stack_skipped, sizeof(struct cg_id_range));
 }

@@ -17,6 +17,13 @@
 
 struct cgtrace_doc;
 
+/* A light document's depth of an id of a skipped stack block: past any real depth. */
+#define CG_DEPTH_UNKNOWN 0xffffu
+
+struct cg_id_range {
+	uint64_t first, last;
+};
+
 /* The node index of id (a light document's depth), -1: not defined. */
 long cg_stack_ids_find(const struct cgtrace_doc *d, uint64_t id);
 struct cg_stack_def;
@@ -30,6 +37,8 @@ bool cg_stack_ids_all_new(const struct cgtrace_doc *d, uint64_t first);
 int cg_stack_ids_put_depths(struct cgtrace_doc *d, uint64_t first, uint64_t n, uint32_t depth);
 /* The ids of definition def (the last one pushed), indexed; 0 or -ENOMEM. */
 int cg_stack_ids_add_def(struct cgtrace_doc *d, uint32_t def);
+/* A light document's ids first to last, of a stack block skipped unread; 0 or -ENOMEM. */
+int cg_stack_ids_put_skipped(struct cgtrace_doc *d, uint64_t first, uint64_t last);
 void cg_stack_ids_free(struct cgtrace_doc *d);
 
 #endif

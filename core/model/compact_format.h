@@ -15,6 +15,10 @@
 #define CG_CF_BLOCK_HEADER_LEN 16 /* type:u8 zero[3] payload_len:u32 raw_len:u32 crc:u32 */
 #define CG_CF_BLOCK_ZSTD 0x5a     /* 'Z': one zstd frame */
 #define CG_CF_BLOCK_STORED 0x52   /* 'R': the raw bytes as they are */
+/* Stack blocks: STACK and TREE items only, their ids' range first:u64 last:u64 before the bytes. */
+#define CG_CF_BLOCK_STACKS_ZSTD 0x53   /* 'S' */
+#define CG_CF_BLOCK_STACKS_STORED 0x73 /* 's' */
+#define CG_CF_STACKS_HEAD_LEN 16
 #define CG_CF_RAW_MAX (64u << 20)
 #define CG_CF_PAYLOAD_SLACK 65536u /* payload_len <= raw_len + this */
 #define CG_CF_HISTORY 4096u        /* the memory records of a block a ref may name */

@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "arena.h"
+#include "cdec_pending.h"
 #include "compact_format.h"
 #include "compact_live.h"
 #include "crc32.h"
@@ -40,14 +41,6 @@ struct cls {
 	uint8_t category;
 	bool managed, vmm;
 	uint8_t yielded; /* lean: bit 0 an alloc of the class was yielded whole, bit 1 a free */
-};
-
-struct pending_stack {
-	uint64_t id;
-	const uint64_t *frames;
-	uint32_t n;
-	bool tree;       /* a TREE item: the frames hang from parent */
-	uint64_t parent; /* 0: from none */
 };
 
 /* The most STACK or MODULE items waiting for their record at once. */
@@ -89,8 +82,7 @@ struct cg_cdec {
 	 */
 	struct cg_arena pend_mem;   /* emptied whenever no stack is pending */
 	struct cg_arena *frames_to;
-	struct pending_stack *pend_stacks;
-	uint32_t n_pend_stacks, cap_pend_stacks;
+	struct cg_pending pend_stacks;
 	struct cg_modv *pend_mods;
 	uint32_t n_pend_mods, cap_pend_mods;
 
@@ -99,7 +91,10 @@ struct cg_cdec {
 	struct cg_cdec_mem last; /* the last packed memory record */
 	struct cg_cdec_mem *dst_mem; /* where the gist of packed memory records goes */
 	bool lean;
-	bool no_frames; /* STACK and TREE frames checked, not kept (cg_cdec_no_frames) */
+	bool no_frames;   /* STACK and TREE frames checked, not kept (cg_cdec_no_frames) */
+	bool skip_stacks; /* stack blocks yielded as their ranges (cg_cdec_skip_stacks) */
+	bool in_stacks;   /* the block is a stack block, of ids s_first to s_last */
+	uint64_t s_first, s_last;
 	uint64_t hist[CG_CF_HISTORY];
 	uint64_t hist_n;
 
@@ -195,7 +190,7 @@ void cg_cdec_close(struct cg_cdec *d)
 	free(d->strings);
 	free(d->classes);
 	free(d->devices);
-	free(d->pend_stacks);
+	cg_pending_free(&d->pend_stacks);
 	free(d->pend_mods);
 	cg_map_free(&d->device_map);
 	cg_clive_fini(&d->live);
@@ -243,6 +238,11 @@ bool cg_cdec_in_order(const struct cg_cdec *d)
 void cg_cdec_no_frames(struct cg_cdec *d, bool no_frames)
 {
 	d->no_frames = no_frames;
+}
+
+void cg_cdec_skip_stacks(struct cg_cdec *d, bool skip)
+{
+	d->skip_stacks = skip;
 }
 
 void cg_cdec_lean(struct cg_cdec *d, bool lean)
@@ -330,6 +330,11 @@ static uint32_t le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
 static int end_truncated(struct cg_cdec *d)
 {
 	d->truncated = true;
@@ -412,14 +417,19 @@ static int load_block(struct cg_cdec *d)
 	}
 	uint8_t type = h[0];
 	uint32_t plen = le32(h + 4), raw_len = le32(h + 8), crc = le32(h + 12);
-	if ((type != CG_CF_BLOCK_ZSTD && type != CG_CF_BLOCK_STORED) || h[1] || h[2] || h[3])
+	bool stacks = type == CG_CF_BLOCK_STACKS_ZSTD || type == CG_CF_BLOCK_STACKS_STORED;
+	bool stored = type == CG_CF_BLOCK_STORED || type == CG_CF_BLOCK_STACKS_STORED;
+	if ((!stacks && type != CG_CF_BLOCK_ZSTD && type != CG_CF_BLOCK_STORED) || h[1] || h[2] ||
+	    h[3])
 		return fail(d, -EBADMSG, "block at byte %llu: bad block type %02x %02x %02x %02x",
 			    (unsigned long long)at, h[0], h[1], h[2], h[3]);
 	if (raw_len > CG_CF_RAW_MAX)
 		return fail(d, -EBADMSG, "block at byte %llu: raw_len %u over the limit of %u",
 			    (unsigned long long)at, raw_len, CG_CF_RAW_MAX);
-	if ((type == CG_CF_BLOCK_STORED && plen != raw_len) ||
-	    (uint64_t)plen > (uint64_t)raw_len + CG_CF_PAYLOAD_SLACK)
+	/* A stack block's payload is its range, then the bytes as other blocks have them. */
+	uint32_t head = stacks ? CG_CF_STACKS_HEAD_LEN : 0;
+	if (plen < head || (stored && plen - head != raw_len) ||
+	    (uint64_t)plen - head > (uint64_t)raw_len + CG_CF_PAYLOAD_SLACK)
 		return fail(d, -EBADMSG,
 			    "block at byte %llu: payload_len %u does not fit raw_len %u",
 			    (unsigned long long)at, plen, raw_len);
@@ -435,7 +445,23 @@ static int load_block(struct cg_cdec *d)
 			    (unsigned long long)at, got, crc);
 	d->prev_ts = d->prev_addr = d->thread = 0;
 	d->hist_n = 0;
-	if (type == CG_CF_BLOCK_ZSTD)
+	d->in_stacks = stacks;
+	if (stacks) {
+		d->s_first = le64(payload);
+		d->s_last = le64(payload + 8);
+		if (d->s_first == 0 || d->s_first > d->s_last)
+			return fail(d, -EBADMSG,
+			            "block at byte %llu: stack block of ids %llu to %llu",
+			            (unsigned long long)at, (unsigned long long)d->s_first,
+			            (unsigned long long)d->s_last);
+		payload += head;
+		plen -= head;
+		if (d->skip_stacks) {
+			d->p = d->end = NULL;
+			return CG_CDEC_STACKS;
+		}
+	}
+	if (!stored)
 		return decompress(d, at, payload, plen, raw_len);
 	d->p = payload;
 	d->end = plen ? payload + plen : payload;
@@ -654,6 +680,16 @@ static int skip_ext(struct cg_cdec *d, const uint8_t **pp, const char *item)
 static int memory_ext(struct cg_cdec *d, const uint8_t **pp, uint64_t *stack, bool *pre)
 {
 	const uint8_t *p = *pp, *end = d->end, *s;
+	/* The probe's area, key 1 and the stack id alone, read without the loop. */
+	if (end - p >= 3 && p[1] == 1 && p[0] >= 2 && p[0] < end - p) {
+		const uint8_t *q = p + 2, *e = p + 1 + p[0];
+		uint64_t v;
+		if (cg_varint_get(&q, e, &v) == 0 && q == e && v) {
+			*stack = v;
+			*pp = e;
+			return 0;
+		}
+	}
 	size_t n;
 	GET_BYTES(s, n, "MEMORY");
 	for (const uint8_t *q = s, *e = s + n; q < e;) {
@@ -693,10 +729,15 @@ static int stack_item(struct cg_cdec *d, bool tree)
 	if (n == 0 || n > CG_STACK_FRAMES_MAX)
 		return fail(d, -EBADMSG, "%s item: stack %llu has %llu frames (1 to %u)", item,
 			    (unsigned long long)id, (unsigned long long)n, CG_STACK_FRAMES_MAX);
-	for (uint32_t i = 0; i < d->n_pend_stacks; i++)
-		if (d->pend_stacks[i].id == id)
-			return fail(d, -EBADMSG, "stack %llu defined twice", (unsigned long long)id);
-	if (d->n_pend_stacks == PENDING_MAX)
+	/* A tree's ids run down from id by n - 1; its block's range holds them all. */
+	if (d->in_stacks &&
+	    (id < d->s_first || id > d->s_last || (tree && id - d->s_first < n - 1)))
+		return fail(d, -EBADMSG, "%s item: stack %llu outside its block's ids %llu to %llu",
+		            item, (unsigned long long)id, (unsigned long long)d->s_first,
+		            (unsigned long long)d->s_last);
+	if (cg_pending_has(&d->pend_stacks, id))
+		return fail(d, -EBADMSG, "stack %llu defined twice", (unsigned long long)id);
+	if (d->pend_stacks.live == PENDING_MAX)
 		return fail(d, -EBADMSG, "more than %u stacks wait for their record", PENDING_MAX);
 	/*
 	 * Without frames kept, a stack with a Python frame keeps its frames all
@@ -706,8 +747,7 @@ static int stack_item(struct cg_cdec *d, bool tree)
 	uint64_t light[CG_STACK_FRAMES_MAX];
 	uint64_t *frames =
 	    d->no_frames ? light : cg_arena_alloc(&d->pend_mem, (size_t)n * sizeof(*frames));
-	if (!frames || grow((void **)&d->pend_stacks, &d->cap_pend_stacks, d->n_pend_stacks,
-			    sizeof(*d->pend_stacks)) < 0)
+	if (!frames)
 		return fail(d, -ENOMEM, "out of memory");
 	uint64_t any = 0;
 	for (uint64_t i = 0; i < n; i++) {
@@ -726,8 +766,10 @@ static int stack_item(struct cg_cdec *d, bool tree)
 			memcpy(frames, light, (size_t)n * sizeof(*frames));
 		}
 	}
-	d->pend_stacks[d->n_pend_stacks++] =
-	    (struct pending_stack){id, frames, (uint32_t)n, tree, parent};
+	const struct cg_pending_stack def = {
+	    .id = id, .frames = frames, .n = (uint32_t)n, .tree = tree, .parent = parent};
+	if (cg_pending_add(&d->pend_stacks, &def) < 0)
+		return fail(d, -ENOMEM, "out of memory");
 	d->p = p;
 	return 0;
 }
@@ -772,16 +814,11 @@ static int module_item(struct cg_cdec *d)
 }
 
 /* The pending STACK or TREE item of stack, taken; n 0: none. */
-static struct pending_stack take_stack(struct cg_cdec *d, uint64_t stack)
+static struct cg_pending_stack take_stack(struct cg_cdec *d, uint64_t stack)
 {
-	for (uint32_t i = d->n_pend_stacks; i-- > 0;) {
-		if (d->pend_stacks[i].id != stack)
-			continue;
-		struct pending_stack s = d->pend_stacks[i];
-		d->pend_stacks[i] = d->pend_stacks[--d->n_pend_stacks];
-		return s;
-	}
-	return (struct pending_stack){0};
+	struct cg_pending_stack s;
+	cg_pending_take(&d->pend_stacks, stack, &s);
+	return s;
 }
 
 /*
@@ -789,7 +826,7 @@ static struct pending_stack take_stack(struct cg_cdec *d, uint64_t stack)
  * record's frames live (until the next record); that arena is emptied
  * once nothing waits in it. -ENOMEM (failed) or 0.
  */
-static int keep_frames(struct cg_cdec *d, struct pending_stack *def)
+static int keep_frames(struct cg_cdec *d, struct cg_pending_stack *def)
 {
 	if (!def->frames)
 		return 0;
@@ -798,7 +835,7 @@ static int keep_frames(struct cg_cdec *d, struct pending_stack *def)
 		return fail(d, -ENOMEM, "out of memory");
 	memcpy(f, def->frames, def->n * sizeof(*f));
 	def->frames = f;
-	if (!d->n_pend_stacks)
+	if (!d->pend_stacks.live)
 		cg_arena_reset(&d->pend_mem);
 	return 0;
 }
@@ -813,7 +850,7 @@ static int take_pending(struct cg_cdec *d, struct cg_rec_memory *m, uint64_t sta
 	m->cgprobe_stack_parent = 0;
 	m->modules = NULL;
 	m->n_modules = 0;
-	struct pending_stack def = stack ? take_stack(d, stack) : (struct pending_stack){0};
+	struct cg_pending_stack def = stack ? take_stack(d, stack) : (struct cg_pending_stack){0};
 	if (keep_frames(d, &def) < 0)
 		return d->state;
 	m->stack_frames = def.frames;
@@ -934,11 +971,12 @@ static int memory_item(struct cg_cdec *d, struct cg_cdec_out *out)
 	 * they ride on it. Without frames kept, a stack's definition rides on
 	 * the gist.
 	 */
-	struct pending_stack def = {0};
-	if (d->no_frames && stack && d->n_pend_stacks)
+	struct cg_pending_stack def = {0};
+	if (d->no_frames && stack && d->pend_stacks.live)
 		def = take_stack(d, stack);
 	/* A stack kept with its Python frames rides whole too: the document checks them. */
-	bool takes = d->n_pend_mods || (stack && d->n_pend_stacks) || def.frames;
+	bool takes = d->n_pend_mods || (stack && cg_pending_has(&d->pend_stacks, stack)) ||
+		     def.frames;
 	bool full = !d->lean || c->vmm || !(c->yielded & bit) || takes;
 	*d->dst_mem = (struct cg_cdec_mem){
 	    ts, bytes, addr, stack, (uint32_t)cid, c->vmm, is_free, pre, full,
@@ -1187,10 +1225,18 @@ int cg_cdec_next(struct cg_cdec *d, struct cg_cdec_out *out)
 			int r = load_block(d);
 			if (r <= 0)
 				return r;
+			if (r == CG_CDEC_STACKS) {
+				out->stacks_first = d->s_first;
+				out->stacks_last = d->s_last;
+				return r;
+			}
 			continue;
 		}
 		uint8_t op = *d->p;
 		int r;
+		if (d->in_stacks && op != CG_CF_OP_STACK && op != CG_CF_OP_TREE)
+			return fail(d, -EBADMSG, "item %02x in a stack block (only STACK and TREE)",
+			            op);
 		if (op >= CG_CF_OP_MEMORY)
 			return memory_item(d, out);
 		switch (op) {

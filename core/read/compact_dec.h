@@ -24,7 +24,7 @@
 #define CG_CDEC_IDS (2 * CG_CDEC_ID_MAX)
 
 /* What cg_cdec_next yields. */
-enum { CG_CDEC_END = 0, CG_CDEC_REC = 1, CG_CDEC_TEXT = 2 };
+enum { CG_CDEC_END = 0, CG_CDEC_REC = 1, CG_CDEC_TEXT = 2, CG_CDEC_STACKS = 3 };
 
 /* What the last packed memory record came from: its class's number and its address. */
 struct cg_cdec_mem {
@@ -50,6 +50,7 @@ struct cg_cdec_out {
 	const char *line;         /* CG_CDEC_TEXT: the record's JSONL text, no newline */
 	size_t len;
 	const struct cg_cdec_mem *mem; /* a packed memory record's gist (see cg_cdec_lean); else NULL */
+	uint64_t stacks_first, stacks_last; /* CG_CDEC_STACKS: the skipped block's ids */
 };
 
 /*
@@ -108,6 +109,13 @@ void cg_cdec_lean(struct cg_cdec *d, bool lean);
  * stack_frames NULL. For a document that keeps no stacks.
  */
 void cg_cdec_no_frames(struct cg_cdec *d, bool no_frames);
+/*
+ * With skip_stacks, a stack block (docs/stacks.md) is neither decompressed
+ * nor decoded: cg_cdec_next yields CG_CDEC_STACKS with its range of ids
+ * instead, which is no record. For a document that keeps no stacks and
+ * trusts the blocks it skips.
+ */
+void cg_cdec_skip_stacks(struct cg_cdec *d, bool skip);
 /*
  * The header's promise that memory records come in timestamp order (once
  * a record was yielded): a hint, which a reader still checks.

@@ -24,6 +24,7 @@
 #include "cpu_relax.h"
 #include "doc.h"
 #include "doc_build.h"
+#include "doc_stacks.h"
 #include "parse_fast.h"
 #include "worker.h"
 
@@ -96,6 +97,12 @@ struct entry {
 	struct cg_cdec_mem mem;
 };
 
+/* A stack block skipped unread (cg_cdec_skip_stacks), before the batch's record pos. */
+struct skipped {
+	size_t pos;
+	uint64_t first, last;
+};
+
 struct batch {
 	struct cg_rec *recs;
 	struct entry *entries;
@@ -103,6 +110,7 @@ struct batch {
 	char *text;
 	size_t text_len, text_cap;
 	struct cg_arena frames; /* the frames of the stacks the batch's records define */
+	struct cg_vec skipped;  /* struct skipped, in order */
 	size_t n;
 	uint64_t first; /* the number of the batch's first record */
 	bool last;      /* nothing follows: ret is the decoder's end (0) or error */
@@ -143,6 +151,7 @@ static bool producer_step(struct pipe *p)
 	b->n = 0;
 	b->text_len = 0;
 	cg_arena_reset(&b->frames);
+	b->skipped.len = 0;
 	cg_cdec_frames_to(p->d, &b->frames);
 	b->first = cg_cdec_records(p->d) + 1;
 	b->last = false;
@@ -150,6 +159,14 @@ static bool producer_step(struct pipe *p)
 		struct cg_cdec_out out;
 		cg_cdec_target(p->d, &b->recs[b->n], b->ids + b->n * CG_CDEC_IDS, &b->entries[b->n].mem);
 		int r = cg_cdec_next(p->d, &out);
+		if (r == CG_CDEC_STACKS) {
+			struct skipped *k = CG_VEC_PUSH(&b->skipped, struct skipped);
+			if (k) {
+				*k = (struct skipped){b->n, out.stacks_first, out.stacks_last};
+				continue;
+			}
+			r = -ENOMEM;
+		}
 		if (r == CG_CDEC_TEXT && add_text(b, &out) < 0)
 			r = -ENOMEM;
 		if (r <= 0) {
@@ -199,11 +216,24 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/* The stacks of the blocks skipped before record i (b->n: after the last) count as defined. */
+static int skipped_to(struct cg_read_ctx *ctx, const struct batch *b, size_t *k, size_t i)
+{
+	const struct skipped *v = b->skipped.p;
+	for (; *k < b->skipped.len && v[*k].pos <= i; ++*k)
+		if (cg_doc_stacks_skipped(ctx->doc, v[*k].first, v[*k].last) < 0)
+			return cg_read_fail(ctx, -ENOMEM, "out of memory");
+	return 0;
+}
+
 static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *ref,
 		   struct cg_rec *scratch)
 {
 	ctx->records = true;
+	size_t k = 0;
 	for (size_t i = 0; i < b->n; i++) {
+		if (k < b->skipped.len && skipped_to(ctx, b, &k, i) < 0)
+			return -ENOMEM;
 		const struct entry *e = &b->entries[i];
 		const struct cg_rec *rec = &b->recs[i];
 		ctx->line_no = b->first + i;
@@ -236,7 +266,7 @@ static int consume(struct cg_read_ctx *ctx, struct batch *b, struct cg_parse *re
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return skipped_to(ctx, b, &k, b->n);
 }
 
 static void pipe_free(struct pipe *p)
@@ -247,6 +277,7 @@ static void pipe_free(struct pipe *p)
 		free(p->b[i].ids);
 		free(p->b[i].text);
 		cg_arena_fini(&p->b[i].frames);
+		cg_vec_free(&p->b[i].skipped, sizeof(struct skipped));
 	}
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
@@ -287,6 +318,7 @@ int cg_read_compact(struct cg_read_ctx *ctx, struct cg_cdec *d)
 	/* Extensions are counted off whole records. */
 	cg_cdec_lean(d, cg_doc_streamed(ctx->doc) && !ctx->doc->track_ext);
 	cg_cdec_no_frames(d, ctx->doc->stacks_light);
+	cg_cdec_skip_stacks(d, ctx->doc->stacks_skip);
 	struct cg_thread producer_thread;
 	cg_thread_start(&producer_thread, producer, p);
 

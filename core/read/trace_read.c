@@ -41,7 +41,8 @@ static int read_source(struct cg_src *src, const struct cg_read_req *q)
 		return -ENOMEM;
 	}
 	doc->track_ext = q->flags & CGTRACE_READ_EXTENSIONS;
-	doc->stacks_light = q->flags & CGTRACE_READ_NO_STACKS;
+	doc->stacks_skip = q->flags & CGTRACE_READ_SKIP_STACKS;
+	doc->stacks_light = doc->stacks_skip || (q->flags & CGTRACE_READ_NO_STACKS);
 	struct cg_read_ctx ctx = {
 		.name = q->name, .opts = q->opts, .doc = doc, .err = q->err, .errlen = q->errlen};
 	int ret = src->cdec ? cg_read_compact(&ctx, src->cdec) : cg_read_pipe(&ctx, &src->lines);

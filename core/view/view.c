@@ -307,7 +307,7 @@ CG_EXPORT int cgtrace_view_read_flags(const char *path, const struct cgtrace_vie
 	struct cg_view_build b;
 	int ret = build_init(&b, v, nb, na, flags);
 	if (ret == 0)
-		ret = cg_read_hooked(path, opts->read, flags & CGTRACE_READ_NO_STACKS, &hooks, &b, &v->doc,
+		ret = cg_read_hooked(path, opts->read, flags & (CGTRACE_READ_NO_STACKS | CGTRACE_READ_SKIP_STACKS), &hooks, &b, &v->doc,
 				     err, errlen);
 	if (ret > 0) /* a hook stopped the read */
 		ret = b.err;

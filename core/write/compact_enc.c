@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "buf.h"
+#include "compact_format.h"
 #include "compact_live.h"
 #include "crc32.h"
 #include "fmt_num.h"
@@ -88,6 +89,18 @@ struct cg_cenc {
 	 * it is not yet: that record must not ride as TEXT (docs/stacks.md).
 	 */
 	bool pending;
+	/*
+	 * The stack block being built (docs/stacks.md): STACK and TREE items
+	 * go to blocks of their own, so that a reader that keeps no stacks
+	 * skips them unread; one goes out before the record block whose
+	 * records take its items. Its buffer: the block header's room, the
+	 * ids' range, then the items.
+	 */
+	uint8_t *sblk, *sraw, *sw, *slim;
+	size_t s_cap;
+	uint64_t s_first, s_last;
+	/* Stack items since the record block began: a reader holds them pending until then. */
+	uint32_t blk_stacks;
 	uint64_t next_ord;
 	/* The addresses of the packed memory records, by ordinal: the block's history. */
 	uint64_t hist[CG_COMPACT_HISTORY];
@@ -147,6 +160,12 @@ static void unreserve(void *p, size_t n)
 /* The formatter's bound of a memory line whose strings are table strings. */
 #define HOT_TEXT_MAX (1024 + 8 * CG_JSON_STR_MAX(CG_CENC_STRING_LEN_MAX))
 #define CG_CENC_HEADROOM (HOT_TEXT_MAX + HOT_MAX + 2 * CG_VARINT_MAX)
+/* The longest STACK or TREE item: opcode, id, parent, count, frames. */
+#define STACK_ITEM_MAX (1 + 3 * CG_VARINT_MAX + CG_STACK_FRAMES_MAX * CG_VARINT_MAX)
+/* What goes before a block's compressed bytes: its header, and a stack block's range. */
+#define ZOUT_HEAD (CG_COMPACT_BLOCK_HEADER_LEN + CG_CF_STACKS_HEAD_LEN)
+/* A reader holds at most this many stack items pending (docs/stacks.md). */
+#define PENDING_STACKS_MAX 65536u
 
 /* ------------------------------------------------------------------ */
 /* Blocks                                                              */
@@ -184,10 +203,50 @@ static void block_reset(struct cg_cenc *e)
 	e->prev_addr = 0;
 	e->blk_tid = 0;
 	e->blk_first_ord = e->next_ord;
+	e->blk_stacks = 0;
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	put_u32(p, (uint32_t)v);
+	put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* The stack block out, compressed where that saves bytes: its range, then its items. */
+static void __attribute__((noinline)) end_stack_block(struct cg_cenc *e)
+{
+	size_t raw = (size_t)(e->sw - e->sraw);
+	if (raw == 0)
+		return;
+	const size_t head = CG_COMPACT_BLOCK_HEADER_LEN, range = CG_CF_STACKS_HEAD_LEN;
+	bool stored = true;
+	if (e->z) {
+		size_t zn = ZSTD_compress2(e->z, e->zout + head + range, e->zcap, e->sraw, raw);
+		if (!ZSTD_isError(zn) && zn < raw) {
+			put_u64(e->zout + head, e->s_first);
+			put_u64(e->zout + head + 8, e->s_last);
+			block_header(e->zout, CG_CF_BLOCK_STACKS_ZSTD, (uint32_t)(range + zn),
+			             (uint32_t)raw, e->zout + head);
+			emit(e, e->zout, head + range + zn);
+			stored = false;
+		}
+	}
+	if (stored) {
+		put_u64(e->sblk + head, e->s_first);
+		put_u64(e->sblk + head + 8, e->s_last);
+		block_header(e->sblk, CG_CF_BLOCK_STACKS_STORED, (uint32_t)(range + raw),
+		             (uint32_t)raw, e->sblk + head);
+		emit(e, e->sblk, head + range + raw);
+	}
+	e->st.blocks++;
+	e->st.raw_bytes += raw;
+	e->sw = e->sraw;
 }
 
 static void __attribute__((noinline)) end_block_as(struct cg_cenc *e, bool store)
 {
+	/* Before the records that take its items. */
+	end_stack_block(e);
 	size_t raw = (size_t)(e->w - e->raw);
 	if (raw == 0)
 		return;
@@ -240,7 +299,7 @@ static uint8_t *room(struct cg_cenc *e, size_t n)
 	size_t cap = e->o.block_raw + n + HOT_MAX;
 	size_t zcap = ZSTD_compressBound(cap);
 	uint8_t *blk = malloc(CG_COMPACT_BLOCK_HEADER_LEN + cap);
-	uint8_t *zout = e->z ? malloc(CG_COMPACT_BLOCK_HEADER_LEN + zcap) : NULL;
+	uint8_t *zout = e->z ? malloc(ZOUT_HEAD + zcap) : NULL;
 	if (!blk || (e->z && !zout)) {
 		free(blk);
 		free(zout);
@@ -311,7 +370,7 @@ static int zstd_init(struct cg_cenc *e)
 	size_t ws = ZSTD_estimateCCtxSize_usingCParams(cp);
 	e->zws = malloc(ws);
 	e->zcap = ZSTD_compressBound(e->raw_cap);
-	e->zout = malloc(CG_COMPACT_BLOCK_HEADER_LEN + e->zcap);
+	e->zout = malloc(ZOUT_HEAD + e->zcap);
 	if (!e->zws || !e->zout)
 		return -ENOMEM;
 	e->z = ZSTD_initStaticCCtx(e->zws, ws);
@@ -351,6 +410,8 @@ int cg_cenc_new(struct cg_cenc **out, const struct cg_cenc_opts *opts)
 	int ret = 0;
 	e->raw_cap = e->o.block_raw + CG_CENC_HEADROOM;
 	e->blk = malloc(CG_COMPACT_BLOCK_HEADER_LEN + e->raw_cap);
+	e->s_cap = e->o.block_raw + STACK_ITEM_MAX;
+	e->sblk = malloc(ZOUT_HEAD + e->s_cap);
 	e->hot.p = malloc(HOT_TEXT_MAX);
 	e->hot.cap = HOT_TEXT_MAX;
 	e->sbytes = reserve(SBYTES_RESERVE);
@@ -359,12 +420,14 @@ int cg_cenc_new(struct cg_cenc **out, const struct cg_cenc_opts *opts)
 	e->cls = reserve(CLS_RESERVE);
 	e->cidx.slot = reserve(CIDX_RESERVE);
 	e->sidx.mask = e->cidx.mask = INDEX_MIN - 1;
-	if (!e->blk || !e->hot.p || !e->sbytes || !e->str || !e->sidx.slot || !e->cls ||
+	if (!e->blk || !e->sblk || !e->hot.p || !e->sbytes || !e->str || !e->sidx.slot || !e->cls ||
 	    !e->cidx.slot)
 		ret = -ENOMEM;
 	e->raw = e->blk + CG_COMPACT_BLOCK_HEADER_LEN;
 	e->lim = e->raw + e->o.block_raw;
 	e->end = e->raw + e->raw_cap;
+	e->sraw = e->sw = e->sblk ? e->sblk + ZOUT_HEAD : NULL;
+	e->slim = e->sraw ? e->sraw + e->o.block_raw : NULL;
 	block_reset(e);
 	if (ret == 0 && e->o.zstd_level != 0)
 		ret = zstd_init(e);
@@ -395,6 +458,7 @@ size_t cg_cenc_resident(const struct cg_cenc *e)
 {
 	size_t n = cg_resident(e, sizeof(*e)) +
 		   cg_resident(e->blk, CG_COMPACT_BLOCK_HEADER_LEN + e->raw_cap) +
+		   cg_resident(e->sblk, ZOUT_HEAD + e->s_cap) +
 		   cg_resident(e->hot.p, e->hot.cap) + cg_resident(e->sbytes, SBYTES_RESERVE) +
 		   cg_resident(e->str, STR_RESERVE) + cg_resident(e->sidx.slot, SIDX_RESERVE) +
 		   cg_resident(e->cls, CLS_RESERVE) + cg_resident(e->cidx.slot, CIDX_RESERVE);
@@ -411,6 +475,7 @@ int cg_cenc_close(struct cg_cenc *e)
 		return 0;
 	int ret = e->o.write ? cg_cenc_flush(e) : 0;
 	free(e->blk);
+	free(e->sblk);
 	free(e->zout);
 	free(e->zws);
 	free(e->hot.p);
@@ -433,7 +498,7 @@ size_t cg_cenc_pending(const struct cg_cenc *e)
 void cg_cenc_stats(const struct cg_cenc *e, struct cg_cenc_stats *out)
 {
 	*out = e->st;
-	out->raw_bytes += (uint64_t)(e->w - e->raw);
+	out->raw_bytes += (uint64_t)(e->w - e->raw) + (uint64_t)(e->sw - e->sraw);
 }
 
 /* ------------------------------------------------------------------ */
@@ -790,9 +855,18 @@ static bool stack_item(struct cg_cenc *e, uint8_t op, uint64_t id, uint64_t pare
 {
 	if (!id || !n || n > CG_STACK_FRAMES_MAX)
 		return false;
-	uint8_t *w = room(e, 1 + 3 * CG_VARINT_MAX + (size_t)n * CG_VARINT_MAX);
-	if (!w)
-		return false;
+	/* Past the readers' bound of pending items, the records that take them go out first. */
+	if (e->blk_stacks == PENDING_STACKS_MAX)
+		end_block(e);
+	if (e->sw + STACK_ITEM_MAX > e->slim)
+		end_stack_block(e);
+	uint64_t lo = op == OP_TREE ? id - n + 1 : id;
+	if (e->sw == e->sraw || lo < e->s_first)
+		e->s_first = lo;
+	if (e->sw == e->sraw || id > e->s_last)
+		e->s_last = id;
+	e->blk_stacks++;
+	uint8_t *w = e->sw;
 	uint64_t k = KEEP(e, stack), prev = 0;
 	uint8_t *w0 = w;
 	*w++ = op;
@@ -806,7 +880,7 @@ static bool stack_item(struct cg_cenc *e, uint8_t op, uint64_t id, uint64_t pare
 		prev = frames[i];
 	}
 	STAT(e, stack, w - w0);
-	e->w = w;
+	e->sw = w;
 	e->pending = true;
 	return true;
 }

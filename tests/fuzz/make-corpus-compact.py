@@ -130,6 +130,18 @@ def block(raw, kind="R"):
     return struct.pack("<B3xIII", ord(kind), len(payload), len(raw), zlib.crc32(payload)) + payload
 
 
+def stack_block(first, last, raw, kind="s"):
+    """A stack block (docs/stacks.md): its ids' range, then STACK and TREE items."""
+    payload = raw
+    if kind == "S" and HAVE_ZSTD:
+        payload = subprocess.run(["zstd", "-q", "-1", "-c"], input=raw, capture_output=True,
+                                 check=True).stdout
+    else:
+        kind = "s"
+    payload = struct.pack("<QQ", first, last) + payload
+    return struct.pack("<B3xIII", ord(kind), len(payload), len(raw), zlib.crc32(payload)) + payload
+
+
 HEADER = b"\x89CGTRACE" + struct.pack("<II", 1, 0)
 
 TABLES = (string("s1") + string("malloc") + string("cpu") + string("cuda:0") + string("root")
@@ -239,6 +251,20 @@ items = {
     "python-undefined": (text(PY_META) + TABLES + tree(2, 0, [0x4011A6, PY_FRAME])
                          + alloc_stack(0, 1, 0x40, 8, 2)),
 }
+# Stack blocks: trees in blocks of their own, ahead of the records that take them.
+HEAD_BLOCK = block(text(META) + TABLES, "R")
+TREES = tree(3, 0, [0x4011A6, 0x401230, 0x7F3E1C229D90]) + tree(4, 2, [0x4011C0])
+TAKERS = alloc_stack(0, 5, 0x40, 32, 3) + alloc_stack(0, 1, 0x80, 16, 4) + alloc_stack(0, 1, 0xC0, 8, 2)
+files["stack-blocks.cgt"] = HEADER + HEAD_BLOCK + stack_block(1, 4, TREES) + block(TAKERS, "R")
+files["stack-blocks-zstd.cgt"] = (HEADER + HEAD_BLOCK + stack_block(1, 4, TREES, "S")
+                                  + block(TAKERS, "Z"))
+files["stack-block-item.cgt"] = HEADER + HEAD_BLOCK + stack_block(1, 4, TREES + string("x")) + block(TAKERS)
+files["stack-block-range.cgt"] = HEADER + HEAD_BLOCK + stack_block(2, 4, TREES) + block(TAKERS)
+files["stack-block-zero.cgt"] = HEADER + HEAD_BLOCK + stack_block(0, 4, TREES) + block(TAKERS)
+files["stack-block-short.cgt"] = HEADER + HEAD_BLOCK + struct.pack("<B3xIII", ord("s"), 8, 0, 0) + b"\0" * 8
+files["stack-block-undefined.cgt"] = (HEADER + HEAD_BLOCK + stack_block(1, 4, TREES)
+                                      + block(TAKERS + alloc_stack(0, 1, 0x100, 8, 9)))
+
 for name, raw in items.items():
     files[name + ".items"] = b"\x00" + raw
 files["blocks.items"] = b"\x01" + FIRST + b"BLK!" + SECOND
