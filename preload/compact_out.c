@@ -119,6 +119,17 @@ static int flush_block(void)
 	return r;
 }
 
+/* Ends the stack block being built, timed as a block is. */
+static void flush_stacks(void)
+{
+	if (c.stats) {
+		c.in_flush = true;
+		c.flush_ns = thread_ns();
+	}
+	cg_cenc_flush_stacks(enc);
+	c.in_flush = false;
+}
+
 static void c_end_block(void)
 {
 	flush_block();
@@ -242,11 +253,12 @@ static inline uint64_t alloc_stack(uint32_t cls, uint64_t ts, uint64_t addr, uin
 	return cg_cenc_alloc_stack(enc, cls, ts, addr, bytes, id);
 }
 
-/* Room for a stack's definition, ahead of the record it rides on. */
+/* Room for a stack's definition, in the stack block, ahead of the record it rides on. */
 static inline void stack_room(const struct cg_enc_stack *st)
 {
-	if (st->frames)
-		room_for(st->n_frames * 10u + 48);
+	if (st->frames && enc &&
+	    cg_cenc_stacks_pending(enc) + st->n_frames * 10u + 48 + ROOM_MARGIN > CG_PROBE_BLOCK_RAW)
+		flush_stacks();
 }
 
 /* Pending modules and code objects make a record TEXT: they are rare. */

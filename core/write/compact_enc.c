@@ -495,6 +495,17 @@ size_t cg_cenc_pending(const struct cg_cenc *e)
 	return (size_t)(e->w - e->raw);
 }
 
+size_t cg_cenc_stacks_pending(const struct cg_cenc *e)
+{
+	return (size_t)(e->sw - e->sraw);
+}
+
+int cg_cenc_flush_stacks(struct cg_cenc *e)
+{
+	end_stack_block(e);
+	return e->err;
+}
+
 void cg_cenc_stats(const struct cg_cenc *e, struct cg_cenc_stats *out)
 {
 	*out = e->st;

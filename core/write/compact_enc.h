@@ -101,6 +101,13 @@ int cg_cenc_flush_stored(struct cg_cenc *e);
 size_t cg_cenc_resident(const struct cg_cenc *e);
 /* Raw bytes in the block being built. */
 size_t cg_cenc_pending(const struct cg_cenc *e);
+/*
+ * Raw bytes in the stack block being built (docs/stacks.md), which ends by
+ * itself once an item might not fit, or the record block ends; a caller
+ * that times its blocks ends it first with cg_cenc_flush_stacks.
+ */
+size_t cg_cenc_stacks_pending(const struct cg_cenc *e);
+int cg_cenc_flush_stacks(struct cg_cenc *e);
 
 /* Any record: packed where it fits the packed forms, else TEXT (its JSONL formatting). */
 int cg_cenc_rec(struct cg_cenc *e, const struct cg_rec *r);
