@@ -58,17 +58,23 @@ static void header(struct bytes *f)
 	le32(f, 0);
 }
 
+/* The items as they are, or (zstd) as one zstd frame; *n: its length. */
+static const uint8_t *payload_of(const struct bytes *it, bool zstd, size_t *n)
+{
+	static uint8_t z[1 << 16];
+	*n = it->n;
+	if (!zstd)
+		return it->p;
+	*n = ZSTD_compress(z, sizeof(z), it->p, it->n, 1);
+	ck_assert(!ZSTD_isError(*n));
+	return z;
+}
+
 /* A block of the items in it: stored ('R') or one zstd frame ('Z'). */
 static void block(struct bytes *f, const struct bytes *it, char type)
 {
-	static uint8_t z[1 << 16];
-	const uint8_t *payload = it->p;
-	size_t n = it->n;
-	if (type == 'Z') {
-		n = ZSTD_compress(z, sizeof(z), it->p, it->n, 1);
-		ck_assert(!ZSTD_isError(n));
-		payload = z;
-	}
+	size_t n;
+	const uint8_t *payload = payload_of(it, type == 'Z', &n);
 	u8(f, (uint8_t)type);
 	put(f, "\0\0\0", 3);
 	le32(f, (uint32_t)n);
@@ -771,14 +777,8 @@ static void stack_block(struct bytes *f, uint64_t first, uint64_t last, const st
 		u8(&b, (uint8_t)(first >> (8 * i)));
 	for (int i = 0; i < 8; i++)
 		u8(&b, (uint8_t)(last >> (8 * i)));
-	static uint8_t z[1 << 16];
-	const uint8_t *payload = items->p;
-	size_t n = items->n;
-	if (type == 'S') {
-		n = ZSTD_compress(z, sizeof(z), items->p, items->n, 1);
-		ck_assert(!ZSTD_isError(n));
-		payload = z;
-	}
+	size_t n;
+	const uint8_t *payload = payload_of(items, type == 'S', &n);
 	put(&b, payload, n);
 	u8(f, (uint8_t)type);
 	put(f, "\0\0\0", 3);

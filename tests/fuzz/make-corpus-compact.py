@@ -120,11 +120,15 @@ def alloc_stack(cls, dts, daddr, size, sid):
     return bytes([0xA0 | cls]) + var(dts) + var(zz(daddr) * 2 + 1) + var(size) + var(len(ext)) + ext
 
 
+def zstd1(raw):
+    return subprocess.run(["zstd", "-q", "-1", "-c"], input=raw, capture_output=True,
+                          check=True).stdout
+
+
 def block(raw, kind="R"):
     payload = raw
     if kind == "Z" and HAVE_ZSTD:
-        payload = subprocess.run(["zstd", "-q", "-1", "-c"], input=raw, capture_output=True,
-                                 check=True).stdout
+        payload = zstd1(raw)
     else:
         kind = "R"
     return struct.pack("<B3xIII", ord(kind), len(payload), len(raw), zlib.crc32(payload)) + payload
@@ -134,8 +138,7 @@ def stack_block(first, last, raw, kind="s"):
     """A stack block (docs/stacks.md): its ids' range, then STACK and TREE items."""
     payload = raw
     if kind == "S" and HAVE_ZSTD:
-        payload = subprocess.run(["zstd", "-q", "-1", "-c"], input=raw, capture_output=True,
-                                 check=True).stdout
+        payload = zstd1(raw)
     else:
         kind = "s"
     payload = struct.pack("<QQ", first, last) + payload
