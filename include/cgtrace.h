@@ -153,7 +153,7 @@ int cgtrace_doc_read_mem(const char *name, const void *data, size_t len,
 #define CGTRACE_READ_NO_STACKS (1u << 2)
 /*
  * Read flag: CGTRACE_READ_NO_STACKS, and the stack blocks of a compact
- * trace (docs/stacks.md) skipped unread: neither decompressed nor checked,
+ * trace (docs/stacks.md) skipped unread: neither decompressed nor decoded,
  * the ids of each counting as defined from there on, with the rules that
  * need their frames (the depth of a stack defined on one of them, its
  * Python frames) unchecked. What a command that names no site wants;
