@@ -165,8 +165,19 @@ int cli_sites_open_rows(struct cli_sites *s, const char *path, const char *devic
 			enum cli_by by, struct cli_site_row **rows, size_t *n);
 /* "function (file:line)", "function (module+0xoffset)", "module+0xoffset" or "0xaddress". */
 const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f);
+/*
+ * The site of a stat's allocations without a stack that were live before
+ * the recording began (a fork child's inherited heap): a frame of no code,
+ * which cli_frame_name calls "(live before recording began)".
+ */
+extern const struct cgtrace_frame cli_site_preexisting;
+/* The site of stat st: its stack's, cli_site_preexisting, or NULL (none). */
+const struct cgtrace_frame *cli_stat_site(struct cli_sites *s, const struct cgtrace_stack_stat *st);
 /* The frames of a stack, one a line after indent, from the site outwards (all when full). */
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent);
+/* A row's stack as cli_print_frames prints it; pre-existing allocations say so. */
+void cli_print_row_frames(struct cli_sites *s, const struct cli_site_row *r, bool full,
+			  const char *indent);
 /* A row's figures as members of the object being written: count, total_bytes, ... */
 void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s);
 /* {"address", "function", "file", "line", "module", "offset", "inlined"} */

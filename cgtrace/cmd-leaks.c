@@ -102,7 +102,7 @@ static void print_human(struct cli_sites *s, const struct cli_site_row *rows, si
 		if (r->sum.stack_id)
 			printf(" (stack %llu)", (unsigned long long)r->sum.stack_id);
 		printf(":\n");
-		cli_print_frames(cli_sites_stack(s, r->stack_id), false, "    ");
+		cli_print_row_frames(s, r, false, "    ");
 	}
 	if (shown < n)
 		printf("\n... and %s more stacks (-n 0 lists all)\n", cli_count(a, n - shown));

@@ -35,8 +35,8 @@ const struct cli_cmd cli_top = {
         {.name = "json", .offset = offsetof(struct top_opts, json),
          .help = "{\"by\", \"sites\": [{device, stacks, count, total_bytes,\n"
                  "peak_count, peak_bytes, leaked_count, leaked_bytes,\n"
-                 "temporary_count, frames: [{address, function, file, line,\n"
-                 "module, offset, inlined}]}]}"},
+                 "temporary_count, preexisting (when true), frames: [{address,\n"
+                 "function, file, line, module, offset, inlined}]}]}"},
         CLI_OPT_SITE(struct top_opts, site),
         CLI_OPT_BYTES(struct top_opts, exact),
         {0},
@@ -90,7 +90,7 @@ static void print_human(struct cli_sites *s, const struct cli_site_row *rows, si
 		       cli_count(c, r->sum.count), id, r->device,
 		       o->full ? "" : cli_frame_name(name, sizeof(name), r->site));
 		if (o->full)
-			cli_print_frames(cli_sites_stack(s, r->stack_id), true, "        ");
+			cli_print_row_frames(s, r, true, "        ");
 	}
 }
 

@@ -361,10 +361,19 @@ void cli_sites_close(struct cli_sites *s)
 	*s = (struct cli_sites){0};
 }
 
+const struct cgtrace_frame cli_site_preexisting;
+
+const struct cgtrace_frame *cli_stat_site(struct cli_sites *s, const struct cgtrace_stack_stat *st)
+{
+	if (st->stack_id)
+		return cli_sites_site(s, st->stack_id);
+	return st->preexisting ? &cli_site_preexisting : NULL;
+}
+
 const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
 {
-	if (!f) {
-		snprintf(buf, len, "(no stack)");
+	if (!f || f == &cli_site_preexisting) {
+		snprintf(buf, len, f ? "(live before recording began)" : "(no stack)");
 		return buf;
 	}
 	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
@@ -464,6 +473,17 @@ void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s)
 	    CLI_JW_U64(struct cgtrace_stack_stat, temporary_count),
 	};
 	cli_jw_u64_fields(w, s, members, sizeof(members) / sizeof(members[0]));
+	if (s->preexisting)
+		cli_jw_key_bool(w, "preexisting", true);
+}
+
+void cli_print_row_frames(struct cli_sites *s, const struct cli_site_row *r, bool full,
+			  const char *indent)
+{
+	if (r->site == &cli_site_preexisting)
+		printf("%s(live before recording began: no stack)\n", indent);
+	else
+		cli_print_frames(cli_sites_stack(s, r->stack_id), full, indent);
 }
 
 int cli_sites_open_rows(struct cli_sites *s, const char *path, const char *device, bool by_stack,

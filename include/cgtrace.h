@@ -1098,6 +1098,13 @@ struct cgtrace_stack_stat {
 	 * alloc or free in between, as heaptrack counts temporaries.
 	 */
 	uint64_t temporary_count;
+	/*
+	 * The allocations were live before the recording began
+	 * (cgprobe_preexisting: a fork child's inherited heap, a capture
+	 * window's opening live set): a stat of their own, apart from the
+	 * stack's others.
+	 */
+	bool preexisting;
 };
 
 /*

@@ -79,7 +79,7 @@ def memory_figures(trace):
     return json.loads(r.stdout)["summary"] if r.returncode == 0 else {}
 
 
-def check_storm_child(trace, freed, threads, what):
+def check_storm_child(trace, freed, threads, what, sites=False):
     """A child that freed `freed` blocks of the slots: each was in its trace."""
     recs = records(trace)
     if not recs:
@@ -103,6 +103,25 @@ def check_storm_child(trace, freed, threads, what):
     # A thread caught between its allocation and filling the slot leaves one live.
     check(len(live) <= threads,
           "%s: %d inherited slot blocks never freed (stale entries)" % (what, len(live)))
+    if sites:
+        check_inherited_site(trace, len(pre), what)
+
+
+def check_inherited_site(trace, n_pre, what):
+    """top names the inherited blocks' row for what it is, apart from any allocation's site."""
+    r = run([cgtrace, "top", "--json", "--by", "count", "-n", "0", trace], os.environ)
+    check(r.returncode == 0, "%s: top --json: %s" % (what, r.stderr.strip()))
+    if r.returncode != 0:
+        return
+    rows = json.loads(r.stdout)["sites"]
+    pre = [x for x in rows if x.get("preexisting")]
+    check(sum(x["count"] for x in pre) == n_pre,
+          "%s: top's pre-existing rows count %d blocks, the trace opens with %d"
+          % (what, sum(x["count"] for x in pre), n_pre))
+    check(all(not x["frames"] for x in pre), "%s: a pre-existing row with frames" % what)
+    t = run([cgtrace, "top", "-n", "0", trace], os.environ)
+    check("(live before recording began)" in t.stdout,
+          "%s: top does not name the inherited blocks:\n%s" % (what, t.stdout))
 
 
 def storm_run(forks, fmt, grand):
@@ -128,7 +147,7 @@ def storm_run(forks, fmt, grand):
         if not os.path.exists(trace):
             check(False, "%s: no trace" % what)
             continue
-        check_storm_child(trace, freed, 2, what)
+        check_storm_child(trace, freed, 2, what, sites=pid == children[0][0])
     if parent:
         pid, made = parent[0]
         trace = os.path.join(out, "t.%d.%s" % (pid, suffix))

@@ -3,7 +3,7 @@
  * Per-stack figures (cgtrace_stack_stats): counts and bytes, what each
  * device held at its own peak, leaks, temporaries; a streamed document and
  * a full one agree; figures by sparse stack ids; memory records without a
- * stack count under stack 0.
+ * stack count under stack 0, those live before the recording began apart.
  */
 #include <stdint.h>
 
@@ -68,6 +68,7 @@ static void figures_are(const struct cgtrace_stack_stat *got, const struct cgtra
 	ck_assert_uint_eq(got->leaked_count, want->leaked_count);
 	ck_assert_uint_eq(got->leaked_bytes, want->leaked_bytes);
 	ck_assert_uint_eq(got->temporary_count, want->temporary_count);
+	ck_assert_int_eq(got->preexisting, want->preexisting);
 }
 
 static void check_figures(unsigned flags)
@@ -82,11 +83,11 @@ static void check_figures(unsigned flags)
 	 * global one; stack 0's one temporary is H, not F.
 	 */
 	static const struct cgtrace_stack_stat want[] = {
-	    /* stack, device, count, total, at the peak, leaked, temporaries */
-	    {0, "cpu", 2, 8, 0, 0, 0, 0, 1},
-	    {1, "cpu", 2, 107, 1, 100, 0, 0, 0},
-	    {2, "cpu", 2, 70, 1, 50, 2, 70, 0},
-	    {3, "cuda:0", 2, 1010, 1, 1000, 1, 10, 1},
+	    /* stack, device, count, total, at the peak, leaked, temporaries, pre-existing */
+	    {0, "cpu", 2, 8, 0, 0, 0, 0, 1, false},
+	    {1, "cpu", 2, 107, 1, 100, 0, 0, 0, false},
+	    {2, "cpu", 2, 70, 1, 50, 2, 70, 0, false},
+	    {3, "cuda:0", 2, 1010, 1, 1000, 1, 10, 1, false},
 	};
 	ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
 	for (size_t i = 0; i < n; i++)
@@ -307,11 +308,50 @@ START_TEST(figures_as_the_array_grows)
 }
 END_TEST
 
+/*
+ * Blocks live before the recording began (a fork child's inherited heap)
+ * are a figure of their own beside the allocations made without a stack,
+ * in a streamed and a full read, on every device; a stack of pre-existing
+ * allocations keeps them apart from its own.
+ */
+START_TEST(preexisting_apart)
+{
+	/* clang-format off */
+	static const char pre[] = META_LINE SPAN_S1
+		MEM(1, "0xa0", "cpu", 100, "alloc", ",\"cgprobe_preexisting\":true")
+		MEM(1, "0xb0", "cuda:0", 40, "alloc", ",\"cgprobe_preexisting\":true")
+		MEM(1, "0xc0", "cpu", 30, "alloc", ",\"cgprobe_preexisting\":true" STACK(1, "\"0x1001\""))
+		MEM(5, "0xd0", "cpu", 7, "alloc", "")
+		MEM(6, "0xe0", "cpu", 9, "alloc", REF(1))
+		MEM(7, "0xa0", "cpu", 100, "free", "");
+	static const struct cgtrace_stack_stat want[] = {
+	    {0, "cpu", 1, 7, 1, 7, 1, 7, 0, false},
+	    {0, "cpu", 1, 100, 1, 100, 0, 0, 0, true},
+	    {1, "cpu", 1, 9, 1, 9, 1, 9, 0, false},
+	    {1, "cpu", 1, 30, 1, 30, 1, 30, 0, true},
+	    {0, "cuda:0", 1, 40, 1, 40, 1, 40, 0, true},
+	};
+	/* clang-format on */
+	for (int k = 0; k < 2; k++) {
+		struct cgtrace_doc *d = read_doc(pre, k ? CGTRACE_READ_STREAM_MEMORY : 0);
+		struct cgtrace_stack_stat *s;
+		size_t n;
+		ck_assert_int_eq(cgtrace_stack_stats(d, &s, &n), 0);
+		ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+		for (size_t i = 0; i < n; i++)
+			figures_are(&s[i], &want[i]);
+		cgtrace_stack_stats_free(s);
+		cgtrace_doc_free(d);
+	}
+}
+END_TEST
+
 TEST_SUITE(suite, "sites")
 {
 	test_case(s, "sites:figures", 10, figures_streamed, figures_full, no_memory_no_figures,
 	          peaks_of_interleaved_devices);
 	test_case(s, "sites:each", 10, each_streamed, each_full);
+	test_case(s, "sites:preexisting", 10, preexisting_apart);
 	test_case(s, "sites:table", 10, figures_by_sparse_ids, figures_as_the_array_grows);
 }
 

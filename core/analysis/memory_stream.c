@@ -547,8 +547,8 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 		uint32_t *b = CG_VEC_PUSH(&s->born, uint32_t);
 		uint32_t *db = s->multi_dev ? CG_VEC_PUSH(&dv->born, uint32_t) : NULL;
 		if (r < 0 || !b || (s->multi_dev && !db) || (r = entry_new(s, &i)) < 0 ||
-		    (r = cg_stack_fig_at(&s->figs, s->doc->stacks_light ? 0 : g->stack, c->device,
-					  &fig)) < 0)
+		    (r = cg_stack_fig_at(&s->figs, s->doc->stacks_light ? 0 : g->stack,
+					  CG_FIG_KEY(c->device, c->preexisting), &fig)) < 0)
 			return r < 0 ? r : -ENOMEM;
 		struct cg_stream_entry *e = &s->ent[i];
 		/* The entry takes the record's id string. */

@@ -30,7 +30,9 @@ static int stat_cmp(const void *a, const void *b)
 	int c = strcmp(x->device, y->device);
 	if (c)
 		return c;
-	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+	if (x->stack_id != y->stack_id)
+		return x->stack_id < y->stack_id ? -1 : 1;
+	return (int)x->preexisting - (int)y->preexisting;
 }
 
 /*
@@ -117,6 +119,7 @@ static int walk(const struct cg_stream *s, cgtrace_stack_stat_fn fn, void *user)
 		    .count = g->count,
 		    .total_bytes = g->total,
 		    .temporary_count = cg_stack_fig_temporary(g),
+		    .preexisting = g->temp_dev & CG_FIG_PRE,
 		};
 		for (uint32_t k = lf.start[i]; k < lf.start[i + 1]; k++)
 			add_live(&st, lf.bytes[k], lf.how[k]);

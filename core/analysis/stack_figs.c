@@ -14,7 +14,7 @@
 #define FIG_DIRECT_SLACK 4096u
 #define FIG_DIRECT_SPREAD 8u
 
-static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t first,
+static int fig_new(struct cg_stack_figs *f, uint64_t id, uint32_t key, uint32_t first,
 		   uint32_t *out)
 {
 	if (f->figs.len >= UINT32_MAX - 1)
@@ -23,7 +23,7 @@ static int fig_new(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t 
 	if (!g)
 		return -ENOMEM;
 	*out = (uint32_t)(f->figs.len - 1);
-	*g = (struct cg_stack_fig){.id = id, .temp_dev = dev};
+	*g = (struct cg_stack_fig){.id = id, .temp_dev = key};
 	if (!first)
 		return 0;
 	/* Linked in right after the id's first figure, which the array or the map points at. */
@@ -53,7 +53,7 @@ static void adopt_far(struct cg_stack_figs *f)
 	}
 }
 
-int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32_t *out)
+int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint32_t key, uint32_t *out)
 {
 	uint32_t first = 0, *head = NULL;
 	if (id < f->direct.len) {
@@ -77,7 +77,7 @@ int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32
 		first = *head;
 	for (uint32_t k = first; k;) {
 		const struct cg_stack_fig *g = CG_VEC_AT(&f->figs, struct cg_stack_fig, k - 1);
-		if (cg_stack_fig_dev(g) == dev) {
+		if (cg_stack_fig_key(g) == key) {
 			*out = k - 1;
 			return 0;
 		}
@@ -86,7 +86,7 @@ int cg_stack_fig_slow(struct cg_stack_figs *f, uint64_t id, uint16_t dev, uint32
 			? next + 1
 			: 0;
 	}
-	int r = fig_new(f, id, dev, first, out);
+	int r = fig_new(f, id, key, first, out);
 	if (r < 0 || first)
 		return r;
 	if (head) {
