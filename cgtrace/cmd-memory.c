@@ -34,7 +34,8 @@ const struct cli_cmd cli_memory = {
 			 "--json it bounds peak_breakdown to the N largest and adds\n"
 			 "peak_breakdown_rest {count, bytes}: the allocations left out; with\n"
 			 "recorded stacks each entry has stack_id and frames (from the site\n"
-			 "outwards: address, function, file, line, module, offset, inlined)"},
+			 "outwards: address, function, file, line, module, offset, inlined);\n"
+			 "preexisting: true on an allocation live before recording began"},
 		{0},
 	},
 	.run = run,
@@ -98,6 +99,8 @@ static void json_live(struct cli_jw *w, const struct cgtrace_live_alloc *a,
 		cli_jw_key(w, "frames");
 		cli_json_frames(w, cli_sites_stack(sites, a->stack_id), false);
 	}
+	if (a->preexisting)
+		cli_jw_key_bool(w, "preexisting", true);
 	cli_jw_end_object(w);
 }
 
@@ -221,7 +224,9 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 		const char *name = "";
 		if (sites)
 			name = cli_frame_name(site, sizeof(site),
-					      cli_sites_site(sites, l->stack_id));
+					      l->stack_id || !l->preexisting
+						  ? cli_sites_site(sites, l->stack_id)
+						  : &cli_site_preexisting);
 		printf("%14s  %-10s %-10s %-18s %-10s %*s%s%s\n", cli_bytes(a, l->bytes, exact),
 		       l->device, cgtrace_category_name(l->category), l->op_name ? l->op_name : "-",
 		       l->span_id, sites ? -18 : 0, l->tensor_id, sites ? " " : "", name);

@@ -635,6 +635,7 @@ struct cgtrace_live_alloc {
 	enum cgtrace_category category;
 	uint64_t timestamp_ns;
 	uint64_t stack_id; /* the allocation's call stack; 0: none recorded */
+	bool preexisting;  /* live before the recording began (cgprobe_preexisting) */
 };
 
 struct cgtrace_op_group;

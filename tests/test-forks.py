@@ -119,6 +119,11 @@ def check_inherited_site(trace, n_pre, what):
           "%s: top's pre-existing rows count %d blocks, the trace opens with %d"
           % (what, sum(x["count"] for x in pre), n_pre))
     check(all(not x["frames"] for x in pre), "%s: a pre-existing row with frames" % what)
+    m = run([cgtrace, "memory", "--json", "--top", "0", trace], os.environ)
+    live = json.loads(m.stdout)["peak_breakdown"] if m.returncode == 0 else []
+    check(any(x.get("preexisting") for x in live) and
+          all(not x.get("frames") for x in live if x.get("preexisting")),
+          "%s: memory --json marks no inherited block live at the peak" % what)
     t = run([cgtrace, "top", "-n", "0", trace], os.environ)
     check("(live before recording began)" in t.stdout,
           "%s: top does not name the inherited blocks:\n%s" % (what, t.stdout))

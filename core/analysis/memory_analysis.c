@@ -95,6 +95,7 @@ static int fill_breakdown(const struct cg_stream *s, struct cgtrace_memory_repor
 			.category = (enum cgtrace_category)c->category,
 			.timestamp_ns = e->timestamp_ns,
 			.stack_id = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig)->id,
+			.preexisting = c->preexisting,
 		};
 		/* [bytes] is marked by ndim 1 without dims until the entries stop moving. */
 		if (e->shape == CG_SHAPE_BYTES)
