@@ -269,8 +269,12 @@ static int folded_lines(struct cli_sites *s, const struct cli_site_row *rows, si
 				cli_buf_putc(&b, ';');
 			folded_frame(&b, st->frames[k]);
 		}
-		if (!st || !st->n_frames)
-			cli_buf_puts(&b, b.len ? ";(no stack)" : "(no stack)");
+		if (!st || !st->n_frames) {
+			char none[64];
+			if (b.len)
+				cli_buf_putc(&b, ';');
+			cli_buf_puts(&b, cli_frame_name(none, sizeof(none), rows[i].site));
+		}
 		char v[24];
 		snprintf(v, sizeof(v), " %" PRIu64, cli_by_value(&rows[i].sum, by));
 		cli_buf_puts(&b, v);
