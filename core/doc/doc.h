@@ -229,8 +229,8 @@ struct cgtrace_doc {
 	 */
 	bool stacks_light;
 	/*
-	 * CGTRACE_READ_SKIP_STACKS: stack blocks skipped unread; their ids
-	 * count as defined, of unknown depth (stack_ids.c).
+	 * CGTRACE_READ_SKIP_STACKS: stack blocks skipped unread; their ids,
+	 * and those of every other definition, are kept as ranges (stack_ids.c).
 	 */
 	bool stacks_skip;
 	struct cg_vec stack_skipped; /* struct cg_id_range, in order, adjacent ones merged */

@@ -78,20 +78,6 @@ static long find_dense(const struct cgtrace_doc *d, uint64_t id)
 	return cg_map_next(&d->stack_by_id, id, &pos, &val) ? (long)val : -1;
 }
 
-bool cg_stack_ids_known(const struct cgtrace_doc *d, uint64_t id)
-{
-	/*
-	 * A light document whose ids so far are 1 to the largest, each once
-	 * (a second definition is refused), knows them without a lookup.
-	 */
-	if (d->stacks_light && id && id <= d->stack_last_id && d->n_stack_ids == d->stack_last_id)
-		return true;
-	/* Skipping stack blocks, a document keeps ranges only, most often the one. */
-	if (d->stacks_skip && d->stack_skipped.len == 1)
-		return id >= ((const struct cg_id_range *)d->stack_skipped.p)->first && id <= d->stack_last_id;
-	return cg_stack_ids_find(d, id) >= 0;
-}
-
 /* Whether id is in a skipped stack block's range: a binary search of the few ranges. */
 static bool skipped(const struct cgtrace_doc *d, uint64_t id)
 {
@@ -107,20 +93,29 @@ static bool skipped(const struct cgtrace_doc *d, uint64_t id)
 	return lo < d->stack_skipped.len && v[lo].first <= id;
 }
 
+bool cg_stack_ids_known(const struct cgtrace_doc *d, uint64_t id)
+{
+	/* Skipping stack blocks, a document keeps the ranges of ids only (stacks.md). */
+	if (d->stacks_skip)
+		return skipped(d, id);
+	/*
+	 * A light document whose ids so far are 1 to the largest, each once
+	 * (a second definition is refused), knows them without a lookup.
+	 */
+	if (d->stacks_light && id && id <= d->stack_last_id && d->n_stack_ids == d->stack_last_id)
+		return true;
+	return cg_stack_ids_find(d, id) >= 0;
+}
+
 long cg_stack_ids_find_def(const struct cgtrace_doc *d, uint64_t id, const struct cg_stack_def **def)
 {
 	*def = NULL;
-	if (!d->stacks_light && !d->stack_unordered)
-		return find_ordered(d, id, def);
-	long v = find_dense(d, id);
-	return v < 0 && d->stack_skipped.len && skipped(d, id) ? (long)CG_DEPTH_UNKNOWN : v;
+	return d->stacks_light || d->stack_unordered ? find_dense(d, id) : find_ordered(d, id, def);
 }
 
 /* Ranges kept sorted, those that touch merged: one for a writer's ids, which run on block by block. */
 int cg_stack_ids_put_skipped(struct cgtrace_doc *d, uint64_t first, uint64_t last)
 {
-	if (last > d->stack_last_id)
-		d->stack_last_id = last;
 	d->n_stack_ids += last - first + 1;
 	struct cg_id_range r = {first, last}, *v = d->stack_skipped.p;
 	size_t n = d->stack_skipped.len, i = n;

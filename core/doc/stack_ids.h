@@ -17,9 +17,6 @@
 
 struct cgtrace_doc;
 
-/* A light document's depth of an id of a skipped stack block: past any real depth. */
-#define CG_DEPTH_UNKNOWN 0xffffu
-
 struct cg_id_range {
 	uint64_t first, last;
 };
