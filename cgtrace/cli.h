@@ -171,8 +171,12 @@ const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)
  * which cli_frame_name calls "(live before recording began)".
  */
 extern const struct cgtrace_frame cli_site_preexisting;
-/* The site of stat st: its stack's, cli_site_preexisting, or NULL (none). */
-const struct cgtrace_frame *cli_stat_site(struct cli_sites *s, const struct cgtrace_stack_stat *st);
+/*
+ * The site of allocations of stack stack_id (0: none), pre-existing or
+ * not: the stack's, cli_site_preexisting, or NULL (none).
+ */
+const struct cgtrace_frame *cli_alloc_site(struct cli_sites *s, uint64_t stack_id,
+					   bool preexisting);
 /* The frames of a stack, one a line after indent, from the site outwards (all when full). */
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent);
 /* A row's stack as cli_print_frames prints it; pre-existing allocations say so. */

@@ -224,9 +224,7 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 		const char *name = "";
 		if (sites)
 			name = cli_frame_name(site, sizeof(site),
-					      l->stack_id || !l->preexisting
-						  ? cli_sites_site(sites, l->stack_id)
-						  : &cli_site_preexisting);
+					      cli_alloc_site(sites, l->stack_id, l->preexisting));
 		printf("%14s  %-10s %-10s %-18s %-10s %*s%s%s\n", cli_bytes(a, l->bytes, exact),
 		       l->device, cgtrace_category_name(l->category), l->op_name ? l->op_name : "-",
 		       l->span_id, sites ? -18 : 0, l->tensor_id, sites ? " " : "", name);

@@ -310,7 +310,7 @@ static int walk_one(void *user, const struct cgtrace_stack_stat *st)
 		w->s->several_devices = true;
 	if ((w->device && strcmp(w->device, st->device) != 0) || !cli_by_value(st, w->by))
 		return 0;
-	const struct cgtrace_frame *site = cli_stat_site(w->s, st);
+	const struct cgtrace_frame *site = cli_alloc_site(w->s, st->stack_id, st->preexisting);
 	struct cli_site_row row = {st->device, st->stack_id, site, *st, 1};
 	if (w->by_stack)
 		return row_append(w->t, &row, UINT32_MAX, 0);

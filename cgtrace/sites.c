@@ -363,11 +363,12 @@ void cli_sites_close(struct cli_sites *s)
 
 const struct cgtrace_frame cli_site_preexisting;
 
-const struct cgtrace_frame *cli_stat_site(struct cli_sites *s, const struct cgtrace_stack_stat *st)
+const struct cgtrace_frame *cli_alloc_site(struct cli_sites *s, uint64_t stack_id,
+					   bool preexisting)
 {
-	if (st->stack_id)
-		return cli_sites_site(s, st->stack_id);
-	return st->preexisting ? &cli_site_preexisting : NULL;
+	if (stack_id)
+		return cli_sites_site(s, stack_id);
+	return preexisting ? &cli_site_preexisting : NULL;
 }
 
 const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f)

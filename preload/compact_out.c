@@ -75,7 +75,8 @@ static void keep_head(const void *p, size_t n)
 {
 	const uint8_t *b = p;
 	/* A stack block that goes out first is not the head (docs/stacks.md). */
-	if (n >= CG_COMPACT_BLOCK_HEADER_LEN && (b[0] == 'S' || b[0] == 's'))
+	if (n >= CG_COMPACT_BLOCK_HEADER_LEN &&
+	    (b[0] == CG_CF_BLOCK_STACKS_ZSTD || b[0] == CG_CF_BLOCK_STACKS_STORED))
 		return;
 	head.keep = false;
 	if (n > sizeof(head.bytes) || n < CG_COMPACT_BLOCK_HEADER_LEN || b[0] != 'R')
@@ -105,8 +106,8 @@ static int write_block(void *user, const void *p, size_t n)
 	return r;
 }
 
-/* Ends the block being built and writes it; returns the sticky error. */
-static int flush_block(void)
+/* A block ended by end (its compression and write timed for CGPROBE_STATS); the sticky error. */
+static int timed_flush(int (*end)(struct cg_cenc *))
 {
 	if (!enc)
 		return 0;
@@ -114,20 +115,15 @@ static int flush_block(void)
 		c.in_flush = true;
 		c.flush_ns = thread_ns();
 	}
-	int r = cg_cenc_flush(enc);
+	int r = end(enc);
 	c.in_flush = false;
 	return r;
 }
 
-/* Ends the stack block being built, timed as a block is. */
-static void flush_stacks(void)
+/* Ends the block being built and writes it; returns the sticky error. */
+static int flush_block(void)
 {
-	if (c.stats) {
-		c.in_flush = true;
-		c.flush_ns = thread_ns();
-	}
-	cg_cenc_flush_stacks(enc);
-	c.in_flush = false;
+	return timed_flush(cg_cenc_flush);
 }
 
 static void c_end_block(void)
@@ -258,7 +254,7 @@ static inline void stack_room(const struct cg_enc_stack *st)
 {
 	if (st->frames && enc &&
 	    cg_cenc_stacks_pending(enc) + st->n_frames * 10u + 48 + ROOM_MARGIN > CG_PROBE_BLOCK_RAW)
-		flush_stacks();
+		timed_flush(cg_cenc_flush_stacks);
 }
 
 /* Pending modules and code objects make a record TEXT: they are rare. */
