@@ -347,6 +347,19 @@ struct cgtrace_device_info {
 void cgtrace_doc_meta(const struct cgtrace_doc *doc, struct cgtrace_meta *out);
 /* Spans sorted bytewise by id. */
 void cgtrace_doc_span(const struct cgtrace_doc *doc, size_t i, struct cgtrace_span *out);
+/*
+ * Span i's training fields (extension fields, docs/steps.md): the update
+ * it stands for (cgprobe_update; 0: none) and its phase other than the
+ * three steps (cgprobe_phase; NULL: none). Either pointer may be NULL.
+ */
+void cgtrace_doc_span_training(const struct cgtrace_doc *doc, size_t i, uint64_t *update,
+			       const char **phase);
+/*
+ * The model parameters span i marks (cgprobe_parameters): *ranges gets
+ * [start, end) pairs, two values a range; returns the ranges (0: none).
+ */
+size_t cgtrace_doc_span_parameters(const struct cgtrace_doc *doc, size_t i,
+				   const uint64_t **ranges);
 void cgtrace_doc_op(const struct cgtrace_doc *doc, size_t i, struct cgtrace_op *out);
 void cgtrace_doc_tensor(const struct cgtrace_doc *doc, size_t i, struct cgtrace_tensor *out);
 void cgtrace_doc_memory(const struct cgtrace_doc *doc, size_t i, struct cgtrace_memory *out);

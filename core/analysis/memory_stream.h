@@ -28,6 +28,7 @@
 #include "vec.h"
 
 struct cgtrace_doc;
+struct cg_span;
 
 /*
  * Entry states towards a snapshot: born since the last peak and live, live
@@ -130,6 +131,11 @@ struct cg_stream_hooks {
 	int (*record)(void *user, const struct cg_stream_seen *x);
 	/* Each device_memory record, in file order, with its device number. */
 	int (*checkpoint)(void *user, const struct cg_rec_device_memory *x, uint16_t dev);
+	/*
+	 * Each span_start and span_end read (end: the span closed), in file
+	 * order, ahead of the memory records the window still holds.
+	 */
+	int (*span)(void *user, const struct cg_span *sp, bool end);
 };
 
 /*

@@ -2,6 +2,8 @@
 /* The memory analysis behind a streamed document's sink (stream_sink.h). */
 #include "stream_sink.h"
 
+#include <errno.h>
+
 #include "doc.h"
 #include "memory_stream.h"
 #include "stream_window.h"
@@ -25,6 +27,17 @@ static int sink_memory(void *state, const struct cg_sink_mem *m)
 static int sink_checkpoint(void *state, uint16_t dev, const struct cg_rec_device_memory *x)
 {
 	return cg_stream_checkpoint(state, dev, x);
+}
+
+static int sink_span(void *state, const struct cg_span *sp, bool end)
+{
+	struct cg_stream *s = state;
+	if (!s->hooks || !s->hooks->span)
+		return 0;
+	int r = s->hooks->span(s->hooks_user, sp, end);
+	if (r && s->stopped)
+		*s->stopped = r;
+	return r ? -ECANCELED : 0;
 }
 
 static void sink_in_order(void *state)
@@ -54,6 +67,7 @@ const struct cg_doc_sink_ops cg_stream_sink = {
 	.open = sink_open,
 	.memory = sink_memory,
 	.checkpoint = sink_checkpoint,
+	.span = sink_span,
 	.in_order = sink_in_order,
 	.finish = sink_finish,
 	.out_of_order = sink_out_of_order,

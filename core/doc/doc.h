@@ -61,6 +61,15 @@ struct cg_span {
 	uint64_t thread;
 	uint64_t start_ns;
 	uint64_t duration_ns;
+	/* Training (docs/steps.md): cgprobe_update (0: none), cgprobe_phase's string id (0: none). */
+	uint64_t update;
+	uint32_t phase;
+	uint32_t mark; /* cgprobe_parameters: its ranges, index + 1 in doc->marks (0: none) */
+};
+
+/* A parameter mark's ranges: mark_ranges[first .. first + 2n), [start, end) pairs. */
+struct cg_doc_mark {
+	uint32_t first, n;
 };
 
 struct cg_op {
@@ -219,6 +228,8 @@ struct cgtrace_doc {
 	struct cg_vec grads;    /* struct cg_grad */
 	struct cg_vec edges;    /* struct cg_edge */
 	struct cg_vec devinfo;  /* struct cg_devinfo, one per device, the first identity seen */
+	struct cg_vec marks;       /* struct cg_doc_mark, in record order */
+	struct cg_vec mark_ranges; /* uint64_t: each mark's [start, end) pairs */
 	uint64_t devinfo_conflicts; /* later identities of a device that differ from its first */
 	/*
 	 * Stacks and modules (doc_stacks.c), full and streamed documents

@@ -470,6 +470,26 @@ static int add_meta(struct cgtrace_doc *d, const struct cg_rec_meta *m)
 	return d->pool.err;
 }
 
+/* A parameter mark's ranges kept as [start, end) pairs; its index + 1, or -ENOMEM. */
+static long add_mark(struct cgtrace_doc *d, const struct cg_rec_span_start *s)
+{
+	size_t first = d->mark_ranges.len;
+	if (d->marks.len >= UINT32_MAX - 1 || first + s->n_parameters > UINT32_MAX ||
+	    cg_vec_grow(&d->mark_ranges, sizeof(uint64_t), first + s->n_parameters) < 0)
+		return -ENOMEM;
+	struct cg_doc_mark *m = CG_VEC_PUSH(&d->marks, struct cg_doc_mark);
+	if (!m)
+		return -ENOMEM;
+	*m = (struct cg_doc_mark){(uint32_t)first, s->n_parameters / 2};
+	uint64_t *r = (uint64_t *)d->mark_ranges.p + first;
+	for (uint32_t i = 0; i < s->n_parameters; i += 2) {
+		r[i] = s->parameters[i];
+		r[i + 1] = s->parameters[i] + s->parameters[i + 1];
+	}
+	d->mark_ranges.len = first + s->n_parameters;
+	return (long)d->marks.len;
+}
+
 static int add_span_start(struct cgtrace_doc *d, const struct cg_rec_span_start *s, char *err,
 			  size_t errlen)
 {
@@ -479,6 +499,10 @@ static int add_span_start(struct cgtrace_doc *d, const struct cg_rec_span_start 
 	uint32_t pos = UINT32_MAX, val;
 	if (cg_map_next(&d->build->span_by_id, id, &pos, &val))
 		return cg_rule_span_start(s, err, errlen);
+	int r = cg_rule_span_training(s, err, errlen);
+	long mark = r == 0 && s->n_parameters ? add_mark(d, s) : 0;
+	if (r < 0 || mark < 0)
+		return r < 0 ? r : (int)mark;
 	struct cg_span *sp = CG_VEC_PUSH(&d->spans, struct cg_span);
 	if (!sp)
 		return -ENOMEM;
@@ -493,8 +517,13 @@ static int add_span_start(struct cgtrace_doc *d, const struct cg_rec_span_start 
 		.thread = s->cgprobe_thread,
 		.thread_name = intern(d, s->cgprobe_thread_name),
 		.start_ns = s->start_ns,
+		.update = s->has_update ? s->cgprobe_update : 0,
+		.phase = intern(d, s->cgprobe_phase),
+		.mark = (uint32_t)mark,
 	};
-	int r = cg_map_put(&d->build->span_by_id, id, (uint32_t)(d->spans.len - 1));
+	r = cg_map_put(&d->build->span_by_id, id, (uint32_t)(d->spans.len - 1));
+	if (r == 0 && d->sink.ops && d->sink.ops->span)
+		r = d->sink.ops->span(d->sink.state, sp, false);
 	return r ? r : d->pool.err;
 }
 
@@ -512,6 +541,8 @@ static int add_span_end(struct cgtrace_doc *d, const struct cg_rec_span_end *e, 
 		return r;
 	sp->closed = true;
 	sp->duration_ns = e->duration_ns;
+	if (d->sink.ops && d->sink.ops->span)
+		return d->sink.ops->span(d->sink.state, sp, true);
 	return 0;
 }
 

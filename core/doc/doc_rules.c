@@ -30,6 +30,26 @@ int cg_rule_span_start(const struct cg_rec_span_start *s, char *err, size_t errl
 	return FAIL("duplicate span_start id `%.*s`", (int)s->id.n, s->id.p);
 }
 
+int cg_rule_span_training(const struct cg_rec_span_start *s, char *err, size_t errlen)
+{
+	if (s->has_update && s->cgprobe_update == 0)
+		return FAIL("span `%.*s`: cgprobe_update counts from 1", (int)s->id.n, s->id.p);
+	if (s->cgprobe_phase.p && s->cgprobe_phase.n == 0)
+		return FAIL("span `%.*s`: cgprobe_phase is empty", (int)s->id.n, s->id.p);
+	if (s->n_parameters % 2)
+		return FAIL("span `%.*s`: cgprobe_parameters holds address and length pairs, "
+			    "not %u values",
+			    (int)s->id.n, s->id.p, (unsigned)s->n_parameters);
+	for (uint32_t i = 0; i < s->n_parameters; i += 2) {
+		uint64_t a = s->parameters[i], n = s->parameters[i + 1];
+		if (n == 0 || a + n < a)
+			return FAIL("span `%.*s`: cgprobe_parameters range 0x%llx + 0x%llx is %s",
+				    (int)s->id.n, s->id.p, (unsigned long long)a,
+				    (unsigned long long)n, n ? "past the end of memory" : "empty");
+	}
+	return 0;
+}
+
 int cg_rule_span_end(const struct cg_rec_span_end *e, const struct cg_span *sp, char *err,
 		     size_t errlen)
 {

@@ -21,6 +21,8 @@ int cg_rule_meta(bool has_meta, size_t records_before, const struct cg_rec_meta 
 /* Called for a span_start whose id is taken already: always fails. */
 int cg_rule_span_start(const struct cg_rec_span_start *s, char *err, size_t errlen);
 /* A span_end closes a known span (sp, NULL when unknown) that is still open. */
+/* A span's training fields (docs/steps.md): an update from 1, a phase named, whole ranges. */
+int cg_rule_span_training(const struct cg_rec_span_start *s, char *err, size_t errlen);
 int cg_rule_span_end(const struct cg_rec_span_end *e, const struct cg_span *sp, char *err,
 		     size_t errlen);
 /*

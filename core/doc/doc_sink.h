@@ -16,6 +16,7 @@
 #include "record.h"
 
 struct cgtrace_doc;
+struct cg_span;
 
 /* A memory record handed on: interned, its tensor id as it was read. */
 struct cg_sink_mem {
@@ -36,6 +37,12 @@ struct cg_doc_sink_ops {
 	int (*memory)(void *state, const struct cg_sink_mem *m);
 	/* Each device_memory record, in file order, with its device number; as memory. */
 	int (*checkpoint)(void *state, uint16_t dev, const struct cg_rec_device_memory *x);
+	/*
+	 * Each span_start (end false) and span_end (end true, the span closed),
+	 * in file order; the span stays where it is until the next span_start.
+	 * NULL: not wanted. As memory.
+	 */
+	int (*span)(void *state, const struct cg_span *s, bool end);
 	/* The trace promises its memory records in timestamp order. */
 	void (*in_order)(void *state);
 	/* After the last record, while the document's build tables still stand. */

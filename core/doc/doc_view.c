@@ -102,6 +102,26 @@ CG_EXPORT void cgtrace_doc_span(const struct cgtrace_doc *d, size_t i, struct cg
 	};
 }
 
+CG_EXPORT void cgtrace_doc_span_training(const struct cgtrace_doc *d, size_t i, uint64_t *update,
+					 const char **phase)
+{
+	const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
+	if (update)
+		*update = s->update;
+	if (phase)
+		*phase = cg_doc_str(d, s->phase);
+}
+
+CG_EXPORT size_t cgtrace_doc_span_parameters(const struct cgtrace_doc *d, size_t i,
+					     const uint64_t **ranges)
+{
+	const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
+	const struct cg_doc_mark *m =
+	    s->mark ? CG_VEC_AT(&d->marks, struct cg_doc_mark, s->mark - 1) : NULL;
+	*ranges = m ? (const uint64_t *)d->mark_ranges.p + m->first : NULL;
+	return m ? m->n : 0;
+}
+
 CG_EXPORT void cgtrace_doc_op(const struct cgtrace_doc *d, size_t i, struct cgtrace_op *o)
 {
 	const struct cg_op *op = CG_VEC_AT(&d->ops, struct cg_op, i);

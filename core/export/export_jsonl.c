@@ -143,8 +143,29 @@ static int emit_meta(struct out *o, const struct cgtrace_doc *d)
 	return 0;
 }
 
+/* A mark's [start, end) pairs back to the record's address and length pairs, in scratch. */
+static const uint64_t *mark_pairs(struct out *o, const struct cgtrace_doc *d, uint32_t mark,
+				  struct cg_vec *scratch, uint32_t *n)
+{
+	const struct cg_doc_mark *m = CG_VEC_AT(&d->marks, struct cg_doc_mark, mark - 1);
+	const uint64_t *r = (const uint64_t *)d->mark_ranges.p + m->first;
+	if (cg_vec_grow(scratch, sizeof(uint64_t), 2 * (size_t)m->n) < 0) {
+		o->err = -ENOMEM;
+		*n = 0;
+		return NULL;
+	}
+	uint64_t *p = scratch->p;
+	for (uint32_t i = 0; i < 2 * m->n; i += 2) {
+		p[i] = r[i];
+		p[i + 1] = r[i + 1] - r[i];
+	}
+	*n = 2 * m->n;
+	return p;
+}
+
 static void emit_spans(struct out *o, const struct cgtrace_doc *d)
 {
+	struct cg_vec scratch = {0};
 	for (size_t i = 0; i < d->spans.len; i++) {
 		const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
 		struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_START};
@@ -159,7 +180,13 @@ static void emit_spans(struct out *o, const struct cgtrace_doc *d)
 			.has_thread = s->has_thread,
 			.cgprobe_thread = s->thread,
 			.cgprobe_thread_name = sv(d, s->thread_name),
+			.has_update = s->update != 0,
+			.cgprobe_update = s->update,
+			.cgprobe_phase = sv(d, s->phase),
 		};
+		if (s->mark)
+			r.u.span_start.parameters =
+			    mark_pairs(o, d, s->mark, &scratch, &r.u.span_start.n_parameters);
 		emit(o, &r);
 		if (!s->closed)
 			continue;
@@ -168,6 +195,7 @@ static void emit_spans(struct out *o, const struct cgtrace_doc *d)
 							.duration_ns = s->duration_ns};
 		emit(o, &r);
 	}
+	cg_vec_free(&scratch, sizeof(uint64_t));
 }
 
 /* Op inputs are stored as ids: views need a scratch array. */

@@ -95,7 +95,8 @@
 	X(k, ENUM, span_kind, CG_REQUIRED, cg_span_kind_names, 0)                                  \
 	X(k, BOOL, measured, CG_DEFAULT)                                                           \
 	X(k, ENUM, step, CG_OPTIONAL, cg_step_names, CGTRACE_STEP_NONE)                           \
-	CG_FIELDS_span_thread(X, k)
+	CG_FIELDS_span_thread(X, k)                                                                \
+	CG_FIELDS_span_training(X, k)
 
 /*
  * Extension fields: the thread that opened the span (its OS thread id) and,
@@ -105,6 +106,17 @@
 #define CG_FIELDS_span_thread(X, k)                                                                \
 	X(k, U64_OPT, cgprobe_thread, CG_OPTIONAL, has_thread)                                     \
 	X(k, STR, cgprobe_thread_name, CG_OPTIONAL)
+
+/*
+ * Extension fields of training (docs/steps.md): the update a span stands
+ * for (its number, 1, 2, ...), a phase other than trace/6's three steps,
+ * and the ranges of model parameters marked at the span's start, as pairs
+ * of address and length (a span of its own, ended at once).
+ */
+#define CG_FIELDS_span_training(X, k)                                                              \
+	X(k, U64_OPT, cgprobe_update, CG_OPTIONAL, has_update)                                     \
+	X(k, STR, cgprobe_phase, CG_OPTIONAL)                                                      \
+	X(k, HEXS, parameters, CG_OPTIONAL, n_parameters)
 
 #define CG_FIELDS_span_end(X, k)                                                                   \
 	X(k, STR, id, CG_REQUIRED)                                                                 \
