@@ -18,7 +18,7 @@ static const struct cli_cmd cli_help = {
 };
 
 static const struct cli_cmd *const commands[] = {
-	&cli_summary, &cli_memory, &cli_top, &cli_leaks, &cli_timeline, &cli_validate, &cli_export,
+	&cli_summary, &cli_memory, &cli_steps, &cli_top, &cli_leaks, &cli_timeline, &cli_validate, &cli_export,
 	&cli_plot,    &cli_report, &cli_help,
 };
 

@@ -68,6 +68,37 @@ const char *cli_ns(char buf[32], uint64_t ns)
 	return buf;
 }
 
+const char *cli_moment(char *buf, size_t len, const struct cgtrace_memory_report *rep,
+		       const struct cgtrace_moment *m)
+{
+	int n = 0;
+	buf[0] = '\0';
+	if (rep->update_count && m->update)
+		n = snprintf(buf, len, ", update %llu%s", (unsigned long long)m->update,
+			     m->inferred ? " (inferred)" : "");
+	else if (rep->update_count && m->after)
+		n = snprintf(buf, len, ", after update %llu", (unsigned long long)m->after);
+	else if (rep->update_count)
+		n = snprintf(buf, len, ", before update 1");
+	if (m->phase && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", %s", m->phase);
+	return buf;
+}
+
+void cli_json_moment(struct cli_jw *w, const char *prefix, const struct cgtrace_moment *m)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "%supdate", prefix);
+	cli_jw_key(w, key);
+	cli_jw_u64_or_null(w, m->update != 0, m->update);
+	snprintf(key, sizeof(key), "%sphase", prefix);
+	cli_jw_key(w, key);
+	if (m->phase)
+		cli_jw_str(w, m->phase);
+	else
+		cli_jw_null(w);
+}
+
 void cli_json_op_groups(struct cli_jw *w, const struct cgtrace_op_group *g, size_t n,
                         const char *op_key)
 {

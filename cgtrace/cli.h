@@ -48,6 +48,16 @@ const char *cli_count(char buf[32], uint64_t n);
 void cli_json_op_groups(struct cli_jw *w, const struct cgtrace_op_group *g, size_t n,
 			const char *op_key);
 
+/*
+ * Where a moment fell in training (docs/steps.md), to follow a peak's
+ * time: ", update 20, optimizer", ", after update 30", ", update 3
+ * (inferred)"; "" when the trace has no updates and the moment no phase.
+ */
+const char *cli_moment(char *buf, size_t len, const struct cgtrace_memory_report *rep,
+		       const struct cgtrace_moment *m);
+/* The same as members of the object being written: "<prefix>update" (null: none), "<prefix>phase". */
+void cli_json_moment(struct cli_jw *w, const char *prefix, const struct cgtrace_moment *m);
+
 /* The probe's settings recorded in meta (probe-settings.c). */
 /* A meta tag's value, or NULL when the trace has no such tag. */
 const char *cli_tag(const struct cgtrace_doc *doc, const char *key);
@@ -218,6 +228,6 @@ struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_o
 				   unsigned flags);
 
 extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export,
-	cli_top, cli_leaks, cli_plot, cli_report;
+	cli_top, cli_leaks, cli_plot, cli_report, cli_steps;
 
 #endif

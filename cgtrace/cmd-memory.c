@@ -60,10 +60,12 @@ static void json_summary(struct cli_jw *w, const struct cgtrace_memory_report *r
 			       r->peak_by_category[c]);
 	cli_jw_end_object(w);
 	cli_jw_key_u64(w, "autograd_retained_bytes", r->autograd_retained_bytes);
+	cli_json_moment(w, "peak_", &r->peak_moment);
 	cli_jw_end_object(w);
 }
 
-static void json_device(struct cli_jw *w, const struct cgtrace_device_peak *d)
+static void json_device(struct cli_jw *w, const struct cgtrace_device_peak *d,
+			const struct cgtrace_moment *m)
 {
 	static const struct cli_jw_field figures[] = {
 		CLI_JW_U64(struct cgtrace_device_peak, capacity_bytes),
@@ -75,6 +77,7 @@ static void json_device(struct cli_jw *w, const struct cgtrace_device_peak *d)
 	cli_jw_begin_object(w);
 	cli_jw_key_str(w, "device", d->device);
 	cli_jw_u64_fields(w, d, figures, sizeof(figures) / sizeof(figures[0]));
+	cli_json_moment(w, "peak_", m);
 	cli_jw_end_object(w);
 }
 
@@ -139,7 +142,7 @@ static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_
 	cli_jw_key(&w, "by_device");
 	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < r->n_devices; i++)
-		json_device(&w, &r->by_device[i]);
+		json_device(&w, &r->by_device[i], &r->device_moments[i]);
 	cli_jw_end_array(&w);
 	cli_jw_key(&w, "peak_breakdown");
 	cli_jw_begin_array(&w);
@@ -193,8 +196,9 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 		printf("peak: none (no live memory)\n");
 		return;
 	}
-	printf("peak: %s on %s at %s\n", cli_bytes(a, r->peak_bytes, exact), r->peak_device,
-	       cli_ns(b, r->peak_timestamp_ns));
+	char when[160];
+	printf("peak: %s on %s at %s%s\n", cli_bytes(a, r->peak_bytes, exact), r->peak_device,
+	       cli_ns(b, r->peak_timestamp_ns), cli_moment(when, sizeof(when), r, &r->peak_moment));
 	printf("  by category:");
 	for (int k = 0; k < CGTRACE_CAT_COUNT; k++)
 		printf(" %s %s%s", cgtrace_category_name((enum cgtrace_category)k),

@@ -109,6 +109,8 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 			cli_jw_key_str(&w, "peak_device", rep->peak_device);
 		cli_jw_key_u64(&w, fields[i].key, fields[i].v);
 	}
+	cli_jw_key_u64(&w, "update_count", rep->update_count);
+	cli_json_moment(&w, "peak_", &rep->peak_moment);
 	cli_jw_key_bool(&w, "complete", root_closed(doc, &open_spans));
 	cli_jw_key_bool(&w, "truncated", cgtrace_doc_truncated(doc));
 	cli_jw_key(&w, "devices");
@@ -120,6 +122,7 @@ static int print_json(const struct cgtrace_doc *doc, const struct cgtrace_summar
 		cli_jw_key_u64(&w, "peak_bytes", d->peak_bytes);
 		cli_jw_key_u64(&w, "capacity_bytes", d->capacity_bytes);
 		cli_jw_key_u64(&w, "final_bytes", d->final_bytes);
+		cli_json_moment(&w, "peak_", &rep->device_moments[i]);
 		struct cgtrace_device_info info;
 		if (device_info(doc, d->device, &info)) {
 			cli_jw_key_str(&w, "uuid", info.uuid);
@@ -260,9 +263,14 @@ static void print_human(const char *path, const struct cgtrace_doc *doc,
 		printf("%-12s %s\n", "ops", cli_count(a, s->op_count));
 	printf("%-12s %s allocs, %s frees\n", "memory", cli_count(a, s->alloc_count),
 	       cli_count(b, s->free_count));
+	char when[160];
+	if (rep->update_count)
+		printf("%-12s %s (%s)\n", "updates", cli_count(a, rep->update_count),
+		       rep->peak_moment.inferred ? "inferred from forward steps" : "marked");
 	if (s->peak_bytes)
-		printf("%-12s %s on %s at %s\n", "peak", cli_bytes(a, s->peak_bytes, exact),
-		       rep->peak_device, cli_ns(c, rep->peak_timestamp_ns));
+		printf("%-12s %s on %s at %s%s\n", "peak", cli_bytes(a, s->peak_bytes, exact),
+		       rep->peak_device, cli_ns(c, rep->peak_timestamp_ns),
+		       cli_moment(when, sizeof(when), rep, &rep->peak_moment));
 	else
 		printf("%-12s none\n", "peak");
 	char note[192];
@@ -348,8 +356,10 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 		/* A device known only from checkpoints has no peak of its own. */
 		if (!p->alloc_count && !p->free_count)
 			continue;
-		printf("peak %s on %s at %s", cli_bytes(a, p->peak_bytes, exact), p->device,
-		       cli_ns(b, p->peak_timestamp_ns));
+		char when[160];
+		printf("peak %s on %s at %s%s", cli_bytes(a, p->peak_bytes, exact), p->device,
+		       cli_ns(b, p->peak_timestamp_ns),
+		       cli_moment(when, sizeof(when), rep, &rep->device_moments[i]));
 		if (p->capacity_bytes)
 			printf(", capacity %s", cli_bytes(a, p->capacity_bytes, exact));
 		putchar('\n');

@@ -653,6 +653,20 @@ struct cgtrace_live_alloc {
 
 struct cgtrace_op_group;
 
+/*
+ * Where a moment of a trace fell in training (docs/steps.md): in update
+ * `update` (0: in none, then after update `after`, 0: before the first),
+ * in phase `phase` (a step's name or a cgprobe_phase; NULL: none). The
+ * updates are those the trace marks (cgprobe_update), or, when it marks
+ * none, inferred from its forward steps (inferred).
+ */
+struct cgtrace_moment {
+	uint64_t update;
+	uint64_t after;
+	const char *phase;
+	bool inferred;
+};
+
 struct cgtrace_memory_report {
 	uint64_t alloc_count;
 	uint64_t free_count;
@@ -681,6 +695,14 @@ struct cgtrace_memory_report {
 	uint64_t rest_bytes; /* saturating */
 	struct cgtrace_op_group *op_groups;
 	size_t n_op_groups;
+	/*
+	 * Training (docs/steps.md): the updates the trace has (marked, or
+	 * inferred from forward steps; 0: none), where the peak fell, and
+	 * each device's peak, in by_device's order.
+	 */
+	uint64_t update_count;
+	struct cgtrace_moment peak_moment;
+	struct cgtrace_moment *device_moments;
 };
 
 /* The format's memory analysis. Free the report with cgtrace_memory_report_free. */
@@ -916,7 +938,108 @@ struct cgtrace_view {
 	struct cgtrace_view_band *bands;
 	size_t n_bands;
 	struct cgtrace_view_alloc_live *alloc_live; /* n_allocs, one per allocs[i] */
+	/* Memory per training update, warm-up 1, no phase rows (docs/steps.md); doc NULL. */
+	struct cgtrace_steps *steps;
 };
+
+/*
+ * Memory per training update (docs/steps.md): one row per update, and per
+ * phase of each update when asked, with each device's figures; the trend
+ * of live bytes at update ends; the allocations that outlive their update.
+ * Built in one streamed read (cgtrace_steps_read), or by a view.
+ */
+struct cgtrace_steps_options {
+	/* The first updates, warm-up: marked, left out of the trend and of growth. */
+	uint64_t warmup;
+	/* A row per phase of each update too, after the update's row. */
+	bool phases;
+	/* Growth (cgtrace_steps.growth): needs the stacks (no CGTRACE_READ_SKIP_STACKS). */
+	bool growth;
+};
+
+/* Where the updates come from. */
+enum cgtrace_updates_from {
+	CGTRACE_UPDATES_NONE,     /* the trace has none: no marks, no forward steps */
+	CGTRACE_UPDATES_MARKED,   /* spans with cgprobe_update */
+	CGTRACE_UPDATES_INFERRED, /* one forward step to the next */
+};
+
+/* A row: an update, or one phase of the update row before it. An array stride: never grows. */
+struct cgtrace_step_row {
+	uint64_t update;   /* the update's number */
+	uint64_t start_ns; /* the update's start; a phase's first start */
+	uint64_t end_ns;   /* the update's end; a phase's last end */
+	uint64_t time_ns;  /* the time in it: end - start for an update, the phase's own time */
+	const char *phase; /* a phase row's phase (a step's name, a cgprobe_phase); NULL: in none */
+	uint32_t update_row; /* a phase row's update row */
+	bool is_phase;
+	bool open;   /* the trace ended inside it */
+	bool warmup; /* the update is among the first warmup ones */
+};
+
+/* A row on one device. An array stride: never grows. */
+struct cgtrace_step_figures {
+	uint64_t peak_bytes;  /* the most live bytes in it, counting what was live at its start */
+	uint64_t peak_ns;     /* when (its start when nothing rose above that) */
+	uint64_t start_bytes; /* live at its start (a phase: its first start) */
+	uint64_t end_bytes;   /* live at its end (a phase: its last end) */
+	uint64_t allocs;      /* allocations made in it */
+	uint64_t peak_by_category[CGTRACE_CAT_COUNT]; /* live bytes by category at its peak */
+};
+
+/*
+ * A device's trend: the least-squares slope of live bytes at update ends
+ * over the updates after warm-up (fitted, at least 2 for a slope), steady
+ * when its magnitude is at most 1 KiB per update. An array stride.
+ */
+struct cgtrace_step_trend {
+	uint64_t fitted;
+	double bytes_per_update;
+	bool steady;
+};
+
+/*
+ * Allocations made in one update after warm-up and still live at the end
+ * of every later update (so at the end of the last one), summed by
+ * update, stack and device, in update order. An array stride.
+ */
+struct cgtrace_step_growth {
+	uint64_t update;
+	uint64_t stack_id; /* 0: without a stack */
+	const char *device;
+	uint64_t bytes, count;
+};
+
+struct cgtrace_steps {
+	/* The streamed document read (cgtrace_steps_read; a view's: NULL here). */
+	struct cgtrace_doc *doc;
+	enum cgtrace_updates_from from;
+	uint64_t warmup;
+	uint64_t updates; /* update rows */
+	/* The devices with memory records, sorted as a memory report's by_device. */
+	const char **devices;
+	size_t n_devices;
+	struct cgtrace_step_row *rows; /* updates in start order, each followed by its phases */
+	size_t n_rows;
+	/* figures[d][r]: row r on device d. */
+	struct cgtrace_step_figures **figures;
+	struct cgtrace_step_trend *trends; /* one per device */
+	struct cgtrace_step_growth *growth;
+	size_t n_growth;
+	bool has_growth; /* asked for, so growth is whole */
+};
+
+/*
+ * Reads the trace at path in one streamed read (one whose memory records
+ * go back in time is read in full, as cgtrace_doc_read_flags falls back)
+ * and builds its steps. flags: CGTRACE_READ_*; with growth asked, no
+ * CGTRACE_READ_SKIP_STACKS. Errors and warnings as cgtrace_doc_read's.
+ * Free with cgtrace_steps_free.
+ */
+int cgtrace_steps_read(const char *path, const struct cgtrace_read_options *read,
+		       unsigned flags, const struct cgtrace_steps_options *opts,
+		       struct cgtrace_steps **out, char *err, size_t errlen);
+void cgtrace_steps_free(struct cgtrace_steps *steps);
 
 /*
  * Reads the trace at path ("-": standard input) and builds its view, in one

@@ -21,6 +21,8 @@
 #include "memory_stream.h"
 #include "peak_largest.h"
 #include "stream_sink.h"
+#include "stream_spans.h"
+#include "span_events.h"
 
 static const char *dev_str(const struct cgtrace_doc *d, uint16_t dev)
 {
@@ -92,7 +94,7 @@ static int fill_breakdown(const struct cg_stream *s, struct cgtrace_memory_repor
 			.bytes = e->bytes,
 			.dtype = cg_doc_str(d, c->dtype),
 			.device = dev_str(d, c->device),
-			.category = (enum cgtrace_category)c->category,
+			.category = (enum cgtrace_category)cg_stream_entry_peak_cat(s, sel[k], false),
 			.timestamp_ns = e->timestamp_ns,
 			.stack_id = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig)->id,
 			.preexisting = c->preexisting,
@@ -127,6 +129,33 @@ static int breakdown_of(const struct cg_stream *s, struct cgtrace_memory_report 
 	return ret;
 }
 
+static struct cgtrace_moment moment_of(const struct cg_stream *s, const struct cg_moment_raw *m)
+{
+	struct cgtrace_moment out = {.inferred = !s->clock.marked,
+				     .phase = cg_phase_name(s->doc, m->phase)};
+	out.update = cg_moment_update(&s->clock, m, &out.after);
+	return out;
+}
+
+/* Where each device's peak fell, in by_device's order (sorted by name). */
+static int fill_moments(const struct cg_stream *s, struct cgtrace_memory_report *rep)
+{
+	rep->update_count = cg_uclock_count(&s->clock);
+	rep->peak_moment = moment_of(s, &s->peak_moment);
+	rep->device_moments = calloc(rep->n_devices ? rep->n_devices : 1,
+				     sizeof(*rep->device_moments));
+	if (!rep->device_moments)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->devs.len; i++) {
+		const struct cg_stream_dev *dv = CG_VEC_AT(&s->devs, struct cg_stream_dev, i);
+		const char *name = dev_str(s->doc, (uint16_t)i);
+		for (size_t k = 0; dv->listed && k < rep->n_devices; k++)
+			if (rep->by_device[k].device == name)
+				rep->device_moments[k] = moment_of(s, &dv->peak_moment);
+	}
+	return 0;
+}
+
 int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **out, size_t breakdown)
 {
 	struct cgtrace_memory_report *rep = calloc(1, sizeof(*rep));
@@ -145,6 +174,8 @@ int cg_memory_report(const struct cg_stream *s, struct cgtrace_memory_report **o
 	};
 	memcpy(rep->peak_by_category, s->peak_by_category, sizeof(rep->peak_by_category));
 	int ret = fill_devices(s, rep);
+	if (ret == 0)
+		ret = fill_moments(s, rep);
 	if (ret == 0 && breakdown && rep->peak_bytes > 0)
 		ret = breakdown_of(s, rep, breakdown);
 	if (ret < 0) {
@@ -184,6 +215,7 @@ CG_EXPORT void cgtrace_memory_report_free(struct cgtrace_memory_report *rep)
 	if (!rep)
 		return;
 	free(rep->by_device);
+	free(rep->device_moments);
 	free(rep->peak_breakdown);
 	free(rep->op_groups);
 	free(rep);

@@ -16,6 +16,7 @@
 #include "doc_view.h"
 #include "memory_order.h"
 #include "stream_sink.h"
+#include "stream_spans.h"
 
 /* An analysis for d, every device made, capacities from all the checkpoints. */
 static int replay_open(const struct cgtrace_doc *d, const struct cg_stream_cfg *cfg,
@@ -31,6 +32,8 @@ static int replay_open(const struct cgtrace_doc *d, const struct cg_stream_cfg *
 		return ret;
 	struct cg_stream *s = *out;
 	ret = cg_stream_pooled(s, d->pool.count);
+	if (ret == 0)
+		ret = cg_stream_spans_of(s, d);
 	if (ret == 0)
 		ret = cg_stream_devices(s, d->devices.len);
 	for (size_t i = 0; ret == 0 && i < d->devmem.len; i++) {
@@ -106,14 +109,16 @@ int cg_replay_or_stream(const struct cgtrace_doc *d, const struct cg_stream **s,
 
 /* ---- one record at a time ---- */
 
-int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d)
+int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d,
+		   const struct cg_stream_hooks *hooks, void *user)
 {
 	memset(r, 0, sizeof(*r));
 	r->doc = d;
 	r->n_dev = d->devices.len;
+	const struct cg_stream_cfg cfg = {.hooks = hooks, .hooks_user = user};
 	int ret = cg_doc_memory_order(d, &r->order);
 	if (ret == 0)
-		ret = replay_open(d, NULL, &r->s);
+		ret = replay_open(d, hooks ? &cfg : NULL, &r->s);
 	if (ret < 0) {
 		cg_replay_fini(r);
 		return ret;

@@ -50,7 +50,9 @@ struct cg_replay_did {
 	uint32_t undid;   /* a free: its alloc's index + 1; an alloc: the live alloc it replaced + 1; 0: none */
 };
 
-int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d);
+/* hooks (NULL: none): a span hook, told of the span events in their time; no record hook. */
+int cg_replay_init(struct cg_replay *r, const struct cgtrace_doc *d,
+		   const struct cg_stream_hooks *hooks, void *user);
 void cg_replay_fini(struct cg_replay *r);
 /*
  * Applies the next record; returns its device number. An error (out of

@@ -17,6 +17,7 @@
 #include "doc_build.h"
 #include "fmt_int.h"
 #include "sat.h"
+#include "stream_spans.h"
 
 static int preset_capacity(struct cg_stream *s, const struct cg_stream *from);
 
@@ -58,6 +59,7 @@ void cg_stream_free(struct cg_stream *s)
 		struct cg_stream_dev *dv = CG_VEC_AT(&s->devs, struct cg_stream_dev, i);
 		cg_vec_free(&dv->born, sizeof(uint32_t));
 		cg_vec_free(&dv->gone, sizeof(uint32_t));
+		cg_vec_free(&dv->recat, sizeof(struct cg_stream_recat));
 	}
 	cg_vec_free(&s->devs, sizeof(struct cg_stream_dev));
 	cg_stack_figs_free(&s->figs);
@@ -65,6 +67,10 @@ void cg_stream_free(struct cg_stream *s)
 	cg_vec_free(&s->gone, sizeof(uint32_t));
 	cg_vec_free(&s->class_state, 1);
 	cg_vec_free(&s->candidates, sizeof(struct cg_stream_candidate));
+	cg_span_queue_free(&s->spans);
+	cg_uclock_free(&s->clock);
+	cg_param_ranges_free(&s->params);
+	cg_vec_free(&s->recat, sizeof(struct cg_stream_recat));
 	free(s);
 }
 
@@ -146,8 +152,7 @@ int cg_stream_capacity(struct cg_stream *s, uint16_t dev, uint64_t used, uint64_
 	return 0;
 }
 
-/* A callback's non-zero return stops the read, and the reader is told it. */
-static int stop(struct cg_stream *s, int ret)
+int cg_stream_stop(struct cg_stream *s, int ret)
 {
 	s->point_ret = ret;
 	if (!ret)
@@ -164,7 +169,7 @@ int cg_stream_checkpoint(struct cg_stream *s, uint16_t dev, const struct cg_rec_
 		return r;
 	stream_time(s, x->timestamp_ns);
 	if (s->hooks && s->hooks->checkpoint)
-		return stop(s, s->hooks->checkpoint(s->hooks_user, x, dev));
+		return cg_stream_stop(s, s->hooks->checkpoint(s->hooks_user, x, dev));
 	return 0;
 }
 
@@ -339,6 +344,7 @@ static void snapshot_commit(struct cg_stream *s)
 	for (size_t k = 0; k < s->born.len; k++)
 		s->ent[born[k]].state = CG_ENT_SNAP;
 	s->gone.len = s->born.len = 0;
+	s->recat.len = 0;
 }
 
 /* A new peak of a device: its snapshot becomes its live set. */
@@ -354,6 +360,7 @@ static void dev_commit(struct cg_stream *s, struct cg_stream_dev *dv)
 	for (size_t k = 0; k < dv->born.len; k++)
 		s->ent[born[k]].dstate = CG_ENT_SNAP;
 	dv->gone.len = dv->born.len = 0;
+	dv->recat.len = 0;
 }
 
 /* The device of a live entry, whose own snapshot lists hold it. */
@@ -423,8 +430,12 @@ static int go_multi(struct cg_stream *s)
 {
 	struct cg_stream_dev *dv = dev_at(s, (uint16_t)s->first_dev);
 	if (!dv || cg_vec_grow(&dv->born, sizeof(uint32_t), s->born.len) < 0 ||
-	    cg_vec_grow(&dv->gone, sizeof(uint32_t), s->gone.len) < 0)
+	    cg_vec_grow(&dv->gone, sizeof(uint32_t), s->gone.len) < 0 ||
+	    cg_vec_grow(&dv->recat, sizeof(struct cg_stream_recat), s->recat.len) < 0)
 		return -ENOMEM;
+	if (s->recat.len)
+		memcpy(dv->recat.p, s->recat.p, s->recat.len * sizeof(struct cg_stream_recat));
+	dv->recat.len = s->recat.len;
 	if (s->born.len)
 		memcpy(dv->born.p, s->born.p, s->born.len * sizeof(uint32_t));
 	if (s->gone.len)
@@ -460,7 +471,7 @@ static int tell(struct cg_stream *s, const struct cg_stream_rec *g,
 		.category = cat,
 	};
 	memcpy(p.by_category, dv->by_cat, sizeof(p.by_category));
-	return stop(s, s->point(s->point_user, &p));
+	return cg_stream_stop(s, s->point(s->point_user, &p));
 }
 
 /*
@@ -485,6 +496,11 @@ tell_hook(struct cg_stream *s, const struct cg_stream_rec *g, const struct cg_st
 		.cls = g->cls,
 		.replaced = replaced,
 	};
+	if (c->action != CGTRACE_ALLOC && entry != UINT32_MAX) {
+		const struct cg_stream_entry *e = &s->ent[entry];
+		x.alloc_ts = e->timestamp_ns;
+		x.stack = CG_VEC_AT(&s->figs.figs, struct cg_stack_fig, e->fig)->id;
+	}
 	if (c->action == CGTRACE_ALLOC) {
 		/* The entry took the record's string; formatting waits for a hook that wants it. */
 		const struct cg_stream_entry *e = &s->ent[entry];
@@ -498,7 +514,7 @@ tell_hook(struct cg_stream *s, const struct cg_stream_rec *g, const struct cg_st
 			x.str_len = (uint32_t)strlen(x.str);
 		}
 	}
-	return stop(s, s->hooks->record(s->hooks_user, &x));
+	return cg_stream_stop(s, s->hooks->record(s->hooks_user, &x));
 }
 
 /*
@@ -509,6 +525,13 @@ tell_hook(struct cg_stream *s, const struct cg_stream_rec *g, const struct cg_st
 static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 							 struct cg_stream_rec *g, bool pooled)
 {
+	/* Span events up to this record's time first: one test when none waits. */
+	if (__builtin_expect(s->spans.n != 0, 0) && cg_span_queue_top(&s->spans)->ts <= g->ts) {
+		int r = cg_stream_drain_spans(s, g->ts);
+		if (r < 0)
+			return r;
+	}
+	s->now = g->ts;
 	const struct cg_mem_class *c = cg_doc_class(s->doc, g->cls);
 	if (!s->multi_dev && (long)c->device != s->first_dev) {
 		if (s->first_dev < 0)
@@ -530,6 +553,9 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 	uint64_t bytes = g->bytes;
 	uint8_t cat = c->category;
 	if (c->action == CGTRACE_ALLOC) {
+		if (__builtin_expect(s->params.n != 0, 0) && cat != CGTRACE_CAT_PARAMETER &&
+		    cg_stream_rec_in_params(s, g, pooled))
+			cat = CGTRACE_CAT_PARAMETER;
 		if (*live) {
 			s->realloc_live++;
 			uint32_t old = (*live & ~CG_SLOT_STR) - 1;
@@ -566,6 +592,7 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 			.rec = pooled ? (uint32_t)g->index : 0,
 			.state = CG_ENT_NEW,
 			.dstate = CG_ENT_NEW,
+			.cat = cat,
 		};
 		g->str = NULL;
 		*b = i;
@@ -584,7 +611,7 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 			s->used++;
 		}
 		dv->live = cg_sat_add(dv->live, g->bytes);
-		dv->by_cat[c->category] = cg_sat_add(dv->by_cat[c->category], g->bytes);
+		dv->by_cat[cat] = cg_sat_add(dv->by_cat[cat], g->bytes);
 		dv->allocs++;
 		s->alloc_count++;
 		s->total_alloc_bytes = cg_sat_add(s->total_alloc_bytes, g->bytes);
@@ -596,7 +623,7 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 			bytes = e->bytes;
 			if (pooled)
 				undid = e->rec + 1;
-			cat = cg_doc_class(s->doc, e->cls)->category;
+			cat = e->cat;
 			/* Freed right after it was made, nothing in between: as heaptrack counts. */
 			if (i == s->last_alloc)
 				cg_stack_fig_add_temporary(
@@ -622,12 +649,14 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 	if (dv->live > dv->peak) {
 		dv->peak = dv->live;
 		dv->peak_ts = g->ts;
+		dv->peak_moment = cg_uclock_now(&s->clock, g->ts);
 		if (s->multi_dev)
 			dev_commit(s, dv);
 	}
 	if (dv->live > s->peak_bytes) {
 		s->peak_bytes = dv->live;
 		s->peak_ts = g->ts;
+		s->peak_moment = dv->peak_moment;
 		s->peak_device = c->device;
 		memcpy(s->peak_by_category, dv->by_cat, sizeof(dv->by_cat));
 		snapshot_commit(s);
@@ -690,6 +719,9 @@ struct cg_sv cg_stream_id(const struct cg_stream_seen *x, char buf[24])
 
 int cg_stream_finish(struct cg_stream *s)
 {
+	int r = cg_stream_drain_spans(s, UINT64_MAX);
+	if (r < 0)
+		return r;
 	/* One device: its peak was the global one all along. */
 	for (uint32_t i = 0; !s->multi_dev && i < s->n_ent; i++)
 		if (s->ent[i].state != CG_ENT_FREE)

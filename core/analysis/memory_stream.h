@@ -22,9 +22,12 @@
 #include <stdint.h>
 
 #include "cgtrace.h"
+#include "param_ranges.h"
 #include "peak_series.h"
 #include "record.h"
+#include "span_events.h"
 #include "stack_figs.h"
+#include "update_clock.h"
 #include "vec.h"
 
 struct cgtrace_doc;
@@ -52,6 +55,13 @@ struct cg_stream_entry {
 	uint32_t rec;   /* a replay's: the alloc's record index */
 	uint8_t state;  /* towards the global peak */
 	uint8_t dstate; /* towards its device's peak */
+	uint8_t cat;    /* its category now: its record's, or parameter once marked */
+};
+
+/* An entry of a peak's snapshot marked as parameters after that peak: its category then. */
+struct cg_stream_recat {
+	uint32_t entry;
+	uint8_t cat;
 };
 
 /* A live-table slot: the entry's key's hash beside it, so that probes stay in the table. */
@@ -71,6 +81,8 @@ struct cg_stream_dev {
 	struct cg_peak_series series; /* live bytes over time, for a sparkline */
 	/* The device's own snapshot at its peak, as born and gone for the global one. */
 	struct cg_vec born, gone; /* uint32_t entry indices */
+	struct cg_vec recat;      /* struct cg_stream_recat, since its peak */
+	struct cg_moment_raw peak_moment; /* where its peak fell in training */
 };
 
 /* A memory record waiting in the reorder window. */
@@ -119,6 +131,8 @@ struct cg_stream_seen {
 	uint32_t str_len;
 	/* An alloc that replaced a live allocation of the same id: that one's entry, else UINT32_MAX. */
 	uint32_t replaced;
+	/* A free of a known allocation: the allocation's time (its stack is in stack). */
+	uint64_t alloc_ts;
 };
 
 /* The tensor_id of an alloc a hook was told of, formatted into buf when it is canonical hex. */
@@ -132,10 +146,12 @@ struct cg_stream_hooks {
 	/* Each device_memory record, in file order, with its device number. */
 	int (*checkpoint)(void *user, const struct cg_rec_device_memory *x, uint16_t dev);
 	/*
-	 * Each span_start and span_end read (end: the span closed), in file
-	 * order, ahead of the memory records the window still holds.
+	 * Each span event of an update, a phase or a parameter mark, in time
+	 * among the memory records applied: the clock has taken it, changed
+	 * says how (CG_UC_* bits). The last ones come from cg_stream_finish.
 	 */
-	int (*span)(void *user, const struct cg_span *sp, bool end);
+	int (*span)(void *user, const struct cg_span_ev *ev, const struct cg_uclock *clock,
+		    int changed);
 };
 
 /*
@@ -220,6 +236,18 @@ struct cg_stream {
 	/* The first and last timestamp of the device_memory records (has_ts: any). */
 	uint64_t ts_lo, ts_hi;
 	bool has_ts;
+
+	/*
+	 * Training (docs/steps.md): span events waiting for their time, where
+	 * each moment falls (the clock), the memory marked as parameters,
+	 * the snapshot's entries marked since the peak, where the peak fell.
+	 */
+	struct cg_span_queue spans;
+	struct cg_uclock clock;
+	struct cg_param_ranges params;
+	struct cg_vec recat; /* struct cg_stream_recat */
+	struct cg_moment_raw peak_moment;
+	uint64_t now; /* the last record's time */
 };
 
 /* What a streamed read asks of its analysis besides the report (doc_sink.h's cfg). */
@@ -266,6 +294,8 @@ int cg_stream_checkpoint(struct cg_stream *s, uint16_t dev, const struct cg_rec_
  * autograd_retained_bytes.
  */
 int cg_stream_finish(struct cg_stream *s);
+/* A callback's non-zero return ret stops the read (-ECANCELED), and the reader is told it. */
+int cg_stream_stop(struct cg_stream *s, int ret);
 /* The first and last timestamp of the memory and device_memory records; false: none. */
 bool cg_stream_time(const struct cg_stream *s, uint64_t *lo, uint64_t *hi);
 

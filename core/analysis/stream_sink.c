@@ -2,10 +2,9 @@
 /* The memory analysis behind a streamed document's sink (stream_sink.h). */
 #include "stream_sink.h"
 
-#include <errno.h>
-
 #include "doc.h"
 #include "memory_stream.h"
+#include "stream_spans.h"
 #include "stream_window.h"
 
 static int sink_open(const void *cfg, const struct cgtrace_doc *d, void **state)
@@ -31,13 +30,7 @@ static int sink_checkpoint(void *state, uint16_t dev, const struct cg_rec_device
 
 static int sink_span(void *state, const struct cg_span *sp, bool end)
 {
-	struct cg_stream *s = state;
-	if (!s->hooks || !s->hooks->span)
-		return 0;
-	int r = s->hooks->span(s->hooks_user, sp, end);
-	if (r && s->stopped)
-		*s->stopped = r;
-	return r ? -ECANCELED : 0;
+	return cg_stream_span(state, sp, end);
 }
 
 static void sink_in_order(void *state)

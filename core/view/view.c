@@ -98,7 +98,7 @@ static const struct cg_stream_hooks hooks = {.record = on_record, .checkpoint = 
 static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 {
 	struct cg_replay r;
-	int ret = cg_replay_init(&r, d);
+	int ret = cg_replay_init(&r, d, NULL, NULL);
 	while (ret == 0 && r.pos < d->memory.len) {
 		struct cg_replay_did did;
 		uint16_t dev = cg_replay_step_did(&r, &did);
