@@ -392,6 +392,38 @@ END_TEST
 static const char *const cats[] = {"parameter", "activation", "gradient", "optimizer", "other"};
 
 /* A random trace; backwards: one early record at the end, past the window of a streamed read. */
+/* Before record i of n, at 10 ns a record: updates of 250 records, forward then backward, a mark. */
+static void training_spans(struct text *t, size_t i, size_t n)
+{
+	uint64_t ts = 1000 + i * 10, k = i / 250;
+#define span "{\"kind\":\"span_start\",\"id\":\"%c%llu\",\"parent_id\":\"s1\"," \
+	     "\"name\":\"x\",\"start_ns\":%llu,\"span_kind\":\"function\"%s}\n"
+#define done "{\"kind\":\"span_end\",\"id\":\"%c%llu\",\"duration_ns\":%llu}\n"
+	char upd[48];
+	if (i % 250 == 0 && i) {
+		put(t, done, 'b', (unsigned long long)k - 1, 123ull * 10);
+		put(t, done, 'u', (unsigned long long)k - 1, 250ull * 10 - 1);
+	}
+	if (i % 250 == 0 && i + 250 <= n) {
+		snprintf(upd, sizeof(upd), ",\"cgprobe_update\":%llu", (unsigned long long)k + 1);
+		put(t, span, 'u', (unsigned long long)k, (unsigned long long)ts - 3, upd);
+		put(t, span, 'f', (unsigned long long)k, (unsigned long long)ts - 2,
+		    ",\"step\":\"forward\"");
+	}
+	if (i % 250 == 125 && i + 125 <= n) {
+		put(t, done, 'f', (unsigned long long)k, 125ull * 10 - 1);
+		put(t, span, 'b', (unsigned long long)k, (unsigned long long)ts - 3,
+		    ",\"step\":\"backward\"");
+	}
+	if (i == n / 2) {
+		put(t, span, 'p', 0ull, (unsigned long long)ts - 1,
+		    ",\"cgprobe_parameters\":[\"0x1000\",\"0x20\"]");
+		put(t, done, 'p', 0ull, 0ull);
+	}
+#undef span
+#undef done
+}
+
 static char *random_trace(unsigned seed, size_t n, bool backwards)
 {
 	struct text t = {0};
@@ -400,6 +432,7 @@ static char *random_trace(unsigned seed, size_t n, bool backwards)
 	bool live[64] = {0};
 	uint64_t bytes[64];
 	for (size_t i = 0; i < n; i++) {
+		training_spans(&t, i, n);
 		unsigned id = (unsigned)rnd(64);
 		const char *dev = id % 3 ? "cpu" : "cuda:1";
 		if (!live[id]) {
@@ -455,6 +488,18 @@ static void same_view(const struct cgtrace_view *a, const struct cgtrace_view *b
 		ck_assert(memcmp(&a->alloc_live[i], &b->alloc_live[i], sizeof(*a->alloc_live)) == 0);
 	}
 	ck_assert_uint_eq(a->trace_end_ns, b->trace_end_ns);
+	const struct cgtrace_steps *x = a->steps, *y = b->steps;
+	ck_assert_int_eq(x->from, y->from);
+	ck_assert_uint_eq(x->n_rows, y->n_rows);
+	ck_assert_uint_eq(x->n_devices, y->n_devices);
+	for (size_t r = 0; r < x->n_rows; r++) {
+		ck_assert(memcmp(&x->rows[r], &y->rows[r], sizeof(x->rows[r])) == 0);
+		for (size_t d = 0; d < x->n_devices; d++)
+			ck_assert(memcmp(&x->figures[d][r], &y->figures[d][r],
+					 sizeof(x->figures[d][r])) == 0);
+	}
+	for (size_t i = 0; i < a->n_allocs; i++)
+		ck_assert_int_eq(a->allocs[i].category, b->allocs[i].category);
 }
 
 START_TEST(random_streamed_equals_full)
@@ -463,6 +508,8 @@ START_TEST(random_streamed_equals_full)
 		char *fwd = random_trace(seed, 5000, false);
 		struct cgtrace_view *a = view_of(fwd, 97, 20);
 		check_grid(a);
+		ck_assert_int_eq(a->steps->from, CGTRACE_UPDATES_MARKED);
+		ck_assert_uint_eq(a->steps->updates, 20);
 		/* The early record moves the grid: compare against the full read of the same text. */
 		char *back = random_trace(seed, 5000, true);
 		/* No window: the early record makes the read start again in full, and replay. */

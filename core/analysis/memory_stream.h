@@ -150,8 +150,8 @@ struct cg_stream_hooks {
 	 * among the memory records applied: the clock has taken it, changed
 	 * says how (CG_UC_* bits). The last ones come from cg_stream_finish.
 	 */
-	int (*span)(void *user, const struct cg_span_ev *ev, const struct cg_uclock *clock,
-		    int changed);
+	int (*span)(void *user, const struct cgtrace_doc *doc, const struct cg_span_ev *ev,
+		    const struct cg_uclock *clock, int changed);
 };
 
 /*

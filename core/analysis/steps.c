@@ -437,9 +437,10 @@ static int hook_record(void *user, const struct cg_stream_seen *x)
 	return b->err < 0;
 }
 
-static int hook_span(void *user, const struct cg_span_ev *ev, const struct cg_uclock *c,
-		     int changed)
+static int hook_span(void *user, const struct cgtrace_doc *doc, const struct cg_span_ev *ev,
+		     const struct cg_uclock *c, int changed)
 {
+	(void)doc;
 	struct cg_steps *b = user;
 	b->err = cg_steps_span(b, ev, c, changed);
 	return b->err < 0;

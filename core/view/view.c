@@ -23,6 +23,8 @@
 #include "probe_tags.h"
 #include "memory_read.h"
 #include "sat.h"
+#include "steps.h"
+#include "stream_sink.h"
 #include "view_build.h"
 
 #define VIEW_BUCKETS 2000
@@ -38,6 +40,8 @@ static int feed(struct cg_view_build *b, const struct cg_vrec *r)
 		e = cg_vallocs_record(b, r);
 	if (e == 0)
 		e = cg_vspans_record(b, r);
+	if (e == 0 && r->seen)
+		e = cg_steps_record(b->steps, r->seen);
 	if (e < 0)
 		b->err = e;
 	return e < 0;
@@ -92,13 +96,40 @@ static int on_checkpoint(void *user, const struct cg_rec_device_memory *x, uint1
 	return checkpoint(user, dev, &ck);
 }
 
-static const struct cg_stream_hooks hooks = {.record = on_record, .checkpoint = on_checkpoint};
+/* A span event in its time: a parameter mark turns the kept allocations; the steps move on. */
+static int on_span(void *user, const struct cgtrace_doc *d, const struct cg_span_ev *ev,
+		   const struct cg_uclock *c, int changed)
+{
+	struct cg_view_build *b = user;
+	int e = 0;
+	if (ev->mark) {
+		const struct cg_doc_mark *m = CG_VEC_AT(&d->marks, struct cg_doc_mark, ev->mark - 1);
+		e = cg_vallocs_mark(&b->allocs, (const uint64_t *)d->mark_ranges.p + m->first, m->n);
+	}
+	if (e == 0)
+		e = cg_steps_span(b->steps, ev, c, changed);
+	if (e < 0)
+		b->err = e;
+	return e < 0;
+}
+
+static const struct cg_stream_hooks hooks = {
+	.record = on_record, .checkpoint = on_checkpoint, .span = on_span};
+static const struct cg_stream_hooks replay_hooks = {.span = on_span};
+
+/* The steps from the analysis s that fed them; the builder is spent. */
+static int steps_finish(struct cg_view_build *b, const struct cg_stream *s)
+{
+	struct cg_steps *st = b->steps;
+	b->steps = NULL;
+	return cg_steps_finish(st, s, 0, &b->v->steps);
+}
 
 /* A full document's records, replayed in analysis order, to the same parts. */
 static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 {
 	struct cg_replay r;
-	int ret = cg_replay_init(&r, d, NULL, NULL);
+	int ret = cg_replay_init(&r, d, &replay_hooks, b);
 	while (ret == 0 && r.pos < d->memory.len) {
 		struct cg_replay_did did;
 		uint16_t dev = cg_replay_step_did(&r, &did);
@@ -122,6 +153,13 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 			.tensor_id = id ? id : "",
 			.tensor_id_len = id ? strlen(id) : 0,
 		};
+		/* What the steps ask of a record applied. */
+		const struct cg_stream_seen seen = {
+			.doc = d, .ts = x.ts, .live = x.live, .bytes = x.bytes, .by_cat = x.by_cat,
+			.dev = dev, .action = x.action, .category = x.category, .entry = x.entry,
+			.cls = m->cls, .replaced = x.replaced,
+		};
+		x.seen = &seen;
 		if (feed(b, &x))
 			ret = b->err;
 	}
@@ -130,6 +168,8 @@ static int replay(struct cg_view_build *b, const struct cgtrace_doc *d)
 		ret = cg_stream_finish(r.s);
 	if (ret == 0)
 		ret = cg_memory_report(r.s, &b->v->report, b->breakdown);
+	if (ret == 0)
+		ret = steps_finish(b, r.s);
 	cg_replay_fini(&r);
 	/* Checkpoints in file order, as a streamed read meets them. */
 	for (size_t i = 0; ret == 0 && i < d->devmem.len; i++) {
@@ -220,6 +260,12 @@ static int ck_cmp(const void *a, const void *b)
 
 static int finish(struct cg_view_build *b)
 {
+	/* A streamed read's steps: from its analysis. */
+	if (b->steps) {
+		int e = steps_finish(b, cg_stream_of(b->v->doc));
+		if (e < 0)
+			return e;
+	}
 	struct cgtrace_view *v = b->v;
 	const struct cgtrace_doc *d = v->doc;
 	size_t *dev_index = malloc((d->devices.len ? d->devices.len : 1) * sizeof(*dev_index));
@@ -262,7 +308,10 @@ static int build_init(struct cg_view_build *b, struct cgtrace_view *v, size_t bu
 	memset(b, 0, sizeof(*b));
 	b->v = v;
 	b->breakdown = flags & CGTRACE_READ_PEAK_LARGEST ? CGTRACE_PEAK_LARGEST : CG_BREAKDOWN_ALL;
-	int e = cg_vgrid_init(b, buckets);
+	static const struct cgtrace_steps_options steps = {.warmup = 1};
+	int e = cg_steps_new(&steps, &b->steps);
+	if (e == 0)
+		e = cg_vgrid_init(b, buckets);
 	return e ? e : cg_vallocs_init(&b->allocs, allocs);
 }
 
@@ -271,6 +320,8 @@ static void build_fini(struct cg_view_build *b)
 	cg_vgrid_fini(b);
 	cg_vallocs_fini(&b->allocs);
 	cg_vspans_fini(b);
+	cg_steps_free(b->steps);
+	b->steps = NULL;
 }
 
 static int bad_option(const char *path, const char *what, char *err, size_t errlen)
@@ -348,6 +399,7 @@ CG_EXPORT void cgtrace_view_free(struct cgtrace_view *v)
 	free(v->spans);
 	free(v->all_spans); /* the step spans' highest with it */
 	free(v->bands);
+	cgtrace_steps_free(v->steps);
 	cgtrace_memory_report_free(v->report);
 	cgtrace_doc_free(v->doc);
 	free(v);

@@ -36,6 +36,7 @@ void cg_vallocs_fini(struct cg_vallocs *a)
 	free(a->slot);
 	free(a->heap);
 	cg_vec_free(&a->slot_of, sizeof(uint32_t));
+	cg_param_ranges_free(&a->params);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -175,6 +176,20 @@ int cg_vallocs_record(struct cg_view_build *b, const struct cg_vrec *r)
 	if (a->n == a->max && !below(&a->slot[a->heap[0]].a, &c))
 		return 0;
 	return keep(b, r, &c);
+}
+
+int cg_vallocs_mark(struct cg_vallocs *a, const uint64_t *pairs, size_t n)
+{
+	int r = cg_param_ranges_add(&a->params, pairs, n);
+	for (size_t k = 0; r == 0 && k < a->n; k++) {
+		struct cg_vslot *x = &a->slot[k];
+		uint64_t addr;
+		if (x->entry != UINT32_MAX && x->a.category != CGTRACE_CAT_PARAMETER &&
+		    cg_param_addr(x->a.tensor_id, &addr) &&
+		    cg_param_ranges_has(&a->params, addr, x->a.bytes))
+			x->a.category = CGTRACE_CAT_PARAMETER;
+	}
+	return r;
 }
 
 static int alloc_cmp(const void *x, const void *y)

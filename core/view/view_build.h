@@ -14,10 +14,12 @@
 #include <stdint.h>
 
 #include "cgtrace.h"
+#include "param_ranges.h"
 #include "vec.h"
 
 struct cgtrace_doc;
 struct cg_stream_seen;
+struct cg_steps;
 
 /* A device while the view is built, by the document's device number. */
 struct cg_vdev {
@@ -58,6 +60,7 @@ struct cg_vslot {
 
 struct cg_vallocs {
 	struct cg_vslot *slot; /* max slots */
+	struct cg_param_ranges params; /* marked as parameters so far: live kept ones turn */
 	uint32_t *heap;        /* slot indices; the least kept on top */
 	size_t n, max;
 	struct cg_vec slot_of; /* uint32_t by entry: slot + 1 (0: not kept) */
@@ -76,6 +79,7 @@ struct cg_view_build {
 	struct cg_vec cls; /* struct cg_vcls by memory class */
 	int err;           /* the first -errno of a hook */
 	size_t breakdown;  /* the report's peak breakdown: CG_BREAKDOWN_ALL or its bound */
+	struct cg_steps *steps; /* memory per training update (core/analysis/steps.h) */
 };
 
 /* A memory record applied: what it did, and what the view needs besides. */
@@ -103,6 +107,8 @@ void cg_vgrid_fini(struct cg_view_build *b);
 
 int cg_vallocs_init(struct cg_vallocs *a, size_t max);
 int cg_vallocs_record(struct cg_view_build *b, const struct cg_vrec *r);
+/* A parameter mark's n [start, end) pairs: the kept allocations live in them become parameter. */
+int cg_vallocs_mark(struct cg_vallocs *a, const uint64_t *pairs, size_t n);
 /*
  * The kept allocations to v->allocs, largest first, their span and op
  * from doc, where each is drawn (v->alloc_live), and each bucket's drawn

@@ -270,9 +270,9 @@ int cg_vgrid_record(struct cg_view_build *b, const struct cg_vrec *r)
 		x->max_live_count = d->count;
 		memcpy(x->max_by_category, r->by_cat, sizeof(x->max_by_category));
 	}
-	/* The record changed its own category only. */
+	/* All categories: a parameter mark moves bytes between them without a record. */
 	d->live = r->live;
-	d->cat[r->category] = r->by_cat[r->category];
+	memcpy(d->cat, r->by_cat, sizeof(d->cat));
 	d->last_ts = r->ts;
 	return 0;
 }
