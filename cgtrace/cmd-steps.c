@@ -140,8 +140,9 @@ static void print_trend(const struct cgtrace_steps *st, size_t d, const struct s
 	snprintf(w, sizeof(w), "after %llu warm-up update%s", (unsigned long long)st->warmup,
 		 st->warmup == 1 ? "" : "s");
 	if (t->fitted < 2)
-		printf("trend on %s %s: too few updates to fit (%llu)\n", st->devices[d], w,
-		       (unsigned long long)t->fitted);
+		printf("trend on %s %s: too few updates to fit (%llu ended after warm-up, 2 "
+		       "needed)\n",
+		       st->devices[d], w, (unsigned long long)t->fitted);
 	else if (t->steady)
 		printf("trend on %s %s: steady (%s per update over %llu updates)\n", st->devices[d],
 		       w, signed_bytes(b, t->bytes_per_update, a->exact),

@@ -32,6 +32,7 @@
 
 struct cgtrace_doc;
 struct cg_span;
+struct cg_stream;
 
 /*
  * Entry states towards a snapshot: born since the last peak and live, live
@@ -147,11 +148,11 @@ struct cg_stream_hooks {
 	int (*checkpoint)(void *user, const struct cg_rec_device_memory *x, uint16_t dev);
 	/*
 	 * Each span event of an update, a phase or a parameter mark, in time
-	 * among the memory records applied: the clock has taken it, changed
-	 * says how (CG_UC_* bits). The last ones come from cg_stream_finish.
+	 * among the memory records applied: s's clock has taken it (changed
+	 * says how, CG_UC_* bits), a mark has moved s's bytes. The last ones
+	 * come from cg_stream_finish.
 	 */
-	int (*span)(void *user, const struct cgtrace_doc *doc, const struct cg_span_ev *ev,
-		    const struct cg_uclock *clock, int changed);
+	int (*span)(void *user, const struct cg_stream *s, const struct cg_span_ev *ev, int changed);
 };
 
 /*

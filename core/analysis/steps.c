@@ -356,12 +356,24 @@ static int update_end(struct cg_steps *b, struct set *s, uint64_t ts, bool final
 	return e;
 }
 
-int cg_steps_span(struct cg_steps *b, const struct cg_span_ev *ev, const struct cg_uclock *c,
+/* A mark moved bytes between categories without a record: the devices as they are now. */
+static void now_marked(struct cg_steps *b, const struct cg_stream *s)
+{
+	for (size_t d = 0; d < b->now.len && d < s->devs.len; d++)
+		memcpy(CG_VEC_AT(&b->now, struct dev_now, d)->cat,
+		       CG_VEC_AT(&s->devs, struct cg_stream_dev, d)->by_cat,
+		       sizeof(((struct dev_now *)0)->cat));
+}
+
+int cg_steps_span(struct cg_steps *b, const struct cg_stream *s, const struct cg_span_ev *ev,
 		  int changed)
 {
+	const struct cg_uclock *c = &s->clock;
 	int e = 0;
 	if (ev->ts > b->last_ts)
 		b->last_ts = ev->ts;
+	if (ev->mark)
+		now_marked(b, s);
 	if (changed & CG_UC_MARKED) {
 		/* The first mark settles it: updates are the marked ones. */
 		if (b->inferred.active && !ev->end) {
@@ -437,12 +449,11 @@ static int hook_record(void *user, const struct cg_stream_seen *x)
 	return b->err < 0;
 }
 
-static int hook_span(void *user, const struct cgtrace_doc *doc, const struct cg_span_ev *ev,
-		     const struct cg_uclock *c, int changed)
+static int hook_span(void *user, const struct cg_stream *s, const struct cg_span_ev *ev,
+		     int changed)
 {
-	(void)doc;
 	struct cg_steps *b = user;
-	b->err = cg_steps_span(b, ev, c, changed);
+	b->err = cg_steps_span(b, s, ev, changed);
 	return b->err < 0;
 }
 

@@ -24,8 +24,8 @@ struct cg_steps;
 int cg_steps_new(const struct cgtrace_steps_options *o, struct cg_steps **out);
 /* A memory record applied (a stream hook's, or a replay's). 0 or -ENOMEM. */
 int cg_steps_record(struct cg_steps *b, const struct cg_stream_seen *x);
-/* A span event applied (the stream hook's). 0 or -ENOMEM. */
-int cg_steps_span(struct cg_steps *b, const struct cg_span_ev *ev, const struct cg_uclock *c,
+/* A span event s applied (the stream hook's). 0 or -ENOMEM. */
+int cg_steps_span(struct cg_steps *b, const struct cg_stream *s, const struct cg_span_ev *ev,
 		  int changed);
 /*
  * After the analysis finished (s: its clock, its live entries for

@@ -119,7 +119,7 @@ int cg_stream_drain_spans(struct cg_stream *s, uint64_t ts)
 		if (bits < 0)
 			return bits;
 		if (s->hooks && s->hooks->span &&
-		    (r = cg_stream_stop(s, s->hooks->span(s->hooks_user, s->doc, &ev, &s->clock, bits))))
+		    (r = cg_stream_stop(s, s->hooks->span(s->hooks_user, s, &ev, bits))))
 			return r;
 	}
 	return 0;

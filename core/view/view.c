@@ -97,17 +97,18 @@ static int on_checkpoint(void *user, const struct cg_rec_device_memory *x, uint1
 }
 
 /* A span event in its time: a parameter mark turns the kept allocations; the steps move on. */
-static int on_span(void *user, const struct cgtrace_doc *d, const struct cg_span_ev *ev,
-		   const struct cg_uclock *c, int changed)
+static int on_span(void *user, const struct cg_stream *s, const struct cg_span_ev *ev,
+		   int changed)
 {
 	struct cg_view_build *b = user;
+	const struct cgtrace_doc *d = s->doc;
 	int e = 0;
 	if (ev->mark) {
 		const struct cg_doc_mark *m = CG_VEC_AT(&d->marks, struct cg_doc_mark, ev->mark - 1);
 		e = cg_vallocs_mark(&b->allocs, (const uint64_t *)d->mark_ranges.p + m->first, m->n);
 	}
 	if (e == 0)
-		e = cg_steps_span(b->steps, ev, c, changed);
+		e = cg_steps_span(b->steps, s, ev, changed);
 	if (e < 0)
 		b->err = e;
 	return e < 0;
