@@ -409,25 +409,30 @@ START_TEST(growth_outlives)
 		mem(&t, t0 + 30, 0x900000, 64, true, "other", "cpu", 3, n == 1);
 		release(&t, t0 + 40, 0x900000, 64);
 		end(&t, id, t0 + 1, t0 + 500);
+		/* After the update, before the next: the loop's own list, stack 4, is its update's. */
+		mem(&t, t0 + 600, 0x300000 + (uint64_t)n * 0x1000, 256, true, "other", "cpu", 4,
+		    n == 1);
 	}
 	/* At exit: the leaks go. */
-	for (int n = 1; n <= 6; n++)
+	for (int n = 1; n <= 6; n++) {
 		release(&t, 9000 + (uint64_t)n, 0x100000 + (uint64_t)n * 0x1000, 512);
+		release(&t, 9100 + (uint64_t)n, 0x300000 + (uint64_t)n * 0x1000, 256);
+	}
 	struct cgtrace_steps *st = steps_of(&t, 1, false, true, NULL);
 	ck_assert(st->has_growth);
-	/* Updates 2 to 5: after warm-up, before the last. */
-	ck_assert_uint_eq(st->n_growth, 4);
-	for (size_t i = 0; i < 4; i++) {
-		ck_assert_uint_eq(st->growth[i].update, i + 2);
-		ck_assert_uint_eq(st->growth[i].stack_id, 1);
-		ck_assert_uint_eq(st->growth[i].bytes, 512);
+	/* Updates 2 to 5: after warm-up, before the last; by update, then stack. */
+	ck_assert_uint_eq(st->n_growth, 8);
+	for (size_t i = 0; i < 8; i++) {
+		ck_assert_uint_eq(st->growth[i].update, i / 2 + 2);
+		ck_assert_uint_eq(st->growth[i].stack_id, i % 2 ? 4 : 1);
+		ck_assert_uint_eq(st->growth[i].bytes, i % 2 ? 256 : 512);
 		ck_assert_uint_eq(st->growth[i].count, 1);
 		ck_assert_str_eq(st->growth[i].device, "cpu");
 	}
 	cgtrace_steps_free(st);
 	/* Warm-up 0: update 1's too. */
 	st = steps_of(&t, 0, false, true, NULL);
-	ck_assert_uint_eq(st->n_growth, 5);
+	ck_assert_uint_eq(st->n_growth, 10);
 	ck_assert_uint_eq(st->growth[0].update, 1);
 	cgtrace_steps_free(st);
 	free(t.p);

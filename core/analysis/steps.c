@@ -351,7 +351,8 @@ static int update_end(struct cg_steps *b, struct set *s, uint64_t ts, bool final
 	r->time_ns = ts - r->start_ns;
 	r->open = false;
 	s->cur = s->cur_phase = -1;
-	if (s == (b->marked.rows.len ? &b->marked : &b->inferred))
+	/* What was freed after an end the trace set back to its gap did outlive it. */
+	if (!final && s == (b->marked.rows.len ? &b->marked : &b->inferred))
 		cg_growth_clear(&b->growth);
 	return e;
 }
@@ -518,12 +519,14 @@ static void trend(const struct cgtrace_steps *st, size_t dev, struct cgtrace_ste
 
 /* The rows handed over: warm-up marked, phase names, figures by sorted device. */
 static int settle(struct cg_steps *b, struct set *s, const struct cgtrace_doc *d,
-		  struct cgtrace_steps *out)
+		  struct cg_steps_owned *own)
 {
+	struct cgtrace_steps *out = &own->pub;
 	size_t *order = NULL;
 	int e = devices(b, d, out, &order);
 	out->rows = s->rows.p;
 	out->n_rows = s->rows.len;
+	own->rows_cap = s->rows.cap;
 	s->rows = (struct cg_vec){0};
 	const uint32_t *keys = s->keys.p;
 	for (size_t r = 0; r < out->n_rows; r++) {
@@ -540,6 +543,13 @@ static int settle(struct cg_steps *b, struct set *s, const struct cgtrace_doc *d
 	out->trends = out->figures ? calloc(out->n_devices ? out->n_devices : 1,
 					    sizeof(*out->trends))
 				   : NULL;
+	own->figs_cap = out->trends ? calloc(out->n_devices ? out->n_devices : 1,
+					     sizeof(*own->figs_cap))
+				    : NULL;
+	if (!own->figs_cap) {
+		free(order);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; out->trends && i < out->n_devices; i++) {
 		/* Every device has a figure in every row: a column filled to the end. */
 		if (!out->n_rows)
@@ -548,12 +558,11 @@ static int settle(struct cg_steps *b, struct set *s, const struct cgtrace_doc *d
 			break;
 		struct cg_vec *v = &s->figs[order[i]];
 		out->figures[i] = v->p;
+		own->figs_cap[i] = v->cap;
 		*v = (struct cg_vec){0};
 		trend(out, i, &out->trends[i]);
 	}
 	free(order);
-	if (!out->trends)
-		return -ENOMEM;
 	for (size_t i = 0; i < out->n_devices; i++)
 		if (!out->figures[i] && out->n_rows)
 			return -ENOMEM;
@@ -565,9 +574,10 @@ int cg_steps_finish(struct cg_steps *b, const struct cg_stream *s, uint64_t trac
 {
 	if (b->last_ts > trace_end)
 		trace_end = b->last_ts;
-	struct cgtrace_steps *st = calloc(1, sizeof(*st));
-	if (!st)
+	struct cg_steps_owned *own = calloc(1, sizeof(*own));
+	if (!own)
 		return -ENOMEM;
+	struct cgtrace_steps *st = &own->pub;
 	st->warmup = b->opt.warmup;
 	bool marked = b->marked.rows.len > 0;
 	struct set *set = marked ? &b->marked : &b->inferred;
@@ -583,7 +593,7 @@ int cg_steps_finish(struct cg_steps *b, const struct cg_stream *s, uint64_t trac
 			row_at(set, cur)->open = true;
 	}
 	if (e == 0)
-		e = settle(b, set, s->doc, st);
+		e = settle(b, set, s->doc, own);
 	if (e == 0 && b->opt.growth) {
 		struct cg_vec ur = {0};
 		const char **names = calloc(b->now.len ? b->now.len : 1, sizeof(*names));

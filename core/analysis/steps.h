@@ -21,6 +21,16 @@
 
 struct cg_steps;
 
+/*
+ * The steps handed out, with what freeing them needs: their big arrays
+ * come from growable vectors (bigmem.h) and go back by their capacities.
+ */
+struct cg_steps_owned {
+	struct cgtrace_steps pub;
+	size_t rows_cap;
+	size_t *figs_cap; /* by device, as pub.figures */
+};
+
 int cg_steps_new(const struct cgtrace_steps_options *o, struct cg_steps **out);
 /* A memory record applied (a stream hook's, or a replay's). 0 or -ENOMEM. */
 int cg_steps_record(struct cg_steps *b, const struct cg_stream_seen *x);

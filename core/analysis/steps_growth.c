@@ -41,7 +41,12 @@ static int piece_cmp(const void *a, const void *b)
 	return (x->dev > y->dev) - (x->dev < y->dev);
 }
 
-/* The ordinal (from 1) of the update row ts falls in; 0: none. */
+/*
+ * The ordinal (from 1) of the update an allocation at ts was made in: the
+ * last one begun by then, so that what a loop does after its optimizer
+ * step and before the next update (its logging, a list of losses) is its
+ * update's; 0 before the first.
+ */
 static size_t update_of(const struct cg_growth_rows *r, uint64_t ts)
 {
 	size_t lo = 0, hi = r->n;
@@ -52,10 +57,7 @@ static size_t update_of(const struct cg_growth_rows *r, uint64_t ts)
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return 0;
-	const struct cgtrace_step_row *row = &r->rows[r->update_rows[lo - 1]];
-	return ts < row->end_ns || (row->open && ts >= row->start_ns) ? lo : 0;
+	return lo;
 }
 
 /* Made after warm-up, in an update before the last: a piece of growth. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Growth (docs/steps.md): allocations made in one update after warm-up
- * and still live at the end of every later update. Frees that might
+ * (or after it, before the next began) and still live at the end of
+ * every later update. Frees that might
  * count are kept while a trace is read: those of allocations made before
  * the latest update began, dropped again when an update ends, since what
  * an update outlived no longer counts once a later one ends without it.

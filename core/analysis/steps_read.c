@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cgtrace.h"
+#include "bigmem.h"
 #include "doc.h"
 #include "export.h"
 #include "memory_read.h"
@@ -83,11 +84,13 @@ CG_EXPORT void cgtrace_steps_free(struct cgtrace_steps *st)
 {
 	if (!st)
 		return;
-	for (size_t d = 0; st->figures && d < st->n_devices; d++)
-		free(st->figures[d]);
+	struct cg_steps_owned *own = (struct cg_steps_owned *)st;
+	for (size_t d = 0; st->figures && own->figs_cap && d < st->n_devices; d++)
+		cg_big_free(st->figures[d], own->figs_cap[d] * sizeof(**st->figures));
+	free(own->figs_cap);
 	free(st->figures);
 	free(st->devices);
-	free(st->rows);
+	cg_big_free(st->rows, own->rows_cap * sizeof(*st->rows));
 	free(st->trends);
 	free(st->growth);
 	cgtrace_doc_free(st->doc);
