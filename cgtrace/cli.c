@@ -40,15 +40,51 @@ struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags)
 	return doc;
 }
 
+/* n in decimal at p; returns the end. */
+static char *put_u64(char *p, uint64_t n)
+{
+	char tmp[20];
+	size_t k = 0;
+	do
+		tmp[k++] = (char)('0' + n % 10);
+	while (n /= 10);
+	while (k)
+		*p++ = tmp[--k];
+	return p;
+}
+
 const char *cli_bytes(char buf[32], uint64_t bytes, bool exact)
 {
 	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	if (exact || bytes < 1024) {
-		snprintf(buf, 32, "%" PRIu64 "%s", bytes, exact ? "" : " B");
+		char *p = put_u64(buf, bytes);
+		memcpy(p, exact ? "" : " B", exact ? 1 : 3);
+		return buf;
+	}
+	size_t u = 0;
+	/*
+	 * Tenths of the unit, rounded as printf's %.1f rounds the exact
+	 * quotient (ties to even), in integers: a table of a 100 000 updates
+	 * prints a million sizes. Past 2^53 a double no longer holds the count
+	 * exactly, and printf decides.
+	 */
+	if (bytes < (1ull << 53)) {
+		uint64_t d = 1024;
+		while (bytes >= d * 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+			d *= 1024;
+			u++;
+		}
+		uint64_t q = bytes * 10 / d, r = bytes * 10 % d;
+		if (2 * r > d || (2 * r == d && (q & 1)))
+			q++;
+		char *p = put_u64(buf, q / 10);
+		*p++ = '.';
+		*p++ = (char)('0' + q % 10);
+		*p++ = ' ';
+		memcpy(p, units[u], 4);
 		return buf;
 	}
 	double v = (double)bytes;
-	size_t u = 0;
 	for (v /= 1024; v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0]); u++)
 		v /= 1024;
 	snprintf(buf, 32, "%.1f %s", v, units[u]);

@@ -16,6 +16,7 @@
 
 #include <getopt.h>
 
+#include "cli.h"
 #include "cli-opts.h"
 #include "json-out.h"
 #include "test-main.h"
@@ -647,6 +648,42 @@ START_TEST(json_print)
 }
 END_TEST
 
+/* What cli_bytes printed before it kept to integers: printf's %.1f of the quotient. */
+static const char *bytes_by_printf(char buf[32], uint64_t bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	if (bytes < 1024) {
+		snprintf(buf, 32, "%llu B", (unsigned long long)bytes);
+		return buf;
+	}
+	double v = (double)bytes;
+	size_t u = 0;
+	for (v /= 1024; v >= 1024 && u + 1 < 6; u++)
+		v /= 1024;
+	snprintf(buf, 32, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+START_TEST(bytes_as_printf)
+{
+	char a[32], b[32];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 300000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		/* Every magnitude, and the ties and unit edges of each. */
+		uint64_t n = x >> (x % 60 + 4), d = 1ull << (10 * (x % 5 + 1));
+		uint64_t pick[] = {n, d / 20 * (x % 40), d - 1 - (x % 3), d * 1024 - (x % 64) * 8,
+				   (d / 20) * (2 * (x % 100) + 1)};
+		for (size_t k = 0; k < sizeof(pick) / sizeof(pick[0]); k++)
+			ck_assert_str_eq(cli_bytes(a, pick[k], false), bytes_by_printf(b, pick[k]));
+	}
+	ck_assert_str_eq(cli_bytes(a, 1280, false), "1.2 KiB");
+	ck_assert_str_eq(cli_bytes(a, 1048575, false), "1024.0 KiB");
+	ck_assert_str_eq(cli_bytes(a, 4456448, true), "4456448");
+	ck_assert_str_eq(cli_bytes(a, UINT64_MAX, false), bytes_by_printf(b, UINT64_MAX));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("cli-opts");
@@ -655,6 +692,8 @@ static Suite *suite(void)
 	tc = test_tcase(s, "json:write", 10);
 	test_add(tc, json_nested_commas, json_scripts, json_string_escaping, json_numbers,
 		 json_limits, json_picture_pieces, json_print);
+	tc = test_tcase(s, "numbers:text", 60);
+	test_add(tc, bytes_as_printf);
 	return s;
 }
 
