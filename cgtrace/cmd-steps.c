@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace steps: memory per training update, its trend, and what outlives its update. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "step-growth.h"
+#include "step-text.h"
 
 struct steps_args {
 	const char *device;
@@ -64,12 +64,6 @@ const struct cli_cmd cli_steps = {
 	.run = run,
 };
 
-static const char *const from_text[] = {
-	[CGTRACE_UPDATES_NONE] = "none",
-	[CGTRACE_UPDATES_MARKED] = "marked",
-	[CGTRACE_UPDATES_INFERRED] = "inferred",
-};
-
 /* The devices shown: every one, or --device's (-1: the trace has no such device). */
 static long device_index(const struct cgtrace_steps *st, const char *device)
 {
@@ -85,15 +79,6 @@ static bool shown(long only, size_t d)
 }
 
 /* ---- text ---- */
-
-/* "+512.0 KiB", "-1.2 MiB", "+12 B": a signed size. */
-static const char *signed_bytes(char buf[32], double v, bool exact)
-{
-	char b[32];
-	uint64_t m = (uint64_t)llround(fabs(v));
-	snprintf(buf, 32, "%s%s", v < 0 ? "-" : "+", cli_bytes(b, m, exact));
-	return buf;
-}
 
 /* Which categories any shown row of device d had at its peak: their columns, no others. */
 static unsigned category_columns(const struct cgtrace_steps *st, size_t d)
@@ -135,23 +120,8 @@ static void print_row(const struct cgtrace_steps *st, size_t d, size_t r, unsign
 
 static void print_trend(const struct cgtrace_steps *st, size_t d, const struct steps_args *a)
 {
-	const struct cgtrace_step_trend *t = &st->trends[d];
-	char b[32], w[64];
-	snprintf(w, sizeof(w), "after %llu warm-up update%s", (unsigned long long)st->warmup,
-		 st->warmup == 1 ? "" : "s");
-	if (t->fitted < 2)
-		printf("trend on %s %s: too few updates to fit (%llu ended after warm-up, 2 "
-		       "needed)\n",
-		       st->devices[d], w, (unsigned long long)t->fitted);
-	else if (t->steady)
-		printf("trend on %s %s: steady (%s per update over %llu updates)\n", st->devices[d],
-		       w, signed_bytes(b, t->bytes_per_update, a->exact),
-		       (unsigned long long)t->fitted);
-	else
-		printf("trend on %s %s: %s per update over %llu updates (live bytes at update "
-		       "ends, least squares)\n",
-		       st->devices[d], w, signed_bytes(b, t->bytes_per_update, a->exact),
-		       (unsigned long long)t->fitted);
+	char line[512];
+	printf("%s\n", cli_step_trend(line, sizeof(line), st, d, a->exact));
 }
 
 static void print_device(const struct cgtrace_steps *st, size_t d, const struct steps_args *a)
@@ -205,9 +175,7 @@ static void print_human(const char *path, const struct cgtrace_steps *st, long o
 	char b[32];
 	printf("%s: %s update%s, %s\n", cli_path_name(path), cli_count(b, st->updates),
 	       st->updates == 1 ? "" : "s",
-	       st->from == CGTRACE_UPDATES_MARKED
-		   ? "marked in the trace"
-		   : "inferred: each from one forward step to the next (the trace marks none)");
+	       cli_updates_from_words(st->from));
 	for (size_t d = 0; d < st->n_devices; d++)
 		if (shown(only, d))
 			print_device(st, d, a);
@@ -314,7 +282,7 @@ static int print_json(const struct cgtrace_steps *st, long only, const struct st
 	struct cli_jw w;
 	cli_jw_init(&w, &b);
 	cli_jw_begin_object(&w);
-	cli_jw_key_str(&w, "updates_from", from_text[st->from]);
+	cli_jw_key_str(&w, "updates_from", cli_updates_from_name(st->from));
 	cli_jw_key_u64(&w, "warmup", st->warmup);
 	cli_jw_key(&w, "devices");
 	cli_jw_begin_array(&w);
@@ -421,9 +389,8 @@ static int show(const char *path, const struct cgtrace_steps *st, const struct s
 		return CLI_FAIL;
 	}
 	if (st->from == CGTRACE_UPDATES_NONE && !a->json && !a->csv) {
-		printf("%s: no training updates: the trace marks none (cgprobe_update) and has no "
-		       "forward steps (docs/steps.md)\n",
-		       cli_path_name(path));
+		printf("%s: no training updates: %s (docs/steps.md)\n", cli_path_name(path),
+		       cli_updates_from_words(CGTRACE_UPDATES_NONE));
 		return CLI_OK;
 	}
 	struct cli_sites s = {0};
