@@ -16,7 +16,8 @@
 	X(oom, "#6a3d9a")      /* out-of-memory failures */                                        \
 	X(used, "#333333")     /* the device's used bytes at its checkpoints */                    \
 	X(capacity, "#555555") /* the device's capacity */                                         \
-	X(rest, "#d0d0d0")     /* the allocations not kept one by one */
+	X(rest, "#d0d0d0")     /* the allocations not kept one by one */                           \
+	X(update, "#5b6770")   /* where each training update starts */
 
 struct cli_palette {
 	const char *category[CGTRACE_CAT_COUNT];

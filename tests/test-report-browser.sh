@@ -1,17 +1,22 @@
 #!/bin/sh
 # The HTML report in a real browser: headless Chromium loads `cgtrace
-# report`'s page of the demo trainer's trace and of a hand-written trace of
+# report`'s page of the demo trainer's trace, of a hand-written trace of
 # two devices (checkpoints, an out-of-memory failure, strings that would end
-# a script element) from file:// URLs. Asserted: no console message at all
+# a script element) and of six marked training updates with known figures
+# (tests/lib/updates_trace.py) from file:// URLs. Asserted: no console message at all
 # (the page logs nothing, so any line is an error), the page's self-test
 # (tests/lib/report-selftest.js, which the test puts on the page: no report
 # ships it) says it rendered without errors, the summary
 # shows `cgtrace memory --json`'s peak, and the stacked timeline's highest
 # drawn point is that peak, by category and by allocation; hovering, the
 # wheel, a drag, the reset and a click do their work (the page's synthetic
-# events, #selftest=interact); the page names no URL. Screenshots at 1280x720 go to BUILDDIR/report.png and report-2dev.png.
+# events, #selftest=interact); the page names no URL; the tables of training
+# updates hold cgtrace steps's updates, each device's highest peak among
+# them, and the timeline marks where they start. Screenshots at 1280x720 go
+# to BUILDDIR/report.png, report-2dev.png and report-updates.png.
 # Before the browser, the command line: usage errors, unreadable traces, and
-# the data block read back as JSON. Exits 77 without chromium (or
+# the data block read back as JSON, its updates those of cgtrace steps (at
+# most 2,000 of a trace of 3,000, the ones the page promises). Exits 77 without chromium (or
 # chromium-browser) when those passed.
 #   test-report-browser.sh CGTRACE PROBE DEMO BUILDDIR
 set -u
@@ -49,11 +54,13 @@ done
 : >"$tmp/err"
 "$cgtrace" report -o - "$golden/train.jsonl" >"$tmp/train.html" 2>"$tmp/err" && ok || ko "report -o - failed"
 head -n 1 "$tmp/train.html" | grep -q '^<!DOCTYPE html>' && ok || ko "report -o -: no page on stdout"
-# check_json PAGE [stacks] [steps]: the data block is JSON as docs/report.md says.
+# check_json PAGE [stacks] [steps] [updates=STEPS_JSON] [trend=STEPS_TEXT]: the data
+# block is JSON as docs/report.md says; its training updates are cgtrace steps's.
 cat >"$tmp/check.py" <<'PY'
 import json, sys
 page = open(sys.argv[1], encoding="utf-8").read()
-want = set(sys.argv[2:])
+want = {a for a in sys.argv[2:] if "=" not in a}
+opts = dict(a.split("=", 1) for a in sys.argv[2:] if "=" in a)
 mark = '<script type="application/json" id="cg-data">'
 start = page.index(mark) + len(mark)
 def no_repeats(pairs):
@@ -86,6 +93,49 @@ if "steps" in want:
     assert {s["step"] for s in d["steps"]} >= {"forward", "backward", "optimizer"}, d["steps"]
     assert len(d["step_bands"]["t0"]) == len(d["step_bands"]["k"]) > 0, "bands"
     assert d["step_spans"], "step spans"
+u = d["updates"]
+rows, shown = u["rows"], u["shown"]
+assert shown == len(rows["update"]) <= u["limit"] and shown <= u["total"], "updates shown"
+assert all(len(rows[k]) == shown for k in ("start", "end", "flags")), "update columns"
+assert rows["start"] == sorted(rows["start"]), "updates in time order"
+for dev in u["devices"]:
+    assert all(len(dev[k]) == shown for k in ("peak", "peak_ns", "start", "end", "allocs"))
+    assert len(dev["cat"]) == len(d["categories"]) and all(len(c) == shown for c in dev["cat"])
+    for i in range(shown):
+        assert sum(c[i] for c in dev["cat"]) == dev["peak"][i], "an update's categories sum to its peak"
+m = u["marks"]
+assert len(m["update"]) == len(m["t0"]) == len(m["t1"]) <= max(u["total"], 0), "marks"
+assert len(m["t0"]) == u["total"] if m["every"] else len(m["t0"]) <= n, "marks: every update, or one a bucket"
+if "updates" in opts:
+    s = json.load(open(opts["updates"]))
+    assert u["from"] == s["updates_from"] and u["total"] == len(s["updates"]), (u["from"], u["total"])
+    assert [x["name"] for x in u["devices"]] == s["devices"], "the devices of cgtrace steps"
+    by = {r["update"]: r for r in s["updates"]}
+    names = {"peak": "peak_bytes", "peak_ns": "peak_ns", "start": "start_bytes",
+             "end": "end_bytes", "allocs": "allocs"}
+    for i, num in enumerate(rows["update"]):
+        r = by[num]
+        assert (rows["start"][i], rows["end"][i]) == (r["start_ns"], r["end_ns"]), num
+        assert rows["flags"][i] == r["warmup"] + 2 * r["open"], num
+        for dev, fig in zip(u["devices"], r["devices"]):
+            assert all(dev[k][i] == fig[v] for k, v in names.items()), (num, dev["name"])
+            assert [c[i] for c in dev["cat"]] == list(fig["peak_by_category"].values()), num
+    for dev, t in zip(u["devices"], s["trend"]):
+        assert (dev["trend"]["fitted"], dev["trend"]["steady"]) == (t["fitted"], t["steady"]), t
+    if u["total"] > u["limit"]:
+        # The selection: the limit, the first, the last, each device's peak update.
+        assert shown == u["limit"], shown
+        keep = {s["updates"][0]["update"], s["updates"][-1]["update"]}
+        for k, name in enumerate(s["devices"]):
+            top = max(s["updates"], key=lambda r: (r["devices"][k]["peak_bytes"], -r["start_ns"]))
+            keep.add(top["update"])
+        assert keep <= set(rows["update"]), keep - set(rows["update"])
+    else:
+        assert shown == u["total"], "every update shown"
+if "trend" in opts:
+    lines = open(opts["trend"]).read().splitlines()
+    for dev in u["devices"]:
+        assert dev["trend"]["text"] in lines, "the trend in cgtrace steps's words: " + dev["trend"]["text"]
 PY
 check_json() {
 	if command -v python3 >/dev/null 2>&1; then
@@ -94,7 +144,29 @@ check_json() {
 		skip "the data block as JSON (no python3)"
 	fi
 }
-check_json "$tmp/train.html" steps
+# steps_of NAME TRACE: cgtrace steps of TRACE, as JSON and as text, for check_json.
+steps_of() {
+	"$cgtrace" steps --json "$2" >"$tmp/$1.steps.json" 2>"$tmp/err" &&
+		"$cgtrace" steps "$2" >"$tmp/$1.steps.txt" 2>"$tmp/err" || ko "$1: cgtrace steps failed"
+}
+steps_of train "$golden/train.jsonl"
+check_json "$tmp/train.html" steps updates="$tmp/train.steps.json" trend="$tmp/train.steps.txt"
+
+# More updates than the page lists: 2,000 of them, the first, the last and
+# each device's peak update among them; the page stays small. And a trace
+# of six marked updates whose figures are known, for the browser below.
+updates_trace=$(dirname "$0")/lib/updates_trace.py
+if command -v python3 >/dev/null 2>&1; then
+	python3 "$updates_trace" "$tmp/many.jsonl" 3000 && python3 "$updates_trace" "$tmp/updates.jsonl" 6 ||
+		ko "writing the traces of updates"
+	"$cgtrace" report -o "$tmp/many.html" "$tmp/many.jsonl" 2>"$tmp/err" || ko "many: cgtrace report failed"
+	steps_of many "$tmp/many.jsonl"
+	check_json "$tmp/many.html" updates="$tmp/many.steps.json"
+	size=$(wc -c <"$tmp/many.html")
+	[ "$size" -lt 2000000 ] && ok || ko "many: a page of $size bytes for 3,000 updates"
+else
+	skip "the traces of updates (no python3)"
+fi
 
 browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) || {
 	[ "$fail" -eq 0 ] || finish
@@ -186,9 +258,10 @@ check() {
 		ok
 	fi
 	grep -q '<script type="application/json" id="cg-data">' "$page" && ok || ko "$name: no data block"
+	steps_of "$name" "$trace"
 	case $name in
-	demo) check_json "$page" stacks steps ;;
-	*) check_json "$page" steps ;;
+	demo) check_json "$page" stacks steps updates="$tmp/$name.steps.json" trend="$tmp/$name.steps.txt" ;;
+	*) check_json "$page" steps updates="$tmp/$name.steps.json" trend="$tmp/$name.steps.txt" ;;
 	esac
 	# The data block ends once, where the page ends it: no string closed it early.
 	n=$(grep -o '</script>' "$page" | wc -l)
@@ -218,8 +291,27 @@ check() {
 		v=$(json_number "$k" "$tmp/selftest")
 		[ "$v" = "$peak" ] && ok || ko "$name: $k is '$v', cgtrace memory says $peak"
 	done
+	# The tables of training updates as drawn: every update of cgtrace steps
+	# (up to the page's limit), each device's highest peak among them.
+	if command -v python3 >/dev/null 2>&1; then
+		python3 - "$tmp/selftest" "$tmp/$name.steps.json" >"$tmp/err" 2>&1 <<'PY' && ok || ko "$name: the updates' tables"
+import json, sys
+got = json.load(open(sys.argv[1]))["updates"]
+s = json.load(open(sys.argv[2]))
+assert [t["device"] for t in got] == (s["devices"] if s["updates"] else []), got
+for k, t in enumerate(got):
+    assert t["rows"] == t["data_rows"] == min(len(s["updates"]), 2000), t
+    assert t["peak"] == max(r["devices"][k]["peak_bytes"] for r in s["updates"]), t
+PY
+	fi
 	# Each tag and string came through as text, the script-ending ones included.
 	case $name in
+	updates)
+		# Six updates: cuda:0's highest peak is update 5's, 108 MiB; a mark and a number for each.
+		grep -q '"updates":\[{"device":"cpu","rows":6,"data_rows":6,"peak":24576},{"device":"cuda:0","rows":6,"data_rows":6,"peak":113246208}\]' "$tmp/selftest" &&
+			ok || ko "$name: the tables of the six updates"
+		grep -q '"update_lines":6,"update_labels":6' "$tmp/selftest" && ok || ko "$name: the updates' marks on the timeline"
+		;;
 	two)
 		grep -q 'note = &lt;/script&gt;&lt;!-- a tag --&gt;' "$tmp/dom.html" && ok ||
 			ko "$name: the tag holding </script> is not shown as text"
@@ -244,4 +336,5 @@ check() {
 
 [ -n "$demo_asan" ] || check demo "$tmp/demo.cgt" report.png
 check two "$tmp/two.jsonl" report-2dev.png
+[ ! -f "$tmp/updates.jsonl" ] || check updates "$tmp/updates.jsonl" report-updates.png
 finish

@@ -490,6 +490,8 @@ int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *pat
 			r = json_sites(&c);
 		if (r == 0)
 			r = report_json_spans(&c);
+		if (r == 0)
+			r = report_json_updates(&c);
 		/* Last: every site name the members above referred to. */
 		cli_jw_key(&w, "sites");
 		cli_jw_begin_array(&w);

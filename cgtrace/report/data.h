@@ -14,6 +14,7 @@ enum {
 	REPORT_SPANS = 200,      /* spans by bytes allocated */
 	REPORT_STEP_SPANS = 500, /* step spans by highest live bytes */
 	REPORT_OOMS = 1000,      /* out-of-memory checkpoints per device */
+	REPORT_UPDATES = 2000,   /* training updates (step-select.h's selection beyond) */
 };
 
 /* Site names, each written once in the data block and referred to by index. */
@@ -48,6 +49,8 @@ static inline uint64_t report_sat_add(uint64_t a, uint64_t b)
 
 /* Members of the data object: spans, steps, step spans and bands. */
 int report_json_spans(struct report_ctx *c);
+/* The member "updates": training updates, their figures per device, their marks (updates.c). */
+int report_json_updates(struct report_ctx *c);
 
 /*
  * The whole data object of view v for the trace at path (name: what the

@@ -1,6 +1,6 @@
 /*
  * cgprobe report: draws the data block that cgtrace report embeds
- * (docs/report.md), with page.js, tables.js and timeline.js. No library.
+ * (docs/report.md), with page.js, tables.js, timeline.js and updates.js. No library.
  */
 
 var STEP_NAMES = ['none', 'forward', 'backward', 'optimizer'];
@@ -21,6 +21,7 @@ function main() {
 	renderHeader();
 	renderSummary();
 	renderTimeline();
+	renderUpdates();
 	renderPeak();
 	renderSites();
 	renderSpans();

@@ -241,6 +241,9 @@ function draw(p) {
 	});
 	p.drawnMax = drawnMax;
 
+	/* The training updates' starts, over the stack (updates.js). */
+	drawUpdateMarks(p, ctx);
+
 	/* Device checkpoints: the driver's used bytes, a line over the stack. */
 	if (ckIdx.length) {
 		ctx.strokeStyle = P.used;
@@ -456,8 +459,10 @@ function hover(p, ev) {
 		return;
 	}
 	var d = p.d, b = d.buckets, i = col.i, span = view.t1 - view.t0;
+	var up = updateAt(timeAt(p, q.x));
 	tip.textContent = '';
-	tip.appendChild(el('div', {cls: 't', text: d.name + ' at ' + fmtSec(timeAt(p, q.x), span)}));
+	tip.appendChild(el('div', {cls: 't', text: d.name + ' at ' + fmtSec(timeAt(p, q.x), span) +
+		(up ? ', in update ' + up.u + ' (' + fmtSec(up.t0, span) + ' to ' + fmtSec(up.t1, span) + ')' : '')}));
 	tip.appendChild(el('div', {text: fmtBytes(b.max[i]) + ' live at ' + fmtSec(b.max_ns[i], span) +
 		(col.n > 1 ? ' (highest of ' + col.n + ' buckets here)' : ' (the bucket\'s highest)')}));
 	/* The segment under the pointer. */
@@ -559,6 +564,8 @@ function renderLegend() {
 		if (D.step_bands && D.step_bands.k.indexOf(k) >= 0)
 			lg.appendChild(el('span', null, [swatch(bandFill(k)), STEP_NAMES[k] + ' step']));
 	});
+	if (D.updates && D.updates.marks.t0.length)
+		lg.appendChild(el('span', null, [swatch(P.update, true), 'update starts (' + D.updates.from + ')']));
 	lg.appendChild(el('span', null, [swatch(P.peak), 'peak']));
 	var hasCk = D.devices.some(function (d) {
 		return d.checkpoints && d.checkpoints.t.length;

@@ -16,6 +16,9 @@
 		timeline_max: null,
 		timeline_max_alloc: null,
 		drawn_mismatch: null,
+		updates: null,
+		update_lines: null,
+		update_labels: null,
 		render_ms: null,
 		script_ms: null,
 		errors: []
@@ -85,6 +88,29 @@
 	}
 
 	/*
+	 * The training updates' tables, each shown whole: its device, its rows
+	 * and the highest peak they show; the update starts the first panel drew.
+	 */
+	function updateTables(r) {
+		var list = [], tables = document.querySelectorAll('#cg-updates [data-device]');
+		for (var i = 0; i < tables.length; i++) {
+			var t = tables[i], more = t.querySelector('.more button');
+			if (more)
+				more.click();
+			var peak = 0, cells = t.querySelectorAll('.upeak');
+			for (var k = 0; k < cells.length; k++)
+				peak = Math.max(peak, Number(cells[k].getAttribute('data-bytes')));
+			list.push({device: t.getAttribute('data-device'), rows: t.querySelectorAll('tbody tr').length,
+				data_rows: Number(t.getAttribute('data-rows')), peak: peak});
+		}
+		result.updates = list;
+		if (r.panels[0]) {
+			result.update_lines = r.panels[0].updateLines;
+			result.update_labels = r.panels[0].updateLabels;
+		}
+	}
+
+	/*
 	 * #selftest=interact: the pointer's work done by synthetic events, so a
 	 * headless browser can check it: the hover's tooltip, the wheel's and a
 	 * drag's zoom, the reset, a click's live list, the other stacking.
@@ -143,6 +169,7 @@
 			result.timeline_max = Math.max(result.timeline_max, p.drawnMax);
 		});
 		allocStacking(r);
+		updateTables(r);
 		if (/(^#|&)selftest=interact(&|$)/.test(location.hash))
 			result.interact = interactTest(r);
 		result.script_ms = Math.round(performance.now() - started);
