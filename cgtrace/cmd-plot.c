@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plot.h"
+#include "step-text.h"
 
 struct plot_args {
 	const char *out, *device;
@@ -18,9 +19,10 @@ const struct cli_cmd cli_plot = {
     .args = "-o FILE.svg [--device D] [--width W] [--height H] [--buckets N] TRACE",
     .help = "Draws the live bytes of each device over time, stacked by category, as an\n"
             "SVG image: the peak marked and labelled, training steps (forward, backward,\n"
-            "optimizer spans) as background bands, the device's used bytes from its\n"
-            "checkpoints, its capacity when known and out-of-memory failures. One panel\n"
-            "per device with memory records, stacked, on one time axis (docs/plot.md).\n\n",
+            "optimizer spans) as background bands, where each training update starts,\n"
+            "the device's used bytes from its checkpoints, its capacity when known and\n"
+            "out-of-memory failures. One panel per device with memory records, stacked,\n"
+            "on one time axis (docs/plot.md).\n\n",
     .label_width = 14,
     .opts = (const struct cli_opt[]){
         {.name = "output", .short_name = 'o', .kind = CLI_OPT_STR, .label = "-o FILE",
@@ -61,7 +63,7 @@ enum {
 	RIGHT = 28,
 };
 
-enum legend_kind { LEG_SWATCH, LEG_BAND, LEG_DOT, LEG_DASH, LEG_LINE, LEG_OOM };
+enum legend_kind { LEG_SWATCH, LEG_BAND, LEG_DOT, LEG_DASH, LEG_LINE, LEG_OOM, LEG_UPDATE };
 
 struct legend_item {
 	enum legend_kind kind;
@@ -69,7 +71,7 @@ struct legend_item {
 	char label[64];
 };
 
-#define MAX_LEGEND (CGTRACE_CAT_COUNT + PLOT_N_STEPS + 4)
+#define MAX_LEGEND (CGTRACE_CAT_COUNT + PLOT_N_STEPS + 5)
 
 struct legend {
 	struct legend_item items[MAX_LEGEND];
@@ -105,6 +107,12 @@ static void legend_build(const struct plot *p, struct legend *l)
 			         cgtrace_step_name(plot_steps[k]));
 			legend_add(l, LEG_BAND, cli_palette.step[plot_steps[k]], name);
 		}
+	if (p->n_marks) {
+		char name[64];
+		snprintf(name, sizeof(name), "update starts (%s)",
+		         cli_updates_from_name(p->v->steps->from));
+		legend_add(l, LEG_UPDATE, cli_palette.update, name);
+	}
 	legend_add(l, LEG_DOT, cli_palette.peak, "peak");
 	bool cap = false, used = false;
 	uint64_t oom = 0;
@@ -160,6 +168,7 @@ static void legend_mark(struct svg *s, const struct legend_item *it, double x, d
 	case LEG_DASH:
 	case LEG_LINE:
 	case LEG_OOM:
+	case LEG_UPDATE:
 		svg_open(s, "path");
 		svg_attr(s, "stroke", it->colour);
 		if (it->kind == LEG_DASH)
@@ -168,7 +177,7 @@ static void legend_mark(struct svg *s, const struct legend_item *it, double x, d
 			svg_attr(s, "stroke-dasharray", "3 2");
 		svg_attr(s, "stroke-width", it->kind == LEG_LINE ? "1.2" : "1");
 		svg_d_begin(s, "d");
-		if (it->kind == LEG_OOM) {
+		if (it->kind == LEG_OOM || it->kind == LEG_UPDATE) {
 			svg_d_move(s, x + 7, y - 7);
 			svg_d_v(s, y + 7);
 		} else {
@@ -414,12 +423,18 @@ static int draw(struct plot *p, const struct legend *l, const char *path)
 	svg_attr_u64(s, "data-buckets", p->v->n_buckets);
 	svg_attr_u64(s, "data-start-ns", p->t0);
 	svg_attr_u64(s, "data-end-ns", p->t1);
+	svg_attr_u64(s, "data-updates", p->n_updates);
 	svg_open(s, "rect");
 	svg_attr(s, "width", "100%");
 	svg_attr(s, "height", "100%");
 	svg_attr(s, "fill", "#ffffff");
 	svg_close(s, "rect");
-	plot_bands_defs(p);
+	if (plot_bands_any(p) || p->n_marks) {
+		svg_open(s, "defs");
+		plot_bands_defs(p);
+		plot_updates_defs(p);
+		svg_close(s, "defs");
+	}
 	titles(p, path);
 	legend_draw(p, l);
 	int ret = 0;
@@ -451,8 +466,8 @@ static int run(int argc, char **argv)
 	status = pick_devices(&p, path, a.device);
 	if (status == CLI_OK) {
 		layout_x(&p, (double)a.width);
-		/* The bands are merged at the time axis's resolution; the legend names them. */
-		if (plot_bands_collect(&p) < 0) {
+		/* Bands and updates at the time axis's resolution; the legend names them. */
+		if (plot_bands_collect(&p) < 0 || plot_updates_collect(&p) < 0) {
 			fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(ENOMEM));
 			status = CLI_FAIL;
 		} else {
@@ -469,6 +484,7 @@ static int run(int argc, char **argv)
 		status = cli_out_close(&o, ret == 0);
 	}
 	plot_bands_free(&p);
+	plot_updates_free(&p);
 	free(p.panels);
 	cgtrace_view_free(v);
 	return status;

@@ -77,15 +77,17 @@ void plot_bands_free(struct plot *p)
 	}
 }
 
+bool plot_bands_any(const struct plot *p)
+{
+	for (int k = 0; k < PLOT_N_STEPS; k++)
+		if (p->n_bands[k])
+			return true;
+	return false;
+}
+
 void plot_bands_defs(struct plot *p)
 {
 	struct svg *s = &p->svg;
-	bool any = false;
-	for (int k = 0; k < PLOT_N_STEPS; k++)
-		any |= p->n_bands[k] > 0;
-	if (!any)
-		return;
-	svg_open(s, "defs");
 	for (int k = 0; k < PLOT_N_STEPS; k++) {
 		if (!p->n_bands[k])
 			continue;
@@ -106,5 +108,4 @@ void plot_bands_defs(struct plot *p)
 		svg_d_end(s);
 		svg_close(s, "path");
 	}
-	svg_close(s, "defs");
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One device's panel: step bands, grid, the stacked live bytes by category,
- * device used bytes, capacity, out-of-memory failures and the peak.
+ * the training updates' starts, device used bytes, capacity, out-of-memory
+ * failures and the peak.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -443,10 +444,13 @@ int plot_panel_draw(struct plot *p, const struct plot_panel *pn)
 	svg_attr_u64(s, "data-y-top-bytes", pn->bytes.top);
 	svg_attr_num(s, "data-plot-top", pn->top);
 	svg_attr_num(s, "data-plot-bottom", pn->bottom);
+	svg_attr_num(s, "data-plot-left", p->left);
+	svg_attr_num(s, "data-plot-right", p->right);
 	header(p, pn);
 	bands(p, pn);
 	grid(p, pn);
 	int ret = areas(p, pn);
+	plot_updates_draw(p, pn);
 	used_line(p, pn);
 	capacity(p, pn);
 	ooms(p, pn);

@@ -17,6 +17,13 @@ struct plot_band {
 	double x0, x1;
 };
 
+/* Where a training update starts, in px along the time axis, and whether it is labelled. */
+struct plot_update_mark {
+	double x;
+	uint64_t update;
+	bool label;
+};
+
 /* One device's panel; its plot area is [p->left, p->right] x [top, bottom]. */
 struct plot_panel {
 	const struct cgtrace_view_device *d;
@@ -42,6 +49,10 @@ struct plot {
 	/* Bands per step kind, in time order, whole pixel columns; no two of a kind overlap. */
 	struct plot_band *bands[PLOT_N_STEPS];
 	size_t n_bands[PLOT_N_STEPS];
+	/* The training updates (view->steps) and the starts drawn, thinned out (plot-updates.c). */
+	size_t n_updates;
+	struct plot_update_mark *marks;
+	size_t n_marks;
 };
 
 static inline double plot_x(const struct plot *p, uint64_t t)
@@ -62,8 +73,17 @@ static inline double plot_y(const struct plot_panel *pn, uint64_t bytes)
 /* The view's step bands at the picture's resolution; -ENOMEM. */
 int plot_bands_collect(struct plot *p);
 void plot_bands_free(struct plot *p);
-/* <defs>: each step kind's bands as one path of unit height, which panels scale. */
+bool plot_bands_any(const struct plot *p);
+/* In <defs>: each step kind's bands as one path of unit height, which panels scale. */
 void plot_bands_defs(struct plot *p);
+
+/* The training updates' starts at the picture's resolution, thinned out; -ENOMEM. */
+int plot_updates_collect(struct plot *p);
+void plot_updates_free(struct plot *p);
+/* In <defs>: the starts drawn as one path of unit height, which panels scale. */
+void plot_updates_defs(struct plot *p);
+/* In a panel: the starts' lines and the update numbers. */
+void plot_updates_draw(struct plot *p, const struct plot_panel *pn);
 
 /* Everything inside one panel; -ENOMEM. */
 int plot_panel_draw(struct plot *p, const struct plot_panel *pn);

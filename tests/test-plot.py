@@ -4,10 +4,15 @@
 
   test-plot.py check SVG MEMORY_JSON [--max-bytes N] [--devices N]
                      [--legend NAME,...] [--bands STEP,...]
+                     [--updates STEPS_JSON] [--update-marks all|thinned]
       The SVG is well-formed XML; each panel's peak (value, time, label)
       is cgtrace memory --json's; the stacked area's highest point is the
       peak's dot, on a plateau that holds it; tick labels do not overlap;
-      no font is under 11 px; the file is at most N bytes.
+      no font is under 11 px; the file is at most N bytes. With --updates
+      (cgtrace steps --json): the training updates' starts are drawn where
+      those updates start, their numbers beside them, not overlapping;
+      all: a line and a number for every update; thinned: lines only at
+      the numbers, fewer than the updates.
   test-plot.py gen OUT STEPS
       A JSONL trace of STEPS training steps on cpu, cuda:0 and cuda:1.
 Prints what failed and exits 1.
@@ -128,6 +133,57 @@ def check_panel(c, panel, mem):
     return check_ticks(c, panel, device)
 
 
+def check_updates(c, root, steps, marks):
+    """The updates' starts: lines where updates start, numbers beside them."""
+    ups = steps["updates"]
+    c.expect(int(root.get("data-updates")) == len(ups),
+             "data-updates %s, cgtrace steps has %d" % (root.get("data-updates"), len(ups)))
+    path = root.find("./%sdefs/%spath[@id='updates']" % (NS, NS))
+    panels = root.findall(NS + "g[@class='panel']")
+    if not ups:
+        c.expect(path is None and root.find(".//%suse[@class='updates']" % NS) is None,
+                 "update starts drawn for a trace without updates")
+        return
+    c.expect(path is not None, "no path of update starts in <defs>")
+    if path is None:
+        return
+    xs = [x for x, y in path_points(path.get("d"))[0] if y == 0]
+    c.expect(len(xs) == int(path.get("data-lines")), "data-lines %s, %d lines" %
+             (path.get("data-lines"), len(xs)))
+    t0, t1 = int(root.get("data-start-ns")), int(root.get("data-end-ns"))
+    left, right = float(panels[0].get("data-plot-left")), float(panels[0].get("data-plot-right"))
+
+    def x_of(t):
+        t = min(max(t, t0), t1)
+        return left + (t - t0) / (t1 - t0) * (right - left)
+
+    starts = [x_of(u["start_ns"]) for u in ups]
+    c.expect(xs == sorted(xs), "update starts out of order")
+    c.expect(all(any(abs(x - s) <= 0.051 for s in starts) for x in xs),
+             "a line where no update starts: %s" % [x for x in xs if all(abs(x - s) > 0.051 for s in starts)][:3])
+    for p in panels:
+        uses = p.findall(NS + "use[@class='updates']")
+        c.expect(len(uses) == 1, "%s: %d uses of the update starts" % (p.get("data-device"), len(uses)))
+        labels = [(float(t.get("x")), t.text) for t in p.findall("./%sg[@class='update-labels']/%stext" % (NS, NS))]
+        c.expect(len(labels) == int(path.get("data-labels")), "%s: %d labels, data-labels %s" %
+                 (p.get("data-device"), len(labels), path.get("data-labels")))
+        for x, text in labels:
+            u = [k for k, s in enumerate(starts) if str(ups[k]["update"]) == text]
+            c.expect(u and abs(starts[u[0]] + 2 - x) <= 0.051,
+                     "label %s at x %.1f, not beside its update's start" % (text, x))
+        for (xa, ta), (xb, tb) in zip(labels, labels[1:]):
+            c.expect(xb - xa >= len(ta) * 11 * 0.6 + 6 - 0.1, "labels %s and %s overlap" % (ta, tb))
+        if marks == "all":
+            c.expect([t for _, t in labels] == [str(u["update"]) for u in ups], "%s: a number for every update: %s" %
+                     (p.get("data-device"), [t for _, t in labels]))
+        elif marks == "thinned":
+            c.expect(len(xs) == len(labels) < len(ups), "thinned: %d lines, %d labels, %d updates" %
+                     (len(xs), len(labels), len(ups)))
+    if marks == "all":
+        c.expect(len(xs) == len(ups) and all(abs(x - s) <= 0.051 for x, s in zip(xs, starts)),
+                 "a line at every update's start: %d lines, %d updates" % (len(xs), len(ups)))
+
+
 def check(argv):
     svg, memory = argv[0], argv[1]
     opts = dict(zip(argv[2::2], argv[3::2]))
@@ -157,7 +213,7 @@ def check(argv):
     legend = [t.text for t in root.findall("./" + NS + "g[@class='legend']/" + NS + "text")]
     for name in filter(None, opts.get("--legend", "").split(",")):
         c.expect(name in legend, "no %r in the legend %s" % (name, legend))
-    bands = {u.get("data-step") for u in root.iter(NS + "use")}
+    bands = {u.get("data-step") for u in root.iter(NS + "use") if u.get("class") == "bands"}
     for step in filter(None, opts.get("--bands", "").split(",")):
         c.expect(step in bands, "no %s bands (%s)" % (step, sorted(bands)))
     # Merged bands: never more than one a pixel per step kind.
@@ -165,6 +221,9 @@ def check(argv):
     for p in root.iter(NS + "path"):
         if p.get("data-bands") is not None:
             c.expect(int(p.get("data-bands")) <= width, "%s bands" % p.get("data-bands"))
+    if "--updates" in opts:
+        with open(opts["--updates"]) as f:
+            check_updates(c, root, json.load(f), opts.get("--update-marks"))
     size = os.path.getsize(svg)
     if "--max-bytes" in opts:
         c.expect(size <= int(opts["--max-bytes"]),

@@ -1,10 +1,12 @@
 #!/bin/sh
 # cgtrace plot on the demo trainer's trace, on hand-written traces (two
 # devices with step spans, capacity, checkpoints and an out-of-memory
-# failure; strings that need escaping) and on a large generated one: each
-# SVG well-formed, its peaks those of cgtrace memory --json, the stack's
-# top at the peak's dot, the file small (test-plot.py check). Bad input,
-# an unwritable output and bad options fail with one line.
+# failure; strings that need escaping; six marked training updates) and on
+# a large generated one: each SVG well-formed, its peaks those of cgtrace
+# memory --json, the stack's top at the peak's dot, the training updates'
+# starts where cgtrace steps --json says they start, numbered, thinned out
+# when many, the file small (test-plot.py check). Bad input, an unwritable
+# output and bad options fail with one line.
 #   test-plot.sh CGTRACE PROBE DEMO
 set -u
 # shellcheck source=tests/lib/sh-check.sh
@@ -34,11 +36,13 @@ plot_check() {
 		ko "$name: cgtrace plot failed"
 		return
 	fi
-	# What cgtrace memory says of the trace, asked once a trace.
+	# What cgtrace memory and cgtrace steps say of the trace, asked once a trace.
 	json="$trace.memory.json"
 	[ -f "$json" ] || "$cgtrace" memory --json "$trace" >"$json" 2>"$tmp/err" ||
 		{ ko "$name: cgtrace memory failed"; rm -f "$json"; return; }
-	if python3 "$py" check "$tmp/$name.svg" "$json" "$@" >"$tmp/err" 2>&1; then
+	[ -f "$trace.steps.json" ] || "$cgtrace" steps --json "$trace" >"$trace.steps.json" 2>"$tmp/err" ||
+		{ ko "$name: cgtrace steps failed"; rm -f "$trace.steps.json"; return; }
+	if python3 "$py" check "$tmp/$name.svg" "$json" --updates "$trace.steps.json" "$@" >"$tmp/err" 2>&1; then
 		ok
 	else
 		ko "$name: the plot's checks"
@@ -54,7 +58,8 @@ elif [ -f "$probe" ]; then
 	env LD_PRELOAD="$probe" CGPROBE_OUTPUT="$tmp/demo.cgt" "$demo" --steps 4 --threads 2 \
 		>/dev/null 2>"$tmp/err" && ok || ko "the demo failed under the probe"
 	plot_check demo "$tmp/demo.cgt" -- --devices 1 --max-bytes 300000 \
-		--legend activation,optimizer,"forward step","backward step" --bands forward,backward
+		--legend activation,optimizer,"forward step","backward step","update starts (inferred)" \
+		--bands forward,backward
 else
 	skip "the demo under the probe: no probe built"
 fi
@@ -95,6 +100,15 @@ plot_check one-device "$tmp/two.jsonl" --device cuda:0 --buckets 50 -- --devices
 plot_check small "$tmp/two.jsonl" --width 320 --height 240 -- --devices 2
 plot_check tall "$tmp/two.jsonl" --width 1920 --height 1080 -- --devices 2
 
+# Six marked training updates on two devices (tests/lib/updates_trace.py): a
+# line at each one's start and its number; at 320 px, fewer numbers.
+python3 "$(dirname "$0")/lib/updates_trace.py" "$tmp/updates.jsonl" 6 || ko "writing the trace of updates"
+plot_check updates "$tmp/updates.jsonl" -- --devices 2 --update-marks all \
+	--legend "update starts (marked)" --bands forward,backward,optimizer
+grep -q '<path id="updates" data-lines="6" data-labels="6" d="M112.2 0V1M314.6 0V1' "$tmp/updates.svg" &&
+	ok || ko "updates: the six starts at 1 ms and 11 ms are not at x 112.2 and 314.6"
+plot_check updates-small "$tmp/updates.jsonl" --width 320 --height 240 -- --devices 2
+
 # Standard output, and a file replaced.
 "$cgtrace" plot -o - "$tmp/two.jsonl" >"$tmp/stdout.svg" 2>"$tmp/err" &&
 	cmp -s "$tmp/stdout.svg" "$tmp/two.svg" && ok || ko "-o - differs from the file"
@@ -106,7 +120,7 @@ echo old >"$tmp/old.svg"
 # a pixel: bands merged and the stack one point a pixel, whatever --buckets asks.
 python3 "$py" gen "$tmp/big.jsonl" 1000 || ko "generating the large trace"
 plot_check big "$tmp/big.jsonl" -- --devices 3 --max-bytes 300000 \
-	--bands forward,backward,optimizer --legend "out of memory (20)"
+	--bands forward,backward,optimizer --legend "out of memory (20)" --update-marks thinned
 plot_check big-buckets "$tmp/big.jsonl" --buckets 100000 -- --devices 3 --max-bytes 300000
 
 # fails NAME STATUS ARGS...: cgtrace plot ARGS exits STATUS with one line on stderr.
