@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "export-perfetto-out.h"
 
 /*
  * Kernel thread ids stay under PID_MAX_LIMIT (2^22): the thread of the
@@ -22,80 +23,6 @@
 #define PSEUDO_BASE (UINT64_C(1) << 22)
 #define SPANS_TID PSEUDO_BASE
 #define DEVICE_PID(d) (PSEUDO_BASE + 1 + (uint64_t)(d))
-
-/* The output: events go through a buffer written out every 64 KiB, one event a line. */
-struct out {
-	FILE *f;
-	struct cli_buf b;
-	struct cli_jw w; /* into b */
-};
-
-static void flush(struct out *o, bool force)
-{
-	if (o->b.err || (!force && o->b.len < (1u << 16)))
-		return;
-	fwrite(o->b.p, 1, o->b.len, o->f);
-	o->b.len = 0;
-}
-
-/* A time or duration: microseconds with exactly three decimals, every nanosecond kept. */
-static void key_us(struct cli_jw *w, const char *key, uint64_t ns)
-{
-	cli_jw_key(w, key);
-	cli_jw_thousandths(w, ns);
-}
-
-/* Opens an event: {"ph":..,"pid":..,"tid":..,"ts":..,"name":..; the caller closes it. */
-static void event(struct out *o, char ph, uint64_t pid, uint64_t tid, uint64_t ts, const char *name)
-{
-	struct cli_jw *w = &o->w;
-	flush(o, false);
-	cli_jw_newline(w);
-	cli_jw_begin_object(w);
-	cli_jw_key_str(w, "ph", (const char[]){ph, '\0'});
-	cli_jw_key_u64(w, "pid", pid);
-	cli_jw_key_u64(w, "tid", tid);
-	key_us(w, "ts", ts);
-	cli_jw_key_str(w, "name", name);
-}
-
-/* Opens an instant event of scope "g" (global) or "p" (its process); the caller closes it. */
-static void instant(struct out *o, uint64_t pid, uint64_t ts, const char *name, const char *scope)
-{
-	event(o, 'i', pid, pid, ts, name);
-	cli_jw_key_str(&o->w, "s", scope);
-}
-
-/* An event's args: args_begin opens them, args_end closes them and the event. */
-static void args_begin(struct cli_jw *w)
-{
-	cli_jw_key(w, "args");
-	cli_jw_begin_object(w);
-}
-
-static void args_end(struct cli_jw *w)
-{
-	cli_jw_end_object(w);
-	cli_jw_end_object(w);
-}
-
-/* A process_name or thread_name metadata event. */
-static void name_event(struct out *o, const char *what, uint64_t pid, uint64_t tid,
-                       const char *name)
-{
-	event(o, 'M', pid, tid, 0, what);
-	args_begin(&o->w);
-	cli_jw_key_str(&o->w, "name", name);
-	args_end(&o->w);
-}
-
-static void sort_event(struct out *o, uint64_t pid, uint64_t index)
-{
-	event(o, 'M', pid, pid, 0, "process_sort_index");
-	args_begin(&o->w);
-	cli_jw_key_u64(&o->w, "sort_index", index);
-	args_end(&o->w);
-}
 
 /* ---- spans ---- */
 
@@ -205,7 +132,7 @@ static void spans_cap(struct spans *s, size_t max)
 }
 
 /* A thread's name: the last its spans gave (a thread named again gives the new name later). */
-static void thread_names(struct out *o, const struct spans *s, uint64_t pid)
+static void thread_names(struct perfetto_out *o, const struct spans *s, uint64_t pid)
 {
 	char fallback[48];
 	for (size_t i = 0; i < s->n;) {
@@ -219,16 +146,16 @@ static void thread_names(struct out *o, const struct spans *s, uint64_t pid)
 		if (kept) {
 			uint64_t tid = s->v[i].tid;
 			snprintf(fallback, sizeof(fallback), "thread %" PRIu64, tid);
-			name_event(o, "thread_name", pid, tid,
-			           tid == s->spans_tid ? "spans"
-			           : name              ? name
-			                               : fallback);
+			perfetto_name_event(o, "thread_name", pid, tid,
+			                    tid == s->spans_tid ? "spans"
+			                    : name              ? name
+			                                        : fallback);
 		}
 		i = j;
 	}
 }
 
-static void span_events(struct out *o, const struct spans *s, uint64_t pid)
+static void span_events(struct perfetto_out *o, const struct spans *s, uint64_t pid)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct span *v = &s->v[i];
@@ -236,10 +163,10 @@ static void span_events(struct out *o, const struct spans *s, uint64_t pid)
 			continue;
 		const struct cgtrace_view_span *sp = v->s;
 		struct cli_jw *w = &o->w;
-		event(o, 'X', pid, v->tid, sp->start_ns, sp->name);
-		key_us(w, "dur", v->end - sp->start_ns);
+		perfetto_event(o, 'X', pid, v->tid, sp->start_ns, sp->name);
+		perfetto_key_us(w, "dur", v->end - sp->start_ns);
 		cli_jw_key_str(w, "cat", cgtrace_span_kind_name(sp->kind));
-		args_begin(w);
+		perfetto_args_begin(w);
 		cli_jw_key_str(w, "span_id", sp->id);
 		cli_jw_key_str(w, "kind", cgtrace_span_kind_name(sp->kind));
 		if (cgtrace_step_name(sp->step))
@@ -248,7 +175,7 @@ static void span_events(struct out *o, const struct spans *s, uint64_t pid)
 			cli_jw_key_str(w, "unclosed", "never closed: drawn to the trace's end");
 		if (v->clamped)
 			cli_jw_key_str(w, "clamped", "ends with the span it is in");
-		args_end(w);
+		perfetto_args_end(w);
 	}
 }
 
@@ -267,10 +194,10 @@ static char *device_name(const char *device, const char *what)
 /* A counter event's args, its values by category, and its end. */
 static void categories(struct cli_jw *w, const uint64_t *by_category)
 {
-	args_begin(w);
+	perfetto_args_begin(w);
 	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
 		cli_jw_key_u64(w, cgtrace_category_name((enum cgtrace_category)c), by_category[c]);
-	args_end(w);
+	perfetto_args_end(w);
 }
 
 /*
@@ -280,7 +207,8 @@ static void categories(struct cli_jw *w, const uint64_t *by_category)
  * instant with the one before goes 1 ns after it (a counter has one value
  * per instant).
  */
-static void live_counter(struct out *o, const struct cgtrace_view *v, size_t d, const char *name)
+static void live_counter(struct perfetto_out *o, const struct cgtrace_view *v, size_t d,
+                         const char *name)
 {
 	const struct cgtrace_view_device *dev = &v->devices[d];
 	uint64_t pid = DEVICE_PID(d), last = 0;
@@ -290,7 +218,7 @@ static void live_counter(struct out *o, const struct cgtrace_view *v, size_t d, 
 		if (!bk->records)
 			continue; /* carried: the value holds from the sample before */
 		uint64_t t = any && bk->max_ns <= last ? last + 1 : bk->max_ns;
-		event(o, 'C', pid, pid, t, name);
+		perfetto_event(o, 'C', pid, pid, t, name);
 		categories(&o->w, bk->max_by_category);
 		last = t;
 		any = true;
@@ -299,54 +227,54 @@ static void live_counter(struct out *o, const struct cgtrace_view *v, size_t d, 
 		        0)
 			continue;
 		t = bk->end_ns > last ? bk->end_ns : last + 1;
-		event(o, 'C', pid, pid, t, name);
+		perfetto_event(o, 'C', pid, pid, t, name);
 		categories(&o->w, bk->end_by_category);
 		last = t;
 	}
 }
 
 /* The device's own figures (device_memory checkpoints), one per bucket. */
-static void checkpoint_counter(struct out *o, const struct cgtrace_view_device *dev, size_t d,
-                               const char *name)
+static void checkpoint_counter(struct perfetto_out *o, const struct cgtrace_view_device *dev,
+                               size_t d, const char *name)
 {
 	for (size_t k = 0; k < dev->n_checkpoints; k++) {
 		const struct cgtrace_view_checkpoint *c = &dev->checkpoints[k];
 		struct cli_jw *w = &o->w;
-		event(o, 'C', DEVICE_PID(d), DEVICE_PID(d), c->timestamp_ns, name);
-		args_begin(w);
+		perfetto_event(o, 'C', DEVICE_PID(d), DEVICE_PID(d), c->timestamp_ns, name);
+		perfetto_args_begin(w);
 		cli_jw_key_u64(w, "used", c->used_bytes);
 		cli_jw_key_u64(w, "free", c->free_bytes);
 		if (c->has_reserved)
 			cli_jw_key_u64(w, "reserved", c->reserved_bytes);
-		args_end(w);
+		perfetto_args_end(w);
 	}
 }
 
-static void device_instants(struct out *o, const struct cgtrace_view_device *dev, size_t d,
+static void device_instants(struct perfetto_out *o, const struct cgtrace_view_device *dev, size_t d,
                             const char *peak_name, const char *oom_name)
 {
 	uint64_t pid = DEVICE_PID(d);
 	struct cli_jw *w = &o->w;
 	if (dev->peak_bytes) {
 		char h[32];
-		instant(o, pid, dev->peak_ns, peak_name, "p");
-		args_begin(w);
+		perfetto_instant(o, pid, dev->peak_ns, peak_name, "p");
+		perfetto_args_begin(w);
 		cli_jw_key_u64(w, "bytes", dev->peak_bytes);
 		cli_jw_key_str(w, "live", cli_bytes(h, dev->peak_bytes, false));
-		args_end(w);
+		perfetto_args_end(w);
 	}
 	for (size_t k = 0; k < dev->n_ooms_kept; k++) {
 		const struct cgtrace_view_checkpoint *c = &dev->ooms[k];
-		instant(o, pid, c->timestamp_ns, oom_name, "p");
-		args_begin(w);
+		perfetto_instant(o, pid, c->timestamp_ns, oom_name, "p");
+		perfetto_args_begin(w);
 		cli_jw_key_u64(w, "request_bytes", c->oom_request_bytes);
 		cli_jw_key_u64(w, "used_bytes", c->used_bytes);
 		cli_jw_key_u64(w, "free_bytes", c->free_bytes);
-		args_end(w);
+		perfetto_args_end(w);
 	}
 }
 
-static int device_events(struct out *o, const struct cgtrace_view *v, size_t d)
+static int device_events(struct perfetto_out *o, const struct cgtrace_view *v, size_t d)
 {
 	const struct cgtrace_view_device *dev = &v->devices[d];
 	char *proc = device_name(dev->device, "memory"), *live = device_name(dev->device, "live");
@@ -354,8 +282,8 @@ static int device_events(struct out *o, const struct cgtrace_view *v, size_t d)
 	char *oom = device_name(dev->device, "out of memory");
 	int ret = proc && live && ck && peak && oom ? 0 : -ENOMEM;
 	if (ret == 0) {
-		name_event(o, "process_name", DEVICE_PID(d), DEVICE_PID(d), proc);
-		sort_event(o, DEVICE_PID(d), 1 + (uint64_t)d);
+		perfetto_name_event(o, "process_name", DEVICE_PID(d), DEVICE_PID(d), proc);
+		perfetto_sort_event(o, DEVICE_PID(d), 1 + (uint64_t)d);
 		live_counter(o, v, d, live);
 		checkpoint_counter(o, dev, d, ck);
 		device_instants(o, dev, d, peak, oom);
@@ -379,7 +307,7 @@ static uint64_t program_pid(const struct cgtrace_doc *doc)
 	return v && !*end && v < PSEUDO_BASE ? (uint64_t)v : 1;
 }
 
-static void program_events(struct out *o, const struct cgtrace_view *v, uint64_t pid)
+static void program_events(struct perfetto_out *o, const struct cgtrace_view *v, uint64_t pid)
 {
 	struct cgtrace_meta m = {0};
 	if (v->doc)
@@ -392,18 +320,18 @@ static void program_events(struct out *o, const struct cgtrace_view *v, uint64_t
 		cli_buf_putc(&name, ')');
 	}
 	cli_buf_putc(&name, '\0');
-	name_event(o, "process_name", pid, pid, name.err ? "trace" : name.p);
+	perfetto_name_event(o, "process_name", pid, pid, name.err ? "trace" : name.p);
 	cli_buf_fini(&name);
-	sort_event(o, pid, 0);
+	perfetto_sort_event(o, pid, 0);
 	if (v->has_capture) {
-		instant(o, pid, v->capture_begin_ns, "capture window begins", "g");
+		perfetto_instant(o, pid, v->capture_begin_ns, "capture window begins", "g");
 		cli_jw_end_object(&o->w);
-		instant(o, pid, v->capture_end_ns, "capture window ends", "g");
+		perfetto_instant(o, pid, v->capture_end_ns, "capture window ends", "g");
 		cli_jw_end_object(&o->w);
 	}
 }
 
-static void metadata(struct out *o, const struct cgtrace_view *v, const struct spans *s)
+static void metadata(struct perfetto_out *o, const struct cgtrace_view *v, const struct spans *s)
 {
 	struct cgtrace_meta m = {0};
 	if (v->doc)
@@ -448,7 +376,7 @@ static void metadata(struct out *o, const struct cgtrace_view *v, const struct s
 int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
                        const struct cli_perfetto_options *opts)
 {
-	struct out o = {.f = f};
+	struct perfetto_out o = {.f = f};
 	struct spans s = {0};
 	uint64_t pid = program_pid(view->doc);
 	cli_jw_init(&o.w, &o.b);
@@ -477,7 +405,7 @@ int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
 		ret = cli_jw_finish(&o.w);
 	}
 	if (ret == 0)
-		flush(&o, true);
+		perfetto_flush(&o, true);
 	cli_buf_fini(&o.b);
 	free(s.v);
 	return ret;
