@@ -35,7 +35,8 @@ static const struct cli_choice formats[] = {
 		     "file) or chrome://tracing: spans on their threads, live\n"
 		     "bytes by category per device as counters (each bucket at\n"
 		     "its highest instant), device checkpoints, the peaks and\n"
-		     "out-of-memory failures; bounded in size (docs/perfetto.md)"},
+		     "out-of-memory failures, a slice per training update;\n"
+		     "bounded in size (docs/perfetto.md)"},
 	{"massif", "valgrind massif's format for ms_print and massif-visualizer:\n"
 		   "one device's live bytes as about 100 snapshots, its peak\n"
 		   "detailed by call stack, or by op_name and span without\n"

@@ -3,7 +3,8 @@
  * The Perfetto export: a view as Chrome Trace Event JSON, object form. Its
  * size follows the view's grid and the span cap, never the record count
  * (docs/perfetto.md): two counter samples per bucket and device at most,
- * one checkpoint per bucket, the longest spans.
+ * one checkpoint per bucket, the longest spans, the training updates
+ * (export-perfetto-updates.c).
  */
 #include "export-perfetto.h"
 
@@ -14,15 +15,19 @@
 
 #include "cli.h"
 #include "export-perfetto-out.h"
+#include "export-perfetto-updates.h"
+#include "step-text.h"
 
 /*
  * Kernel thread ids stay under PID_MAX_LIMIT (2^22): the thread of the
- * spans recorded without one and the devices' pseudo-processes take ids
- * from there, so they never meet a real thread.
+ * spans recorded without one, the devices' pseudo-processes and, after
+ * them, the thread of the training updates take ids from there, so they
+ * never meet a real thread.
  */
 #define PSEUDO_BASE (UINT64_C(1) << 22)
 #define SPANS_TID PSEUDO_BASE
 #define DEVICE_PID(d) (PSEUDO_BASE + 1 + (uint64_t)(d))
+#define UPDATES_TID(view) DEVICE_PID((view)->n_devices)
 
 /* ---- spans ---- */
 
@@ -331,24 +336,10 @@ static void program_events(struct perfetto_out *o, const struct cgtrace_view *v,
 	}
 }
 
-static void metadata(struct perfetto_out *o, const struct cgtrace_view *v, const struct spans *s)
+/* What the file leaves out, in words: the spans, out-of-memory failures and updates not written. */
+static void note_left_out(struct cli_jw *w, const struct cgtrace_view *v, const struct spans *s,
+                          size_t updates_kept)
 {
-	struct cgtrace_meta m = {0};
-	if (v->doc)
-		cgtrace_doc_meta(v->doc, &m);
-	struct cli_jw *w = &o->w;
-	cli_jw_key(w, "metadata");
-	cli_jw_begin_object(w);
-	cli_jw_key_str(w, "source", "cgtrace export --format perfetto");
-	cli_jw_key_str(w, "cgtrace_version", CGTRACE_VERSION);
-	cli_jw_key_str(w, "schema", m.schema);
-	cli_jw_key_str(w, "run_id", m.run_id);
-	cli_jw_key_str(w, "entrypoint", m.entrypoint);
-	cli_jw_key_u64(w, "buckets", v->n_buckets);
-	cli_jw_key_u64(w, "bucket_ns", v->bucket_ns);
-	cli_jw_key_u64(w, "spans", s->n);
-	cli_jw_key_u64(w, "spans_kept", s->kept);
-	/* What the file leaves out, in words. */
 	struct cli_buf note = {0};
 	char t[160];
 	if (s->kept < s->n) {
@@ -365,11 +356,43 @@ static void metadata(struct perfetto_out *o, const struct cgtrace_view *v, const
 		cli_buf_puts(&note, dev->device);
 		cli_buf_lit(&note, " marked: the first");
 	}
+	if (v->steps && updates_kept < v->steps->updates) {
+		snprintf(t, sizeof(t),
+		         "%s%zu of %" PRIu64 " updates kept: the first, the last, each device's "
+		         "highest peaks and an even sample",
+		         note.len ? "; " : "", updates_kept, v->steps->updates);
+		cli_buf_puts(&note, t);
+	}
 	if (note.len) {
 		cli_buf_putc(&note, '\0');
 		cli_jw_key_str(w, "cgtrace_note", note.err ? "some events left out" : note.p);
 	}
 	cli_buf_fini(&note);
+}
+
+static void metadata(struct perfetto_out *o, const struct cgtrace_view *v, const struct spans *s,
+                     size_t updates_kept)
+{
+	struct cgtrace_meta m = {0};
+	if (v->doc)
+		cgtrace_doc_meta(v->doc, &m);
+	struct cli_jw *w = &o->w;
+	cli_jw_key(w, "metadata");
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "source", "cgtrace export --format perfetto");
+	cli_jw_key_str(w, "cgtrace_version", CGTRACE_VERSION);
+	cli_jw_key_str(w, "schema", m.schema);
+	cli_jw_key_str(w, "run_id", m.run_id);
+	cli_jw_key_str(w, "entrypoint", m.entrypoint);
+	cli_jw_key_u64(w, "buckets", v->n_buckets);
+	cli_jw_key_u64(w, "bucket_ns", v->bucket_ns);
+	cli_jw_key_u64(w, "spans", s->n);
+	cli_jw_key_u64(w, "spans_kept", s->kept);
+	cli_jw_key_str(w, "updates_from",
+	               cli_updates_from_name(v->steps ? v->steps->from : CGTRACE_UPDATES_NONE));
+	cli_jw_key_u64(w, "updates", v->steps ? v->steps->updates : 0);
+	cli_jw_key_u64(w, "updates_kept", updates_kept);
+	note_left_out(w, v, s, updates_kept);
 	cli_jw_end_object(w);
 }
 
@@ -378,6 +401,7 @@ int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
 {
 	struct perfetto_out o = {.f = f};
 	struct spans s = {0};
+	size_t updates_kept = 0;
 	uint64_t pid = program_pid(view->doc);
 	cli_jw_init(&o.w, &o.b);
 	int ret = spans_load(view, pid, &s);
@@ -392,6 +416,7 @@ int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
 		program_events(&o, view, pid);
 		thread_names(&o, &s, pid);
 		span_events(&o, &s, pid);
+		ret = perfetto_updates(&o, view, pid, UPDATES_TID(view), &updates_kept);
 	}
 	for (size_t d = 0; ret == 0 && d < view->n_devices; d++)
 		ret = device_events(&o, view, d);
@@ -399,7 +424,7 @@ int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
 		cli_jw_newline(&o.w);
 		cli_jw_end_array(&o.w);
 		cli_jw_newline(&o.w);
-		metadata(&o, view, &s);
+		metadata(&o, view, &s, updates_kept);
 		cli_jw_end_object(&o.w);
 		cli_buf_putc(&o.b, '\n');
 		ret = cli_jw_finish(&o.w);

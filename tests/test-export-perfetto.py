@@ -6,8 +6,10 @@ on every event, ts and dur in microseconds with exactly three decimals,
 complete events that nest per thread, counters whose summed categories
 peak at the reported peak, instant events for each peak, out-of-memory
 failure and the capture window, names for every process and thread, the
-span cap and its note. On a hand-written trace of two devices and two
-threads, and on the demo trainer run under the probe.
+span cap and its note, a slice per training update on a thread of its own
+carrying cgtrace steps --json's figures. On a hand-written trace of two
+devices and two threads, on traces of six marked and six inferred updates
+(tests/lib/updates_trace.py), and on the demo trainer run under the probe.
     test-export-perfetto.py CGTRACE LIBCGPROBE DEMO
 """
 import json
@@ -20,6 +22,7 @@ from decimal import Decimal
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from checks import check, verdict  # noqa: E402
+import updates_trace  # noqa: E402
 
 
 META = ('{"kind":"meta","schema":"candle-graph/trace/6","run_id":"run-900-1",'
@@ -132,6 +135,41 @@ def nest_ok(events):
     return True
 
 
+def check_updates(name, by, doc, cgtrace, trace):
+    """The training updates: a slice each on the thread "training updates", as cgtrace steps
+    --json says; returns the slices by update number."""
+    rc, out, err = run(cgtrace, "steps", "--json", trace)
+    check(rc == 0, "%s: steps --json: %s" % (name, err.strip()))
+    if rc != 0:
+        return {}
+    st = json.loads(out)
+    tids = {(e["pid"], e["tid"]) for e in by.get("M", [])
+            if e["name"] == "thread_name" and e["args"]["name"] == "training updates"}
+    check(len(tids) == (1 if st["updates"] else 0), "%s: %d threads of updates" % (name, len(tids)))
+    slices = [e for e in by.get("X", []) if (e["pid"], e["tid"]) in tids]
+    check(all(e["cat"] == "update" and e["name"] == "update %d" % e["args"]["update"] for e in slices),
+          name + ": slices named \"update N\", of category update")
+    got = {e["args"]["update"]: e for e in slices}
+    check(sorted(got) == sorted(u["update"] for u in st["updates"]),
+          "%s: the updates %s, cgtrace steps has %s" % (name, sorted(got), [u["update"] for u in st["updates"]]))
+    meta = doc["metadata"]
+    check((meta.get("updates"), meta.get("updates_kept"), meta.get("updates_from")) ==
+          (len(st["updates"]), len(got), st["updates_from"]), "%s: metadata of updates" % name)
+    for u in st["updates"]:
+        e = got.get(u["update"])
+        if e is None:
+            continue
+        a = e["args"]
+        check(ns(e["ts"]) == u["start_ns"] and ns(e["ts"]) + ns(e["dur"]) == u["end_ns"],
+              "%s: update %d from %d to %d ns" % (name, u["update"], u["start_ns"], u["end_ns"]))
+        check((a["warmup"], a["open"], a["updates_from"]) == (u["warmup"], u["open"], st["updates_from"]),
+              "%s: update %d's flags" % (name, u["update"]))
+        want = {d.pop("device"): d for d in u["devices"]}
+        check(a["devices"] == want, "%s: update %d's figures %s, cgtrace steps says %s" %
+              (name, u["update"], a["devices"], want))
+    return got
+
+
 def check_rules(name, text, doc, cgtrace, trace):
     """The rules every export follows; returns the events by phase."""
     check(doc.get("displayTimeUnit") == "ns", name + ": displayTimeUnit ns")
@@ -180,6 +218,7 @@ def check_rules(name, text, doc, cgtrace, trace):
         marks = [e for e in by.get("i", []) if pid and e["pid"] == pid[0] and e["name"] == dev + " peak"]
         check(len(marks) == 1 and marks[0]["args"]["bytes"] == peak and ns(marks[0]["ts"]) == peak_ns,
               "%s: %s: a peak instant" % (name, dev))
+    by["updates"] = check_updates(name, by, doc, cgtrace, trace)
     return by, procs
 
 
@@ -199,7 +238,7 @@ def main():
         text, doc = export(cgtrace, hand, out)
         if doc is not None:
             by, procs = check_rules("hand", text, doc, cgtrace, hand)
-            xs = {e["args"]["span_id"]: e for e in by.get("X", [])}
+            xs = {e["args"]["span_id"]: e for e in by.get("X", []) if "span_id" in e["args"]}
             check(sorted(xs) == ["s1", "s2", "s3", "s4", "s5", "s6"], "hand: every span")
             check(xs["s3"]["args"].get("kind") == "op" and xs["s3"]["cat"] == "op", "hand: kind op")
             check(xs["s2"]["args"].get("step") == "forward", "hand: step forward")
@@ -231,7 +270,7 @@ def main():
         text, doc = export(cgtrace, hand, out, "--max-spans", "2")
         if doc is not None:
             by, _ = check_rules("cap", text, doc, cgtrace, hand)
-            kept = sorted(e["args"]["span_id"] for e in by.get("X", []))
+            kept = sorted(e["args"]["span_id"] for e in by.get("X", []) if "span_id" in e["args"])
             check(kept == ["s1", "s2"], "cap: the two longest kept, not %s" % kept)
             check(doc["metadata"].get("cgtrace_note") == "2 of 6 spans kept: the longest",
                   "cap: the note, not %s" % doc["metadata"].get("cgtrace_note"))
@@ -250,6 +289,28 @@ def main():
             cap = {e["name"]: ns(e["ts"]) for e in by.get("i", []) if e["name"].startswith("capture")}
             check(cap == {"capture window begins": 0, "capture window ends": 100000},
                   "capture: begin and end instants, not %s" % cap)
+        # Six marked updates, the last open; six inferred ones (no span of their own).
+        for kind, extra in (("marked", ["--open"]), ("inferred", ["--inferred"])):
+            trace = os.path.join(tmp, kind + ".jsonl")
+            with open(trace, "w") as f:
+                f.write(updates_trace.lines(6, "--inferred" in extra, "--open" in extra))
+            text, doc = export(cgtrace, trace, out)
+            if doc is None:
+                continue
+            by, _ = check_rules(kind, text, doc, cgtrace, trace)
+            ups = by["updates"]
+            check(sorted(ups) == [1, 2, 3, 4, 5, 6], "%s: six updates, not %s" % (kind, sorted(ups)))
+            if len(ups) != 6:
+                continue
+            cuda = ups[5]["args"]["devices"]["cuda:0"]
+            check(cuda["peak_bytes"] == updates_trace.peak(5) == 108 << 20, kind + ": update 5's peak, 108 MiB")
+            check([u for u in ups if ups[u]["args"]["warmup"]] == [1], kind + ": update 1 is warm-up")
+            check([u for u in ups if ups[u]["args"]["open"]] == ([6] if kind == "marked" else []),
+                  kind + ": the open update")
+            if kind == "marked":
+                check(ns(ups[2]["ts"]) == updates_trace.start_ns(2) and ns(ups[2]["dur"]) == 8000000,
+                      "marked: update 2 at 11 ms for 8 ms")
+                check(cuda["peak_ns"] == updates_trace.peak_ns(5), "marked: update 5's peak at 44.1 ms")
         # Bad options.
         for args in (["--buckets", "0"], ["--buckets", "x"], ["--max-spans", "-1"],
                      ["--by", "total"], ["--order", "stream"]):
@@ -272,7 +333,9 @@ def main():
                 by, _ = check_rules("demo", text, doc, cgtrace, real)
                 steps = [e for e in by.get("X", []) if e["name"] == "step"]
                 check(len(steps) == 3, "demo: three step spans")
-                check(len({e["tid"] for e in by.get("X", [])}) > 2, "demo: spans on several threads")
+                check(len(by["updates"]) >= 3, "demo: its updates, %d" % len(by["updates"]))
+                check(len({e["tid"] for e in by.get("X", []) if "span_id" in e["args"]}) > 2,
+                      "demo: spans on several threads")
                 check(doc["metadata"].get("buckets", 0) <= 500, "demo: at most 500 buckets")
                 n_c = sum(1 for e in by.get("C", []) if e["name"].endswith(" live"))
                 check(n_c <= 2 * 500, "demo: two samples per bucket at most (%d)" % n_c)
