@@ -27,6 +27,7 @@
 #include "real.h"
 #include "session.h"
 #include "signals.h"
+#include "span_blob.h"
 #include "spans.h"
 #include "stack.h"
 #include "state.h"
@@ -505,7 +506,7 @@ CG_PROBE_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 CG_PROBE_EXPORT uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step step)
 {
-	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, CGTRACE_SPAN_FUNCTION, 0));
+	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, CGTRACE_SPAN_FUNCTION, 0, NULL));
 }
 
 CG_PROBE_EXPORT uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_step step,
@@ -514,7 +515,7 @@ CG_PROBE_EXPORT uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_st
 	if ((unsigned)kind > CGTRACE_SPAN_MODULE)
 		return 0;
 	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, (uint8_t)kind,
-					 flags & CGPROBE_SPAN_MEASURED ? CG_SPAN_MEASURED : 0));
+					 flags & CGPROBE_SPAN_MEASURED ? CG_SPAN_MEASURED : 0, NULL));
 }
 
 CG_PROBE_EXPORT int cgprobe_span_end(uint64_t id)

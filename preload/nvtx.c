@@ -147,7 +147,7 @@ static int push(const char *name)
 		update_depths |= 1ull << d;
 		cg_update_begin();
 	}
-	uint64_t id = cg_span_begin(name, step, CGTRACE_SPAN_FUNCTION, 0);
+	uint64_t id = cg_span_begin(name, step, CGTRACE_SPAN_FUNCTION, 0, NULL);
 	cg_self.guard--;
 	return id ? d : -1;
 }
@@ -207,7 +207,7 @@ static uint64_t start(const char *name)
 	if (update)
 		cg_update_begin();
 	uint64_t ticks;
-	uint64_t id = cg_span_start_loose(name, step, &ticks);
+	uint64_t id = cg_span_start_loose(name, step, NULL, &ticks);
 	if (kept) {
 		loose[i].ticks = ticks;
 		loose[i].step = step;
