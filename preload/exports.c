@@ -17,7 +17,6 @@
 
 /* The probe defines the functions the _opt forms would look up. */
 #define CGPROBE_NO_OPT
-#include "capture.h"
 #include "cgprobe.h"
 #include "cgtrace.h"
 #include "hooks.h"
@@ -32,6 +31,7 @@
 #include "stack.h"
 #include "state.h"
 #include "thread.h"
+#include "updates.h"
 #include "warn.h"
 #include "writer.h"
 

@@ -5,7 +5,10 @@
  * tests/steps/nvtx.c through NVTX ranges run with and without the probe;
  * their traces read back with the reader: spans per thread, steps that
  * apply to the whole process, categories, autograd_retained_bytes,
- * gradient and device checkpoint records, unbalanced ends.
+ * gradient and device checkpoint records, unbalanced ends. The training
+ * fields (docs/steps.md) through tests/steps/training.c: update spans,
+ * whole and in a capture window; and tests/steps/nvtx-training.c: update
+ * ranges, alone and nested with the API's updates.
  *
  * Environment (tests/meson.build): STEPS_TEST_PROBE, STEPS_TEST_BIN.
  */
@@ -153,6 +156,131 @@ static void expect_alloc(const struct run *r, uint64_t bytes, const char *span,
 }
 
 /* ------------------------------------------------------------------ */
+/* Training: updates                                                   */
+/* ------------------------------------------------------------------ */
+
+/* The span named name whose cgprobe_update is n (0: none). */
+static bool find_update(const struct run *r, const char *name, uint64_t n, struct cgtrace_span *out)
+{
+	size_t k = cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START);
+	for (size_t i = 0; i < k; i++) {
+		uint64_t u;
+		cgtrace_doc_span(r->doc, i, out);
+		cgtrace_doc_span_training(r->doc, i, &u, NULL);
+		if (!strcmp(out->name, name) && u == n)
+			return true;
+	}
+	return false;
+}
+
+static size_t count_named(const struct run *r, const char *name)
+{
+	size_t k = cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START), n = 0;
+	for (size_t i = 0; i < k; i++) {
+		struct cgtrace_span s;
+		cgtrace_doc_span(r->doc, i, &s);
+		n += !strcmp(s.name, name);
+	}
+	return n;
+}
+
+/* Update n's span: named update, beside the stack under parent, closed, carrying n. */
+static struct cgtrace_span expect_update(const struct run *r, uint64_t n, const char *parent)
+{
+	struct cgtrace_span u;
+	ck_assert_msg(find_update(r, "update", n, &u), "no span of update %" PRIu64, n);
+	ck_assert_str_eq(u.parent_id, parent);
+	ck_assert_int_eq(u.step, CGTRACE_STEP_NONE);
+	ck_assert_int_eq(u.kind, CGTRACE_SPAN_FUNCTION);
+	ck_assert_msg(u.closed && u.duration_ns > 0, "update %" PRIu64 ": closed %d, %" PRIu64 " ns",
+	              n, u.closed, u.duration_ns);
+	return u;
+}
+
+/* inner lies within outer's start and end. */
+static void expect_within(const struct run *r, const struct cgtrace_span *outer, const char *inner)
+{
+	struct cgtrace_span s;
+	ck_assert_msg(find_span(r, inner, &s), "no span %s", inner);
+	ck_assert_msg(s.closed && outer->start_ns <= s.start_ns &&
+	                  s.start_ns + s.duration_ns <= outer->start_ns + outer->duration_ns,
+	              "%s [%" PRIu64 ", +%" PRIu64 "] outside %s [%" PRIu64 ", +%" PRIu64 "]", inner,
+	              s.start_ns, s.duration_ns, outer->id, outer->start_ns, outer->duration_ns);
+}
+
+static struct run *run_training(const char *format, bool window)
+{
+	const char *extra[] = {"CGPROBE_CAPTURE=update", "CGPROBE_CAPTURE_STEP=2", NULL};
+	struct run *r = run("steps-training", true, format, window ? extra : NULL);
+	ck_assert_str_eq(r->stderr_text, "");
+	return r;
+}
+
+static void check_updates(const struct run *r)
+{
+	ck_assert_int_eq(said(r, "update-1"), 1);
+	ck_assert_int_eq(said(r, "update-2"), 2);
+	ck_assert_int_eq(said(r, "update-2-end"), 0);
+	ck_assert_int_eq(said(r, "update-3"), 3);
+	ck_assert_int_eq(said(r, "update-3-end"), 0);
+	ck_assert_int_eq(said(r, "update-end-none"), -22);
+	ck_assert_uint_eq(count_named(r, "update"), 3);
+	struct cgtrace_span u1 = expect_update(r, 1, "s1"), u2 = expect_update(r, 2, "s1");
+	char *epoch = sid(said(r, "epoch"));
+	struct cgtrace_span u3 = expect_update(r, 3, epoch);
+	free(epoch);
+	expect_within(r, &u1, "in-1");
+	expect_within(r, &u2, "in-2");
+	expect_within(r, &u3, "in-3");
+	/* The begin of update 2 ended update 1; update 2 ended (on another thread) before "between". */
+	ck_assert_uint_le(u1.start_ns + u1.duration_ns, u2.start_ns);
+	struct cgtrace_span b;
+	ck_assert(find_span(r, "between", &b));
+	ck_assert_uint_le(u2.start_ns + u2.duration_ns, b.start_ns);
+	ck_assert(u1.has_thread && u1.thread == b.thread);
+}
+
+START_TEST(test_updates)
+{
+	struct run *r = run_training("jsonl", false);
+	check_updates(r);
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"name\":\"update\""));
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_update\":3"));
+	run_free(r);
+	r = run_training("compact", false);
+	check_updates(r);
+	run_free(r);
+}
+END_TEST
+
+/* The window of update 2: its span is the window's first, s2, closed inside it. */
+START_TEST(test_updates_window)
+{
+	static const char *const formats[] = {"jsonl", "compact"};
+	for (int f = 0; f < 2; f++) {
+		struct run *r = run_training(formats[f], true);
+		ck_assert_uint_eq(count_named(r, "update"), 1);
+		struct cgtrace_span u = expect_update(r, 2, "s1");
+		ck_assert_str_eq(u.id, "s2");
+		expect_within(r, &u, "in-2");
+		struct cgtrace_span s;
+		ck_assert(!find_span(r, "in-1", &s) && !find_span(r, "between", &s));
+		run_free(r);
+	}
+}
+END_TEST
+
+START_TEST(test_updates_without_probe)
+{
+	struct run *r = run("steps-training", false, "jsonl", NULL);
+	ck_assert_str_eq(r->stderr_text, "");
+	ck_assert_int_eq(said(r, "update-1"), 0);
+	ck_assert_int_eq(said(r, "update-end-none"), 0);
+	run_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* The C API                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -171,21 +299,25 @@ static void check_api_trace(const struct run *r)
 	char *f = sid(said(r, "forward")), *lin = sid(said(r, "linear"));
 	char *w = sid(said(r, "work")), *b = sid(said(r, "backward"));
 	char *o = sid(said(r, "optimizer"));
-	ck_assert_int_eq(said(r, "forward"), 2);
+	/* s2 is update 1's span, opened first. */
+	ck_assert_int_eq(said(r, "forward"), 3);
 	expect_span(r, "forward", "s1", CGTRACE_STEP_FORWARD, CGTRACE_SPAN_MODULE);
 	expect_span(r, "linear", f, CGTRACE_STEP_NONE, CGTRACE_SPAN_OP);
 	/* A thread's first span hangs under the root, whatever other threads have open. */
 	expect_span(r, "work", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
 	expect_span(r, "backward", "s1", CGTRACE_STEP_BACKWARD, CGTRACE_SPAN_FUNCTION);
 	struct cgtrace_span m, m2;
-	/* The opening threads, named once each: the program's name, the worker's own. */
-	ck_assert(find_span(r, "forward", &m));
+	/* The opening threads, named once each on their first span: main's is update 1's. */
+	ck_assert(find_update(r, "update", 1, &m));
 	ck_assert(find_span(r, "work", &m2));
 	ck_assert(m.has_thread && m2.has_thread);
 	ck_assert_uint_ne(m.thread, m2.thread);
 	ck_assert_str_eq(m.thread_name, "trainer");
 	ck_assert_str_eq(m2.thread_name, "loader");
 	ck_assert(find_span(r, "backward", &m2));
+	ck_assert(m2.has_thread && m2.thread == m.thread);
+	ck_assert_ptr_null(m2.thread_name);
+	ck_assert(find_span(r, "forward", &m2));
 	ck_assert(m2.has_thread && m2.thread == m.thread);
 	ck_assert_ptr_null(m2.thread_name);
 	ck_assert(find_span(r, "measured", &m));
@@ -330,6 +462,7 @@ END_TEST
 TEST_SUITE(api_suite, "steps-api")
 {
 	test_case(s, "api", 60, test_api_jsonl, test_api_compact, test_api_without_probe);
+	test_case(s, "updates", 60, test_updates, test_updates_window, test_updates_without_probe);
 }
 
 /* ------------------------------------------------------------------ */
@@ -353,11 +486,11 @@ static const char *tag(const struct run *r, const char *key)
 	return NULL;
 }
 
-static struct run *run_nvtx(const char *format, const char *steps)
+static struct run *run_nvtx(const char *prog, const char *format, const char *steps)
 {
 	char *inject = strf("NVTX_INJECTION64_PATH=%s", probe);
 	const char *extra[] = {inject, steps, NULL};
-	struct run *r = run("steps-nvtx", true, format, extra);
+	struct run *r = run(prog, true, format, extra);
 	free(inject);
 	ck_assert_str_eq(r->stderr_text, "");
 	return r;
@@ -388,12 +521,12 @@ static void check_nvtx(const struct run *r)
 
 START_TEST(test_nvtx_ranges)
 {
-	struct run *r = run_nvtx("jsonl", NULL);
+	struct run *r = run_nvtx("steps-nvtx", "jsonl", NULL);
 	check_nvtx(r);
 	ck_assert_ptr_nonnull(tag(r, "cgprobe_steps"));
 	ck_assert_ptr_nonnull(strstr(tag(r, "cgprobe_steps"), "backward=*backward*"));
 	run_free(r);
-	r = run_nvtx("compact", NULL);
+	r = run_nvtx("steps-nvtx", "compact", NULL);
 	check_nvtx(r);
 	run_free(r);
 }
@@ -401,7 +534,7 @@ END_TEST
 
 START_TEST(test_nvtx_steps_option)
 {
-	struct run *r = run_nvtx("jsonl", "CGPROBE_STEPS=backward=model.*:optimizer=Opt*");
+	struct run *r = run_nvtx("steps-nvtx", "jsonl", "CGPROBE_STEPS=backward=model.*:optimizer=Opt*");
 	ck_assert_str_eq(tag(r, "cgprobe_steps"), "backward=model.*:optimizer=Opt*");
 	expect_span(r, "model.forward", "s1", CGTRACE_STEP_BACKWARD, CGTRACE_SPAN_FUNCTION);
 	expect_span(r, "loss.backward", "s1", CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION);
@@ -435,10 +568,56 @@ START_TEST(test_nvtx_without_injection)
 }
 END_TEST
 
+/* Updates from ranges and the API together: each counted once, on the span that began it. */
+static void check_nvtx_updates(const struct run *r)
+{
+	ck_assert_int_eq(said(r, "api-in-1"), 1);
+	ck_assert_int_eq(said(r, "api-in-1-end"), 0);
+	ck_assert_int_eq(said(r, "api-3"), 3);
+	ck_assert_int_eq(said(r, "api-3-end"), 0);
+	ck_assert_int_eq(said(r, "api-5"), 5);
+	ck_assert_int_eq(said(r, "api-5-end"), 0);
+	ck_assert_int_eq(said(r, "api-end-none"), -22);
+	size_t k = cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START), with = 0;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t u;
+		cgtrace_doc_span_training(r->doc, i, &u, NULL);
+		with += u != 0;
+	}
+	ck_assert_uint_eq(with, 5);
+	static const char *const began[] = {NULL,     "ProfilerStep#1", "ProfilerStep#2",
+	                                    "update", "train_batch",    "update"};
+	struct cgtrace_span u[6], s;
+	for (uint64_t n = 1; n <= 5; n++) {
+		ck_assert_msg(find_update(r, began[n], n, &u[n]), "update %" PRIu64 " not on %s", n,
+		              began[n]);
+		ck_assert(u[n].closed);
+	}
+	/* The ranges that joined an open update carry no number. */
+	ck_assert(find_update(r, "train_step", 0, &s) && find_update(r, "optimizer_step", 0, &s));
+	expect_within(r, &u[1], "in-1");
+	expect_within(r, &u[2], "in-2");
+	expect_within(r, &u[2], "train_step");
+	expect_within(r, &u[3], "optimizer_step");
+	expect_within(r, &u[4], "in-4");
+}
+
+START_TEST(test_nvtx_updates)
+{
+	struct run *r = run_nvtx("steps-nvtx-training", "jsonl", NULL);
+	check_nvtx_updates(r);
+	run_free(r);
+	r = run_nvtx("steps-nvtx-training", "compact", NULL);
+	check_nvtx_updates(r);
+	run_free(r);
+}
+END_TEST
+
 TEST_SUITE(nvtx_suite, "steps-nvtx")
 {
 	test_case(s, "nvtx", 60, test_nvtx_ranges, test_nvtx_steps_option,
 	          test_nvtx_without_injection);
+	test_case(s, "nvtx-training", 60, test_nvtx_updates);
 }
 
 static int steps_setup(int argc, char **argv)
