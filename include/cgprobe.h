@@ -63,6 +63,16 @@ CGPROBE_DECL int cgprobe_flush(void);
 enum cgprobe_span_kind { CGPROBE_KIND_FUNCTION = 0, CGPROBE_KIND_OP = 1, CGPROBE_KIND_MODULE = 2 };
 /* flags: the span is the trace's one measured region (trace/6 `measured`). */
 #define CGPROBE_SPAN_MEASURED 1u
+/*
+ * flags: with step CGPROBE_STEP_NONE, the span is a phase of training
+ * other than the three steps, named after the span (cgprobe_phase: its
+ * name), such as "data" around loading a batch. A phase's name is 1 to 31
+ * bytes of [A-Za-z0-9_.-]; "forward", "backward" and "optimizer" are the
+ * steps themselves, "none" no phase; another name is a bad argument (the
+ * span is not opened: 0). With a step set the flag is ignored: the step
+ * is the phase.
+ */
+#define CGPROBE_SPAN_PHASE 2u
 /* cgprobe_span_begin with a span kind and flags; the span ends with cgprobe_span_end. */
 CGPROBE_DECL uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_step step,
 					    enum cgprobe_span_kind kind, unsigned flags);

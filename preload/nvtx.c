@@ -5,7 +5,7 @@
  * which fills the core modules' function tables with the callbacks below.
  * Push/pop ranges become spans on the thread's stack; start/end ranges
  * spans beside it, which may overlap and end on any thread. CGPROBE_STEPS
- * (stepmap.h) maps range names to steps. The NVTX ABI is stable: the few
+ * (stepmap.h) maps range names to steps and phases. The NVTX ABI is stable: the few
  * types used are spelled here, so the probe builds without its headers.
  */
 #include <stdatomic.h>
@@ -150,8 +150,8 @@ static int push(const char *name)
 	if (!cg_recording())
 		return -1;
 	cg_self.guard++;
-	const char *phase = NULL;
-	uint8_t step = cg_stepmap_step(name);
+	const char *phase;
+	uint8_t step = cg_stepmap_find(name, &phase);
 	int d = cg_self.depth;
 	uint64_t n = is_update(name) ? cg_update_range_begin() : 0;
 	struct cg_span_info info = {.update = n, .phase = phase};
@@ -220,7 +220,7 @@ static uint64_t start(const char *name)
 	size_t i = claim(atomic_fetch_add_explicit(&hint, 1, memory_order_relaxed));
 	bool kept = i < LOOSE_SLOTS;
 	const char *phase = NULL;
-	uint8_t step = kept ? cg_stepmap_step(name) : CGTRACE_STEP_NONE;
+	uint8_t step = kept ? cg_stepmap_find(name, &phase) : CGTRACE_STEP_NONE;
 	uint64_t n = kept && is_update(name) ? cg_update_range_begin() : 0;
 	uint64_t ticks;
 	struct cg_span_info info = {.update = n, .phase = phase};

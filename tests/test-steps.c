@@ -6,8 +6,8 @@
  * their traces read back with the reader: spans per thread, steps that
  * apply to the whole process, categories, autograd_retained_bytes,
  * gradient and device checkpoint records, unbalanced ends. The training
- * fields (docs/steps.md) through tests/steps/training.c: update spans,
- * whole and in a capture window; and tests/steps/nvtx-training.c: update
+ * fields (docs/steps.md) through tests/steps/training.c: update spans and
+ * phases, whole and in a capture window; and tests/steps/nvtx-training.c: update
  * ranges, alone and nested with the API's updates.
  *
  * Environment (tests/meson.build): STEPS_TEST_PROBE, STEPS_TEST_BIN.
@@ -240,15 +240,62 @@ static void check_updates(const struct run *r)
 	ck_assert(u1.has_thread && u1.thread == b.thread);
 }
 
+/* The phase of the span named name (NULL: none); *out gets the span. */
+static const char *phase_of(const struct run *r, const char *name, struct cgtrace_span *out)
+{
+	size_t k = cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START);
+	for (size_t i = 0; i < k; i++) {
+		const char *phase;
+		cgtrace_doc_span(r->doc, i, out);
+		cgtrace_doc_span_training(r->doc, i, NULL, &phase);
+		if (!strcmp(out->name, name))
+			return phase;
+	}
+	ck_abort_msg("no span %s", name);
+	return NULL;
+}
+
+/* CGPROBE_SPAN_PHASE: a phase named after the span, unless a step is set or named. */
+static void check_phases(const struct run *r)
+{
+	static const char *const opened[] = {"phase-data", "phase-stepped", "phase-backward",
+	                                     "phase-none", "phase-longest"};
+	for (size_t i = 0; i < sizeof(opened) / sizeof(opened[0]); i++)
+		ck_assert_msg(said(r, opened[i]) > 0, "%s not opened", opened[i]);
+	ck_assert_int_eq(said(r, "phase-space"), 0);
+	ck_assert_int_eq(said(r, "phase-long"), 0);
+	ck_assert_int_eq(said(r, "phase-empty"), 0);
+	struct cgtrace_span s;
+	ck_assert_str_eq(phase_of(r, "data", &s), "data");
+	ck_assert_int_eq(s.step, CGTRACE_STEP_NONE);
+	char *data = sid(said(r, "phase-data"));
+	ck_assert_str_eq(s.id, data);
+	expect_alloc(r, 4001, data, CGTRACE_CAT_OTHER);
+	free(data);
+	ck_assert_ptr_null(phase_of(r, "fwd", &s));
+	ck_assert_int_eq(s.step, CGTRACE_STEP_FORWARD);
+	ck_assert_ptr_null(phase_of(r, "backward", &s));
+	ck_assert_int_eq(s.step, CGTRACE_STEP_BACKWARD);
+	ck_assert_ptr_null(phase_of(r, "none", &s));
+	ck_assert_int_eq(s.step, CGTRACE_STEP_NONE);
+	ck_assert_str_eq(phase_of(r, "a-phase-name-of-thirty-one-byte", &s),
+	                 "a-phase-name-of-thirty-one-byte");
+	ck_assert(!find_span(r, "load batch", &s) && !find_span(r, "", &s));
+}
+
 START_TEST(test_updates)
 {
 	struct run *r = run_training("jsonl", false);
 	check_updates(r);
+	check_phases(r);
 	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"name\":\"update\""));
 	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_update\":3"));
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"name\":\"data\""));
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_phase\":\"data\""));
 	run_free(r);
 	r = run_training("compact", false);
 	check_updates(r);
+	check_phases(r);
 	run_free(r);
 }
 END_TEST
@@ -265,6 +312,7 @@ START_TEST(test_updates_window)
 		expect_within(r, &u, "in-2");
 		struct cgtrace_span s;
 		ck_assert(!find_span(r, "in-1", &s) && !find_span(r, "between", &s));
+		ck_assert(!find_span(r, "data", &s));
 		run_free(r);
 	}
 }
@@ -462,7 +510,7 @@ END_TEST
 TEST_SUITE(api_suite, "steps-api")
 {
 	test_case(s, "api", 60, test_api_jsonl, test_api_compact, test_api_without_probe);
-	test_case(s, "updates", 60, test_updates, test_updates_window, test_updates_without_probe);
+	test_case(s, "training", 60, test_updates, test_updates_window, test_updates_without_probe);
 }
 
 /* ------------------------------------------------------------------ */
@@ -542,14 +590,32 @@ START_TEST(test_nvtx_steps_option)
 	expect_alloc(r, 2006, NULL, CGTRACE_CAT_OPTIMIZER);
 	run_free(r);
 
-	/* A mapping that does not parse: one warning, the default. */
-	char *inject = strf("NVTX_INJECTION64_PATH=%s", probe);
-	const char *extra[] = {inject, "CGPROBE_STEPS=sideways=*", NULL};
-	r = run("steps-nvtx", true, "jsonl", extra);
-	free(inject);
-	ck_assert_ptr_nonnull(strstr(r->stderr_text, "CGPROBE_STEPS=sideways=* is not"));
-	check_nvtx(r);
+	/* Another name is a phase: every range is one, and no step. */
+	r = run_nvtx("steps-nvtx", "jsonl", "CGPROBE_STEPS=sideways=*");
+	ck_assert_str_eq(tag(r, "cgprobe_steps"), "sideways=*");
+	struct cgtrace_span s;
+	ck_assert_str_eq(phase_of(r, "model.forward", &s), "sideways");
+	ck_assert_int_eq(s.step, CGTRACE_STEP_NONE);
+	expect_alloc(r, 2001, NULL, CGTRACE_CAT_OTHER);
 	run_free(r);
+
+	/* Mappings that do not parse: one warning each, the default. */
+	static const char *const bad[] = {
+	    "CGPROBE_STEPS=side/ways=*",
+	    "CGPROBE_STEPS=a-phase-name-of-thirty-two-bytes=*",
+	    "CGPROBE_STEPS==*",
+	};
+	char *inject = strf("NVTX_INJECTION64_PATH=%s", probe);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *extra[] = {inject, bad[i], NULL};
+		r = run("steps-nvtx", true, "jsonl", extra);
+		char *want = strf("%s is not", bad[i]);
+		ck_assert_msg(strstr(r->stderr_text, want), "%s: stderr %s", bad[i], r->stderr_text);
+		free(want);
+		check_nvtx(r);
+		run_free(r);
+	}
+	free(inject);
 }
 END_TEST
 
@@ -602,13 +668,44 @@ static void check_nvtx_updates(const struct run *r)
 	expect_within(r, &u[4], "in-4");
 }
 
-START_TEST(test_nvtx_updates)
+#define DATA_LOADER "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
+START_TEST(test_nvtx_training)
 {
-	struct run *r = run_nvtx("steps-nvtx-training", "jsonl", NULL);
+	static const char *const formats[] = {"jsonl", "compact"};
+	for (int f = 0; f < 2; f++) {
+		struct run *r = run_nvtx("steps-nvtx-training", formats[f], NULL);
+		check_nvtx_updates(r);
+		/* The default's last rule: PyTorch's DataLoader ranges are the phase data. */
+		struct cgtrace_span s;
+		ck_assert_str_eq(phase_of(r, DATA_LOADER, &s), "data");
+		ck_assert_int_eq(s.step, CGTRACE_STEP_NONE);
+		expect_alloc(r, 5001, s.id, CGTRACE_CAT_OTHER);
+		ck_assert_ptr_null(phase_of(r, "load.batch", &s));
+		const char *steps = tag(r, "cgprobe_steps");
+		ck_assert_ptr_nonnull(steps);
+		size_t n = strlen(steps);
+		ck_assert(n > 18 && !strcmp(steps + n - 18, ":data=*DataLoader*"));
+		if (f == 0)
+			ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_phase\":\"data\""));
+		run_free(r);
+	}
+}
+END_TEST
+
+/* A phase of the program's own in CGPROBE_STEPS: its ranges carry it, and no step. */
+START_TEST(test_nvtx_phase_rule)
+{
+	struct run *r = run_nvtx("steps-nvtx-training", "compact",
+	                         "CGPROBE_STEPS=io=load.*:optimizer=optimizer_step");
 	check_nvtx_updates(r);
-	run_free(r);
-	r = run_nvtx("steps-nvtx-training", "compact", NULL);
-	check_nvtx_updates(r);
+	ck_assert_str_eq(tag(r, "cgprobe_steps"), "io=load.*:optimizer=optimizer_step");
+	struct cgtrace_span s;
+	ck_assert_str_eq(phase_of(r, "load.batch", &s), "io");
+	ck_assert_int_eq(s.step, CGTRACE_STEP_NONE);
+	ck_assert_ptr_null(phase_of(r, DATA_LOADER, &s));
+	ck_assert_ptr_null(phase_of(r, "optimizer_step", &s));
+	ck_assert_int_eq(s.step, CGTRACE_STEP_OPTIMIZER);
 	run_free(r);
 }
 END_TEST
@@ -617,7 +714,7 @@ TEST_SUITE(nvtx_suite, "steps-nvtx")
 {
 	test_case(s, "nvtx", 60, test_nvtx_ranges, test_nvtx_steps_option,
 	          test_nvtx_without_injection);
-	test_case(s, "nvtx-training", 60, test_nvtx_updates);
+	test_case(s, "nvtx-training", 60, test_nvtx_training, test_nvtx_phase_rule);
 }
 
 static int steps_setup(int argc, char **argv)

@@ -2,13 +2,16 @@
 /*
  * Updates marked by NVTX ranges (CGPROBE_UPDATE_RANGE's default names) and
  * by the API together, nested as a profiler's steps around cgprobe.torch's
- * updates are: each update counted once (tests/test-steps.c). Prints "key
- * value" lines for the test.
+ * updates are: each update counted once; ranges that are phases
+ * (CGPROBE_STEPS), as PyTorch names its DataLoader's (tests/test-steps.c).
+ * Prints "key value" lines for the test.
  */
 #include <cgprobe.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static nvtxRangeId_t to_end;
 
@@ -54,6 +57,13 @@ int main(void)
 	pthread_t t;
 	if (pthread_create(&t, NULL, ender, NULL) || pthread_join(t, NULL))
 		return 3;
+	/* Phases: the default's data, and one CGPROBE_STEPS may name. */
+	nvtxRangePushA("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+	void *p = malloc(5001); /* a phase is no step: other */
+	memset(p, 1, 16);
+	nvtxRangePop();
+	free(p);
+	nvtxRangeEnd(nvtxRangeStartA("load.batch"));
 	/* 5: the API's own again. */
 	say("api-5", (long long)cgprobe_update_begin_opt());
 	say("api-5-end", cgprobe_update_end_opt());

@@ -2,13 +2,14 @@
 /*
  * What a training loop tells the probe through the header's _opt forms,
  * read back by tests/test-steps.c: updates (each a span carrying its
- * number), run whole or as the capture window of update 2. Prints "key
- * value" lines for the test.
+ * number) and phases other than the three steps, run whole or as the
+ * capture window of update 2. Prints "key value" lines for the test.
  */
 #include <cgprobe.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void say(const char *key, long long v)
 {
@@ -30,10 +31,39 @@ static void *ender(void *arg)
 	return NULL;
 }
 
+/* A span with CGPROBE_SPAN_PHASE: its id, printed as key. */
+static uint64_t phase(const char *key, const char *name, enum cgprobe_step step)
+{
+	uint64_t id = cgprobe_span_begin_ex_opt(name, step, CGPROBE_KIND_FUNCTION,
+	                                        CGPROBE_SPAN_PHASE);
+	say(key, (long long)id);
+	return id;
+}
+
+static void phases(void)
+{
+	uint64_t d = phase("phase-data", "data", CGPROBE_STEP_NONE);
+	void *p = malloc(4001); /* a phase is no step: other */
+	memset(p, 1, 16);
+	cgprobe_span_end_opt(d);
+	free(p);
+	/* A step set: the flag is ignored. */
+	cgprobe_span_end_opt(phase("phase-stepped", "fwd", CGPROBE_STEP_FORWARD));
+	/* A step's name is the step, none no phase. */
+	cgprobe_span_end_opt(phase("phase-backward", "backward", CGPROBE_STEP_NONE));
+	cgprobe_span_end_opt(phase("phase-none", "none", CGPROBE_STEP_NONE));
+	/* Names that are no phase's: not opened. */
+	phase("phase-space", "load batch", CGPROBE_STEP_NONE);
+	phase("phase-long", "a-phase-name-of-thirty-two-bytes", CGPROBE_STEP_NONE);
+	phase("phase-empty", "", CGPROBE_STEP_NONE);
+	cgprobe_span_end_opt(phase("phase-longest", "a-phase-name-of-thirty-one-byte", CGPROBE_STEP_NONE));
+}
+
 int main(void)
 {
 	say("update-1", (long long)cgprobe_update_begin_opt());
 	marker("in-1");
+	phases();
 	/* A begin while update 1 is open ends it first. */
 	say("update-2", (long long)cgprobe_update_begin_opt());
 	marker("in-2");
