@@ -26,6 +26,7 @@
 #ifndef CGPROBE_H
 #define CGPROBE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -103,9 +104,25 @@ CGPROBE_DECL uint64_t cgprobe_update_begin(void);
 CGPROBE_DECL int cgprobe_update_end(void);
 /*
  * Memory [ptr, ptr + bytes) holds model parameters: allocations inside it,
- * and the allocation starting at ptr, are categorized `parameter`.
+ * and the allocation starting at ptr, are categorized `parameter`. The
+ * mark also travels in the trace, as a span `parameters` under the
+ * calling thread's innermost span, ended at once, whose start carries the
+ * range (cgprobe_parameters), so a reader counts the bytes as parameter
+ * from the mark on; a mark made while the process is not recorded (a
+ * capture window still to come) is kept for the categories alone.
+ * -EINVAL for an empty or wrapping range; -ENOSPC when the probe's table
+ * of ranges (thousands, merged where they touch) is full: the categories
+ * miss the range, the trace still has it.
  */
 CGPROBE_DECL int cgprobe_mark_parameters(const void *ptr, uint64_t bytes);
+/*
+ * n ranges at once, [ptrs[i], ptrs[i] + bytes[i]), in one span that lists
+ * them in call order: a model's parameters told in one call. -EINVAL for
+ * NULL arrays, n 0, or any empty or wrapping range, -E2BIG for n above
+ * 65536 (nothing is marked then); -ENOSPC as cgprobe_mark_parameters.
+ */
+CGPROBE_DECL int cgprobe_mark_parameters_n(const void *const *ptrs, const uint64_t *bytes,
+					   size_t n);
 /* Names the calling thread in the trace (threads are otherwise named from their comm). */
 CGPROBE_DECL int cgprobe_thread_name(const char *name);
 
@@ -163,6 +180,8 @@ CGPROBE_OPT_(int, cgprobe_device_checkpoint,
 CGPROBE_OPT_(uint64_t, cgprobe_update_begin, (void), ())
 CGPROBE_OPT_(int, cgprobe_update_end, (void), ())
 CGPROBE_OPT_(int, cgprobe_mark_parameters, (const void *ptr, uint64_t bytes), (ptr, bytes))
+CGPROBE_OPT_(int, cgprobe_mark_parameters_n,
+	     (const void *const *ptrs, const uint64_t *bytes, size_t n), (ptrs, bytes, n))
 CGPROBE_OPT_(int, cgprobe_thread_name, (const char *name), (name))
 #undef CGPROBE_OPT_
 #endif

@@ -21,7 +21,7 @@
 #include "cgtrace.h"
 #include "hooks.h"
 #include "modules.h"
-#include "params.h"
+#include "marks.h"
 #include "probe.h"
 #include "real.h"
 #include "session.h"
@@ -569,7 +569,13 @@ CG_PROBE_EXPORT int cgprobe_update_end(void)
 
 CG_PROBE_EXPORT int cgprobe_mark_parameters(const void *ptr, uint64_t bytes)
 {
-	API_CALL(int, cg_params_mark((uint64_t)(uintptr_t)ptr, bytes));
+	API_CALL(int, cg_marks_add(&ptr, &bytes, 1));
+}
+
+CG_PROBE_EXPORT int cgprobe_mark_parameters_n(const void *const *ptrs, const uint64_t *bytes,
+					      size_t n)
+{
+	API_CALL(int, cg_marks_add(ptrs, bytes, n));
 }
 
 CG_PROBE_EXPORT int cgprobe_thread_name(const char *name)

@@ -125,21 +125,32 @@ static const char *thread_name_due(void)
 	return cg_self.name[0] ? cg_self.name : NULL;
 }
 
-/* The start's event, its blob made here (a name "?" when memory runs out); the writer frees it. */
-static uint64_t push_start(const char *name, uint8_t step, uint8_t kind, unsigned flags,
-			   const struct cg_span_info *info, uint32_t id, uint32_t parent, uint64_t ts)
+/* The blob of a span the calling thread opens, its flags added (span_blob.h); NULL: no memory. */
+static char *blob_for(const char *name, const struct cg_span_info *info, unsigned *flags)
 {
-	const char *thread = thread_name_due();
-	char *blob = cg_span_blob_make(name, thread, info, &flags);
+	return cg_span_blob_make(name, thread_name_due(), info, flags);
+}
+
+/* The start's event, with its blob (NULL: a name "?"), which the writer frees. */
+static uint64_t push_blob(char *blob, uint8_t step, uint8_t kind, unsigned flags, uint32_t id,
+			  uint32_t parent, uint64_t ts)
+{
 	if (!blob)
 		flags = 0;
-	else if (thread)
+	if (flags & CG_SPAN_NAMED)
 		cg_self.name_sent = true;
 	struct cg_event e = {
 	    ts,  (uint64_t)(uintptr_t)blob, parent, id, CG_EV_SPAN_START, kind, (uint8_t)flags,
 	    step};
 	cg_push(&e, 0);
 	return id;
+}
+
+static uint64_t push_start(const char *name, uint8_t step, uint8_t kind, unsigned flags,
+			   const struct cg_span_info *info, uint32_t id, uint32_t parent, uint64_t ts)
+{
+	char *blob = blob_for(name, info, &flags);
+	return push_blob(blob, step, kind, flags, id, parent, ts);
 }
 
 uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned flags,
@@ -237,20 +248,26 @@ void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks)
 	cg_push(&e, 0);
 }
 
-uint64_t cg_span_instant(const char *name, const struct cg_span_info *info)
+int cg_span_instant(const char *name, const struct cg_span_info *info)
 {
 	if (!cg_recording() || !name)
 		return 0;
+	/* Made before the span has a number: one without its blob would say nothing. */
+	unsigned flags = 0;
+	char *blob = blob_for(name, info, &flags);
+	if (!blob)
+		return -ENOMEM;
 	uint32_t id;
 	uint64_t ts;
-	if (!next_id(&id, &ts))
+	if (!next_id(&id, &ts)) {
+		cg_real.free(blob);
 		return 0;
-	push_start(name, CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION, 0, info, id, cg_thread_span(),
-		   ts);
+	}
+	push_blob(blob, CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION, flags, id, cg_thread_span(), ts);
 	/* Ended where it began: no start ticks, a duration of 0 (event.h). */
 	struct cg_event e = {ts, 0, 0, id, CG_EV_SPAN_END, 0, 0, 0};
 	cg_push(&e, 0);
-	return id;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -39,10 +39,11 @@ void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks);
 
 /*
  * A span that ends as it begins (duration 0), under the calling thread's
- * innermost span: a fact of a moment, such as a parameter mark. Its id, 0
- * when not recorded.
+ * innermost span: a fact of a moment, such as a parameter mark. 0 (also
+ * when not recorded), -ENOMEM when its blob could not be made (nothing
+ * recorded).
  */
-uint64_t cg_span_instant(const char *name, const struct cg_span_info *info);
+int cg_span_instant(const char *name, const struct cg_span_info *info);
 
 /* The innermost step open on any thread (enum cgtrace_step), none when none is. */
 uint8_t cg_steps_open_anywhere(void);

@@ -6,8 +6,8 @@
  * their traces read back with the reader: spans per thread, steps that
  * apply to the whole process, categories, autograd_retained_bytes,
  * gradient and device checkpoint records, unbalanced ends. The training
- * fields (docs/steps.md) through tests/steps/training.c: update spans and
- * phases, whole and in a capture window; and tests/steps/nvtx-training.c: update
+ * fields (docs/steps.md) through tests/steps/training.c: update spans,
+ * phases and parameter marks, whole and in a capture window; and tests/steps/nvtx-training.c: update
  * ranges, alone and nested with the API's updates.
  *
  * Environment (tests/meson.build): STEPS_TEST_PROBE, STEPS_TEST_BIN.
@@ -283,11 +283,106 @@ static void check_phases(const struct run *r)
 	ck_assert(!find_span(r, "load batch", &s) && !find_span(r, "", &s));
 }
 
+/*
+ * The mark whose first range starts at addr (none: 0): *out gets its span,
+ * *ranges its ranges as [start, end) pairs; returns how many.
+ */
+static size_t mark_at(const struct run *r, uint64_t addr, struct cgtrace_span *out,
+                      const uint64_t **ranges)
+{
+	size_t k = cgtrace_doc_count(r->doc, CGTRACE_KIND_SPAN_START);
+	for (size_t i = 0; i < k; i++) {
+		size_t n = cgtrace_doc_span_parameters(r->doc, i, ranges);
+		if (n && (*ranges)[0] == addr) {
+			cgtrace_doc_span(r->doc, i, out);
+			return n;
+		}
+	}
+	return 0;
+}
+
+/* A mark: a span "parameters" under parent, ended at once, holding exactly want (pairs). */
+static void expect_mark(const struct run *r, const char *parent, const uint64_t *want, size_t n)
+{
+	struct cgtrace_span s;
+	const uint64_t *got;
+	ck_assert_uint_eq(mark_at(r, want[0], &s, &got), n);
+	ck_assert_str_eq(s.name, "parameters");
+	ck_assert_str_eq(s.parent_id, parent);
+	ck_assert_int_eq(s.step, CGTRACE_STEP_NONE);
+	ck_assert(s.closed);
+	ck_assert_uint_eq(s.duration_ns, 0);
+	for (size_t i = 0; i < 2 * n; i++)
+		ck_assert_msg(got[i] == want[i], "mark at 0x%" PRIx64 ": value %zu 0x%" PRIx64
+		              ", not 0x%" PRIx64, want[0], i, got[i], want[i]);
+}
+
+static const uint64_t mark_one[] = {0x2000, 0x2040};
+static const uint64_t mark_n[] = {0x3000, 0x3010, 0x5000, 0x5020, 0x4000, 0x4030};
+
+/* The marks update 2 made, and none of the calls refused. */
+static void check_marks_in_2(const struct run *r)
+{
+	ck_assert_int_eq(said(r, "mark-one"), 0);
+	ck_assert_int_eq(said(r, "mark-n"), 0);
+	static const char *const refused[] = {"mark-null-ptrs", "mark-null-bytes", "mark-none",
+	                                      "mark-n-empty",   "mark-n-wraps",    "mark-empty",
+	                                      "mark-wraps"};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ck_assert_msg(said(r, refused[i]) == -22, "%s: %lld", refused[i], said(r, refused[i]));
+	struct cgtrace_span s, u;
+	ck_assert(find_span(r, "load", &s));
+	char *load = strf("%s", s.id);
+	expect_mark(r, load, mark_one, 1);
+	free(load);
+	expect_mark(r, "s1", mark_n, 3);
+	const uint64_t *got;
+	ck_assert_uint_eq(mark_at(r, 0x6000, &s, &got), 0);
+	ck_assert(find_update(r, "update", 2, &u));
+	ck_assert(mark_at(r, 0x2000, &s, &got) && u.start_ns <= s.start_ns &&
+	          s.start_ns <= u.start_ns + u.duration_ns);
+}
+
+/* Marks in a whole run: before the updates, in update 2, and one past the table's room. */
+static void check_marks(const struct run *r)
+{
+	ck_assert_int_eq(said(r, "mark-early"), 0);
+	check_marks_in_2(r);
+	ck_assert_int_eq(said(r, "mark-big"), -7);
+	ck_assert_int_eq(said(r, "mark-max"), -28);
+	ck_assert_int_eq(said(r, "mark-full"), -28);
+	expect_mark(r, "s1", (const uint64_t[]){0x1000, 0x1100}, 1);
+	expect_mark(r, "s1", (const uint64_t[]){0x8000000, 0x8000010}, 1);
+	/*
+	 * The table full, the spans hold every range given, in order: 512 a
+	 * span (a reader's bound on an array of hex), spans in start order.
+	 */
+	ck_assert_uint_eq(count_named(r, "parameters"), 4 + 128);
+	unsigned long long last = 0;
+	for (uint64_t j = 0; j < 128; j++) {
+		uint64_t base = 0x100000 + 0x20 * 512 * j;
+		struct cgtrace_span s;
+		const uint64_t *got;
+		ck_assert_uint_eq(mark_at(r, base, &s, &got), 512);
+		ck_assert(s.closed && s.duration_ns == 0 && !strcmp(s.parent_id, "s1"));
+		ck_assert_uint_gt(strtoull(s.id + 1, NULL, 10), last);
+		last = strtoull(s.id + 1, NULL, 10);
+		for (uint64_t i = 0; i < 512; i++)
+			ck_assert_msg(got[2 * i] == base + 0x20 * i && got[2 * i + 1] == got[2 * i] + 0x10,
+			              "range %" PRIu64 ": [0x%" PRIx64 ", 0x%" PRIx64 ")", 512 * j + i,
+			              got[2 * i], got[2 * i + 1]);
+	}
+}
+
 START_TEST(test_updates)
 {
 	struct run *r = run_training("jsonl", false);
 	check_updates(r);
 	check_phases(r);
+	check_marks(r);
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_parameters\":[\"0x1000\",\"0x100\"]"));
+	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_parameters\":[\"0x3000\",\"0x10\","
+	                                            "\"0x5000\",\"0x20\",\"0x4000\",\"0x30\"]"));
 	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"name\":\"update\""));
 	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"cgprobe_update\":3"));
 	ck_assert_ptr_nonnull(strstr(r->trace_text, "\"name\":\"data\""));
@@ -296,6 +391,7 @@ START_TEST(test_updates)
 	r = run_training("compact", false);
 	check_updates(r);
 	check_phases(r);
+	check_marks(r);
 	run_free(r);
 }
 END_TEST
@@ -313,6 +409,9 @@ START_TEST(test_updates_window)
 		struct cgtrace_span s;
 		ck_assert(!find_span(r, "in-1", &s) && !find_span(r, "between", &s));
 		ck_assert(!find_span(r, "data", &s));
+		/* Marks made outside the window went into the table alone. */
+		check_marks_in_2(r);
+		ck_assert_uint_eq(count_named(r, "parameters"), 2);
 		run_free(r);
 	}
 }
