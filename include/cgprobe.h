@@ -97,8 +97,12 @@ CGPROBE_DECL int cgprobe_device_checkpoint(const char *device, uint64_t used_byt
 					   uint64_t allocated_bytes);
 /*
  * Training updates, numbered 1, 2, ... in begin order across the process:
- * begin returns the update's number (0 when not recorded); end closes the
- * one open (-EINVAL when none is).
+ * begin returns the update's number (0 when not recorded) and opens a span
+ * `update` carrying it (cgprobe_update), beside the calling thread's stack
+ * like an NVTX start/end range; end closes the one open and its span, from
+ * any thread (-EINVAL when none is). A begin while one is open ends that
+ * one first; inside an update an NVTX range marks (ProfilerStep#N), begin
+ * joins it: its number, no span of its own, and the next end ends nothing.
  */
 CGPROBE_DECL uint64_t cgprobe_update_begin(void);
 CGPROBE_DECL int cgprobe_update_end(void);
