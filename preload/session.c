@@ -349,6 +349,7 @@ void cg_session_end(int timeout_ms)
 			unlink_own_file();
 		return;
 	}
+	cg_updates_session_end();
 	int was = atomic_exchange(&cg_state, CG_STOPPED);
 	if (was == CG_OFF)
 		return;

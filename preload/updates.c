@@ -144,6 +144,17 @@ void cg_update_range_end(uint64_t n)
 		cg_capture_update_ends(n);
 }
 
+void cg_updates_session_end(void)
+{
+	if (!take())
+		return;
+	uint64_t span = cur.span, ticks = cur.ticks;
+	cur.span = 0;
+	give();
+	if (span)
+		cg_span_end_loose(span, NO_STEP, ticks);
+}
+
 void cg_updates_after_fork(void)
 {
 	/* Another thread may have held it at the fork: it is gone. */

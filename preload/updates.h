@@ -32,6 +32,12 @@ int cg_update_end(void);
 uint64_t cg_update_range_begin(void);
 void cg_update_range_end(uint64_t n);
 
+/*
+ * The session ends with an update of the API's open (a loop of
+ * next_update() leaves its last one so): its span ends with the trace, as
+ * the root span does; the update itself stays open.
+ */
+void cg_updates_session_end(void);
 /* In a fork child: the parent's update span is not in the child's trace. */
 void cg_updates_after_fork(void);
 

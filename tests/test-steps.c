@@ -224,7 +224,9 @@ static void check_updates(const struct run *r)
 	ck_assert_int_eq(said(r, "update-3"), 3);
 	ck_assert_int_eq(said(r, "update-3-end"), 0);
 	ck_assert_int_eq(said(r, "update-end-none"), -22);
-	ck_assert_uint_eq(count_named(r, "update"), 3);
+	ck_assert_int_eq(said(r, "update-4"), 4);
+	ck_assert_uint_eq(count_named(r, "update"), 4);
+	expect_update(r, 4, "s1");
 	struct cgtrace_span u1 = expect_update(r, 1, "s1"), u2 = expect_update(r, 2, "s1");
 	char *epoch = sid(said(r, "epoch"));
 	struct cgtrace_span u3 = expect_update(r, 3, epoch);
