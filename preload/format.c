@@ -91,7 +91,6 @@ void cg_format_span_start(struct cg_buf *b, const struct cg_event *e, uint64_t t
 		r.u.span_start.parameters = v.extra->values;
 		r.u.span_start.n_parameters = (uint32_t)v.extra->n_values;
 	}
-	/* A mark's line may pass the buffer's reserve: the buffer grows once for it. */
 	cg_jsonl_format(b, &r);
 }
 

@@ -5,8 +5,9 @@
  * which fills the core modules' function tables with the callbacks below.
  * Push/pop ranges become spans on the thread's stack; start/end ranges
  * spans beside it, which may overlap and end on any thread. CGPROBE_STEPS
- * (stepmap.h) maps range names to steps and phases. The NVTX ABI is stable: the few
- * types used are spelled here, so the probe builds without its headers.
+ * (stepmap.h) maps range names to steps and phases, CGPROBE_UPDATE_RANGE
+ * to updates (updates.h). The NVTX ABI is stable: the few types used are
+ * spelled here, so the probe builds without its headers.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -15,10 +16,10 @@
 #include <wchar.h>
 
 #include "capture.h"
-#include "span_blob.h"
 #include "cgtrace.h"
 #include "probe.h"
 #include "real.h"
+#include "span_blob.h"
 #include "spans.h"
 #include "state.h"
 #include "stepmap.h"
