@@ -26,6 +26,7 @@
 #ifndef CGPROBE_H
 #define CGPROBE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -63,6 +64,16 @@ CGPROBE_DECL int cgprobe_flush(void);
 enum cgprobe_span_kind { CGPROBE_KIND_FUNCTION = 0, CGPROBE_KIND_OP = 1, CGPROBE_KIND_MODULE = 2 };
 /* flags: the span is the trace's one measured region (trace/6 `measured`). */
 #define CGPROBE_SPAN_MEASURED 1u
+/*
+ * flags: with step CGPROBE_STEP_NONE, the span is a phase of training
+ * other than the three steps, named after the span (cgprobe_phase: its
+ * name), such as "data" around loading a batch. A phase's name is 1 to 31
+ * bytes of [A-Za-z0-9_.-]; "forward", "backward" and "optimizer" are the
+ * steps themselves, "none" no phase; another name is a bad argument (the
+ * span is not opened: 0). With a step set the flag is ignored: the step
+ * is the phase.
+ */
+#define CGPROBE_SPAN_PHASE 2u
 /* cgprobe_span_begin with a span kind and flags; the span ends with cgprobe_span_end. */
 CGPROBE_DECL uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_step step,
 					    enum cgprobe_span_kind kind, unsigned flags);
@@ -86,16 +97,36 @@ CGPROBE_DECL int cgprobe_device_checkpoint(const char *device, uint64_t used_byt
 					   uint64_t allocated_bytes);
 /*
  * Training updates, numbered 1, 2, ... in begin order across the process:
- * begin returns the update's number (0 when not recorded); end closes the
- * one open (-EINVAL when none is).
+ * begin returns the update's number (0 when not recorded) and opens a span
+ * `update` carrying it (cgprobe_update), beside the calling thread's stack
+ * like an NVTX start/end range; end closes the one open and its span, from
+ * any thread (-EINVAL when none is). A begin while one is open ends that
+ * one first; inside an update an NVTX range marks (ProfilerStep#N), begin
+ * joins it: its number, no span of its own, and the next end ends nothing.
  */
 CGPROBE_DECL uint64_t cgprobe_update_begin(void);
 CGPROBE_DECL int cgprobe_update_end(void);
 /*
  * Memory [ptr, ptr + bytes) holds model parameters: allocations inside it,
- * and the allocation starting at ptr, are categorized `parameter`.
+ * and the allocation starting at ptr, are categorized `parameter`. The
+ * mark also travels in the trace, as a span `parameters` under the
+ * calling thread's innermost span, ended at once, whose start carries the
+ * range (cgprobe_parameters), so a reader counts the bytes as parameter
+ * from the mark on; a mark made while the process is not recorded (a
+ * capture window still to come) is kept for the categories alone.
+ * -EINVAL for an empty or wrapping range; -ENOSPC when the probe's table
+ * of ranges (thousands, merged where they touch) is full: the categories
+ * miss the range, the trace still has it.
  */
 CGPROBE_DECL int cgprobe_mark_parameters(const void *ptr, uint64_t bytes);
+/*
+ * n ranges at once, [ptrs[i], ptrs[i] + bytes[i]), in one span that lists
+ * them in call order: a model's parameters told in one call. -EINVAL for
+ * NULL arrays, n 0, or any empty or wrapping range, -E2BIG for n above
+ * 65536 (nothing is marked then); -ENOSPC as cgprobe_mark_parameters.
+ */
+CGPROBE_DECL int cgprobe_mark_parameters_n(const void *const *ptrs, const uint64_t *bytes,
+					   size_t n);
 /* Names the calling thread in the trace (threads are otherwise named from their comm). */
 CGPROBE_DECL int cgprobe_thread_name(const char *name);
 
@@ -153,6 +184,8 @@ CGPROBE_OPT_(int, cgprobe_device_checkpoint,
 CGPROBE_OPT_(uint64_t, cgprobe_update_begin, (void), ())
 CGPROBE_OPT_(int, cgprobe_update_end, (void), ())
 CGPROBE_OPT_(int, cgprobe_mark_parameters, (const void *ptr, uint64_t bytes), (ptr, bytes))
+CGPROBE_OPT_(int, cgprobe_mark_parameters_n,
+	     (const void *const *ptrs, const uint64_t *bytes, size_t n), (ptrs, bytes, n))
 CGPROBE_OPT_(int, cgprobe_thread_name, (const char *name), (name))
 #undef CGPROBE_OPT_
 #endif

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "capture.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 
 #include "options.h"
@@ -10,9 +9,6 @@
 
 static atomic_int state;
 static int (*open_window)(void);
-
-static atomic_uint_fast64_t updates;     /* begun so far */
-static atomic_uint_fast64_t open_update; /* the one open, 0 when none */
 
 enum cg_capture_state cg_capture_state(void)
 {
@@ -34,7 +30,7 @@ bool cg_capture_is_update_range(const char *name)
 	return cg_options_match(cg_opt.update_range, name);
 }
 
-static void window_begin(uint64_t n)
+void cg_capture_update_begins(uint64_t n)
 {
 	int want = CG_CAPTURE_WAITING;
 	if (n != cg_opt.capture_step || !cg_recording() ||
@@ -47,7 +43,7 @@ static void window_begin(uint64_t n)
 	}
 }
 
-static void window_end(uint64_t n)
+void cg_capture_update_ends(uint64_t n)
 {
 	int want = CG_CAPTURE_OPEN;
 	if (n != cg_opt.capture_step ||
@@ -56,29 +52,4 @@ static void window_end(uint64_t n)
 	cg_outside_window = true;
 	/* The window's records are written now: nothing later belongs to the trace. */
 	cg_writer_request(CG_REQ_WINDOW_END | CG_REQ_SYNC, 5000);
-}
-
-uint64_t cg_update_begin(void)
-{
-	/* Counted while the probe is on, recording or not: a capture window waits for one. */
-	if (atomic_load(&cg_state) == CG_OFF)
-		return 0;
-	/* A begin without the end of the update before: that one ends here. */
-	if (atomic_load(&open_update))
-		cg_update_end();
-	uint64_t n = atomic_fetch_add(&updates, 1) + 1;
-	atomic_store(&open_update, n);
-	window_begin(n);
-	return n;
-}
-
-int cg_update_end(void)
-{
-	if (atomic_load(&cg_state) == CG_OFF)
-		return 0;
-	uint64_t n = atomic_exchange(&open_update, 0);
-	if (!n)
-		return -EINVAL;
-	window_end(n);
-	return 0;
 }

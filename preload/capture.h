@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Training updates and the capture window (CGPROBE_CAPTURE=update): told
- * where each update begins and ends (the C API, NVTX ranges matching
- * CGPROBE_UPDATE_RANGE), it counts them, opens the trace at the begin of
- * update CGPROBE_CAPTURE_STEP and ends it at that update's end
+ * The capture window (CGPROBE_CAPTURE=update): told where each update
+ * begins and ends (updates.c numbers them), it opens the trace at the
+ * begin of update CGPROBE_CAPTURE_STEP and ends it at that update's end
  * (docs/probe.md, "Capture window").
  */
 #ifndef CG_CAPTURE_H
@@ -12,9 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Update boundaries (cgprobe_update_begin/end): the update's number, 0 when the probe is off. */
-uint64_t cg_update_begin(void);
-int cg_update_end(void);
+/* Update n begins (the window may open: the head and snapshot go out first) or ends. */
+void cg_capture_update_begins(uint64_t n);
+void cg_capture_update_ends(uint64_t n);
 /* Whether an NVTX range of this name marks an update (CGPROBE_UPDATE_RANGE's globs). */
 bool cg_capture_is_update_range(const char *name);
 

@@ -16,12 +16,12 @@ enum cg_ev_kind {
 	CG_EV_ALLOC,      /* host heap */
 	CG_EV_FREE,
 	/*
-	 * addr: the name (a copy the writer frees, the thread's name after it
-	 * when category has CG_SPAN_NAMED); size: the parent span; op: the span
-	 * kind; category: CG_SPAN_* flags (spans.h).
+	 * addr: the name and what the span carries beyond it (span_blob.h, a
+	 * copy the writer frees); size: the parent span; op: the span kind;
+	 * category: the blob's CG_SPAN_* flags.
 	 */
 	CG_EV_SPAN_START,
-	CG_EV_SPAN_END,   /* size: the start's ticks */
+	CG_EV_SPAN_END,   /* size: the start's ticks, 0 for a duration of 0 */
 	CG_EV_DEV_ALLOC,  /* device source (probe.h): op indexes its op_names; step: the device */
 	CG_EV_DEV_FREE,
 	CG_EV_DEV_MEMINFO, /* addr: used bytes; size: free bytes; step: the device */
@@ -52,10 +52,6 @@ enum cg_ev_kind {
  */
 #define CG_STACK_CACHE_SLOTS 1024u
 #define CG_STACK_SLOTS (CG_STACK_CACHE_SLOTS + 1)
-
-/* Flags of a span start event (its category byte). */
-#define CG_SPAN_MEASURED 1u
-#define CG_SPAN_NAMED 2u /* the thread's name follows the span's in the event's strings */
 
 /* What a gradient or checkpoint event's addr points at (the writer frees it). */
 struct cg_grad_blob {
@@ -100,7 +96,7 @@ enum cg_op {
 
 struct cg_event {
 	uint64_t ts;   /* clock ticks (see clock.h); the writer makes them ns */
-	uint64_t addr; /* memory: the address; span start: the name (a copy the writer frees) */
+	uint64_t addr; /* memory: the address; span start: its blob (span_blob.h) */
 	uint64_t size; /* memory: requested bytes; span start: parent span; span end: start ticks */
 	uint32_t span; /* memory: innermost span of the thread; span events: the span */
 	uint8_t kind;

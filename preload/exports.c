@@ -17,20 +17,22 @@
 
 /* The probe defines the functions the _opt forms would look up. */
 #define CGPROBE_NO_OPT
-#include "capture.h"
 #include "cgprobe.h"
 #include "cgtrace.h"
 #include "hooks.h"
 #include "modules.h"
-#include "params.h"
+#include "marks.h"
 #include "probe.h"
 #include "real.h"
 #include "session.h"
 #include "signals.h"
+#include "span_blob.h"
 #include "spans.h"
 #include "stack.h"
 #include "state.h"
+#include "stepmap.h"
 #include "thread.h"
+#include "updates.h"
 #include "warn.h"
 #include "writer.h"
 
@@ -505,16 +507,35 @@ CG_PROBE_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 CG_PROBE_EXPORT uint64_t cgprobe_span_begin(const char *name, enum cgprobe_step step)
 {
-	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, CGTRACE_SPAN_FUNCTION, 0));
+	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, CGTRACE_SPAN_FUNCTION, 0, NULL));
+}
+
+/*
+ * A span named as a phase (CGPROBE_SPAN_PHASE without a step): a step's
+ * name is that step, none no phase, another valid name the phase; false
+ * for a name that is none of them.
+ */
+static bool phase_of(const char *name, enum cgprobe_step *step, struct cg_span_info *info)
+{
+	int k = cg_stepmap_name(name, strnlen(name, CG_PHASE_MAX + 1));
+	if (k == CG_STEPMAP_PHASE)
+		info->phase = name;
+	else if (k >= 0)
+		*step = (enum cgprobe_step)k;
+	return k >= 0;
 }
 
 CG_PROBE_EXPORT uint64_t cgprobe_span_begin_ex(const char *name, enum cgprobe_step step,
 					       enum cgprobe_span_kind kind, unsigned flags)
 {
+	struct cg_span_info info = {0};
 	if ((unsigned)kind > CGTRACE_SPAN_MODULE)
 		return 0;
+	if ((flags & CGPROBE_SPAN_PHASE) && step == CGPROBE_STEP_NONE && name &&
+	    !phase_of(name, &step, &info))
+		return 0;
 	API_CALL(uint64_t, cg_span_begin(name, (uint8_t)step, (uint8_t)kind,
-					 flags & CGPROBE_SPAN_MEASURED ? CG_SPAN_MEASURED : 0));
+					 flags & CGPROBE_SPAN_MEASURED ? CG_SPAN_MEASURED : 0, &info));
 }
 
 CG_PROBE_EXPORT int cgprobe_span_end(uint64_t id)
@@ -548,7 +569,13 @@ CG_PROBE_EXPORT int cgprobe_update_end(void)
 
 CG_PROBE_EXPORT int cgprobe_mark_parameters(const void *ptr, uint64_t bytes)
 {
-	API_CALL(int, cg_params_mark((uint64_t)(uintptr_t)ptr, bytes));
+	API_CALL(int, cg_marks_add(&ptr, &bytes, 1));
+}
+
+CG_PROBE_EXPORT int cgprobe_mark_parameters_n(const void *const *ptrs, const uint64_t *bytes,
+					      size_t n)
+{
+	API_CALL(int, cg_marks_add(ptrs, bytes, n));
 }
 
 CG_PROBE_EXPORT int cgprobe_thread_name(const char *name)

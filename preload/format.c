@@ -13,6 +13,7 @@
 #include "meta_end.h"
 #include "record.h"
 #include "resident.h"
+#include "span_blob.h"
 
 static struct cg_sv span_id(char out[24], uint64_t id)
 {
@@ -66,21 +67,30 @@ void cg_format_span_end(struct cg_buf *b, uint64_t span, uint64_t duration_ns)
 void cg_format_span_start(struct cg_buf *b, const struct cg_event *e, uint64_t ts, uint64_t tid)
 {
 	char id[24], parent[24];
-	char *name = (char *)(uintptr_t)e->addr;
+	const char *blob = (const char *)(uintptr_t)e->addr;
+	struct cg_span_view v = {"?", NULL, NULL, NULL};
+	if (blob)
+		cg_span_blob_read(blob, e->category, &v);
 	struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_START};
 	r.u.span_start = (struct cg_rec_span_start){
 		.id = span_id(id, e->span),
 		.parent_id = span_id(parent, e->size),
-		.name = cg_sv_c(name ? name : "?"),
+		.name = cg_sv_c(v.name),
 		.start_ns = ts,
 		.span_kind = e->op <= CGTRACE_SPAN_MODULE ? e->op : CGTRACE_SPAN_FUNCTION,
 		.measured = (e->category & CG_SPAN_MEASURED) != 0,
 		.step = e->step,
 		.has_thread = tid != 0,
 		.cgprobe_thread = tid,
+		.cgprobe_thread_name = v.thread ? cg_sv_c(v.thread) : CG_SV_NONE,
+		.cgprobe_phase = v.phase ? cg_sv_c(v.phase) : CG_SV_NONE,
 	};
-	if (name && (e->category & CG_SPAN_NAMED))
-		r.u.span_start.cgprobe_thread_name = cg_sv_c(name + strlen(name) + 1);
+	if (v.extra) {
+		r.u.span_start.has_update = v.extra->update != 0;
+		r.u.span_start.cgprobe_update = v.extra->update;
+		r.u.span_start.parameters = v.extra->values;
+		r.u.span_start.n_parameters = (uint32_t)v.extra->n_values;
+	}
 	cg_jsonl_format(b, &r);
 }
 

@@ -5,8 +5,9 @@
  * which fills the core modules' function tables with the callbacks below.
  * Push/pop ranges become spans on the thread's stack; start/end ranges
  * spans beside it, which may overlap and end on any thread. CGPROBE_STEPS
- * (stepmap.h) maps range names to steps. The NVTX ABI is stable: the few
- * types used are spelled here, so the probe builds without its headers.
+ * (stepmap.h) maps range names to steps and phases, CGPROBE_UPDATE_RANGE
+ * to updates (updates.h). The NVTX ABI is stable: the few types used are
+ * spelled here, so the probe builds without its headers.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -18,10 +19,12 @@
 #include "cgtrace.h"
 #include "probe.h"
 #include "real.h"
+#include "span_blob.h"
 #include "spans.h"
 #include "state.h"
 #include "stepmap.h"
 #include "thread.h"
+#include "updates.h"
 
 /* nvtxTypes.h and nvToolsExt.h, version 3. */
 typedef void (*nvtx_fn)(void);
@@ -133,21 +136,33 @@ static bool is_update(const char *name)
 	return cg_capture_is_update_range(name);
 }
 
-/* Push/pop ranges that opened an update, by depth on this thread (the first 64). */
-static __thread uint64_t update_depths __attribute__((tls_model("initial-exec")));
+/*
+ * The push/pop range of this thread that opened the update open now: its
+ * depth and the update's number (0: none). One at most: a range begun
+ * while an update is open joins it (updates.h).
+ */
+static __thread struct {
+	int depth;
+	uint64_t n;
+} owner __attribute__((tls_model("initial-exec")));
 
 static int push(const char *name)
 {
 	if (!cg_recording())
 		return -1;
 	cg_self.guard++;
-	uint8_t step = cg_stepmap_step(name);
+	const char *phase;
+	uint8_t step = cg_stepmap_find(name, &phase);
 	int d = cg_self.depth;
-	if (is_update(name) && d < 64) {
-		update_depths |= 1ull << d;
-		cg_update_begin();
+	uint64_t n = is_update(name) ? cg_update_range_begin() : 0;
+	struct cg_span_info info = {.update = n, .phase = phase};
+	uint64_t id = cg_span_begin(name, step, CGTRACE_SPAN_FUNCTION, 0, &info);
+	if (n && id) {
+		owner.depth = d;
+		owner.n = n;
+	} else if (n) {
+		cg_update_range_end(n); /* not recorded after all: nothing will end it */
 	}
-	uint64_t id = cg_span_begin(name, step, CGTRACE_SPAN_FUNCTION, 0);
 	cg_self.guard--;
 	return id ? d : -1;
 }
@@ -155,11 +170,14 @@ static int push(const char *name)
 static int pop(void)
 {
 	cg_self.guard++;
+	int before = cg_self.depth;
 	uint64_t id = cg_span_pop();
 	int d = cg_self.depth;
-	if (id && d < 64 && (update_depths >> d & 1)) {
-		update_depths &= ~(1ull << d);
-		cg_update_end();
+	/* The span ends first, then the update: the window's trace holds the end. */
+	if (d < before && owner.n && d == owner.depth) {
+		uint64_t n = owner.n;
+		owner.n = 0;
+		cg_update_range_end(n);
 	}
 	cg_self.guard--;
 	return id ? d : -1;
@@ -179,7 +197,7 @@ static struct {
 	_Atomic uint64_t id; /* 0: free */
 	uint64_t ticks;
 	uint8_t step;
-	bool update;
+	uint64_t update; /* the update the range opened, 0: none */
 } loose[LOOSE_SLOTS];
 
 static size_t claim(uint64_t hint)
@@ -202,19 +220,21 @@ static uint64_t start(const char *name)
 	static atomic_uint_fast64_t hint;
 	size_t i = claim(atomic_fetch_add_explicit(&hint, 1, memory_order_relaxed));
 	bool kept = i < LOOSE_SLOTS;
-	uint8_t step = kept ? cg_stepmap_step(name) : CGTRACE_STEP_NONE;
-	bool update = kept && is_update(name);
-	if (update)
-		cg_update_begin();
+	const char *phase = NULL;
+	uint8_t step = kept ? cg_stepmap_find(name, &phase) : CGTRACE_STEP_NONE;
+	uint64_t n = kept && is_update(name) ? cg_update_range_begin() : 0;
 	uint64_t ticks;
-	uint64_t id = cg_span_start_loose(name, step, &ticks);
+	struct cg_span_info info = {.update = n, .phase = phase};
+	uint64_t id = cg_span_start_loose(name, step, &info, &ticks);
+	if (n && !id) { /* not recorded after all: the update ends with nothing kept */
+		cg_update_range_end(n);
+		n = 0;
+	}
 	if (kept) {
 		loose[i].ticks = ticks;
 		loose[i].step = step;
-		loose[i].update = update;
+		loose[i].update = n;
 		atomic_store_explicit(&loose[i].id, id, memory_order_release);
-		if (!id && update) /* not recorded after all: the update ends with nothing kept */
-			cg_update_end();
 	}
 	cg_self.guard--;
 	return id ? id << SLOT_BITS | i : 0;
@@ -229,11 +249,10 @@ static void end(uint64_t range)
 	cg_self.guard++;
 	uint64_t ticks = loose[i].ticks;
 	uint8_t step = loose[i].step;
-	bool update = loose[i].update;
+	uint64_t update = loose[i].update;
 	if (atomic_compare_exchange_strong(&loose[i].id, &want, 0)) {
 		cg_span_end_loose(id, step, ticks);
-		if (update)
-			cg_update_end();
+		cg_update_range_end(update);
 	}
 	cg_self.guard--;
 }

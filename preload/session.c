@@ -30,6 +30,7 @@
 #include "stack.h"
 #include "state.h"
 #include "thread.h"
+#include "updates.h"
 #include "warn.h"
 #include "writer.h"
 
@@ -348,6 +349,7 @@ void cg_session_end(int timeout_ms)
 			unlink_own_file();
 		return;
 	}
+	cg_updates_session_end();
 	int was = atomic_exchange(&cg_state, CG_STOPPED);
 	if (was == CG_OFF)
 		return;
@@ -456,6 +458,7 @@ void cg_session_fork_child(void)
 		close(copy.fd);
 	copy.fd = -1;
 	cg_spans_after_fork();
+	cg_updates_after_fork();
 	cg_self.last_ts = 0;
 	atomic_store(&cg_state, CG_OFF);
 	pid_t parent = getppid();

@@ -10,6 +10,7 @@
 #include "push.h"
 #include "real.h"
 #include "run_meta.h"
+#include "span_blob.h"
 #include "state.h"
 #include "thread.h"
 #include "warn.h"
@@ -112,42 +113,48 @@ void cg_spans_after_fork(void)
 	atomic_store(&step_word, 0);
 }
 
-/* The span's name, and the thread's when it is not on a record yet; the writer frees it. */
-static char *name_copy(const char *name, unsigned *flags)
+/* The thread's name when no span_start carried it yet (it rides once), else NULL. */
+static const char *thread_name_due(void)
 {
-	size_t n = strnlen(name, 4096), k = 0;
-	if (!cg_self.name_sent) {
-		/* Named by the program, else by its comm (at most 16 bytes with the NUL). */
-		if (!cg_self.name[0])
-			(void)prctl(PR_GET_NAME, cg_self.name, 0, 0, 0);
-		cg_self.name[sizeof(cg_self.name) - 1] = '\0';
-		k = strlen(cg_self.name);
-	}
-	char *copy = cg_real.malloc(n + 1 + (k ? k + 1 : 0));
-	if (!copy)
+	if (cg_self.name_sent)
 		return NULL;
-	memcpy(copy, name, n);
-	copy[n] = '\0';
-	if (k) {
-		memcpy(copy + n + 1, cg_self.name, k + 1);
-		*flags |= CG_SPAN_NAMED;
-		cg_self.name_sent = true;
-	}
-	return copy;
+	/* Named by the program, else by its comm (at most 16 bytes with the NUL). */
+	if (!cg_self.name[0])
+		(void)prctl(PR_GET_NAME, cg_self.name, 0, 0, 0);
+	cg_self.name[sizeof(cg_self.name) - 1] = '\0';
+	return cg_self.name[0] ? cg_self.name : NULL;
 }
 
-static uint64_t push_start(const char *name, uint8_t step, uint8_t kind, unsigned flags,
-                           uint32_t id, uint32_t parent, uint64_t ts)
+/* The blob of a span the calling thread opens, its flags added (span_blob.h); NULL: no memory. */
+static char *blob_for(const char *name, const struct cg_span_info *info, unsigned *flags)
 {
-	char *copy = name_copy(name, &flags);
+	return cg_span_blob_make(name, thread_name_due(), info, flags);
+}
+
+/* The start's event, with its blob (NULL: a name "?"), which the writer frees. */
+static uint64_t push_blob(char *blob, uint8_t step, uint8_t kind, unsigned flags, uint32_t id,
+			  uint32_t parent, uint64_t ts)
+{
+	if (!blob)
+		flags = 0;
+	if (flags & CG_SPAN_NAMED)
+		cg_self.name_sent = true;
 	struct cg_event e = {
-	    ts,  (uint64_t)(uintptr_t)copy, parent, id, CG_EV_SPAN_START, kind, (uint8_t)flags,
+	    ts,  (uint64_t)(uintptr_t)blob, parent, id, CG_EV_SPAN_START, kind, (uint8_t)flags,
 	    step};
 	cg_push(&e, 0);
 	return id;
 }
 
-uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned flags)
+static uint64_t push_start(const char *name, uint8_t step, uint8_t kind, unsigned flags,
+			   const struct cg_span_info *info, uint32_t id, uint32_t parent, uint64_t ts)
+{
+	char *blob = blob_for(name, info, &flags);
+	return push_blob(blob, step, kind, flags, id, parent, ts);
+}
+
+uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned flags,
+		       const struct cg_span_info *info)
 {
 	if (!cg_recording() || !name || step > CGTRACE_STEP_OPTIMIZER ||
 	    kind > CGTRACE_SPAN_MODULE)
@@ -163,7 +170,7 @@ uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned fl
 		cg_self.start[d] = ts;
 		steps_open(step);
 	}
-	return push_start(name, step, kind, flags & CG_SPAN_MEASURED, id, parent, ts);
+	return push_start(name, step, kind, flags & CG_SPAN_MEASURED, info, id, parent, ts);
 }
 
 /* The innermost span ends (d > 0): its step closes, its end is recorded. */
@@ -179,7 +186,7 @@ static void end_innermost(uint64_t id)
 		return;
 	uint64_t ts = cg_stamp(false);
 	/* The writer turns the start's ticks into the duration; past the depth it is unknown. */
-	struct cg_event e = {ts, 0, start ? start : ts, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
+	struct cg_event e = {ts, 0, start, (uint32_t)id, CG_EV_SPAN_END, 0, 0, 0};
 	cg_push(&e, 0);
 }
 
@@ -209,7 +216,8 @@ uint64_t cg_span_pop(void)
 	return id;
 }
 
-uint64_t cg_span_start_loose(const char *name, uint8_t step, uint64_t *start_ticks)
+uint64_t cg_span_start_loose(const char *name, uint8_t step, const struct cg_span_info *info,
+			     uint64_t *start_ticks)
 {
 	*start_ticks = 0;
 	if (!cg_recording() || !name || step > CGTRACE_STEP_OPTIMIZER)
@@ -220,7 +228,7 @@ uint64_t cg_span_start_loose(const char *name, uint8_t step, uint64_t *start_tic
 		return 0;
 	*start_ticks = ts;
 	steps_open(step);
-	return push_start(name, step, CGTRACE_SPAN_FUNCTION, 0, id, cg_thread_span(), ts);
+	return push_start(name, step, CGTRACE_SPAN_FUNCTION, 0, info, id, cg_thread_span(), ts);
 }
 
 void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks)
@@ -238,6 +246,28 @@ void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks)
 	                     0,
 	                     0};
 	cg_push(&e, 0);
+}
+
+int cg_span_instant(const char *name, const struct cg_span_info *info)
+{
+	if (!cg_recording() || !name)
+		return 0;
+	/* Made before the span has a number: one without its blob would say nothing. */
+	unsigned flags = 0;
+	char *blob = blob_for(name, info, &flags);
+	if (!blob)
+		return -ENOMEM;
+	uint32_t id;
+	uint64_t ts;
+	if (!next_id(&id, &ts)) {
+		cg_real.free(blob);
+		return 0;
+	}
+	push_blob(blob, CGTRACE_STEP_NONE, CGTRACE_SPAN_FUNCTION, flags, id, cg_thread_span(), ts);
+	/* Ended where it began: no start ticks, a duration of 0 (event.h). */
+	struct cg_event e = {ts, 0, 0, id, CG_EV_SPAN_END, 0, 0, 0};
+	cg_push(&e, 0);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

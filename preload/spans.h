@@ -12,11 +12,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct cg_span_info;
+
 /*
  * Opens a span on the calling thread's stack: its id, 0 when not recorded
  * or for bad arguments (step above optimizer, kind above module, no name).
+ * flags: CG_SPAN_MEASURED or 0; info (NULL: none): what else its start
+ * carries (span_blob.h), copied.
  */
-uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned flags);
+uint64_t cg_span_begin(const char *name, uint8_t step, uint8_t kind, unsigned flags,
+		       const struct cg_span_info *info);
 /* Ends the innermost span, which must be id; any other is an error, warned once: -EINVAL. */
 int cg_span_end(uint64_t id);
 /* Ends the innermost span whatever it is (an NVTX pop): its id, 0 when none is open. */
@@ -27,9 +32,18 @@ uint64_t cg_span_pop(void);
  * overlap others and end on any thread. Its step counts while it is open.
  * *start_ticks gets its stamp, for the end's duration.
  */
-uint64_t cg_span_start_loose(const char *name, uint8_t step, uint64_t *start_ticks);
+uint64_t cg_span_start_loose(const char *name, uint8_t step, const struct cg_span_info *info,
+			     uint64_t *start_ticks);
 /* start_ticks 0: unknown (duration 0). */
 void cg_span_end_loose(uint64_t id, uint8_t step, uint64_t start_ticks);
+
+/*
+ * A span that ends as it begins (duration 0), under the calling thread's
+ * innermost span: a fact of a moment, such as a parameter mark. 0 (also
+ * when not recorded), -ENOMEM when its blob could not be made (nothing
+ * recorded).
+ */
+int cg_span_instant(const char *name, const struct cg_span_info *info);
 
 /* The innermost step open on any thread (enum cgtrace_step), none when none is. */
 uint8_t cg_steps_open_anywhere(void);

@@ -612,7 +612,7 @@ static inline bool record(struct cg_ring *r, uint64_t pos, const struct cg_event
 		w.enc->checkpoint(e, ns);
 		break;
 	default: {
-		uint64_t start = trace_ns(e->size);
+		uint64_t start = e->size ? trace_ns(e->size) : ns;
 		w.enc->span_end(e->span, ns > start ? ns - start : 0);
 		return true;
 	}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The capture window (CGPROBE_CAPTURE=update) and forked children's
 # inherited heap (docs/probe.md, "Capture window"), read back with cgtrace:
-# the window's head and snapshot, a window never reached, the demo
+# the window's head and snapshot, the update's own span, a window never reached, the demo
 # trainer's window whose peak is the full trace's peak over that update, a
 # fork child's inherited blocks and its frees of them, a child that execs
 # or exits first leaving no file; in JSONL and compact.
@@ -49,9 +49,15 @@ for ext in jsonl cgt; do
 		ok || ko "$ext: the 100000-byte block pre-existing at t=0"
 	grep -q '"bytes":2001,"action":"alloc".*"cgprobe_preexisting":true' x && ok ||
 		ko "$ext: update 1's block pre-existing"
-	# Only update 2's own: its 20000-byte block in the window's first span s2.
+	# Only update 2's own: its span, the window's first (s2), with its number,
+	# the only update's, closed before s1; its 20000-byte block in its forward span s3.
 	[ "$(count x '"bytes":(10000|30000|2003),')" -eq 0 ] && ok || ko "$ext: other updates left out"
-	grep -q '"span_id":"s2".*"bytes":20000,"action":"alloc"' x && ok || ko "$ext: update 2's block in s2"
+	grep -q '"span_id":"s3".*"bytes":20000,"action":"alloc"' x && ok || ko "$ext: update 2's block in s3"
+	grep -q '"kind":"span_start","id":"s2","parent_id":"s1","name":"update",.*"cgprobe_update":2}' x &&
+		ok || ko "$ext: update 2's own span s2"
+	[ "$(count x '"name":"update"')" -eq 1 ] && ok || ko "$ext: one update span"
+	awk '/"kind":"span_end","id":"s2",/ { a = NR } /"kind":"span_end","id":"s1",/ { b = NR }
+		END { exit !(a && b && a < b) }' x && ok || ko "$ext: update 2's span closed before s1"
 	[ "$(count x '"action":"free"')" -eq 1 ] && ok || ko "$ext: one free"
 	"$cgtrace" validate "$t" >/dev/null 2>"$tmp/err" && [ ! -s "$tmp/err" ] && ok ||
 		ko "$ext: window trace valid, no warnings"
@@ -107,8 +113,10 @@ for ext in jsonl cgt; do
 	"$cgtrace" export "$win" >win.jsonl 2>"$tmp/err"
 	grep -q '"category":"parameter","cgprobe_preexisting":true' win.jsonl && ok ||
 		ko "$ext: the demo's parameters pre-existing as parameter"
-	grep -q '"kind":"span_start","id":"s2","parent_id":"s1","name":"step"' win.jsonl && ok ||
-		ko "$ext: the update's step span is s2"
+	grep -q '"kind":"span_start","id":"s2","parent_id":"s1","name":"update",.*"cgprobe_update":2}' win.jsonl &&
+		ok || ko "$ext: the demo's update span is s2"
+	grep -q '"kind":"span_start","id":"s3","parent_id":"s1","name":"step"' win.jsonl && ok ||
+		ko "$ext: the update's step span is s3"
 	"$cgtrace" validate "$win" >/dev/null 2>"$tmp/err" && ok || ko "$ext: demo window valid"
 	# The second reader (docs/compact-format.md alone) decodes the marks (key 2) alike.
 	if [ "$ext" = cgt ] && command -v python3 >/dev/null 2>&1 &&

@@ -4,7 +4,8 @@
 # marks three updates with ProfilerStep#N ranges (CGPROBE_UPDATE_RANGE's
 # default), run with the probe as its NVTX injection and
 # CGPROBE_CAPTURE=update CGPROBE_CAPTURE_STEP=2: the trace holds update 2's
-# block, update 1's still-live block as pre-existing, nothing of update 3.
+# range as its first span carrying the update's number, update 2's block,
+# update 1's still-live block as pre-existing, nothing of update 3.
 # Exits 77 where the NVTX headers were absent at build time.
 #   test-nvtx-updates.sh CGTRACE PROBE PROGRAM
 set -u
@@ -30,6 +31,11 @@ for fmt in jsonl compact; do
 	grep '"bytes":3001,' "$tmp/j" | grep -q '"cgprobe_preexisting":true' && ok ||
 		ko "$fmt: update 1's live block not pre-existing"
 	! grep -q '"bytes":3003,' "$tmp/j" && ok || ko "$fmt: update 3 recorded"
+	# The range that opened the window is its first span, carrying the update's number.
+	grep -q '"kind":"span_start","id":"s2","parent_id":"s1","name":"ProfilerStep#2",.*"cgprobe_update":2}' "$tmp/j" &&
+		ok || ko "$fmt: ProfilerStep#2 not s2 with cgprobe_update 2"
+	[ "$(grep -c '"cgprobe_update"' "$tmp/j")" -eq 1 ] && ok || ko "$fmt: more than one update span"
+	grep -q '"kind":"span_end","id":"s2",' "$tmp/j" && ok || ko "$fmt: ProfilerStep#2 not closed"
 	[ ! -s "$tmp/err" ] && ok || ko "$fmt: stderr: $(cat "$tmp/err")"
 done
 finish

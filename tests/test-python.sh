@@ -1,10 +1,11 @@
 #!/bin/sh
 # The Python module (python/cgprobe) with Debian's python3-torch: its API
-# under the probe, cgprobe.torch.watch on a small training loop whose trace
-# shows activation, gradient and optimizer memory at the peak (and parameter
-# inside a capture window, when the probe has one), the same loop unedited
-# under cgprobe --python-steps, 'import cgprobe.torch' in a script the
-# wrapper runs, and nothing done without the probe. Exits 77
+# under the probe (update spans, phases, marks), cgprobe.torch.watch on a
+# small training loop whose trace shows activation, gradient and optimizer
+# memory at the peak (and parameter inside a capture window, when the probe
+# has one), its updates as spans and the model's storage in one mark, the
+# same loop unedited under cgprobe --python-steps, 'import cgprobe.torch' in
+# a script the wrapper runs, and nothing done without the probe. Exits 77
 # without /usr/bin/python3 or its torch.
 #   test-python.sh WRAPPER CGTRACE PYTHON_DIR
 set -u
@@ -52,6 +53,24 @@ cats() {
 		ko "$name: categories at the peak"
 	fi
 }
+# updates NAME N: N update spans, numbered 1 to N, in $tmp/NAME.jsonl.
+updates() {
+	n=$(count '"name":"update",' "$tmp/$1.jsonl")
+	[ "$n" -eq "$2" ] && ok || ko "$1: $n update spans, not $2"
+	i=1
+	while [ "$i" -le "$2" ]; do
+		[ "$(grep '"name":"update",' "$tmp/$1.jsonl" | count "\"cgprobe_update\":$i}" -)" -eq 1 ] &&
+			ok || ko "$1: no update span $i"
+		i=$((i + 1))
+	done
+}
+# marks NAME N: one mark in $tmp/NAME.jsonl, of N ranges (watch() tells all storages at once).
+marks() {
+	grep '"name":"parameters"' "$tmp/$1.jsonl" >"$tmp/$1.marks"
+	n=$(wc -l <"$tmp/$1.marks")
+	v=$(sed 's/.*"cgprobe_parameters":\[\([^]]*\)\].*/\1/' "$tmp/$1.marks" | tr ',' '\n' | grep -c '^"0x')
+	[ "$n $v" = "1 $((2 * $2))" ] && ok || ko "$1: $n marks of $v values, not one of $((2 * $2))"
+}
 # spans NAME ITERS [FORWARDS]: FORWARDS (ITERS+1: the last one in eval)
 # forwards, ITERS backwards and optimizer steps.
 spans() {
@@ -74,6 +93,8 @@ fi
 PYTHONPATH=$pydir "$py" "$here/api.py" >"$tmp/plain-api.out" 2>"$tmp/err" || ko "no probe: api.py failed"
 has "no probe: not enabled" "enabled 0" "$tmp/plain-api.out"
 has "no probe: updates are 0" "update 0" "$tmp/plain-api.out"
+has "no probe: a phase's span is 0" "phase-span 0" "$tmp/plain-api.out"
+has "no probe: marks do nothing" "many 0" "$tmp/plain-api.out"
 
 # --- the API under the probe --------------------------------------------
 if probe api env PYTHONPATH="$pydir" "$py" "$here/api.py"; then
@@ -93,6 +114,24 @@ if probe api env PYTHONPATH="$pydir" "$py" "$here/api.py"; then
 	has "api: the device checkpoint" '"reserved_bytes":800' "$tmp/api.jsonl"
 	has "api: its allocated bytes" '"cgprobe_allocated_bytes":600' "$tmp/api.jsonl"
 	has "api: the thread's name" '"cgprobe_thread_name":"loader-0"' "$tmp/api.jsonl"
+	updates api 3
+	# Phases: named after the span, or a span around one of another name.
+	for p in data evaluate; do
+		grep "\"name\":\"$p\"," "$tmp/api.jsonl" >"$tmp/api.phase"
+		has "api: phase $p" "\"cgprobe_phase\":\"$p\"" "$tmp/api.phase"
+	done
+	has "api: begin_span of a phase" "phase-span 1" "$out"
+	has "api: end_span of a phase" "phase-end 0" "$out"
+	! grep -q 'bad-phase accepted' "$out" && ok || ko "api: $(grep 'bad-phase accepted' "$out")"
+	io=$(grep '"name":"io",' "$tmp/api.jsonl" | grep '"cgprobe_phase":"io"' | head -n 1 |
+		sed 's/.*"kind":"span_start","id":"\([^"]*\)".*/\1/')
+	grep '"name":"load",' "$tmp/api.jsonl" | grep -q "\"parent_id\":\"$io\"" && ok ||
+		ko "api: span(\"load\", step=\"io\") not inside a phase io ($io)"
+	# mark_parameters_many: one mark, its ranges in order, the empty one left out.
+	has "api: mark_parameters_many" "many 0" "$out"
+	grep '"name":"parameters"' "$tmp/api.jsonl" >"$tmp/api.marks"
+	[ "$(wc -l <"$tmp/api.marks")" -eq 1 ] && ok || ko "api: $(wc -l <"$tmp/api.marks") marks, not 1"
+	has "api: the mark's ranges" '"cgprobe_parameters":["0x10000","0x100","0x20000","0x200"]}' "$tmp/api.marks"
 	cats api activation gradient optimizer
 else
 	ko "api: api.py under the probe failed"
@@ -133,6 +172,9 @@ if probe watch --python-steps env PYTHONPATH="$pydir" CGPROBE_TEST_WATCH=1 \
 	CGPROBE_TEST_FAKE_CUDA=1 CGPROBE_TEST_RAISE=1 "$py" "$here/train.py" 3; then
 	cats watch activation gradient optimizer
 	spans watch 3 5
+	# The failed first forward began update 1; the model's 4 storages told in one mark.
+	updates watch 3
+	marks watch 4
 	"$cgtrace" validate "$(trace_of watch)" >"$tmp/watch.valid" 2>&1 && ok ||
 		ko "watch: cgtrace validate: $(cat "$tmp/watch.valid")"
 	[ ! -s "$tmp/watch.err" ] && ok || ko "watch: the probe complained: $(cat "$tmp/watch.err")"
@@ -163,6 +205,8 @@ if probe auto --python-steps "$py" "$here/train.py" 3; then
 	has "auto: the loop ran" "train.py: loss" "$tmp/auto.out"
 	cats auto activation gradient optimizer
 	spans auto 3
+	updates auto 3
+	marks auto 4
 else
 	ko "auto: train.py under --python-steps failed"
 fi

@@ -9,7 +9,9 @@ nothing and costs a function call.
 
     import cgprobe
     for batch in data:
-        with cgprobe.update():                  # one training update
+        with cgprobe.update():                  # one training update: a span
+            with cgprobe.phase("data"):         # another phase: no category of its own
+                batch = prepare(batch)
             with cgprobe.step("forward"):       # memory made here: activation
                 loss = model(batch)
             with cgprobe.step("backward"):      # gradient
@@ -25,6 +27,7 @@ import contextlib
 import ctypes
 import functools
 import math
+import re
 import threading
 
 try:
@@ -33,9 +36,9 @@ except ImportError:  # the source tree's folder; the build's copy (BUILDDIR/pyth
     __version__ = "unknown"
 
 __all__ = [
-    "enabled", "span", "step", "begin_span", "end_span", "update", "next_update",
+    "enabled", "span", "step", "phase", "begin_span", "end_span", "update", "next_update",
     "begin_update", "end_update", "update_number", "device_checkpoint",
-    "mark_parameters", "thread_name", "gradient", "flush",
+    "mark_parameters", "mark_parameters_many", "thread_name", "gradient", "flush",
     "STEP_NONE", "STEP_FORWARD", "STEP_BACKWARD", "STEP_OPTIMIZER",
 ]
 
@@ -45,7 +48,10 @@ _STEPS = {None: STEP_NONE, "none": STEP_NONE, "forward": STEP_FORWARD,
           "backward": STEP_BACKWARD, "optimizer": STEP_OPTIMIZER}
 _KINDS = {"function": 0, "op": 1, "module": 2}
 _GRAD_STATES = {"present": 0, "missing": 1, "zero": 2, "non_finite": 3}
-_MEASURED = 1
+_MEASURED, _PHASE = 1, 2  # CGPROBE_SPAN_MEASURED, CGPROBE_SPAN_PHASE
+# A phase's name, as the probe checks it (another phase of training than the steps).
+_PHASE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,31}\Z")
+_MARKS_MAX = 65536  # ranges per cgprobe_mark_parameters_n call
 _ABSENT = (1 << 64) - 1
 
 _u64, _int, _str = ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p
@@ -59,6 +65,8 @@ _SIGNATURES = {
     "cgprobe_update_end": (_int, []),
     "cgprobe_device_checkpoint": (_int, [_str, _u64, _u64, _u64, _u64]),
     "cgprobe_mark_parameters": (_int, [ctypes.c_void_p, _u64]),
+    "cgprobe_mark_parameters_n": (_int, [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(_u64),
+                                         ctypes.c_size_t]),
     "cgprobe_thread_name": (_int, [_str]),
     "cgprobe_gradient": (_int, [_str, _str, _int, ctypes.c_double]),
 }
@@ -96,37 +104,67 @@ def _bytes(s):
     return s if isinstance(s, bytes) else str(s).encode("utf-8", "replace")
 
 
+def _step_of(step):
+    """(the step's number, the phase's name or None) for a span's step argument."""
+    if step in _STEPS:
+        return _STEPS[step], None
+    if isinstance(step, str) and _PHASE_NAME.match(step):
+        return STEP_NONE, step
+    raise ValueError("cgprobe: step must be None, 'forward', 'backward', 'optimizer' or a "
+                     "phase's name (1 to 31 of A-Z a-z 0-9 _ . -), not %r" % (step,))
+
+
+_local = threading.local()  # per thread: the phase span opened around a span of another name
+
+
 def begin_span(name, step=None, kind="function", measured=False):
-    """Opens a span on this thread; returns its id (0: not recorded). Close it with end_span."""
+    """Opens a span on this thread; returns its id (0: not recorded). Close it with end_span.
+
+    step may name a phase other than the three steps ("data"): the span is that
+    phase when named after it, else it opens inside a span that is."""
+    st, phase_name = _step_of(step)
     if not _fn:
         return 0
-    st = _STEPS[step]
-    if _begin_ex is not None:
-        return _begin_ex(_bytes(name), st, _KINDS[kind], _MEASURED if measured else 0)
-    return _begin(_bytes(name), st)
+    flags = _MEASURED if measured else 0
+    if _begin_ex is None:
+        return _begin(_bytes(name), st)
+    if phase_name is None or phase_name == name:
+        return _begin_ex(_bytes(name), st, _KINDS[kind], flags | (_PHASE if phase_name else 0))
+    outer = _begin_ex(_bytes(phase_name), STEP_NONE, _KINDS["function"], _PHASE)
+    inner = _begin_ex(_bytes(name), STEP_NONE, _KINDS[kind], flags)
+    if not inner:
+        end_span(outer)
+    elif outer:
+        if not hasattr(_local, "outer"):
+            _local.outer = {}
+        _local.outer[inner] = outer
+    return inner
 
 
 def end_span(span_id):
     """Closes span_id, which must be this thread's innermost open span: 0 or -errno."""
     if not span_id or not _fn:
         return 0
-    return _end(span_id)
+    r = _end(span_id)
+    outer = getattr(_local, "outer", {}).pop(span_id, 0)
+    if outer:
+        _end(outer)
+    return r
 
 
 class span:
     """A span as a context manager or decorator: ``with cgprobe.span("attn", step="forward")``.
 
     step: None, "forward", "backward" or "optimizer" (memory allocated while a
-    step is open, by any thread, gets its category); kind: "function", "op"
-    or "module"; measured: the trace's one measured region.
+    step is open, by any thread, gets its category), or the name of another
+    phase of training ("data"); kind: "function", "op" or "module";
+    measured: the trace's one measured region.
     """
 
     __slots__ = ("name", "step", "kind", "measured", "_ids")
 
     def __init__(self, name, step=None, kind="function", measured=False):
-        if step not in _STEPS:
-            raise ValueError("cgprobe: step must be None, 'forward', 'backward' or 'optimizer', "
-                             "not %r" % (step,))
+        _step_of(step)
         if kind not in _KINDS:
             raise ValueError("cgprobe: kind must be 'function', 'op' or 'module', not %r" % (kind,))
         self.name, self.step, self.kind, self.measured = name, step, kind, measured
@@ -152,8 +190,19 @@ class span:
 
 
 def step(which, name=None):
-    """A span that is a step: ``with cgprobe.step("backward"):`` (named after the step)."""
+    """A span that is a step: ``with cgprobe.step("backward"):`` (named after the step).
+
+    which may also name another phase ("data")."""
     return span(name or which, step=which)
+
+
+def phase(name):
+    """A phase of training other than the three steps, as a with-block or decorator:
+    ``with cgprobe.phase("data"):``, a span named after it. "forward", "backward" and
+    "optimizer" are those steps."""
+    if name in (None, "none"):
+        raise ValueError("cgprobe: a phase needs a name other than %r" % (name,))
+    return span(name, step=name)
 
 
 # Update boundaries: one process-wide count, shared by update(), next_update()
@@ -218,6 +267,25 @@ def mark_parameters(ptr, nbytes):
     if f is None or not ptr or nbytes <= 0:
         return 0
     return f(ptr, nbytes)
+
+
+def mark_parameters_many(pairs):
+    """mark_parameters for each (ptr, nbytes) of pairs, in one call of the probe (one per
+    65536), which the trace shows as one mark; 0 or the first -errno."""
+    pairs = [(int(p), int(n)) for p, n in pairs if p and n > 0]
+    f = _fn.get("cgprobe_mark_parameters_n")
+    if f is None:
+        r = 0
+        for p, n in pairs:
+            r = r or mark_parameters(p, n)
+        return r
+    r = 0
+    for i in range(0, len(pairs), _MARKS_MAX):
+        chunk = pairs[i:i + _MARKS_MAX]
+        ptrs = (ctypes.c_void_p * len(chunk))(*(p for p, _ in chunk))
+        sizes = (_u64 * len(chunk))(*(n for _, n in chunk))
+        r = r or f(ptrs, sizes, len(chunk))
+    return r
 
 
 def thread_name(name):

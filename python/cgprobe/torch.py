@@ -11,7 +11,8 @@ One call marks, from then on:
 - updates: an update begins at the first forward in training mode with grad
   enabled after the previous update ended, and ends when the optimizer's step
   returns (gradient accumulation: several forwards and backwards, one update);
-- the parameters' storage, told to the probe (category ``parameter``);
+- the parameters' storage, told to the probe (category ``parameter``), new
+  storage in one call, which the trace shows as one mark;
 - with CUDA initialised, a device checkpoint at each step boundary: the
   caching allocator's reserved and allocated bytes of each device it holds.
 
@@ -39,18 +40,24 @@ def _storage_span(t):
         return 0, 0  # meta, sparse or otherwise storage-less tensors
 
 
-def mark_parameters(params, seen=None):
-    """Tells the probe the storage of each tensor in params, once per storage (seen: the
-    addresses told already, updated); returns the bytes told."""
-    seen = set() if seen is None else seen
-    total = 0
+def _new_storages(params, seen):
+    """(address, bytes) of each storage of params not in seen, which gets them."""
+    out = []
     for p in params:
         ptr, n = _storage_span(p)
         if ptr and n and ptr not in seen:
             seen.add(ptr)
-            _cg.mark_parameters(ptr, n)
-            total += n
-    return total
+            out.append((ptr, n))
+    return out
+
+
+def mark_parameters(params, seen=None):
+    """Tells the probe the storage of each tensor in params, once per storage (seen: the
+    addresses told already, updated), all in one call (one mark in the trace); returns the
+    bytes told."""
+    pairs = _new_storages(params, set() if seen is None else seen)
+    _cg.mark_parameters_many(pairs)
+    return sum(n for _, n in pairs)
 
 
 def cuda_checkpoint():
@@ -157,16 +164,19 @@ class Watch:
         _wrap_backward()
 
     def _mark(self):
-        """Tells the probe of parameter storage not told yet (moved by .to(), say)."""
+        """Tells the probe of parameter storage not told yet (moved by .to(), say), the
+        model's and the optimizer's in one call."""
         if not _cg.enabled():
             return
         m = self.model() if self.model is not None else None
         o = self.optimizer() if self.optimizer is not None else None
+        pairs = []
         if m is not None:
-            self.parameter_bytes += mark_parameters(m.parameters(), self._marked)
+            pairs += _new_storages(m.parameters(), self._marked)
         if o is not None:
-            self.parameter_bytes += mark_parameters(
-                (p for g in o.param_groups for p in g["params"]), self._marked)
+            pairs += _new_storages((p for g in o.param_groups for p in g["params"]), self._marked)
+        _cg.mark_parameters_many(pairs)
+        self.parameter_bytes += sum(n for _, n in pairs)
 
     # --- device checkpoints at step boundaries ---
     def _boundary(self):
