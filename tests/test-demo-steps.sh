@@ -2,7 +2,9 @@
 # The bundled demo trainer under the probe: its spans and update marks make
 # forward, backward and optimizer memory show by category in cgtrace memory
 # and in the records (activation, gradient, optimizer), its workers'
-# allocations included; it runs unchanged without the probe.
+# allocations included; cgtrace steps finds its marked updates and steps,
+# and its parameters, marked after they were made, are parameter at the
+# peak; it runs unchanged without the probe.
 #   test-demo-steps.sh CGTRACE PROBE DEMO
 set -u
 # shellcheck source=tests/lib/sh-check.sh
@@ -15,7 +17,7 @@ env LD_PRELOAD="$probe" CGPROBE_OUTPUT="$tmp/t.cgt" "$demo" --steps 3 --threads 
 	>"$tmp/out" 2>"$tmp/err" && ok || ko "the demo failed under the probe"
 "$cgtrace" memory "$tmp/t.cgt" >"$tmp/mem" 2>"$tmp/err" || ko "cgtrace memory failed"
 line=$(grep 'by category:' "$tmp/mem")
-for cat in activation optimizer; do
+for cat in activation optimizer parameter; do
 	case $line in
 	*"$cat 0 B"*) ko "no $cat bytes at the peak: $line" ;;
 	*"$cat "*) ok ;;
@@ -35,6 +37,15 @@ else
 fi
 n=$("$cgtrace" export "$tmp/t.cgt" | grep -c '"name":"step"')
 [ "$n" -eq 3 ] && ok || ko "$n step spans, expected 3"
+# Its updates are marked (docs/steps.md): three of them, each with its steps.
+"$cgtrace" steps --phases "$tmp/t.cgt" >"$tmp/steps" 2>"$tmp/err" || ko "cgtrace steps failed"
+grep -q ': 3 updates, marked in the trace$' "$tmp/steps" && ok || ko "not 3 marked updates: $(head -n 1 "$tmp/steps")"
+for phase in forward backward optimizer; do
+	[ "$(grep -c "^ *$phase " "$tmp/steps")" -eq 3 ] && ok || ko "not 3 $phase rows in: $(cat "$tmp/steps")"
+done
+# The parameters, allocated and then marked, are parameter at the peak of a whole-run trace.
+"$cgtrace" memory --json "$tmp/t.cgt" >"$tmp/mem.json" 2>"$tmp/err" || ko "memory --json failed"
+grep -q '"peak_by_category":{"parameter":[1-9]' "$tmp/mem.json" && ok || ko "no parameter bytes at the peak"
 
 "$demo" --steps 2 >"$tmp/out" 2>"$tmp/err" && ok || ko "the demo failed without the probe"
 finish

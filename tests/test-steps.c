@@ -36,6 +36,7 @@ struct run {
 	int status;
 	char *stdout_text, *stderr_text;
 	char *trace_text; /* JSONL runs: the trace as written */
+	char *trace_path; /* the trace, read back by cgtrace_steps_read */
 	struct cgtrace_doc *doc;
 };
 
@@ -72,7 +73,7 @@ static struct run *run(const char *prog, bool with_probe, const char *format,
 		ck_assert_msg(rc == 0, "%s: %s", files[0], err);
 		if (!strcmp(format, "jsonl"))
 			r->trace_text = read_file(files[0], NULL);
-		free(files[0]);
+		r->trace_path = files[0];
 	}
 	free(path);
 	free(env);
@@ -88,6 +89,7 @@ static void run_free(struct run *r)
 	if (r->doc)
 		cgtrace_doc_free(r->doc);
 	remove_tree(r->dir);
+	free(r->trace_path);
 	free(r->stdout_text);
 	free(r->stderr_text);
 	free(r->trace_text);
@@ -563,6 +565,39 @@ static void check_api_results(const struct run *r)
 	                                 "open span; such ends are ignored (warned once)\n");
 }
 
+/* Memory per training update of a run's trace (docs/steps.md), as cgtrace steps reads it. */
+static struct cgtrace_steps *steps_of(const struct run *r)
+{
+	char err[1024];
+	const struct cgtrace_steps_options o = {.warmup = 1, .phases = true};
+	struct cgtrace_steps *st = NULL;
+	ck_assert_msg(cgtrace_steps_read(r->trace_path, NULL, 0, &o, &st, err, sizeof(err)) == 0,
+	              "%s", err);
+	return st;
+}
+
+/* The C API alone: the updates it marks, the first one's steps as its phases. */
+static void check_api_steps(const struct run *r)
+{
+	struct cgtrace_steps *st = steps_of(r);
+	ck_assert_int_eq(st->from, CGTRACE_UPDATES_MARKED);
+	ck_assert_uint_eq(st->updates, 2);
+	ck_assert_uint_eq(st->rows[0].update, (uint64_t)said(r, "update"));
+	bool second = false;
+	for (size_t i = 1; i < st->n_rows; i++)
+		second |= !st->rows[i].is_phase && st->rows[i].update == (uint64_t)said(r, "update-2");
+	ck_assert(second);
+	const char *want[] = {"forward", "backward", "optimizer"};
+	for (size_t k = 0; k < 3; k++) {
+		bool seen = false;
+		for (size_t i = 1; i < st->n_rows; i++)
+			seen |= st->rows[i].phase && !strcmp(st->rows[i].phase, want[k]);
+		ck_assert_msg(seen, "no %s row in update 1", want[k]);
+	}
+	ck_assert_uint_gt(st->figures[0][0].allocs, 0);
+	cgtrace_steps_free(st);
+}
+
 START_TEST(test_api_jsonl)
 {
 	struct run *r = run("steps-api", true, "jsonl", NULL);
@@ -592,6 +627,7 @@ START_TEST(test_api_compact)
 	struct run *r = run("steps-api", true, "compact", NULL);
 	check_api_results(r);
 	check_api_trace(r);
+	check_api_steps(r);
 	run_free(r);
 }
 END_TEST
@@ -668,10 +704,24 @@ static void check_nvtx(const struct run *r)
 	free(fwd);
 }
 
+/* NVTX ranges alone, no update range: one update inferred from its forward step. */
+static void check_nvtx_steps(const struct run *r)
+{
+	struct cgtrace_steps *st = steps_of(r);
+	ck_assert_int_eq(st->from, CGTRACE_UPDATES_INFERRED);
+	ck_assert_uint_eq(st->updates, 1);
+	bool backward = false;
+	for (size_t i = 1; i < st->n_rows; i++)
+		backward |= st->rows[i].phase && !strcmp(st->rows[i].phase, "backward");
+	ck_assert(backward);
+	cgtrace_steps_free(st);
+}
+
 START_TEST(test_nvtx_ranges)
 {
 	struct run *r = run_nvtx("steps-nvtx", "jsonl", NULL);
 	check_nvtx(r);
+	check_nvtx_steps(r);
 	ck_assert_ptr_nonnull(tag(r, "cgprobe_steps"));
 	ck_assert_ptr_nonnull(strstr(tag(r, "cgprobe_steps"), "backward=*backward*"));
 	run_free(r);
