@@ -49,7 +49,7 @@ plot_check() {
 	fi
 }
 
-# The demo trainer under the probe, when this build has the probe. A probe
+# The demo trainer under the probe (its updates marked), when this build has the probe. A probe
 # built with AddressSanitizer (the sanitizer build runs this suite) cannot
 # be preloaded.
 if [ -f "$probe" ] && grep -q __asan_init "$probe"; then
@@ -58,7 +58,7 @@ elif [ -f "$probe" ]; then
 	env LD_PRELOAD="$probe" CGPROBE_OUTPUT="$tmp/demo.cgt" "$demo" --steps 4 --threads 2 \
 		>/dev/null 2>"$tmp/err" && ok || ko "the demo failed under the probe"
 	plot_check demo "$tmp/demo.cgt" -- --devices 1 --max-bytes 300000 \
-		--legend activation,optimizer,"forward step","backward step","update starts (inferred)" \
+		--legend activation,optimizer,"forward step","backward step","update starts (marked)" \
 		--bands forward,backward
 else
 	skip "the demo under the probe: no probe built"
