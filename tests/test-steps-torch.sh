@@ -6,7 +6,9 @@
 # show a slope of the leaked bytes an update (within 5%), the scratch
 # update as the highest peak (summary names it too), --growth the leaking
 # line as its first site; the same loop without the leak is steady after
-# warm-up. Exits 77 without /usr/bin/python3 or its torch.
+# warm-up. In every update the model's parameters, which watch() marks
+# after torch made them, are parameter. Exits 77 without /usr/bin/python3
+# or its torch.
 #   test-steps-torch.sh WRAPPER CGTRACE PYTHON_DIR
 set -u
 # shellcheck source=tests/lib/sh-check.sh

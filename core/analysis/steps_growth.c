@@ -77,7 +77,8 @@ static int add(struct cg_vec *pieces, const struct cg_growth_rows *r, uint64_t a
 static int sum(const struct cg_vec *pieces, const struct cg_growth_rows *r, struct cgtrace_steps *out)
 {
 	struct piece *p = pieces->p;
-	qsort(p, pieces->len, sizeof(*p), piece_cmp);
+	if (pieces->len)
+		qsort(p, pieces->len, sizeof(*p), piece_cmp);
 	out->growth = calloc(pieces->len ? pieces->len : 1, sizeof(*out->growth));
 	if (!out->growth)
 		return -ENOMEM;

@@ -140,6 +140,39 @@ files["python-bad-twice.jsonl"] = "\n".join(line(r) for r in recs) + "\n"
 recs = [PY_META, base[1], dict(py[2], cgprobe_stack_frames=["0x401000", "0x%x" % ((1 << 63) | 5)])]
 files["python-bad-mark.jsonl"] = "\n".join(line(r) for r in recs) + "\n"
 
+# Training (docs/steps.md): marked updates with phases, a parameter mark
+# over a live block, then the ways the fields break.
+def span(sid, ts, **extra):
+    r = {"kind": "span_start", "id": sid, "parent_id": "s1", "name": sid, "start_ns": ts,
+         "span_kind": "function"}
+    r.update(extra)
+    return r
+
+
+def end(sid, dur):
+    return {"kind": "span_end", "id": sid, "duration_ns": dur}
+
+
+train = [META, base[1], mem(5, "0x1000", 4096, "alloc"),
+         span("p", 6, cgprobe_parameters=["0x1000", "0x1000"]), end("p", 0)]
+for u in (1, 2, 3):
+    t = u * 100
+    train += [span("u%d" % u, t, cgprobe_update=u), span("d%d" % u, t + 1, cgprobe_phase="data"),
+              mem(t + 2, "0x2000", 64, "alloc"), end("d%d" % u, 2),
+              span("f%d" % u, t + 5, step="forward"), mem(t + 6, "0x%x" % (0x3000 + u), 32, "alloc"),
+              end("f%d" % u, 5), mem(t + 20, "0x2000", 64, "free"), end("u%d" % u, 30)]
+files["training.jsonl"] = "\n".join(line(r) for r in train) + "\n"
+train_bad = {
+    "update-zero": {"cgprobe_update": 0},
+    "phase-empty": {"cgprobe_phase": ""},
+    "params-odd": {"cgprobe_parameters": ["0x10"]},
+    "params-empty": {"cgprobe_parameters": ["0x10", "0x0"]},
+    "params-wrap": {"cgprobe_parameters": ["0xffffffffffffff00", "0x200"]},
+}
+for k, extra in train_bad.items():
+    recs = [META, base[1], span("x", 5, **extra)]
+    files[f"training-bad-{k}.jsonl"] = "\n".join(line(r) for r in recs) + "\n"
+
 for name, text in files.items():
     with open(os.path.join(out, name), "wb") as f:
         f.write(text.encode("utf-8", "surrogateescape") if "\xff" not in text else text.encode("latin-1", "replace"))

@@ -10,6 +10,8 @@ import json
 import sys
 
 LEAKED = 128 * 1024 * 4  # one torch.zeros(128 Ki) of float32 an update
+# The model's parameters, marked by watch() after they were made.
+PARAMETERS = (256 * 512 + 512 + 512 * 10 + 10) * 4
 failed = []
 
 
@@ -37,6 +39,10 @@ updates = int(sys.argv[-1])
 check(len(steps["updates"]) == updates,
       "%d updates, expected %d" % (len(steps["updates"]), updates))
 trend = cpu_trend(steps)
+for u in steps["updates"]:
+    got = u["devices"][0]["peak_by_category"]["parameter"]
+    check(got == PARAMETERS, "update %d: %d parameter bytes at its peak, expected %d"
+          % (u["update"], got, PARAMETERS))
 if mode == "leak":
     growth, summary = load(sys.argv[3]), load(sys.argv[4])
     leak_line, scratch = int(sys.argv[5]), int(sys.argv[6])
