@@ -193,17 +193,7 @@ static void json_figures(struct cli_jw *w, const struct cgtrace_steps *st, size_
 		const struct cgtrace_step_figures *f = &st->figures[d][r];
 		cli_jw_begin_object(w);
 		cli_jw_key_str(w, "device", st->devices[d]);
-		cli_jw_key_u64(w, "peak_bytes", f->peak_bytes);
-		cli_jw_key_u64(w, "peak_ns", f->peak_ns);
-		cli_jw_key_u64(w, "start_bytes", f->start_bytes);
-		cli_jw_key_u64(w, "end_bytes", f->end_bytes);
-		cli_jw_key_u64(w, "allocs", f->allocs);
-		cli_jw_key(w, "peak_by_category");
-		cli_jw_begin_object(w);
-		for (unsigned c = 0; c < CGTRACE_CAT_COUNT; c++)
-			cli_jw_key_u64(w, cgtrace_category_name((enum cgtrace_category)c),
-				       f->peak_by_category[c]);
-		cli_jw_end_object(w);
+		cli_json_step_figures(w, f);
 		cli_jw_end_object(w);
 	}
 	cli_jw_end_array(w);

@@ -16,17 +16,7 @@ static void figures(struct cli_jw *w, const char *device, const struct cgtrace_s
 {
 	cli_jw_key(w, device);
 	cli_jw_begin_object(w);
-	cli_jw_key_u64(w, "peak_bytes", f->peak_bytes);
-	cli_jw_key_u64(w, "peak_ns", f->peak_ns);
-	cli_jw_key_u64(w, "start_bytes", f->start_bytes);
-	cli_jw_key_u64(w, "end_bytes", f->end_bytes);
-	cli_jw_key_u64(w, "allocs", f->allocs);
-	cli_jw_key(w, "peak_by_category");
-	cli_jw_begin_object(w);
-	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
-		cli_jw_key_u64(w, cgtrace_category_name((enum cgtrace_category)c),
-		               f->peak_by_category[c]);
-	cli_jw_end_object(w);
+	cli_json_step_figures(w, f);
 	cli_jw_end_object(w);
 }
 

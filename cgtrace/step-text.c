@@ -61,3 +61,18 @@ const char *cli_step_trend(char *buf, size_t len, const struct cgtrace_steps *st
 		         (unsigned long long)t->fitted);
 	return buf;
 }
+
+void cli_json_step_figures(struct cli_jw *w, const struct cgtrace_step_figures *f)
+{
+	cli_jw_key_u64(w, "peak_bytes", f->peak_bytes);
+	cli_jw_key_u64(w, "peak_ns", f->peak_ns);
+	cli_jw_key_u64(w, "start_bytes", f->start_bytes);
+	cli_jw_key_u64(w, "end_bytes", f->end_bytes);
+	cli_jw_key_u64(w, "allocs", f->allocs);
+	cli_jw_key(w, "peak_by_category");
+	cli_jw_begin_object(w);
+	for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
+		cli_jw_key_u64(w, cgtrace_category_name((enum cgtrace_category)c),
+			       f->peak_by_category[c]);
+	cli_jw_end_object(w);
+}

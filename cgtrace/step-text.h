@@ -23,4 +23,11 @@ const char *cli_updates_from_words(enum cgtrace_updates_from from);
 const char *cli_step_trend(char *buf, size_t len, const struct cgtrace_steps *st, size_t d,
                            bool exact);
 
+/*
+ * A row's figures on one device as members of the object being written,
+ * under cgtrace steps --json's names: peak_bytes, peak_ns, start_bytes,
+ * end_bytes, allocs, peak_by_category {category: bytes}.
+ */
+void cli_json_step_figures(struct cli_jw *w, const struct cgtrace_step_figures *f);
+
 #endif
