@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* More than any command has; a longer table is refused as a usage error. */
 #define MAX_OPTS 32
@@ -25,6 +26,14 @@ static bool is_end(const struct cli_opt *o)
 static bool takes_arg(const struct cli_opt *o)
 {
 	return o->kind != CLI_OPT_FLAG;
+}
+
+bool cli_job_args(int argc, char **argv)
+{
+	struct stat st;
+	int left = argc - optind;
+	return left > 1 || (left == 1 && strcmp(argv[optind], "-") != 0 &&
+			    stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status)

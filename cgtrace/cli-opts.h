@@ -79,6 +79,11 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 void cli_print_help(const struct cli_cmd *cmd, FILE *f);
 /* Exactly one operand after the options: the trace path. */
 const char *cli_trace_arg(const struct cli_cmd *cmd, int argc, char **argv, int *status);
+/*
+ * After cli_parse: the arguments name a job (docs/jobs.md), more than one
+ * trace or a folder, which the commands that take one read as such.
+ */
+bool cli_job_args(int argc, char **argv);
 /* The index of name in choices, or -1. */
 int cli_choice_find(const struct cli_choice *choices, const char *name);
 

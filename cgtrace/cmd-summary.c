@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace summary: the format's summary plus host and devices side by side. */
+#include <getopt.h>
 #include <langinfo.h>
 #include <strings.h>
 #include <stdlib.h>
@@ -7,19 +8,27 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "job-summary.h"
 
 struct summary_args {
 	bool json, brief, exact;
+	size_t jobs, fold;
 };
 
 static int run(int argc, char **argv);
 
 const struct cli_cmd cli_summary = {
 	.name = "summary",
-	.args = "[--json | --brief] [--bytes] TRACE",
+	.args = "[--json | --brief] [--bytes] [--jobs N] [--fold BYTES] TRACE... | DIR",
 	.help = "Counts spans, ops and memory records, finds the peak, and shows each\n"
 		"device (host and GPUs) side by side. A note says when the probe left\n"
-		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n",
+		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n"
+		"Several traces, or a folder of them (cgprobe -o DIR/), are one job\n"
+		"(docs/jobs.md): a row per process in tree order (pid, parent, rank,\n"
+		"host, host peak and when, leaked bytes, command; a line per other\n"
+		"device), the machines' totals, and each physical GPU's bytes of all\n"
+		"its processes summed on the job's time axis, with its peak and each\n"
+		"process's share then. Times are from the job's first start.\n\n",
 	.label_width = 10,
 	.opts = (const struct cli_opt[]){
 		{.name = "json", .offset = offsetof(struct summary_args, json),
@@ -35,6 +44,13 @@ const struct cli_cmd cli_summary = {
 			 "  peak SIZE on DEVICE at TIME[, capacity SIZE]\n"
 			 "and the CGPROBE_MIN_BYTES note when it applies"},
 		CLI_OPT_BYTES(struct summary_args, exact),
+		{.name = "jobs", .kind = CLI_OPT_COUNT, .offset = offsetof(struct summary_args, jobs),
+		 .arg = "N", .min = 1, .max = 256,
+		 .help = "a job: read N traces at once, each on its own thread (default 1)"},
+		{.name = "fold", .kind = CLI_OPT_COUNT, .offset = offsetof(struct summary_args, fold),
+		 .arg = "BYTES",
+		 .help = "a job: processes whose peak is under BYTES fold into one line\n"
+			 "(default 65536; 0 shows every one)"},
 		{0},
 	},
 	.run = run,
@@ -375,14 +391,40 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 		printf("%s\n", note);
 }
 
+static int run_job(int argc, char **argv, const struct summary_args *a)
+{
+	char **paths;
+	size_t n;
+	char err[512];
+	if (cgtrace_job_paths((const char *const *)argv + optind, (size_t)(argc - optind), &paths, &n,
+			      err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return CLI_FAIL;
+	}
+	const struct cli_job_opts o = {
+	    .jobs = a->jobs ? a->jobs : 1,
+	    .fold = a->fold,
+	    .json = a->json,
+	    .exact = a->exact,
+	};
+	int status = cli_job_summary(paths, n, &o);
+	free(paths);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
-	struct summary_args a = {0};
+	struct summary_args a = {.fold = 65536};
 	int status;
 	if (!cli_parse(&cli_summary, argc, argv, &a, &status))
 		return status;
 	if (a.json && a.brief)
 		return cli_usage_error(&cli_summary, "--brief and --json exclude each other");
+	if (cli_job_args(argc, argv)) {
+		if (a.brief)
+			return cli_usage_error(&cli_summary, "--brief takes one TRACE, not a job");
+		return run_job(argc, argv, &a);
+	}
 	const char *path = cli_trace_arg(&cli_summary, argc, argv, &status);
 	if (!path)
 		return status;

@@ -345,6 +345,41 @@ struct cgtrace_device_info {
 };
 
 void cgtrace_doc_meta(const struct cgtrace_doc *doc, struct cgtrace_meta *out);
+
+/*
+ * The process a trace recorded, as its meta tags and spans say
+ * (docs/jobs.md): who it is in the job and where its time 0 lies on the
+ * machine's clocks. Strings point into the document; "" when unknown.
+ */
+struct cgtrace_process {
+	int64_t pid, ppid; /* -1: unknown */
+	/* A fork child the probe followed (no exec): its parent's pid; -1 otherwise. */
+	int64_t forked_from;
+	const char *host;
+	const char *executable;
+	const char *cmdline; /* the arguments joined by spaces, as the probe wrote them */
+	/*
+	 * The rank in the job, its rank on the machine and the job's size
+	 * (-1: unknown), and what said so: a rank the process group gave after
+	 * start (the span field cgprobe_rank) before the launchers' variables,
+	 * in the order of docs/jobs.md. rank_source is NULL when unknown.
+	 */
+	int64_t rank, local_rank, world_size;
+	const char *rank_source;
+	/*
+	 * Time 0 of the trace (its timestamp_ns 0) on the machine's clocks:
+	 * CLOCK_REALTIME and CLOCK_MONOTONIC in ns, the first within
+	 * clock_error_ns; boot_id names the boot whose monotonic clock it is.
+	 * Without the probe's clock tags (has_clock false) realtime_ns is the
+	 * meta timestamp's, to the millisecond, and monotonic_ns is 0.
+	 */
+	bool has_clock;
+	uint64_t realtime_ns, monotonic_ns, clock_error_ns;
+	const char *boot_id;
+};
+
+/* Fills out from the document's meta and spans; -EINVAL for a document without meta. */
+int cgtrace_doc_process(const struct cgtrace_doc *doc, struct cgtrace_process *out);
 /* Spans sorted bytewise by id. */
 void cgtrace_doc_span(const struct cgtrace_doc *doc, size_t i, struct cgtrace_span *out);
 /*
@@ -1040,6 +1075,117 @@ int cgtrace_steps_read(const char *path, const struct cgtrace_read_options *read
 		       unsigned flags, const struct cgtrace_steps_options *opts,
 		       struct cgtrace_steps **out, char *err, size_t errlen);
 void cgtrace_steps_free(struct cgtrace_steps *steps);
+
+/* ------------------------------------------------------------------ */
+/* Jobs: the traces of many processes read as one (docs/jobs.md)      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The traces a job's arguments name, in order: a file as it is, a folder
+ * as its files whose names end in .cgt, .jsonl, .jsonl.zst or .zst,
+ * sorted by name (its job manifest, cgprobe.job, and reports are left
+ * out). *out is a NULL-terminated array of n strings, one allocation:
+ * free() it. -ENOENT & co. with "PATH: message" in err for an argument
+ * that cannot be opened, -ENODATA for a folder without traces.
+ */
+int cgtrace_job_paths(const char *const *args, size_t n_args, char ***out, size_t *n, char *err,
+		      size_t errlen);
+
+struct cgtrace_job_options {
+	unsigned jobs;  /* traces read at once, each by its own thread (0, 1: one at a time) */
+	unsigned flags; /* CGTRACE_READ_* flags of each read (CGTRACE_READ_STREAM_MEMORY always) */
+	/* Called with each warning line of any read, from the thread that read it, one at a time. */
+	void (*warn)(void *user, const char *line);
+	void *user;
+};
+
+/* A device of one process: its figures, as the process's memory report gives them. */
+struct cgtrace_job_device {
+	const char *device; /* the process's name for it: cpu, cuda:0 */
+	const char *uuid;   /* the physical device's identity; NULL: none recorded */
+	const char *name;   /* its model, as recorded; NULL: none */
+	uint64_t peak_bytes, peak_ns; /* peak_ns on the job's time axis */
+	uint64_t final_bytes, alloc_count, free_count;
+	uint64_t capacity_bytes; /* 0: unknown */
+	/* Bytes the process inherited (a fork child's pre-existing blocks) live at its peak. */
+	uint64_t inherited_at_peak;
+	/* Never freed, the inherited blocks left out. */
+	uint64_t leaked_bytes;
+};
+
+struct cgtrace_job_process {
+	const char *path;
+	int error;           /* 0, or the read's -errno: then only path and message hold */
+	const char *message; /* the read's error line, or its first warning; NULL: none */
+	struct cgtrace_process process; /* strings owned by the job */
+	/* The trace's time 0 on the job's axis (ns after the job's first start). */
+	uint64_t start_ns, end_ns;
+	bool complete;       /* the probe closed its root span: the process ended normally */
+	long parent;         /* the index of its parent process in the job, -1: none there */
+	unsigned depth;      /* in the process tree */
+	uint64_t alloc_count, free_count;
+	uint64_t peak_bytes; /* the highest of its devices' peaks */
+	uint64_t leaked_bytes; /* all devices, inherited blocks left out */
+	struct cgtrace_job_device *devices;
+	size_t n_devices;
+};
+
+/* A process's part of a physical device's sum at its peak. */
+struct cgtrace_job_share {
+	size_t process;    /* index in the job's processes */
+	const char *device; /* the process's name for the device */
+	uint64_t bytes;
+};
+
+/*
+ * One physical device: the live bytes of every process on it summed on
+ * the job's time axis, exactly (each process's stream of records, read
+ * side by side). Keyed by UUID; a device recorded without one is keyed by
+ * its host and name (by_name).
+ */
+struct cgtrace_job_gpu {
+	const char *uuid; /* NULL when by_name */
+	const char *host, *device, *name; /* name: the model, NULL when unrecorded */
+	bool by_name;
+	uint64_t total_bytes; /* 0: unknown */
+	size_t n_processes;
+	uint64_t peak_bytes, peak_ns;
+	struct cgtrace_job_share *shares; /* at the peak, largest first; processes holding 0 left out */
+	size_t n_shares;
+};
+
+/* A machine: its processes' figures added up (peaks at different moments, so an upper bound). */
+struct cgtrace_job_host {
+	const char *host;
+	size_t n_processes;
+	uint64_t peak_sum;   /* the host (cpu) peaks, each less what it inherited */
+	uint64_t leaked_bytes;
+};
+
+struct cgtrace_job {
+	struct cgtrace_job_process *processes; /* in the order of the paths */
+	size_t n_processes;
+	size_t *tree;     /* process indices in tree order: each parent before its children */
+	struct cgtrace_job_gpu *gpus;
+	size_t n_gpus;
+	struct cgtrace_job_host *hosts;
+	size_t n_hosts;
+	uint64_t zero_realtime_ns; /* the job's time 0 on the wall clock */
+	uint64_t span_ns;          /* from the first start to the last end */
+	/* The largest error of aligning two traces' clocks (0: all of one boot, exact). */
+	uint64_t clock_error_ns;
+	size_t n_errors;           /* processes whose trace could not be read */
+};
+
+/*
+ * Reads the traces at paths as one job: each read streamed, opts->jobs at
+ * once; a trace that cannot be read is a process with its error, not a
+ * failure of the job. Returns -ENOMEM, -EINVAL (no paths); the job's
+ * memory is its figures, one trace's document at a time per thread.
+ */
+int cgtrace_job_read(const char *const *paths, size_t n, const struct cgtrace_job_options *opts,
+		     struct cgtrace_job **out);
+void cgtrace_job_free(struct cgtrace_job *job);
 
 /*
  * Reads the trace at path ("-": standard input) and builds its view, in one

@@ -67,6 +67,16 @@ struct cg_span {
 	uint32_t mark; /* cgprobe_parameters: its ranges, index + 1 in doc->marks (0: none) */
 };
 
+/*
+ * A span that says the process's rank (cgprobe_rank, cgprobe_world_size;
+ * docs/jobs.md): a few per trace, so kept beside the spans, not in each.
+ */
+struct cg_doc_rank {
+	uint32_t span; /* index in doc->spans */
+	bool has_rank, has_world;
+	uint64_t rank, world;
+};
+
 /* A parameter mark's ranges: mark_ranges[first .. first + 2n), [start, end) pairs. */
 struct cg_doc_mark {
 	uint32_t first, n;
@@ -230,6 +240,7 @@ struct cgtrace_doc {
 	struct cg_vec devinfo;  /* struct cg_devinfo, one per device, the first identity seen */
 	struct cg_vec marks;       /* struct cg_doc_mark, in record order */
 	struct cg_vec mark_ranges; /* uint64_t: each mark's [start, end) pairs */
+	struct cg_vec ranks;       /* struct cg_doc_rank, in record order */
 	uint64_t devinfo_conflicts; /* later identities of a device that differ from its first */
 	/*
 	 * Stacks and modules (doc_stacks.c), full and streamed documents

@@ -521,6 +521,18 @@ static int add_span_start(struct cgtrace_doc *d, const struct cg_rec_span_start 
 		.phase = intern(d, s->cgprobe_phase),
 		.mark = (uint32_t)mark,
 	};
+	if (s->has_rank || s->has_world_size) {
+		struct cg_doc_rank *rk = CG_VEC_PUSH(&d->ranks, struct cg_doc_rank);
+		if (!rk)
+			return -ENOMEM;
+		*rk = (struct cg_doc_rank){
+			.span = (uint32_t)(d->spans.len - 1),
+			.has_rank = s->has_rank,
+			.has_world = s->has_world_size,
+			.rank = s->cgprobe_rank,
+			.world = s->cgprobe_world_size,
+		};
+	}
 	r = cg_map_put(&d->build->span_by_id, id, (uint32_t)(d->spans.len - 1));
 	if (r == 0 && d->sink.ops && d->sink.ops->span)
 		r = d->sink.ops->span(d->sink.state, sp, false);

@@ -81,6 +81,7 @@ CG_EXPORT void cgtrace_doc_free(struct cgtrace_doc *d)
 	cg_vec_free(&d->devinfo, sizeof(struct cg_devinfo));
 	cg_vec_free(&d->marks, sizeof(struct cg_doc_mark));
 	cg_vec_free(&d->mark_ranges, sizeof(uint64_t));
+	cg_vec_free(&d->ranks, sizeof(struct cg_doc_rank));
 	cg_vec_free(&d->devices, sizeof(uint32_t));
 	cg_vec_free(&d->shapes, sizeof(uint64_t));
 	cg_vec_free(&d->str_lists, sizeof(uint32_t));

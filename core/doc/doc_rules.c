@@ -40,6 +40,12 @@ int cg_rule_span_training(const struct cg_rec_span_start *s, char *err, size_t e
 		return FAIL("span `%.*s`: cgprobe_parameters holds address and length pairs, "
 			    "not %u values",
 			    (int)s->id.n, s->id.p, (unsigned)s->n_parameters);
+	if (s->has_world_size && s->cgprobe_world_size == 0)
+		return FAIL("span `%.*s`: cgprobe_world_size counts from 1", (int)s->id.n, s->id.p);
+	if (s->has_rank && s->has_world_size && s->cgprobe_rank >= s->cgprobe_world_size)
+		return FAIL("span `%.*s`: cgprobe_rank %llu is not below cgprobe_world_size %llu",
+			    (int)s->id.n, s->id.p, (unsigned long long)s->cgprobe_rank,
+			    (unsigned long long)s->cgprobe_world_size);
 	for (uint32_t i = 0; i < s->n_parameters; i += 2) {
 		uint64_t a = s->parameters[i], n = s->parameters[i + 1];
 		if (n == 0 || a + n < a)

@@ -166,6 +166,7 @@ static const uint64_t *mark_pairs(struct out *o, const struct cgtrace_doc *d, ui
 static void emit_spans(struct out *o, const struct cgtrace_doc *d)
 {
 	struct cg_vec scratch = {0};
+	size_t next_rank = 0; /* d->ranks is in span order */
 	for (size_t i = 0; i < d->spans.len; i++) {
 		const struct cg_span *s = CG_VEC_AT(&d->spans, struct cg_span, i);
 		struct cg_rec r = {.kind = CGTRACE_KIND_SPAN_START};
@@ -184,6 +185,15 @@ static void emit_spans(struct out *o, const struct cgtrace_doc *d)
 			.cgprobe_update = s->update,
 			.cgprobe_phase = sv(d, s->phase),
 		};
+		if (next_rank < d->ranks.len &&
+		    CG_VEC_AT(&d->ranks, struct cg_doc_rank, next_rank)->span == i) {
+			const struct cg_doc_rank *rk =
+			    CG_VEC_AT(&d->ranks, struct cg_doc_rank, next_rank++);
+			r.u.span_start.has_rank = rk->has_rank;
+			r.u.span_start.cgprobe_rank = rk->rank;
+			r.u.span_start.has_world_size = rk->has_world;
+			r.u.span_start.cgprobe_world_size = rk->world;
+		}
 		if (s->mark)
 			r.u.span_start.parameters =
 			    mark_pairs(o, d, s->mark, &scratch, &r.u.span_start.n_parameters);

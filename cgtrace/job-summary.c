@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cgtrace summary of a job (several traces, or a folder of them): a row
+ * per process in tree order, small ones folded, then the machines' and
+ * the physical devices' totals (docs/jobs.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job-summary.h"
+
+#define CMD_COLS 80
+
+static bool host_device(const char *device)
+{
+	return strcmp(device, "cpu") == 0;
+}
+
+static const struct cgtrace_job_device *cpu_of(const struct cgtrace_job_process *p)
+{
+	for (size_t d = 0; d < p->n_devices; d++)
+		if (host_device(p->devices[d].device))
+			return &p->devices[d];
+	return NULL;
+}
+
+/* "-" or the number. */
+static const char *num_or_dash(char buf[24], int64_t v)
+{
+	if (v < 0)
+		return "-";
+	snprintf(buf, 24, "%lld", (long long)v);
+	return buf;
+}
+
+/*
+ * The command on one line, cut to CMD_COLS columns: a control character
+ * (a newline in a quoted script) as its C escape. A fork child says so;
+ * its command line is its parent's.
+ */
+static const char *command(char *buf, size_t len, const struct cgtrace_job_process *p)
+{
+	const char *c = p->process.cmdline[0] ? p->process.cmdline : p->process.executable;
+	size_t at = 0, col = 0, cut_at = 0; /* cut_at: where "..." goes, 3 columns before the end */
+	if (p->process.forked_from >= 0)
+		at = col = (size_t)snprintf(buf, len, "(fork) ");
+	for (; *c && at + 4 < len; c++) {
+		unsigned char ch = (unsigned char)*c;
+		bool ctl = ch < 0x20 || ch == 0x7f;
+		/* A UTF-8 continuation byte takes no column of its own. */
+		size_t w = (ch & 0xc0) == 0x80 ? 0 : ctl ? 2 : 1;
+		if (w && col + w > CMD_COLS - 3 && !cut_at)
+			cut_at = at;
+		if (w && col + w > CMD_COLS) {
+			strcpy(buf + cut_at, "...");
+			return buf;
+		}
+		if (ctl) {
+			buf[at++] = '\\';
+			buf[at++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : '?';
+		} else {
+			buf[at++] = (char)ch;
+		}
+		col += w;
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
+static bool folded(const struct cgtrace_job_process *p, uint64_t fold)
+{
+	return !p->error && p->peak_bytes < fold;
+}
+
+static void print_row(const struct cgtrace_job *j, const struct cgtrace_job_process *p,
+		      bool exact)
+{
+	char pid[40], par[24], rank[24], peak[32], at[32], leak[32], cmd[CMD_COLS + 64];
+	snprintf(pid, sizeof(pid), "%*s%s", (int)(p->depth > 8 ? 16 : 2 * p->depth), "",
+		 num_or_dash(par, p->process.pid));
+	const char *parent = p->parent >= 0 ? num_or_dash(par, j->processes[p->parent].process.pid)
+					    : num_or_dash(par, p->process.ppid);
+	const struct cgtrace_job_device *cpu = cpu_of(p);
+	printf("%-14s %-7s %-5s %-12s %10s %10s %10s  %s%s\n", pid, parent,
+	       num_or_dash(rank, p->process.rank), p->process.host[0] ? p->process.host : "-",
+	       cpu ? cli_bytes(peak, cpu->peak_bytes, exact) : "-",
+	       cpu ? cli_ns(at, cpu->peak_ns) : "-", cli_bytes(leak, p->leaked_bytes, exact),
+	       command(cmd, sizeof(cmd), p), p->complete ? "" : "  [incomplete]");
+	for (size_t d = 0; d < p->n_devices; d++) {
+		const struct cgtrace_job_device *x = &p->devices[d];
+		if (host_device(x->device))
+			continue;
+		printf("%-14s %-7s %-5s %-12s %10s %10s %10s  %s\n", "", "", "", x->device,
+		       cli_bytes(peak, x->peak_bytes, exact), cli_ns(at, x->peak_ns),
+		       cli_bytes(leak, x->leaked_bytes, exact), x->uuid ? x->uuid : "");
+	}
+}
+
+static void print_processes(const struct cgtrace_job *j, uint64_t fold, bool exact)
+{
+	size_t n_fold = 0;
+	uint64_t fold_peaks = 0;
+	char a[32], b[32];
+	printf("\n%-14s %-7s %-5s %-12s %10s %10s %10s  %s\n", "pid", "parent", "rank", "host",
+	       "host peak", "at", "leaked", "command");
+	for (size_t t = 0; t < j->n_processes; t++) {
+		const struct cgtrace_job_process *p = &j->processes[j->tree[t]];
+		if (p->error)
+			continue;
+		if (folded(p, fold)) {
+			n_fold++;
+			fold_peaks += p->peak_bytes;
+			continue;
+		}
+		print_row(j, p, exact);
+	}
+	if (n_fold)
+		printf("... and %zu process%s with a peak under %s, %s of peaks in all\n", n_fold,
+		       n_fold == 1 ? "" : "es", cli_bytes(a, fold, exact),
+		       cli_bytes(b, fold_peaks, exact));
+}
+
+static void print_hosts(const struct cgtrace_job *j, bool exact)
+{
+	char a[32], b[32];
+	printf("\n%-24s %10s %16s %10s\n", "machine", "processes", "host peaks, sum", "leaked");
+	for (size_t h = 0; h < j->n_hosts; h++) {
+		const struct cgtrace_job_host *x = &j->hosts[h];
+		printf("%-24s %10zu %16s %10s\n", x->host[0] ? x->host : "(unknown)", x->n_processes,
+		       cli_bytes(a, x->peak_sum, exact), cli_bytes(b, x->leaked_bytes, exact));
+	}
+	printf("(each process's peak at its own moment, a fork child's inherited blocks left out)\n");
+}
+
+/* "rank 1 (pid 4102)", or "pid 4102". */
+static const char *who(char *buf, size_t len, const struct cgtrace_job_process *p)
+{
+	if (p->process.rank >= 0)
+		snprintf(buf, len, "rank %lld (pid %lld)", (long long)p->process.rank,
+			 (long long)p->process.pid);
+	else
+		snprintf(buf, len, "pid %lld", (long long)p->process.pid);
+	return buf;
+}
+
+static void print_gpus(const struct cgtrace_job *j, bool exact)
+{
+	char a[32], b[32], c[32], w[64];
+	if (!j->n_gpus)
+		return;
+	printf("\nphysical devices, every process's bytes on each summed on the job's time axis\n");
+	for (size_t g = 0; g < j->n_gpus; g++) {
+		const struct cgtrace_job_gpu *x = &j->gpus[g];
+		printf("%s (%s %s%s%s%s%s)\n", x->uuid ? x->uuid : x->device,
+		       x->host[0] ? x->host : "?", x->device, x->name ? ", " : "",
+		       x->name ? x->name : "", x->total_bytes ? ", " : "",
+		       x->total_bytes ? cli_bytes(c, x->total_bytes, exact) : "");
+		printf("  peak %s at %s, %zu process%s on it%s\n", cli_bytes(a, x->peak_bytes, exact),
+		       cli_ns(b, x->peak_ns), x->n_processes, x->n_processes == 1 ? "" : "es",
+		       x->by_name ? " (no UUID recorded: taken by machine and name)" : "");
+		for (size_t s = 0; s < x->n_shares; s++)
+			printf("  %-28s %10s\n", who(w, sizeof(w), &j->processes[x->shares[s].process]),
+			       cli_bytes(a, x->shares[s].bytes, exact));
+	}
+}
+
+static void print_head(const struct cgtrace_job *j, size_t n_paths)
+{
+	char a[32], b[32];
+	printf("%-12s %zu trace%s, %zu machine%s, %s from the first start to the last end\n", "job",
+	       n_paths, n_paths == 1 ? "" : "s", j->n_hosts, j->n_hosts == 1 ? "" : "s",
+	       cli_ns(a, j->span_ns));
+	if (j->clock_error_ns)
+		printf("%-12s aligned by the machines' wall clocks, each within %s of its own "
+		       "(docs/jobs.md)\n",
+		       "clocks", cli_ns(b, j->clock_error_ns));
+	else
+		printf("%-12s one boot's monotonic clock: times are exact\n", "clocks");
+	for (size_t i = 0; i < j->n_processes; i++)
+		if (j->processes[i].error)
+			printf("%-12s %s\n", "unreadable", j->processes[i].message);
+}
+
+static void json_process(struct cli_jw *w, const struct cgtrace_job *j,
+			 const struct cgtrace_job_process *p)
+{
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "path", p->path);
+	if (p->error) {
+		cli_jw_key_str(w, "error", p->message);
+		cli_jw_end_object(w);
+		return;
+	}
+	const struct cgtrace_process *x = &p->process;
+	const struct {
+		const char *key;
+		int64_t v;
+	} ids[] = {{"pid", x->pid},		  {"ppid", x->ppid},
+		   {"forked_from", x->forked_from}, {"rank", x->rank},
+		   {"local_rank", x->local_rank},	  {"world_size", x->world_size},
+		   {"parent", p->parent}};
+	for (size_t i = 0; i < sizeof(ids) / sizeof(*ids); i++) {
+		cli_jw_key(w, ids[i].key);
+		if (ids[i].v < 0)
+			cli_jw_null(w);
+		else
+			cli_jw_i64(w, ids[i].v);
+	}
+	cli_jw_key_str(w, "rank_source", x->rank_source);
+	cli_jw_key_str(w, "host", x->host);
+	cli_jw_key_str(w, "executable", x->executable);
+	cli_jw_key_str(w, "cmdline", x->cmdline);
+	cli_jw_key_u64(w, "depth", p->depth);
+	cli_jw_key_u64(w, "start_ns", p->start_ns);
+	cli_jw_key_u64(w, "end_ns", p->end_ns);
+	cli_jw_key_bool(w, "complete", p->complete);
+	cli_jw_key_u64(w, "alloc_count", p->alloc_count);
+	cli_jw_key_u64(w, "free_count", p->free_count);
+	cli_jw_key_u64(w, "peak_bytes", p->peak_bytes);
+	cli_jw_key_u64(w, "leaked_bytes", p->leaked_bytes);
+	cli_jw_key(w, "devices");
+	cli_jw_begin_array(w);
+	for (size_t d = 0; d < p->n_devices; d++) {
+		const struct cgtrace_job_device *v = &p->devices[d];
+		static const struct cli_jw_field f[] = {
+		    CLI_JW_U64(struct cgtrace_job_device, peak_bytes),
+		    CLI_JW_U64(struct cgtrace_job_device, peak_ns),
+		    CLI_JW_U64(struct cgtrace_job_device, final_bytes),
+		    CLI_JW_U64(struct cgtrace_job_device, alloc_count),
+		    CLI_JW_U64(struct cgtrace_job_device, free_count),
+		    CLI_JW_U64(struct cgtrace_job_device, capacity_bytes),
+		    CLI_JW_U64(struct cgtrace_job_device, inherited_at_peak),
+		    CLI_JW_U64(struct cgtrace_job_device, leaked_bytes),
+		};
+		cli_jw_begin_object(w);
+		cli_jw_key_str(w, "device", v->device);
+		cli_jw_key_str(w, "uuid", v->uuid);
+		cli_jw_key_str(w, "name", v->name);
+		cli_jw_u64_fields(w, v, f, sizeof(f) / sizeof(*f));
+		cli_jw_end_object(w);
+	}
+	cli_jw_end_array(w);
+	(void)j;
+	cli_jw_end_object(w);
+}
+
+static int print_json(const struct cgtrace_job *j)
+{
+	struct cli_buf b = {0};
+	struct cli_jw w;
+	cli_jw_init(&w, &b);
+	cli_jw_begin_object(&w);
+	cli_jw_key_u64(&w, "process_count", j->n_processes);
+	cli_jw_key_u64(&w, "error_count", j->n_errors);
+	cli_jw_key_u64(&w, "span_ns", j->span_ns);
+	cli_jw_key_u64(&w, "zero_realtime_ns", j->zero_realtime_ns);
+	cli_jw_key_u64(&w, "clock_error_ns", j->clock_error_ns);
+	cli_jw_key(&w, "processes");
+	cli_jw_begin_array(&w);
+	for (size_t i = 0; i < j->n_processes; i++)
+		json_process(&w, j, &j->processes[i]);
+	cli_jw_end_array(&w);
+	cli_jw_key(&w, "tree");
+	cli_jw_begin_array(&w);
+	for (size_t i = 0; i < j->n_processes; i++)
+		cli_jw_u64(&w, j->tree[i]);
+	cli_jw_end_array(&w);
+	cli_jw_key(&w, "machines");
+	cli_jw_begin_array(&w);
+	for (size_t h = 0; h < j->n_hosts; h++) {
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "host", j->hosts[h].host);
+		cli_jw_key_u64(&w, "process_count", j->hosts[h].n_processes);
+		cli_jw_key_u64(&w, "host_peak_sum_bytes", j->hosts[h].peak_sum);
+		cli_jw_key_u64(&w, "leaked_bytes", j->hosts[h].leaked_bytes);
+		cli_jw_end_object(&w);
+	}
+	cli_jw_end_array(&w);
+	cli_jw_key(&w, "gpus");
+	cli_jw_begin_array(&w);
+	for (size_t g = 0; g < j->n_gpus; g++) {
+		const struct cgtrace_job_gpu *x = &j->gpus[g];
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "uuid", x->uuid);
+		cli_jw_key_str(&w, "host", x->host);
+		cli_jw_key_str(&w, "device", x->device);
+		cli_jw_key_str(&w, "name", x->name);
+		cli_jw_key_bool(&w, "by_name", x->by_name);
+		cli_jw_key_u64(&w, "total_bytes", x->total_bytes);
+		cli_jw_key_u64(&w, "process_count", x->n_processes);
+		cli_jw_key_u64(&w, "peak_bytes", x->peak_bytes);
+		cli_jw_key_u64(&w, "peak_ns", x->peak_ns);
+		cli_jw_key(&w, "shares");
+		cli_jw_begin_array(&w);
+		for (size_t s = 0; s < x->n_shares; s++) {
+			cli_jw_begin_object(&w);
+			cli_jw_key_u64(&w, "process", x->shares[s].process);
+			cli_jw_key_str(&w, "device", x->shares[s].device);
+			cli_jw_key_u64(&w, "bytes", x->shares[s].bytes);
+			cli_jw_end_object(&w);
+		}
+		cli_jw_end_array(&w);
+		cli_jw_end_object(&w);
+	}
+	cli_jw_end_array(&w);
+	cli_jw_end_object(&w);
+	return cli_jw_print(&w);
+}
+
+static void warn_line(void *user, const char *line)
+{
+	(void)user;
+	fprintf(stderr, "%s\n", line);
+}
+
+int cli_job_summary(char *const *paths, size_t n, const struct cli_job_opts *o)
+{
+	const struct cgtrace_job_options jo = {
+	    .jobs = o->jobs,
+	    .flags = CGTRACE_READ_SKIP_STACKS,
+	    .warn = warn_line,
+	};
+	struct cgtrace_job *j;
+	int ret = cgtrace_job_read((const char *const *)paths, n, &jo, &j);
+	if (ret < 0) {
+		fprintf(stderr, "cgtrace: reading the job: %s\n", strerror(-ret));
+		return CLI_FAIL;
+	}
+	int status = CLI_OK;
+	if (o->json) {
+		status = print_json(j);
+	} else {
+		print_head(j, n);
+		print_processes(j, o->fold, o->exact);
+		print_hosts(j, o->exact);
+		print_gpus(j, o->exact);
+		if (fflush(stdout) || ferror(stdout))
+			status = CLI_FAIL;
+	}
+	/* Every readable process is summed; an unreadable one still fails the command. */
+	for (size_t i = 0; i < j->n_processes; i++)
+		if (j->processes[i].error) {
+			fprintf(stderr, "%s\n", j->processes[i].message);
+			status = CLI_FAIL;
+		}
+	cgtrace_job_free(j);
+	return status;
+}

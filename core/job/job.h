@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A job: the traces of many processes read as one (docs/jobs.md). Each
+ * trace is read on its own, streamed, into the figures of its process and
+ * the live bytes over time of its devices other than the host; those
+ * series, placed on one time axis, are summed per physical device.
+ */
+#ifndef CG_JOB_H
+#define CG_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "cgtrace.h"
+#include "vec.h"
+
+/* A device's live bytes after each moment it changed, its own time. */
+struct cg_job_pt {
+	uint64_t t, live;
+	uint64_t pre; /* of live, the pre-existing bytes: a fork child's are its parent's */
+};
+
+struct cg_job_series {
+	uint16_t dev;    /* the reading document's device number */
+	struct cg_vec pts; /* struct cg_job_pt, in time order */
+	size_t device;   /* index among the process's devices, once known */
+};
+
+/* While reading, per device number: pre-existing bytes live, and at the device's peak. */
+struct cg_job_dev {
+	uint8_t kind; /* 0: not seen yet, 1: the host (cpu), 2: another */
+	uint64_t pre_live, max_live, pre_at_max;
+};
+
+/* What the job keeps of one process besides its public figures. */
+struct cg_job_proc {
+	struct cg_arena arena; /* the process's strings and arrays */
+	struct cg_vec series;  /* struct cg_job_series, devices other than the host */
+	/* While reading: devices, and the pre-existing bytes of each live-table entry. */
+	struct cg_vec devs;      /* struct cg_job_dev by device number */
+	struct cg_vec pre_entry; /* uint64_t by entry */
+	int err;                 /* a hook's out of memory */
+};
+
+struct cg_job {
+	struct cgtrace_job pub; /* first: the public job is this */
+	struct cg_job_proc *procs;
+	struct cg_arena arena;  /* the job's own strings and arrays */
+};
+
+/* Reads the trace of process i into its figures and series (job_proc.c). */
+void cg_job_read_one(struct cg_job *j, size_t i, const struct cgtrace_job_options *o);
+/* The time axis, the process tree and the machines' sums (job_tree.c). */
+int cg_job_place(struct cg_job *j);
+/* The physical devices' sums from the series on the time axis (job_gpu.c). */
+int cg_job_gpus(struct cg_job *j);
+
+#endif

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The physical devices of a job: every process's live bytes on the same
+ * device (by UUID) summed on the job's time axis. Each process's series
+ * holds a point per moment its bytes changed, so the sum is exact: the
+ * points of all of a device's processes in time order, the sum taken
+ * after each moment's points, its highest the device's peak.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+/* A device of a process that shares in a physical device. */
+struct member {
+	size_t proc, device, series;
+};
+
+struct gpt {
+	uint64_t t, live;
+	uint32_t member;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct gpt *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->member < y->member ? -1 : x->member > y->member;
+}
+
+static const struct cgtrace_job_device *dev_of(const struct cgtrace_job *j, const struct member *m)
+{
+	return &j->processes[m->proc].devices[m->device];
+}
+
+static bool same_gpu(const struct cgtrace_job *j, const struct member *a, const struct member *b)
+{
+	const struct cgtrace_job_device *x = dev_of(j, a), *y = dev_of(j, b);
+	if (x->uuid || y->uuid)
+		return x->uuid && y->uuid && strcmp(x->uuid, y->uuid) == 0;
+	return strcmp(x->device, y->device) == 0 &&
+	       strcmp(j->processes[a->proc].process.host, j->processes[b->proc].process.host) == 0;
+}
+
+static int by_share(const void *a, const void *b)
+{
+	const struct cgtrace_job_share *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->process < y->process ? -1 : x->process > y->process;
+}
+
+/* The sum over members[0..n) and its peak. */
+static int sum_one(struct cg_job *jj, const struct member *m, size_t n, struct cgtrace_job_gpu *g)
+{
+	struct cgtrace_job *j = &jj->pub;
+	size_t total = 0;
+	for (size_t k = 0; k < n; k++)
+		total += CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series)->pts.len;
+	struct gpt *pts = malloc((total ? total : 1) * sizeof(*pts));
+	uint64_t *cur = calloc(n, sizeof(*cur)), *at_peak = calloc(n, sizeof(*at_peak));
+	if (!pts || !cur || !at_peak) {
+		free(pts);
+		free(cur);
+		free(at_peak);
+		return -ENOMEM;
+	}
+	size_t at = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct cg_job_series *s =
+		    CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series);
+		const struct cgtrace_job_process *jp = &j->processes[m[k].proc];
+		/* A fork child's inherited blocks are its parent's, counted there. */
+		bool child = jp->process.forked_from >= 0;
+		for (size_t i = 0; i < s->pts.len; i++) {
+			const struct cg_job_pt *p = CG_VEC_AT(&s->pts, struct cg_job_pt, i);
+			pts[at++] = (struct gpt){jp->start_ns + p->t, p->live - (child ? p->pre : 0),
+						 (uint32_t)k};
+		}
+	}
+	qsort(pts, total, sizeof(*pts), by_time);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < total; i++) {
+		sum += pts[i].live - cur[pts[i].member];
+		cur[pts[i].member] = pts[i].live;
+		if (i + 1 < total && pts[i + 1].t == pts[i].t)
+			continue;
+		if (sum > g->peak_bytes) {
+			g->peak_bytes = sum;
+			g->peak_ns = pts[i].t;
+			memcpy(at_peak, cur, n * sizeof(*cur));
+		}
+	}
+	g->shares = cg_arena_alloc(&jj->arena, n * sizeof(*g->shares));
+	for (size_t k = 0; g->shares && k < n; k++)
+		if (at_peak[k])
+			g->shares[g->n_shares++] = (struct cgtrace_job_share){
+			    m[k].proc, dev_of(j, &m[k])->device, at_peak[k]};
+	if (g->shares)
+		qsort(g->shares, g->n_shares, sizeof(*g->shares), by_share);
+	free(pts);
+	free(cur);
+	free(at_peak);
+	return g->shares ? 0 : -ENOMEM;
+}
+
+static void describe(const struct cgtrace_job *j, const struct member *m, size_t n,
+		     struct cgtrace_job_gpu *g)
+{
+	const struct cgtrace_job_device *d = dev_of(j, &m[0]);
+	*g = (struct cgtrace_job_gpu){
+	    .uuid = d->uuid,
+	    .host = j->processes[m[0].proc].process.host,
+	    .device = d->device,
+	    .by_name = !d->uuid,
+	};
+	size_t procs = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct cgtrace_job_device *x = dev_of(j, &m[k]);
+		if (!g->name && x->name)
+			g->name = x->name;
+		if (x->capacity_bytes > g->total_bytes)
+			g->total_bytes = x->capacity_bytes;
+		bool seen = false;
+		for (size_t q = 0; q < k && !seen; q++)
+			seen = m[q].proc == m[k].proc;
+		procs += !seen;
+	}
+	g->n_processes = procs;
+}
+
+int cg_job_gpus(struct cg_job *jj)
+{
+	struct cgtrace_job *j = &jj->pub;
+	size_t n = 0;
+	for (size_t i = 0; i < j->n_processes; i++)
+		n += j->processes[i].error ? 0 : jj->procs[i].series.len;
+	struct member *all = malloc((n ? n : 1) * sizeof(*all));
+	struct member *grp = malloc((n ? n : 1) * sizeof(*grp));
+	bool *taken = calloc(n ? n : 1, sizeof(*taken));
+	int ret = all && grp && taken ? 0 : -ENOMEM;
+	n = 0;
+	for (size_t t = 0; ret == 0 && t < j->n_processes; t++) {
+		size_t i = j->tree[t];
+		for (size_t s = 0; !j->processes[i].error && s < jj->procs[i].series.len; s++) {
+			size_t d = CG_VEC_AT(&jj->procs[i].series, struct cg_job_series, s)->device;
+			if (d < j->processes[i].n_devices)
+				all[n++] = (struct member){i, d, s};
+		}
+	}
+	if (ret == 0 && n)
+		j->gpus = cg_arena_alloc(&jj->arena, n * sizeof(*j->gpus));
+	if (n && !j->gpus)
+		ret = -ENOMEM;
+	for (size_t a = 0; ret == 0 && a < n; a++) {
+		if (taken[a])
+			continue;
+		size_t k = 0;
+		for (size_t b = a; b < n; b++)
+			if (!taken[b] && same_gpu(j, &all[a], &all[b])) {
+				taken[b] = true;
+				grp[k++] = all[b];
+			}
+		struct cgtrace_job_gpu *g = &j->gpus[j->n_gpus++];
+		describe(j, grp, k, g);
+		ret = sum_one(jj, grp, k, g);
+	}
+	free(all);
+	free(grp);
+	free(taken);
+	return ret;
+}
