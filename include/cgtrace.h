@@ -1186,6 +1186,14 @@ struct cgtrace_job {
 int cgtrace_job_read(const char *const *paths, size_t n, const struct cgtrace_job_options *opts,
 		     struct cgtrace_job **out);
 void cgtrace_job_free(struct cgtrace_job *job);
+/*
+ * The sum of physical device gpu (an index in job->gpus) over time: fn
+ * after each moment it changed, with the moment (the job's axis) and the
+ * bytes of all its processes then; fn's non-zero return stops the walk and
+ * is returned. -EINVAL for no such device, -ENOMEM.
+ */
+int cgtrace_job_gpu_each(const struct cgtrace_job *job, size_t gpu,
+			 int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user);
 
 /*
  * Reads the trace at path ("-": standard input) and builds its view, in one

@@ -125,6 +125,21 @@ static void two_ranks(void)
 	free(t.p);
 }
 
+/* The sum over time: each moment it changed, on the job's axis. */
+struct walked {
+	uint64_t t[16], bytes[16];
+	size_t n;
+};
+
+static int on_sum(void *user, uint64_t t, uint64_t bytes)
+{
+	struct walked *w = user;
+	ck_assert_uint_lt(w->n, 16);
+	w->t[w->n] = t;
+	w->bytes[w->n++] = bytes;
+	return 0;
+}
+
 START_TEST(gpu_sum_exact)
 {
 	make_dir();
@@ -147,6 +162,16 @@ START_TEST(gpu_sum_exact)
 	ck_assert_str_eq(g->shares[0].device, "cuda:1");
 	ck_assert_uint_eq(g->shares[0].bytes, 70);
 	ck_assert_uint_eq(g->shares[1].bytes, 40);
+	struct walked w = {.n = 0};
+	ck_assert_int_eq(cgtrace_job_gpu_each(j, 0, on_sum, &w), 0);
+	const uint64_t t[] = {10000, 50000, 1002000, 1005000, 1060000, 1100000};
+	const uint64_t b[] = {100, 0, 40, 110, 40, 0};
+	ck_assert_uint_eq(w.n, 6);
+	for (size_t i = 0; i < 6; i++) {
+		ck_assert_uint_eq(w.t[i], t[i]);
+		ck_assert_uint_eq(w.bytes[i], b[i]);
+	}
+	ck_assert_int_eq(cgtrace_job_gpu_each(j, 1, on_sum, &w), -EINVAL);
 	/* Each process's own peaks, on the job's axis. */
 	ck_assert_uint_eq(proc(j, 10)->devices[1].peak_ns, 10000);
 	ck_assert_str_eq(proc(j, 11)->devices[0].device, "cuda:1");

@@ -43,10 +43,18 @@ struct cg_job_proc {
 	int err;                 /* a hook's out of memory */
 };
 
+/* A device of a process that shares in a physical device: its series. */
+struct cg_job_member {
+	size_t proc, device, series;
+};
+
 struct cg_job {
 	struct cgtrace_job pub; /* first: the public job is this */
 	struct cg_job_proc *procs;
 	struct cg_arena arena;  /* the job's own strings and arrays */
+	/* Each physical device's members, in pub.gpus' order. */
+	struct cg_job_member **gpu_members;
+	size_t *gpu_n;
 };
 
 /* Reads the trace of process i into its figures and series (job_proc.c). */

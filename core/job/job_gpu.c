@@ -12,10 +12,9 @@
 
 #include "job.h"
 
-/* A device of a process that shares in a physical device. */
-struct member {
-	size_t proc, device, series;
-};
+#include "export.h"
+
+#define member cg_job_member
 
 struct gpt {
 	uint64_t t, live;
@@ -52,19 +51,22 @@ static int by_share(const void *a, const void *b)
 	return x->process < y->process ? -1 : x->process > y->process;
 }
 
-/* The sum over members[0..n) and its peak. */
-static int sum_one(struct cg_job *jj, const struct member *m, size_t n, struct cgtrace_job_gpu *g)
+/*
+ * The sum over members[0..n): fn after each moment, with the sum and each
+ * member's bytes then; its non-zero return stops the walk.
+ */
+static int merge(struct cg_job *jj, const struct member *m, size_t n,
+		 int (*fn)(void *user, uint64_t t, uint64_t sum, const uint64_t *cur), void *user)
 {
 	struct cgtrace_job *j = &jj->pub;
 	size_t total = 0;
 	for (size_t k = 0; k < n; k++)
 		total += CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series)->pts.len;
 	struct gpt *pts = malloc((total ? total : 1) * sizeof(*pts));
-	uint64_t *cur = calloc(n, sizeof(*cur)), *at_peak = calloc(n, sizeof(*at_peak));
-	if (!pts || !cur || !at_peak) {
+	uint64_t *cur = calloc(n ? n : 1, sizeof(*cur));
+	if (!pts || !cur) {
 		free(pts);
 		free(cur);
-		free(at_peak);
 		return -ENOMEM;
 	}
 	size_t at = 0;
@@ -82,28 +84,74 @@ static int sum_one(struct cg_job *jj, const struct member *m, size_t n, struct c
 	}
 	qsort(pts, total, sizeof(*pts), by_time);
 	uint64_t sum = 0;
-	for (size_t i = 0; i < total; i++) {
+	int ret = 0;
+	for (size_t i = 0; i < total && ret == 0; i++) {
 		sum += pts[i].live - cur[pts[i].member];
 		cur[pts[i].member] = pts[i].live;
 		if (i + 1 < total && pts[i + 1].t == pts[i].t)
 			continue;
-		if (sum > g->peak_bytes) {
-			g->peak_bytes = sum;
-			g->peak_ns = pts[i].t;
-			memcpy(at_peak, cur, n * sizeof(*cur));
-		}
+		ret = fn(user, pts[i].t, sum, cur);
 	}
-	g->shares = cg_arena_alloc(&jj->arena, n * sizeof(*g->shares));
-	for (size_t k = 0; g->shares && k < n; k++)
-		if (at_peak[k])
-			g->shares[g->n_shares++] = (struct cgtrace_job_share){
-			    m[k].proc, dev_of(j, &m[k])->device, at_peak[k]};
-	if (g->shares)
-		qsort(g->shares, g->n_shares, sizeof(*g->shares), by_share);
 	free(pts);
 	free(cur);
-	free(at_peak);
-	return g->shares ? 0 : -ENOMEM;
+	return ret;
+}
+
+struct peak {
+	struct cgtrace_job_gpu *g;
+	uint64_t *at_peak;
+	size_t n;
+};
+
+static int on_moment(void *user, uint64_t t, uint64_t sum, const uint64_t *cur)
+{
+	struct peak *p = user;
+	if (sum > p->g->peak_bytes) {
+		p->g->peak_bytes = sum;
+		p->g->peak_ns = t;
+		memcpy(p->at_peak, cur, p->n * sizeof(*cur));
+	}
+	return 0;
+}
+
+/* The sum's peak and each member's share then. */
+static int sum_one(struct cg_job *jj, const struct member *m, size_t n, struct cgtrace_job_gpu *g)
+{
+	struct cgtrace_job *j = &jj->pub;
+	struct peak pk = {g, calloc(n ? n : 1, sizeof(uint64_t)), n};
+	int ret = pk.at_peak ? merge(jj, m, n, on_moment, &pk) : -ENOMEM;
+	if (ret == 0)
+		g->shares = cg_arena_alloc(&jj->arena, (n ? n : 1) * sizeof(*g->shares));
+	for (size_t k = 0; g->shares && k < n; k++)
+		if (pk.at_peak[k])
+			g->shares[g->n_shares++] = (struct cgtrace_job_share){
+			    m[k].proc, dev_of(j, &m[k])->device, pk.at_peak[k]};
+	if (g->shares)
+		qsort(g->shares, g->n_shares, sizeof(*g->shares), by_share);
+	free(pk.at_peak);
+	return ret < 0 ? ret : g->shares ? 0 : -ENOMEM;
+}
+
+struct walk {
+	int (*fn)(void *user, uint64_t t, uint64_t bytes);
+	void *user;
+};
+
+static int on_walk(void *user, uint64_t t, uint64_t sum, const uint64_t *cur)
+{
+	const struct walk *w = user;
+	(void)cur;
+	return w->fn(w->user, t, sum);
+}
+
+CG_EXPORT int cgtrace_job_gpu_each(const struct cgtrace_job *pub, size_t gpu,
+				   int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user)
+{
+	struct cg_job *jj = (struct cg_job *)pub;
+	if (gpu >= pub->n_gpus)
+		return -EINVAL;
+	struct walk w = {fn, user};
+	return merge(jj, jj->gpu_members[gpu], jj->gpu_n[gpu], on_walk, &w);
 }
 
 static void describe(const struct cgtrace_job *j, const struct member *m, size_t n,
@@ -150,10 +198,13 @@ int cg_job_gpus(struct cg_job *jj)
 				all[n++] = (struct member){i, d, s};
 		}
 	}
-	if (ret == 0 && n)
+	if (ret == 0 && n) {
 		j->gpus = cg_arena_alloc(&jj->arena, n * sizeof(*j->gpus));
-	if (n && !j->gpus)
-		ret = -ENOMEM;
+		jj->gpu_members = cg_arena_alloc(&jj->arena, n * sizeof(*jj->gpu_members));
+		jj->gpu_n = cg_arena_alloc(&jj->arena, n * sizeof(*jj->gpu_n));
+		if (!j->gpus || !jj->gpu_members || !jj->gpu_n)
+			ret = -ENOMEM;
+	}
 	for (size_t a = 0; ret == 0 && a < n; a++) {
 		if (taken[a])
 			continue;
@@ -163,6 +214,13 @@ int cg_job_gpus(struct cg_job *jj)
 				taken[b] = true;
 				grp[k++] = all[b];
 			}
+		jj->gpu_members[j->n_gpus] = cg_arena_alloc(&jj->arena, k * sizeof(*grp));
+		if (!jj->gpu_members[j->n_gpus]) {
+			ret = -ENOMEM;
+			break;
+		}
+		memcpy(jj->gpu_members[j->n_gpus], grp, k * sizeof(*grp));
+		jj->gpu_n[j->n_gpus] = k;
 		struct cgtrace_job_gpu *g = &j->gpus[j->n_gpus++];
 		describe(j, grp, k, g);
 		ret = sum_one(jj, grp, k, g);
