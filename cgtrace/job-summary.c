@@ -68,9 +68,21 @@ static const char *command(char *buf, size_t len, const struct cgtrace_job_proce
 	return buf;
 }
 
-static bool folded(const struct cgtrace_job_process *p, uint64_t fold)
+/*
+ * The processes shown: those whose peak reaches fold, and their ancestors,
+ * so that the tree reads whole; the others fold into one line.
+ */
+static bool *shown_rows(const struct cgtrace_job *j, uint64_t fold)
 {
-	return !p->error && p->peak_bytes < fold;
+	bool *shown = calloc(j->n_processes ? j->n_processes : 1, sizeof(*shown));
+	for (size_t i = 0; shown && i < j->n_processes; i++) {
+		const struct cgtrace_job_process *p = &j->processes[i];
+		if (p->error || p->peak_bytes < fold)
+			continue;
+		for (long k = (long)i; k >= 0 && !shown[k]; k = j->processes[k].parent)
+			shown[k] = true;
+	}
+	return shown;
 }
 
 static void print_row(const struct cgtrace_job *j, const struct cgtrace_job_process *p,
@@ -102,19 +114,21 @@ static void print_processes(const struct cgtrace_job *j, uint64_t fold, bool exa
 	size_t n_fold = 0;
 	uint64_t fold_peaks = 0;
 	char a[32], b[32];
+	bool *shown = shown_rows(j, fold);
 	printf("\n%-14s %-7s %-5s %-12s %10s %10s %10s  %s\n", "pid", "parent", "rank", "host",
 	       "host peak", "at", "leaked", "command");
 	for (size_t t = 0; t < j->n_processes; t++) {
 		const struct cgtrace_job_process *p = &j->processes[j->tree[t]];
 		if (p->error)
 			continue;
-		if (folded(p, fold)) {
+		if (!shown || !shown[j->tree[t]]) {
 			n_fold++;
 			fold_peaks += p->peak_bytes;
 			continue;
 		}
 		print_row(j, p, exact);
 	}
+	free(shown);
 	if (n_fold)
 		printf("... and %zu process%s with a peak under %s, %s of peaks in all\n", n_fold,
 		       n_fold == 1 ? "" : "es", cli_bytes(a, fold, exact),

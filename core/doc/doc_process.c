@@ -48,12 +48,19 @@ static int64_t dec(const char *v)
 	return n;
 }
 
+/* A decimal uint64_t, the whole value (a wall clock in ns has 19 digits). */
 static bool dec_u64(const char *v, uint64_t *out)
 {
-	int64_t n = dec(v);
-	if (n < 0)
+	uint64_t n = 0;
+	if (!v || !*v)
 		return false;
-	*out = (uint64_t)n;
+	for (size_t i = 0; v[i]; i++) {
+		unsigned d = (unsigned)(v[i] - '0');
+		if (d > 9 || n > (UINT64_MAX - d) / 10)
+			return false;
+		n = n * 10 + d;
+	}
+	*out = n;
 	return true;
 }
 
