@@ -17,6 +17,9 @@ printf '\211PNG\r\n\032\n\000\000\000\rIHDR\377\376 binary\n' >junk.cgt
 
 # The commands, each with the options it needs to write nowhere in particular.
 commands='summary|memory|top|leaks|timeline|validate|export|plot -o out.svg|report -o out.html'
+# The commands that read a folder as a job (docs/jobs.md): an empty one has no traces.
+job_commands=' summary '
+no_traces='no traces in this folder (names ending in .cgt, .jsonl or .zst)'
 # input|what: the argument (a file, or '- <FILE' for standard input), the message.
 cases='folder|is a directory
 empty.cgt|empty file
@@ -29,6 +32,9 @@ while [ -n "$rest" ]; do
 	cmd=${rest%%|*}
 	rest=${rest#*|}
 	printf '%s\n' "$cases" | while IFS='|' read -r input what; do
+		case "$input $job_commands" in
+		"folder "*" ${cmd%% *} "*) what=$no_traces ;;
+		esac
 		# shellcheck disable=SC2086 # cmd is a command and its options
 		case $input in
 		'- <'*)
