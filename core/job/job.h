@@ -15,17 +15,30 @@
 #include "cgtrace.h"
 #include "vec.h"
 
-/* A device's live bytes after each moment it changed, its own time. */
-struct cg_job_pt {
-	uint64_t t, live;
-	uint64_t pre; /* of live, the pre-existing bytes: a fork child's are its parent's */
+/*
+ * A device's live bytes after each moment they changed, on the trace's own
+ * time, and of them the pre-existing bytes (a fork child's are its
+ * parent's): varints of differences (job_series.c).
+ */
+struct cg_job_series {
+	uint16_t dev;      /* the reading document's device number */
+	size_t device;     /* index among the process's devices, once known */
+	struct cg_vec buf; /* uint8_t */
+	size_t n, last_off;
+	uint64_t prev_t, prev_live, prev_pre; /* the moment before the last */
+	uint64_t t, live, pre;                /* the last */
 };
 
-struct cg_job_series {
-	uint16_t dev;    /* the reading document's device number */
-	struct cg_vec pts; /* struct cg_job_pt, in time order */
-	size_t device;   /* index among the process's devices, once known */
+struct cg_series_cursor {
+	const uint8_t *p, *end;
+	uint64_t t, live, pre;
 };
+
+int cg_series_put(struct cg_job_series *s, uint64_t t, uint64_t live, uint64_t pre);
+void cg_series_begin(const struct cg_job_series *s, struct cg_series_cursor *c);
+/* The next moment into c's t, live and pre; false after the last. */
+bool cg_series_next(struct cg_series_cursor *c);
+void cg_series_free(struct cg_job_series *s);
 
 /* While reading, per device number: pre-existing bytes live, and at the device's peak. */
 struct cg_job_dev {

@@ -7,6 +7,7 @@
  * after each moment's points, its highest the device's peak.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,17 +17,32 @@
 
 #define member cg_job_member
 
-struct gpt {
-	uint64_t t, live;
+/* A member's next moment, on the job's axis, in the merge's heap. */
+struct head {
+	uint64_t t;
 	uint32_t member;
 };
 
-static int by_time(const void *a, const void *b)
+static bool before(const struct head *a, const struct head *b)
 {
-	const struct gpt *x = a, *y = b;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->member < y->member ? -1 : x->member > y->member;
+	return a->t < b->t || (a->t == b->t && a->member < b->member);
+}
+
+static void sift_down(struct head *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && before(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && before(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct head x = h[i];
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
+	}
 }
 
 static const struct cgtrace_job_device *dev_of(const struct cgtrace_job *j, const struct member *m)
@@ -59,41 +75,46 @@ static int merge(struct cg_job *jj, const struct member *m, size_t n,
 		 int (*fn)(void *user, uint64_t t, uint64_t sum, const uint64_t *cur), void *user)
 {
 	struct cgtrace_job *j = &jj->pub;
-	size_t total = 0;
-	for (size_t k = 0; k < n; k++)
-		total += CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series)->pts.len;
-	struct gpt *pts = malloc((total ? total : 1) * sizeof(*pts));
-	uint64_t *cur = calloc(n ? n : 1, sizeof(*cur));
-	if (!pts || !cur) {
-		free(pts);
-		free(cur);
-		return -ENOMEM;
-	}
-	size_t at = 0;
-	for (size_t k = 0; k < n; k++) {
-		const struct cg_job_series *s =
-		    CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series);
+	struct cg_series_cursor *c = calloc(n ? n : 1, sizeof(*c));
+	struct head *h = calloc(n ? n : 1, sizeof(*h));
+	uint64_t *cur = calloc(n ? n : 1, sizeof(*cur)), *start = calloc(n ? n : 1, sizeof(*start));
+	bool *child = calloc(n ? n : 1, sizeof(*child));
+	int ret = c && h && cur && start && child ? 0 : -ENOMEM;
+	size_t live = 0; /* heads in the heap */
+	for (size_t k = 0; ret == 0 && k < n; k++) {
 		const struct cgtrace_job_process *jp = &j->processes[m[k].proc];
+		start[k] = jp->start_ns;
 		/* A fork child's inherited blocks are its parent's, counted there. */
-		bool child = jp->process.forked_from >= 0;
-		for (size_t i = 0; i < s->pts.len; i++) {
-			const struct cg_job_pt *p = CG_VEC_AT(&s->pts, struct cg_job_pt, i);
-			pts[at++] = (struct gpt){jp->start_ns + p->t, p->live - (child ? p->pre : 0),
-						 (uint32_t)k};
-		}
+		child[k] = jp->process.forked_from >= 0;
+		cg_series_begin(CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series),
+				&c[k]);
+		if (cg_series_next(&c[k]))
+			h[live++] = (struct head){start[k] + c[k].t, (uint32_t)k};
 	}
-	qsort(pts, total, sizeof(*pts), by_time);
+	for (size_t i = live / 2; ret == 0 && i-- > 0;)
+		sift_down(h, live, i);
 	uint64_t sum = 0;
-	int ret = 0;
-	for (size_t i = 0; i < total && ret == 0; i++) {
-		sum += pts[i].live - cur[pts[i].member];
-		cur[pts[i].member] = pts[i].live;
-		if (i + 1 < total && pts[i + 1].t == pts[i].t)
-			continue;
-		ret = fn(user, pts[i].t, sum, cur);
+	while (ret == 0 && live) {
+		uint64_t t = h[0].t;
+		/* Every member's points of this moment, then the sum. */
+		while (live && h[0].t == t) {
+			size_t k = h[0].member;
+			uint64_t v = c[k].live - (child[k] ? c[k].pre : 0);
+			sum += v - cur[k];
+			cur[k] = v;
+			if (cg_series_next(&c[k]))
+				h[0].t = start[k] + c[k].t;
+			else
+				h[0] = h[--live];
+			sift_down(h, live, 0);
+		}
+		ret = fn(user, t, sum, cur);
 	}
-	free(pts);
+	free(c);
+	free(h);
 	free(cur);
+	free(start);
+	free(child);
 	return ret;
 }
 

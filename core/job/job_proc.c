@@ -85,16 +85,8 @@ static int on_record(void *user, const struct cg_stream_seen *x)
 	if (!s)
 		goto oom;
 	uint64_t pre = dev->pre_live < x->live ? dev->pre_live : x->live;
-	struct cg_job_pt *last = s->pts.len ? CG_VEC_AT(&s->pts, struct cg_job_pt, s->pts.len - 1) : NULL;
-	if (last && last->t == x->ts) {
-		last->live = x->live;
-		last->pre = pre;
-		return 0;
-	}
-	struct cg_job_pt *pt = CG_VEC_PUSH(&s->pts, struct cg_job_pt);
-	if (!pt)
+	if (cg_series_put(s, x->ts, x->live, pre) < 0)
 		goto oom;
-	*pt = (struct cg_job_pt){x->ts, x->live, pre};
 	return 0;
 oom:
 	p->err = -ENOMEM;
@@ -106,7 +98,7 @@ static const struct cg_stream_hooks hooks = {.record = on_record};
 static void series_reset(struct cg_job_proc *p)
 {
 	for (size_t i = 0; i < p->series.len; i++)
-		cg_vec_free(&CG_VEC_AT(&p->series, struct cg_job_series, i)->pts, sizeof(struct cg_job_pt));
+		cg_series_free(CG_VEC_AT(&p->series, struct cg_job_series, i));
 	p->series.len = 0;
 	p->devs.len = p->pre_entry.len = 0;
 }

@@ -48,8 +48,7 @@ CG_EXPORT void cgtrace_job_free(struct cgtrace_job *pub)
 	for (size_t i = 0; j->procs && i < pub->n_processes; i++) {
 		struct cg_job_proc *p = &j->procs[i];
 		for (size_t k = 0; k < p->series.len; k++)
-			cg_vec_free(&CG_VEC_AT(&p->series, struct cg_job_series, k)->pts,
-				    sizeof(struct cg_job_pt));
+			cg_series_free(CG_VEC_AT(&p->series, struct cg_job_series, k));
 		cg_vec_free(&p->series, sizeof(struct cg_job_series));
 		cg_vec_free(&p->devs, sizeof(struct cg_job_dev));
 		cg_vec_free(&p->pre_entry, sizeof(uint64_t));
