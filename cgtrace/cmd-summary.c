@@ -11,7 +11,7 @@
 #include "job-summary.h"
 
 struct summary_args {
-	bool json, brief, exact;
+	bool json, brief, exact, job, series;
 	size_t jobs, fold;
 };
 
@@ -19,7 +19,7 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_summary = {
 	.name = "summary",
-	.args = "[--json | --brief] [--bytes] [--jobs N] [--fold BYTES] TRACE... | DIR",
+	.args = "[--json [--series] | --brief] [--bytes] [--job] [--jobs N] [--fold BYTES] TRACE... | DIR",
 	.help = "Counts spans, ops and memory records, finds the peak, and shows each\n"
 		"device (host and GPUs) side by side. A note says when the probe left\n"
 		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n"
@@ -47,6 +47,12 @@ const struct cli_cmd cli_summary = {
 		{.name = "jobs", .kind = CLI_OPT_COUNT, .offset = offsetof(struct summary_args, jobs),
 		 .arg = "N", .min = 1, .max = 256,
 		 .help = "a job: read N traces at once, each on its own thread (default 1)"},
+		{.name = "job", .offset = offsetof(struct summary_args, job),
+		 .help = "read even one TRACE as a job (what a reader of many machines\n"
+			 "gathers per trace: docs/jobs.md, \"Beyond one machine\")"},
+		{.name = "series", .offset = offsetof(struct summary_args, series),
+		 .help = "a job's --json: each device other than the host with its\n"
+			 "bytes over time, [[t, bytes], ...] on the job's axis"},
 		{.name = "fold", .kind = CLI_OPT_COUNT, .offset = offsetof(struct summary_args, fold),
 		 .arg = "BYTES",
 		 .help = "a job: processes whose peak is under BYTES fold into one line\n"
@@ -406,6 +412,7 @@ static int run_job(int argc, char **argv, const struct summary_args *a)
 	    .fold = a->fold,
 	    .json = a->json,
 	    .exact = a->exact,
+	    .series = a->series,
 	};
 	int status = cli_job_summary(paths, n, &o);
 	free(paths);
@@ -420,7 +427,9 @@ static int run(int argc, char **argv)
 		return status;
 	if (a.json && a.brief)
 		return cli_usage_error(&cli_summary, "--brief and --json exclude each other");
-	if (cli_job_args(argc, argv)) {
+	if (a.series && !a.json)
+		return cli_usage_error(&cli_summary, "--series goes with --json");
+	if (a.job || cli_job_args(argc, argv)) {
 		if (a.brief)
 			return cli_usage_error(&cli_summary, "--brief takes one TRACE, not a job");
 		return run_job(argc, argv, &a);

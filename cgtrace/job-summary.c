@@ -196,8 +196,29 @@ static void print_head(const struct cgtrace_job *j, size_t n_paths)
 			printf("%-12s %s\n", "unreadable", j->processes[i].message);
 }
 
+static int on_point(void *user, uint64_t t, uint64_t bytes)
+{
+	struct cli_jw *w = user;
+	const uint64_t pt[2] = {t, bytes};
+	cli_jw_u64s(w, pt, 2);
+	return 0;
+}
+
+/* A process's clock readings: what places it on a job's axis (docs/jobs.md). */
+static void json_clock(struct cli_jw *w, const struct cgtrace_process *x)
+{
+	cli_jw_key(w, "clock");
+	cli_jw_begin_object(w);
+	cli_jw_key_bool(w, "probe", x->has_clock);
+	cli_jw_key_u64(w, "realtime_ns", x->realtime_ns);
+	cli_jw_key_u64(w, "monotonic_ns", x->monotonic_ns);
+	cli_jw_key_u64(w, "error_ns", x->clock_error_ns);
+	cli_jw_key_str(w, "boot_id", x->boot_id);
+	cli_jw_end_object(w);
+}
+
 static void json_process(struct cli_jw *w, const struct cgtrace_job *j,
-			 const struct cgtrace_job_process *p)
+			 const struct cgtrace_job_process *p, bool series)
 {
 	cli_jw_begin_object(w);
 	cli_jw_key_str(w, "path", p->path);
@@ -225,6 +246,7 @@ static void json_process(struct cli_jw *w, const struct cgtrace_job *j,
 	cli_jw_key_str(w, "host", x->host);
 	cli_jw_key_str(w, "executable", x->executable);
 	cli_jw_key_str(w, "cmdline", x->cmdline);
+	json_clock(w, x);
 	cli_jw_key_u64(w, "depth", p->depth);
 	cli_jw_key_u64(w, "start_ns", p->start_ns);
 	cli_jw_key_u64(w, "end_ns", p->end_ns);
@@ -252,14 +274,19 @@ static void json_process(struct cli_jw *w, const struct cgtrace_job *j,
 		cli_jw_key_str(w, "uuid", v->uuid);
 		cli_jw_key_str(w, "name", v->name);
 		cli_jw_u64_fields(w, v, f, sizeof(f) / sizeof(*f));
+		if (series && strcmp(v->device, "cpu") != 0) {
+			cli_jw_key(w, "series");
+			cli_jw_begin_array(w);
+			cgtrace_job_device_each(j, (size_t)(p - j->processes), d, on_point, w);
+			cli_jw_end_array(w);
+		}
 		cli_jw_end_object(w);
 	}
 	cli_jw_end_array(w);
-	(void)j;
 	cli_jw_end_object(w);
 }
 
-static int print_json(const struct cgtrace_job *j)
+static int print_json(const struct cgtrace_job *j, bool series)
 {
 	struct cli_buf b = {0};
 	struct cli_jw w;
@@ -273,7 +300,7 @@ static int print_json(const struct cgtrace_job *j)
 	cli_jw_key(&w, "processes");
 	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < j->n_processes; i++)
-		json_process(&w, j, &j->processes[i]);
+		json_process(&w, j, &j->processes[i], series);
 	cli_jw_end_array(&w);
 	cli_jw_key(&w, "tree");
 	cli_jw_begin_array(&w);
@@ -343,7 +370,7 @@ int cli_job_summary(char *const *paths, size_t n, const struct cli_job_opts *o)
 	}
 	int status = CLI_OK;
 	if (o->json) {
-		status = print_json(j);
+		status = print_json(j, o->series);
 	} else {
 		print_head(j, n);
 		print_processes(j, o->fold, o->exact);

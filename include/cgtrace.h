@@ -1194,6 +1194,15 @@ void cgtrace_job_free(struct cgtrace_job *job);
  */
 int cgtrace_job_gpu_each(const struct cgtrace_job *job, size_t gpu,
 			 int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user);
+/*
+ * The same for one process's device (an index in its devices) other than
+ * the host: its bytes after each moment they changed, a fork child's
+ * inherited blocks left out, as they enter the physical device's sum; what
+ * a job read elsewhere (docs/jobs.md, "Beyond one machine") adds up.
+ * -ENODATA for the host or a device without records, -EINVAL.
+ */
+int cgtrace_job_device_each(const struct cgtrace_job *job, size_t proc, size_t device,
+			    int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user);
 
 /*
  * Reads the trace at path ("-": standard input) and builds its view, in one

@@ -165,6 +165,22 @@ static int on_walk(void *user, uint64_t t, uint64_t sum, const uint64_t *cur)
 	return w->fn(w->user, t, sum);
 }
 
+CG_EXPORT int cgtrace_job_device_each(const struct cgtrace_job *pub, size_t proc, size_t device,
+				      int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user)
+{
+	struct cg_job *jj = (struct cg_job *)pub;
+	if (proc >= pub->n_processes || device >= pub->processes[proc].n_devices)
+		return -EINVAL;
+	const struct cg_job_proc *p = &jj->procs[proc];
+	for (size_t s = 0; s < p->series.len; s++)
+		if (CG_VEC_AT(&p->series, struct cg_job_series, s)->device == device) {
+			const struct member m = {proc, device, s};
+			struct walk w = {fn, user};
+			return merge(jj, &m, 1, on_walk, &w);
+		}
+	return -ENODATA;
+}
+
 CG_EXPORT int cgtrace_job_gpu_each(const struct cgtrace_job *pub, size_t gpu,
 				   int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user)
 {
