@@ -19,7 +19,7 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_summary = {
 	.name = "summary",
-	.args = "[--json [--series] | --brief] [--bytes] [--job] [--jobs N] [--fold BYTES] TRACE... | DIR",
+	.args = "[--json | --brief] [--bytes] [--jobs N] [--fold BYTES] TRACE... | DIR",
 	.help = "Counts spans, ops and memory records, finds the peak, and shows each\n"
 		"device (host and GPUs) side by side. A note says when the probe left\n"
 		"allocations out (CGPROBE_MIN_BYTES, recorded in meta).\n\n"
