@@ -94,7 +94,9 @@ static int run(int argc, char **argv)
 	if (!v)
 		return CLI_FAIL;
 	struct cli_buf data = {0};
-	status = report_json(&data, v, path, trace_name(path));
+	struct report_limits lim;
+	report_limits(&lim, 1);
+	status = report_json(&data, v, path, trace_name(path), &lim);
 	cgtrace_view_free(v);
 	if (status == CLI_OK)
 		status = write_page(a.out, &data);
