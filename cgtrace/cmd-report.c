@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "report/assets.h"
 #include "report/data.h"
+#include "report/page-out.h"
 
 struct report_args {
 	const char *out;
@@ -45,24 +45,6 @@ const struct cli_cmd cli_report = {
     .run = run,
 };
 
-/*
- * The data block sits in a <script> element: '<' as \u003c keeps any
- * string (a tag, a tensor id) from ending it or opening a comment there,
- * and is still the same JSON. '<' occurs only inside strings.
- */
-static int write_data(FILE *f, const char *p, size_t n)
-{
-	size_t from = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] != '<')
-			continue;
-		if (fwrite(p + from, 1, i - from, f) != i - from || fputs("\\u003c", f) < 0)
-			return -1;
-		from = i + 1;
-	}
-	return fwrite(p + from, 1, n - from, f) == n - from ? 0 : -1;
-}
-
 static const char *trace_name(const char *path)
 {
 	if (strcmp(path, "-") == 0)
@@ -76,9 +58,8 @@ static int write_page(const char *out, const struct cli_buf *data)
 	struct cli_out o;
 	if (cli_out_open(&o, out) != CLI_OK)
 		return CLI_FAIL;
-	bool ok = fwrite(cg_report_head, 1, cg_report_head_len, o.f) == cg_report_head_len &&
-	          write_data(o.f, data->p, data->len) == 0 &&
-	          fwrite(cg_report_tail, 1, cg_report_tail_len, o.f) == cg_report_tail_len;
+	bool ok = report_page_head(o.f) && report_page_data(o.f, data->p, data->len) &&
+	          report_page_tail(o.f);
 	return cli_out_close(&o, ok);
 }
 
