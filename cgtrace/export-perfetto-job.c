@@ -267,6 +267,13 @@ int cli_export_perfetto_job(char *const *paths, size_t n, const char *output, si
 		fprintf(stderr, "cgtrace: reading the job: %s\n", strerror(-ret));
 		return CLI_FAIL;
 	}
+	/* Nothing to show: no file, as for one trace that cannot be read. */
+	if (j->n_errors == j->n_processes) {
+		for (size_t i = 0; i < j->n_processes; i++)
+			fprintf(stderr, "%s\n", j->processes[i].message);
+		cgtrace_job_free(j);
+		return CLI_FAIL;
+	}
 	struct cli_out out;
 	if (cli_out_open(&out, output) != CLI_OK) {
 		cgtrace_job_free(j);

@@ -12,6 +12,31 @@
 #include "data.h"
 #include "palette.h"
 
+const char *report_trace_name(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return "<stdin>";
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+void report_json_head(struct cli_jw *w, const char *format)
+{
+	cli_jw_key_str(w, "format", format);
+	cli_jw_key_str(w, "generator", "cgtrace " CGTRACE_VERSION);
+}
+
+void report_json_colours(struct cli_jw *w)
+{
+	cli_jw_key(w, "categories");
+	cli_jw_begin_array(w);
+	for (int k = 0; k < CGTRACE_CAT_COUNT; k++)
+		cli_jw_str(w, cgtrace_category_name((enum cgtrace_category)k));
+	cli_jw_end_array(w);
+	cli_jw_key(w, "palette");
+	cli_palette_json(w);
+}
+
 /* FNV-1a: site names are short and few. */
 static size_t name_hash(const char *s)
 {
@@ -486,16 +511,9 @@ int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *pat
 	int status = open_sites(&c, path);
 	if (status == CLI_OK) {
 		cli_jw_begin_object(&w);
-		cli_jw_key_str(&w, "format", "cgprobe-report/1");
-		cli_jw_key_str(&w, "generator", "cgtrace " CGTRACE_VERSION);
+		report_json_head(&w, "cgprobe-report/1");
 		cli_jw_key_str(&w, "trace", name);
-		cli_jw_key(&w, "categories");
-		cli_jw_begin_array(&w);
-		for (int k = 0; k < CGTRACE_CAT_COUNT; k++)
-			cli_jw_str(&w, cgtrace_category_name((enum cgtrace_category)k));
-		cli_jw_end_array(&w);
-		cli_jw_key(&w, "palette");
-		cli_palette_json(&w);
+		report_json_colours(&w);
 		json_meta(&w, c.doc);
 		json_grid(&w, v);
 		json_devices(&w, v, lim);

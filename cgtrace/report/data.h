@@ -57,6 +57,13 @@ struct report_ctx {
 	struct report_names names;
 };
 
+/* What a page calls the trace at path: its file's name; "<stdin>" for "-". */
+const char *report_trace_name(const char *path);
+/* The data object's first members, a trace's page's or a job's: its format and generator. */
+void report_json_head(struct cli_jw *w, const char *format);
+/* Its categories' names and the palette, which both kinds of page draw with. */
+void report_json_colours(struct cli_jw *w);
+
 /* The index of name in the table (added when new), -1 when memory ran out. */
 long report_name(struct report_names *t, const char *name);
 void report_names_free(struct report_names *t);
