@@ -237,9 +237,10 @@ function renderJobLanes(box) {
 	jobLanes = [];
 	makeLane(lanes, 'axis', null, {});
 	J.gpus.forEach(function (g, gi) {
-		var shares = g.shares.map(function (s) {
+		/* The largest shares at the peak; a GPU of hundreds of processes names five. */
+		var shares = g.shares.slice(0, 5).map(function (s) {
 			return whoOf(s.process) + ' ' + fmtBytes(s.bytes);
-		}).join(', ');
+		}).join(', ') + (g.shares.length > 5 ? ' and ' + processes(g.shares.length - 5) + ' more' : '');
 		var lane = makeLane(lanes, 'gpu', g.label + ': ' + processes(g.processes) +
 			', peak ' + fmtBytes(g.peak) + ' at ' + fmtNs(g.peak_ns) + (shares ? ' (' + shares + ')' : ''), {g: gi});
 		lane.el.setAttribute('data-gpu', g.key);
