@@ -50,17 +50,25 @@ function jobX(t, w) {
 	return JM.l + t * w / Math.max(1, J.job.span_ns);
 }
 
-/* Columns of a series filled from the row's bottom, scaled to top; returns the highest drawn. */
+/*
+ * Columns of a series filled from the row's bottom, scaled to top, as one
+ * outline (one fill a row, not one a column: hundreds of lanes draw at
+ * once); anything live is at least a pixel high. Returns the highest drawn.
+ */
 function fillColumns(ctx, cols, y0, h, top, color) {
-	var drawn = 0;
+	var drawn = 0, base = y0 + h;
 	ctx.fillStyle = color;
+	ctx.beginPath();
+	ctx.moveTo(JM.l, base);
 	for (var x = 0; x < cols.length; x++) {
-		if (cols[x] <= 0)
-			continue;
-		var ch = Math.max(1, cols[x] * h / Math.max(1, top));
-		ctx.fillRect(JM.l + x, y0 + h - ch, 1, ch);
+		var y = cols[x] > 0 ? base - Math.max(1, cols[x] * h / Math.max(1, top)) : base;
+		ctx.lineTo(JM.l + x, y);
+		ctx.lineTo(JM.l + x + 1, y);
 		drawn = Math.max(drawn, cols[x]);
 	}
+	ctx.lineTo(JM.l + cols.length, base);
+	ctx.closePath();
+	ctx.fill();
 	return drawn;
 }
 
@@ -258,7 +266,6 @@ function renderJobLanes(box) {
 			location.hash = 'process=' + i;
 		});
 	});
-	drawJobLanes();
 }
 
 /* The summary's table of processes, in the lanes' order; a process's command opens its page. */

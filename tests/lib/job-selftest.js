@@ -12,7 +12,8 @@
 (function () {
 	'use strict';
 
-	var result = {rendered: false, lanes: null, gpus: null, table_rows: null, opened: null, page: null, errors: []};
+	var result = {rendered: false, render_ms: null, lanes: null, gpus: null, table_rows: null, opened: null, page: null,
+		errors: []};
 	var out = document.createElement('pre');
 	out.id = 'cg-job-selftest';
 	out.hidden = true;
@@ -44,6 +45,7 @@
 		if (result.rendered)
 			return;
 		result.rendered = true;
+		result.render_ms = Math.round(performance.now());
 		result.lanes = [];
 		result.gpus = [];
 		r.lanes.forEach(function (l) {
