@@ -52,7 +52,8 @@ static int perfetto_pids(const struct cgtrace_job *j, uint64_t *out)
 		p[i] = (struct pid_of){j->processes[i].error ? -1 : j->processes[i].process.pid, i};
 	qsort(p, n, sizeof(*p), by_pid);
 	for (size_t k = 0; k < n; k++) {
-		bool alone = (!k || p[k - 1].pid != p[k].pid) && (k + 1 == n || p[k + 1].pid != p[k].pid);
+		bool alone =
+		    (!k || p[k - 1].pid != p[k].pid) && (k + 1 == n || p[k + 1].pid != p[k].pid);
 		bool fits = p[k].pid > 0 && (uint64_t)p[k].pid < CLI_PERFETTO_PSEUDO_BASE;
 		out[p[k].index] = alone && fits ? (uint64_t)p[k].pid : JOB_PID(p[k].index);
 	}
@@ -98,8 +99,8 @@ struct job_file {
 	const struct cgtrace_job *j;
 	size_t buckets, max_spans;
 	uint64_t *pids;
-	char **metas;      /* per process: its metadata object, NULL when it has none */
-	size_t n_unread;   /* processes whose trace or view could not be read */
+	char **metas;    /* per process: its metadata object, NULL when it has none */
+	size_t n_unread; /* processes whose trace or view could not be read */
 };
 
 static int one_process(struct job_file *f, size_t i, uint64_t sort_index)
@@ -164,8 +165,9 @@ static void gpu_peak(struct job_file *f, const struct cgtrace_job_gpu *g, uint64
 	cli_jw_begin_array(w);
 	for (size_t s = 0; s < g->n_shares; s++) {
 		cli_jw_begin_object(w);
-		cli_jw_key_str(w, "process",
-		               cli_job_label(name, sizeof(name), &f->j->processes[g->shares[s].process]));
+		cli_jw_key_str(
+		    w, "process",
+		    cli_job_label(name, sizeof(name), &f->j->processes[g->shares[s].process]));
 		cli_jw_key_str(w, "device", g->shares[s].device);
 		cli_jw_key_u64(w, "bytes", g->shares[s].bytes);
 		cli_jw_end_object(w);
@@ -207,8 +209,9 @@ static void job_meta(struct job_file *f, const uint64_t *gpu_bucket_ns)
 		}
 		cli_jw_begin_object(w);
 		cli_jw_key_str(w, "path", j->processes[i].path);
-		cli_jw_key_str(w, "error", j->processes[i].message ? j->processes[i].message
-		                                                  : "its view could not be read");
+		cli_jw_key_str(w, "error",
+		               j->processes[i].message ? j->processes[i].message
+		                                       : "its view could not be read");
 		cli_jw_end_object(w);
 	}
 	cli_jw_end_array(w);
@@ -289,7 +292,8 @@ int cli_export_perfetto_job(char *const *paths, size_t n, const char *output, si
 	if (ret == 0)
 		ret = write_job(&f, order);
 	if (ret < 0)
-		fprintf(stderr, "%s: %s\n", out.f == stdout ? "<stdout>" : out.path, strerror(-ret));
+		fprintf(stderr, "%s: %s\n", out.f == stdout ? "<stdout>" : out.path,
+		        strerror(-ret));
 	/* A trace that could not be read fails the command, the others' file kept. */
 	int status = cli_out_close(&out, ret == 0);
 	for (size_t i = 0; f.metas && i < j->n_processes; i++)

@@ -47,8 +47,8 @@ static int on_moment(void *user, uint64_t t, uint64_t bytes)
 }
 
 int cli_job_gpu_series(const struct cgtrace_job *job, size_t gpu, size_t buckets,
-		       int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user,
-		       uint64_t *bucket_ns)
+                       int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user,
+                       uint64_t *bucket_ns)
 {
 	/* Every moment lies in [0, span_ns]: span_ns + 1 instants in all. */
 	uint64_t n = buckets ? buckets : 1, width = job->span_ns / n + 1;

@@ -19,7 +19,7 @@
  * -EINVAL for no such device, -ENOMEM.
  */
 int cli_job_gpu_series(const struct cgtrace_job *job, size_t gpu, size_t buckets,
-		       int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user,
-		       uint64_t *bucket_ns);
+                       int (*fn)(void *user, uint64_t t, uint64_t bytes), void *user,
+                       uint64_t *bucket_ns);
 
 #endif

@@ -15,7 +15,7 @@ const char *cli_job_who(char *buf, size_t len, const struct cgtrace_job_process 
 {
 	if (p->process.rank >= 0)
 		snprintf(buf, len, "rank %lld (pid %lld)", (long long)p->process.rank,
-			 (long long)p->process.pid);
+		         (long long)p->process.pid);
 	else
 		snprintf(buf, len, "pid %lld", (long long)p->process.pid);
 	return buf;
@@ -59,7 +59,7 @@ const char *cli_job_label(char *buf, size_t len, const struct cgtrace_job_proces
 }
 
 void cli_job_gpu_names(const struct cgtrace_job_gpu *g, char *key, size_t key_len, char *name,
-		       size_t name_len)
+                       size_t name_len)
 {
 	const char *host = g->host[0] ? g->host : "?";
 	if (g->uuid)
@@ -68,10 +68,10 @@ void cli_job_gpu_names(const struct cgtrace_job_gpu *g, char *key, size_t key_le
 		snprintf(key, key_len, "%s %s", host, g->device);
 	if (g->uuid)
 		snprintf(name, name_len, "%s (%s %s%s%s)", g->uuid, host, g->device,
-			 g->name ? ", " : "", g->name ? g->name : "");
+		         g->name ? ", " : "", g->name ? g->name : "");
 	else
 		snprintf(name, name_len, "%s %s (no UUID recorded%s%s)", host, g->device,
-			 g->name ? ", " : "", g->name ? g->name : "");
+		         g->name ? ", " : "", g->name ? g->name : "");
 }
 
 struct ranked {

@@ -35,6 +35,6 @@ int cli_job_order(const struct cgtrace_job *job, size_t **order);
  * (no UUID recorded, MODEL)" (its track, its lane).
  */
 void cli_job_gpu_names(const struct cgtrace_job_gpu *g, char *key, size_t key_len, char *name,
-		       size_t name_len);
+                       size_t name_len);
 
 #endif

@@ -490,14 +490,17 @@ static int open_sites(struct report_ctx *c, const char *path)
 	return CLI_OK;
 }
 
+size_t report_share(size_t full, size_t least, size_t pages)
+{
+	if (pages <= REPORT_FULL_PAGES)
+		return full;
+	size_t share = full * REPORT_FULL_PAGES / pages;
+	return share > least ? share : least;
+}
+
 void report_limits(struct report_limits *out, size_t pages)
 {
-	/* A share of a page's cap: all of it up to REPORT_FULL_PAGES pages, less past them. */
-#define REPORT_LIMIT_SET(name, page, least)                                                 \
-	out->name = pages <= REPORT_FULL_PAGES ? page                                       \
-		    : (size_t)(page) * REPORT_FULL_PAGES / pages > (least)                  \
-			? (size_t)(page) * REPORT_FULL_PAGES / pages                        \
-			: (least);
+#define REPORT_LIMIT_SET(name, page, least) out->name = report_share(page, least, pages);
 	REPORT_LIMITS(REPORT_LIMIT_SET)
 #undef REPORT_LIMIT_SET
 }

@@ -35,6 +35,8 @@ struct report_limits {
  */
 #define REPORT_FULL_PAGES 8
 
+/* A page's share of full among `pages`: full up to REPORT_FULL_PAGES, past them less, to least. */
+size_t report_share(size_t full, size_t least, size_t pages);
 /* The caps of a page among `pages` (1: a trace's own). */
 void report_limits(struct report_limits *out, size_t pages);
 

@@ -13,16 +13,16 @@
 #include "job-gpu-series.h"
 #include "job-names.h"
 
+/* cgtrace_view_options' defaults (include/cgtrace.h), which a job's pages share out. */
+#define VIEW_BUCKETS 2000
+#define VIEW_ALLOCS 500
+
 void report_job_view_options(struct cgtrace_view_options *vo, size_t pages)
 {
-	/* The view's defaults (docs/views.md), shared out past REPORT_FULL_PAGES pages. */
-	size_t share = pages > REPORT_FULL_PAGES ? pages : REPORT_FULL_PAGES;
-	if (!vo->buckets && pages > REPORT_FULL_PAGES)
-		vo->buckets = 2000 * REPORT_FULL_PAGES / share > 200 ? 2000 * REPORT_FULL_PAGES / share
-								       : 200;
-	if (!vo->max_allocs && pages > REPORT_FULL_PAGES)
-		vo->max_allocs = 500 * REPORT_FULL_PAGES / share > 50 ? 500 * REPORT_FULL_PAGES / share
-								      : 50;
+	if (!vo->buckets)
+		vo->buckets = report_share(VIEW_BUCKETS, 200, pages);
+	if (!vo->max_allocs)
+		vo->max_allocs = report_share(VIEW_ALLOCS, 50, pages);
 }
 
 static void key_i64_or_null(struct cli_jw *w, const char *key, int64_t v)
@@ -73,9 +73,12 @@ static void json_process(struct cli_jw *w, const struct cgtrace_job *j, size_t i
 	const struct {
 		const char *key;
 		int64_t v;
-	} ids[] = {{"pid", x->pid},	      {"ppid", x->ppid},   {"forked_from", x->forked_from},
-		   {"rank", x->rank},	      {"world_size", x->world_size},
-		   {"parent", p->parent}};
+	} ids[] = {{"pid", x->pid},
+	           {"ppid", x->ppid},
+	           {"forked_from", x->forked_from},
+	           {"rank", x->rank},
+	           {"world_size", x->world_size},
+	           {"parent", p->parent}};
 	for (size_t k = 0; k < sizeof(ids) / sizeof(*ids); k++)
 		key_i64_or_null(w, ids[k].key, ids[k].v);
 	cli_jw_key_str(w, "host", x->host);
@@ -166,12 +169,12 @@ static int json_gpu(struct cli_jw *w, const struct cgtrace_job *j, size_t g)
 
 /* What each process's page holds, for the page to say. */
 static void json_page(struct cli_jw *w, const struct cgtrace_view_options *vo,
-		      const struct report_limits *lim)
+                      const struct report_limits *lim)
 {
 	cli_jw_key(w, "page");
 	cli_jw_begin_object(w);
-	cli_jw_key_u64(w, "buckets", vo->buckets ? vo->buckets : 2000);
-	cli_jw_key_u64(w, "allocs", vo->max_allocs ? vo->max_allocs : 500);
+	cli_jw_key_u64(w, "buckets", vo->buckets);
+	cli_jw_key_u64(w, "allocs", vo->max_allocs);
 #define REPORT_LIMIT_KEY(name, page, least) cli_jw_key_u64(w, #name, lim->name);
 	REPORT_LIMITS(REPORT_LIMIT_KEY)
 #undef REPORT_LIMIT_KEY
@@ -179,7 +182,7 @@ static void json_page(struct cli_jw *w, const struct cgtrace_view_options *vo,
 }
 
 int report_job_json(struct cli_buf *b, const struct cgtrace_job *j, const size_t *order,
-		    const struct cgtrace_view_options *vo, const struct report_limits *lim)
+                    const struct cgtrace_view_options *vo, const struct report_limits *lim)
 {
 	struct cli_jw w;
 	cli_jw_init(&w, b);
@@ -226,9 +229,10 @@ int report_job_json(struct cli_buf *b, const struct cgtrace_job *j, const size_t
 	return ret < 0 ? ret : cli_jw_finish(&w);
 }
 
-/* A device's samples: each bucket with records at its highest, then at its end when that differs. */
+/* A device's samples: each bucket with records at its highest, then at its end when that differs.
+ */
 static void lane_device(struct cli_jw *w, const struct cgtrace_view *v,
-			const struct cgtrace_view_device *d)
+                        const struct cgtrace_view_device *d)
 {
 	cli_jw_begin_object(w);
 	cli_jw_key_str(w, "name", d->device);

@@ -13,10 +13,10 @@
 #define REPORT_JOB_GPU_BUCKETS 2000
 
 /*
- * The views each process's page is drawn from, among `pages`: what opts
+ * The views each process's page is drawn from, among `pages`: what vo
  * asks (the command's --buckets and --allocs), else a trace's own page's
  * up to REPORT_FULL_PAGES pages, past them less in proportion, down to
- * 200 buckets and 50 allocations.
+ * 200 buckets and 50 allocations; vo's members are set either way.
  */
 void report_job_view_options(struct cgtrace_view_options *vo, size_t pages);
 

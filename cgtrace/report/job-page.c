@@ -16,8 +16,8 @@
 
 /* Process i's lane and page, as blocks cg-lane-I and cg-p-I; false when they could not be made. */
 static bool process_blocks(FILE *f, const struct cgtrace_job_process *p, size_t i,
-                           const struct cgtrace_view_options *vo,
-                           const struct report_limits *lim, bool *written)
+                           const struct cgtrace_view_options *vo, const struct report_limits *lim,
+                           bool *written)
 {
 	struct cgtrace_view *v = cli_view_load(p->path, vo, CGTRACE_READ_PEAK_LARGEST);
 	if (!v)
@@ -33,8 +33,8 @@ static bool process_blocks(FILE *f, const struct cgtrace_job_process *p, size_t 
 		snprintf(id, sizeof(id), "cg-lane-%zu", i);
 		*written = report_page_block(f, id) && report_page_data(f, lane.p, lane.len);
 		snprintf(id, sizeof(id), "cg-p-%zu", i);
-		*written = *written && report_page_block(f, id) &&
-		           report_page_data(f, page.p, page.len);
+		*written =
+		    *written && report_page_block(f, id) && report_page_data(f, page.p, page.len);
 	}
 	cli_buf_fini(&lane);
 	cli_buf_fini(&page);
