@@ -13,11 +13,18 @@
 
 const char *cli_job_who(char *buf, size_t len, const struct cgtrace_job_process *p)
 {
+	char pid[32];
+	/* A trace without the probe's pid tag is known by its file's name. */
+	const char *slash = strrchr(p->path, '/');
+	if (p->process.pid >= 0)
+		snprintf(pid, sizeof(pid), "pid %lld", (long long)p->process.pid);
 	if (p->process.rank >= 0)
-		snprintf(buf, len, "rank %lld (pid %lld)", (long long)p->process.rank,
-		         (long long)p->process.pid);
+		snprintf(buf, len, "rank %lld (%s)", (long long)p->process.rank,
+		         p->process.pid >= 0 ? pid
+		         : slash             ? slash + 1
+		                             : p->path);
 	else
-		snprintf(buf, len, "pid %lld", (long long)p->process.pid);
+		snprintf(buf, len, "%s", p->process.pid >= 0 ? pid : slash ? slash + 1 : p->path);
 	return buf;
 }
 

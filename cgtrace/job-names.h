@@ -12,7 +12,7 @@
 /* Room enough for cli_job_command's text and cli_job_label's. */
 #define CLI_JOB_NAME_LEN (CLI_JOB_CMD_COLS + 128)
 
-/* "rank 1 (pid 4102)", or "pid 4102". */
+/* "rank 1 (pid 4102)", or "pid 4102"; the trace's file name where the pid is unknown. */
 const char *cli_job_who(char *buf, size_t len, const struct cgtrace_job_process *p);
 /*
  * The command on one line, cut to CLI_JOB_CMD_COLS columns: a control
