@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "export-massif.h"
+#include "export-perfetto-job.h"
 #include "export-perfetto.h"
 
 /* Strings checked once all are read: the checks depend on --format. */
@@ -69,12 +70,16 @@ const struct cli_cmd cli_export = {
 	.name = "export",
 	.args = "[--format jsonl|compact|folded|perfetto|massif] [--order stream|canonical] "
 		"[--level N] [--stats] [--strict] [--by NAME] [--device D] [--buckets N] "
-		"[--max-spans N] [-o FILE] TRACE",
+		"[--max-spans N] [-o FILE] TRACE (--format perfetto: TRACE... | DIR)",
 	.help = "Writes the trace as JSONL, each record in the format's field order and\n"
 		"spelling (a trace cgprobe wrote comes out byte for byte in stream order),\n"
 		"or in the compact binary encoding. Unknown fields are dropped; a .zst\n"
 		"trace comes out plain. Or writes it for other tools: folded stacks, a\n"
-		"Perfetto trace, a massif file.\n\n",
+		"Perfetto trace, a massif file.\n\n"
+		"Several traces, or a folder of them (cgprobe -o DIR/), are one job\n"
+		"(docs/jobs.md), which --format perfetto writes as one file: a process\n"
+		"per process on the job's time axis, a counter per physical GPU of\n"
+		"every process's bytes on it summed (docs/perfetto.md).\n\n",
 	.label_width = 17,
 	.opts = (const struct cli_opt[]){
 		{.name = "format", .kind = CLI_OPT_STR, .offset = offsetof(struct export_args, format),
@@ -89,10 +94,12 @@ const struct cli_cmd cli_export = {
 			"device written (default: the one that peaked)"),
 		STR_OPT("buckets", buckets, "N",
 			"perfetto: time buckets of the counters (default 10000, at\n"
-			"most 100000); two samples per bucket and device at most"),
+			"most 100000); two samples per bucket and device at most;\n"
+			"a job: of each process, and of each GPU's sum"),
 		STR_OPT("max-spans", max_spans, "N",
 			"perfetto: spans kept, the longest (default 100000); the\n"
-			"file's metadata says so when some are left out"),
+			"file's metadata says so when some are left out; a job:\n"
+			"of each process"),
 		STR_OPT("level", level, "N", "compact: the zstd level (default 1; 0: stored blocks)"),
 		{.name = "stats", .offset = offsetof(struct export_args, stats),
 		 .help = "compact: print on stderr, per field, the bytes before zstd\n"
@@ -347,6 +354,22 @@ static bool parse_num(const char *s, long long lo, long long hi, long long *out)
 	return true;
 }
 
+/* Several traces, or a folder of them: one Perfetto file of the job. */
+static int export_job(int argc, char **argv, const char *output, size_t buckets,
+		      size_t max_spans)
+{
+	char **paths, err[512];
+	size_t n;
+	if (cgtrace_job_paths((const char *const *)argv + optind, (size_t)(argc - optind), &paths, &n,
+			      err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return CLI_FAIL;
+	}
+	int status = cli_export_perfetto_job(paths, n, output, buckets, max_spans);
+	free(paths);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	struct export_args a = {.format = "jsonl"};
@@ -405,6 +428,9 @@ static int run(int argc, char **argv)
 	if (order < 0)
 		return cli_usage_error(&cli_export,
 				       "unknown order '%s' (supported: stream, canonical)", a.order);
+	/* The other formats are of one trace: a folder is still no trace to them. */
+	if (perfetto && cli_job_args(argc, argv))
+		return export_job(argc, argv, a.output, n_buckets, n_spans);
 	const char *path = cli_trace_arg(&cli_export, argc, argv, &status);
 	if (!path)
 		return status;

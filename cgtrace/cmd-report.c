@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace report: one self-contained HTML page of a trace's view (docs/report.md). */
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "report/assets.h"
 #include "report/data.h"
+#include "report/job-page.h"
+#include "report/page-out.h"
 
 struct report_args {
 	const char *out;
@@ -16,7 +18,7 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_report = {
     .name = "report",
-    .args = "[-o FILE] [--buckets N] [--allocs N] TRACE",
+    .args = "[-o FILE] [--buckets N] [--allocs N] TRACE... | DIR",
     .help = "Writes one HTML file that shows the trace: summary cards (each device's\n"
             "peak and when, what was never freed, allocation counts), an interactive\n"
             "timeline of live bytes per device stacked by category or by allocation\n"
@@ -24,7 +26,12 @@ const struct cli_cmd cli_report = {
             "was live then), the peak's breakdown, the top sites and leaks (with call\n"
             "stacks), memory by span and step, device checkpoints and out-of-memory\n"
             "failures. The page is self-contained (inline style and script, no request\n"
-            "of any kind) and opens offline in any browser.\n\n",
+            "of any kind) and opens offline in any browser.\n\n"
+            "Several traces, or a folder of them (cgprobe -o DIR/), are one job\n"
+            "(docs/jobs.md): one page with a lane per process and per physical GPU\n"
+            "(the bytes of all its processes summed, its peak marked) on the job's\n"
+            "time axis and the table of processes; a click on a process opens its\n"
+            "own page, which the file holds too.\n\n",
     .label_width = 19,
     .opts = (const struct cli_opt[]){
         {.name = "output", .short_name = 'o', .kind = CLI_OPT_STR,
@@ -32,61 +39,56 @@ const struct cli_cmd cli_report = {
          .help = "the page (default: standard output)"},
         {.name = "buckets", .kind = CLI_OPT_COUNT,
          .offset = offsetof(struct report_args, vo.buckets), .arg = "N", .min = 1,
-         .max = 100000, .help = "time buckets across the trace (default 2000, <= 100000)"},
+         .max = 100000,
+         .help = "time buckets across the trace (default 2000, <= 100000);\n"
+                 "a job: of each process (default 2000, less past 8 processes)"},
         {.name = "allocs", .kind = CLI_OPT_COUNT,
          .offset = offsetof(struct report_args, vo.max_allocs), .arg = "N", .min = 1,
          .max = 100000,
          .help = "largest allocations drawn one by one (default 500,\n"
-                 "<= 100000)"},
+                 "<= 100000); a job: of each process (less past 8)"},
         {0},
     },
     .help_tail = "\nThe page embeds the trace's view (docs/views.md), whose size does not grow\n"
-                 "with the record count: a few MB at most with the defaults.\n\n" CLI_OUT_HELP,
+                 "with the record count: a few MB at most with the defaults; a job's, each\n"
+                 "process's, shared out past 8 processes (docs/report.md).\n\n" CLI_OUT_HELP,
     .run = run,
 };
-
-/*
- * The data block sits in a <script> element: '<' as \u003c keeps any
- * string (a tag, a tensor id) from ending it or opening a comment there,
- * and is still the same JSON. '<' occurs only inside strings.
- */
-static int write_data(FILE *f, const char *p, size_t n)
-{
-	size_t from = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] != '<')
-			continue;
-		if (fwrite(p + from, 1, i - from, f) != i - from || fputs("\\u003c", f) < 0)
-			return -1;
-		from = i + 1;
-	}
-	return fwrite(p + from, 1, n - from, f) == n - from ? 0 : -1;
-}
-
-static const char *trace_name(const char *path)
-{
-	if (strcmp(path, "-") == 0)
-		return "<stdin>";
-	const char *s = strrchr(path, '/');
-	return s && s[1] ? s + 1 : path;
-}
 
 static int write_page(const char *out, const struct cli_buf *data)
 {
 	struct cli_out o;
 	if (cli_out_open(&o, out) != CLI_OK)
 		return CLI_FAIL;
-	bool ok = fwrite(cg_report_head, 1, cg_report_head_len, o.f) == cg_report_head_len &&
-	          write_data(o.f, data->p, data->len) == 0 &&
-	          fwrite(cg_report_tail, 1, cg_report_tail_len, o.f) == cg_report_tail_len;
+	bool ok = report_page_head(o.f) && report_page_data(o.f, data->p, data->len) &&
+	          report_page_tail(o.f);
 	return cli_out_close(&o, ok);
+}
+
+/* Several traces, or a folder of them: one page of the job. */
+static int run_job(int argc, char **argv, const struct report_args *a)
+{
+	char **paths, err[512];
+	size_t n;
+	if (cgtrace_job_paths((const char *const *)argv + optind, (size_t)(argc - optind), &paths, &n,
+	                      err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return CLI_FAIL;
+	}
+	int status = cli_report_job(paths, n, a->out, &a->vo);
+	free(paths);
+	return status;
 }
 
 static int run(int argc, char **argv)
 {
 	struct report_args a = {0};
 	int status;
-	const char *path = cli_parse_trace(&cli_report, argc, argv, &a, &status);
+	if (!cli_parse(&cli_report, argc, argv, &a, &status))
+		return status;
+	if (cli_job_args(argc, argv))
+		return run_job(argc, argv, &a);
+	const char *path = cli_trace_arg(&cli_report, argc, argv, &status);
 	if (!path)
 		return status;
 	/* The page lists the largest allocations of the peak, and sums the rest. */
@@ -94,7 +96,9 @@ static int run(int argc, char **argv)
 	if (!v)
 		return CLI_FAIL;
 	struct cli_buf data = {0};
-	status = report_json(&data, v, path, trace_name(path));
+	struct report_limits lim;
+	report_limits(&lim, 1);
+	status = report_json(&data, v, path, report_trace_name(path), &lim);
 	cgtrace_view_free(v);
 	if (status == CLI_OK)
 		status = write_page(a.out, &data);

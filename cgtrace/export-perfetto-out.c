@@ -26,7 +26,7 @@ void perfetto_event(struct perfetto_out *o, char ph, uint64_t pid, uint64_t tid,
 	cli_jw_key_str(w, "ph", (const char[]){ph, '\0'});
 	cli_jw_key_u64(w, "pid", pid);
 	cli_jw_key_u64(w, "tid", tid);
-	perfetto_key_us(w, "ts", ts);
+	perfetto_key_us(w, "ts", ph == 'M' ? ts : ts + o->shift_ns);
 	cli_jw_key_str(w, "name", name);
 }
 

@@ -15,13 +15,18 @@ struct perfetto_out {
 	FILE *f;
 	struct cli_buf b;
 	struct cli_jw w; /* into b */
+	/*
+	 * Added to the time of every event but the metadata ('M') ones: a
+	 * process of a job, its trace's time 0 placed on the job's axis.
+	 */
+	uint64_t shift_ns;
 };
 
 /* Writes the buffer out when it holds 64 KiB, or whatever it holds when force. */
 void perfetto_flush(struct perfetto_out *o, bool force);
 /* A time or duration: microseconds with exactly three decimals, every nanosecond kept. */
 void perfetto_key_us(struct cli_jw *w, const char *key, uint64_t ns);
-/* Opens an event: {"ph":..,"pid":..,"tid":..,"ts":..,"name":..; the caller closes it. */
+/* Opens an event: {"ph":..,"pid":..,"tid":..,"ts":..,"name":..; the caller closes it. ts is shifted. */
 void perfetto_event(struct perfetto_out *o, char ph, uint64_t pid, uint64_t tid, uint64_t ts,
                     const char *name);
 /* Opens an instant event of scope "g" (global) or "p" (its process); the caller closes it. */

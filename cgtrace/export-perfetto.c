@@ -19,12 +19,11 @@
 #include "step-text.h"
 
 /*
- * Kernel thread ids stay under PID_MAX_LIMIT (2^22): the thread of the
- * spans recorded without one, the devices' pseudo-processes and, after
- * them, the thread of the training updates take ids from there, so they
- * never meet a real thread.
+ * From the pseudo ids up: the thread of the spans recorded without one,
+ * the devices' pseudo-processes and, after them, the thread of the
+ * training updates.
  */
-#define PSEUDO_BASE (UINT64_C(1) << 22)
+#define PSEUDO_BASE CLI_PERFETTO_PSEUDO_BASE
 #define SPANS_TID PSEUDO_BASE
 #define DEVICE_PID(d) (PSEUDO_BASE + 1 + (uint64_t)(d))
 #define UPDATES_TID(view) DEVICE_PID((view)->n_devices)
@@ -213,10 +212,10 @@ static void categories(struct cli_jw *w, const uint64_t *by_category)
  * per instant).
  */
 static void live_counter(struct perfetto_out *o, const struct cgtrace_view *v, size_t d,
-                         const char *name)
+                         uint64_t pid, const char *name)
 {
 	const struct cgtrace_view_device *dev = &v->devices[d];
-	uint64_t pid = DEVICE_PID(d), last = 0;
+	uint64_t last = 0;
 	bool any = false;
 	for (size_t i = 0; i < v->n_buckets; i++) {
 		const struct cgtrace_view_bucket *bk = &dev->buckets[i];
@@ -240,12 +239,12 @@ static void live_counter(struct perfetto_out *o, const struct cgtrace_view *v, s
 
 /* The device's own figures (device_memory checkpoints), one per bucket. */
 static void checkpoint_counter(struct perfetto_out *o, const struct cgtrace_view_device *dev,
-                               size_t d, const char *name)
+                               uint64_t pid, const char *name)
 {
 	for (size_t k = 0; k < dev->n_checkpoints; k++) {
 		const struct cgtrace_view_checkpoint *c = &dev->checkpoints[k];
 		struct cli_jw *w = &o->w;
-		perfetto_event(o, 'C', DEVICE_PID(d), DEVICE_PID(d), c->timestamp_ns, name);
+		perfetto_event(o, 'C', pid, pid, c->timestamp_ns, name);
 		perfetto_args_begin(w);
 		cli_jw_key_u64(w, "used", c->used_bytes);
 		cli_jw_key_u64(w, "free", c->free_bytes);
@@ -255,10 +254,9 @@ static void checkpoint_counter(struct perfetto_out *o, const struct cgtrace_view
 	}
 }
 
-static void device_instants(struct perfetto_out *o, const struct cgtrace_view_device *dev, size_t d,
-                            const char *peak_name, const char *oom_name)
+static void device_instants(struct perfetto_out *o, const struct cgtrace_view_device *dev,
+                            uint64_t pid, const char *peak_name, const char *oom_name)
 {
-	uint64_t pid = DEVICE_PID(d);
 	struct cli_jw *w = &o->w;
 	if (dev->peak_bytes) {
 		char h[32];
@@ -279,19 +277,24 @@ static void device_instants(struct perfetto_out *o, const struct cgtrace_view_de
 	}
 }
 
-static int device_events(struct perfetto_out *o, const struct cgtrace_view *v, size_t d)
+/* A device's tracks: a pseudo-process of its own, or in a job the process's own tracks. */
+static int device_events(struct perfetto_out *o, const struct cgtrace_view *v, size_t d,
+                         const struct perfetto_place *pl)
 {
 	const struct cgtrace_view_device *dev = &v->devices[d];
 	char *proc = device_name(dev->device, "memory"), *live = device_name(dev->device, "live");
 	char *ck = device_name(dev->device, "device"), *peak = device_name(dev->device, "peak");
 	char *oom = device_name(dev->device, "out of memory");
 	int ret = proc && live && ck && peak && oom ? 0 : -ENOMEM;
+	uint64_t pid = pl->in_job ? pl->pid : DEVICE_PID(d);
 	if (ret == 0) {
-		perfetto_name_event(o, "process_name", DEVICE_PID(d), DEVICE_PID(d), proc);
-		perfetto_sort_event(o, DEVICE_PID(d), 1 + (uint64_t)d);
-		live_counter(o, v, d, live);
-		checkpoint_counter(o, dev, d, ck);
-		device_instants(o, dev, d, peak, oom);
+		if (!pl->in_job) {
+			perfetto_name_event(o, "process_name", pid, pid, proc);
+			perfetto_sort_event(o, pid, 1 + (uint64_t)d);
+		}
+		live_counter(o, v, d, pid, live);
+		checkpoint_counter(o, dev, pid, ck);
+		device_instants(o, dev, pid, peak, oom);
 	}
 	free(proc);
 	free(live);
@@ -303,8 +306,7 @@ static int device_events(struct perfetto_out *o, const struct cgtrace_view *v, s
 
 /* ---- the file ---- */
 
-/* The program's pid: the trace's pid tag when it is a plain number under the pseudo ids. */
-static uint64_t program_pid(const struct cgtrace_doc *doc)
+uint64_t cli_perfetto_program_pid(const struct cgtrace_doc *doc)
 {
 	const char *tag = doc ? cli_tag(doc, "pid") : NULL;
 	char *end;
@@ -312,7 +314,8 @@ static uint64_t program_pid(const struct cgtrace_doc *doc)
 	return v && !*end && v < PSEUDO_BASE ? (uint64_t)v : 1;
 }
 
-static void program_events(struct perfetto_out *o, const struct cgtrace_view *v, uint64_t pid)
+static void program_events(struct perfetto_out *o, const struct cgtrace_view *v,
+                           const struct perfetto_place *pl)
 {
 	struct cgtrace_meta m = {0};
 	if (v->doc)
@@ -325,25 +328,30 @@ static void program_events(struct perfetto_out *o, const struct cgtrace_view *v,
 		cli_buf_putc(&name, ')');
 	}
 	cli_buf_putc(&name, '\0');
-	perfetto_name_event(o, "process_name", pid, pid, name.err ? "trace" : name.p);
+	uint64_t pid = pl->pid;
+	perfetto_name_event(o, "process_name", pid, pid,
+	                    pl->name ? pl->name : name.err ? "trace" : name.p);
 	cli_buf_fini(&name);
-	perfetto_sort_event(o, pid, 0);
+	perfetto_sort_event(o, pid, pl->sort_index);
+	/* One process's window is no window of the whole job's. */
+	const char *scope = pl->in_job ? "p" : "g";
 	if (v->has_capture) {
-		perfetto_instant(o, pid, v->capture_begin_ns, "capture window begins", "g");
+		perfetto_instant(o, pid, v->capture_begin_ns, "capture window begins", scope);
 		cli_jw_end_object(&o->w);
-		perfetto_instant(o, pid, v->capture_end_ns, "capture window ends", "g");
+		perfetto_instant(o, pid, v->capture_end_ns, "capture window ends", scope);
 		cli_jw_end_object(&o->w);
 	}
 }
 
 /* What the file leaves out, in words: the spans, out-of-memory failures and updates not written. */
-static void note_left_out(struct cli_jw *w, const struct cgtrace_view *v, const struct spans *s,
-                          size_t updates_kept)
+static void note_left_out(struct cli_jw *w, const struct cgtrace_view *v,
+                          const struct perfetto_kept *k)
 {
 	struct cli_buf note = {0};
 	char t[160];
-	if (s->kept < s->n) {
-		snprintf(t, sizeof(t), "%zu of %zu spans kept: the longest", s->kept, s->n);
+	size_t updates_kept = k->updates_kept;
+	if (k->spans_kept < k->spans) {
+		snprintf(t, sizeof(t), "%zu of %zu spans kept: the longest", k->spans_kept, k->spans);
 		cli_buf_puts(&note, t);
 	}
 	for (size_t d = 0; d < v->n_devices; d++) {
@@ -370,69 +378,96 @@ static void note_left_out(struct cli_jw *w, const struct cgtrace_view *v, const 
 	cli_buf_fini(&note);
 }
 
-static void metadata(struct perfetto_out *o, const struct cgtrace_view *v, const struct spans *s,
-                     size_t updates_kept)
+void perfetto_view_meta(struct cli_jw *w, const struct cgtrace_view *v,
+                        const struct perfetto_kept *k)
 {
 	struct cgtrace_meta m = {0};
 	if (v->doc)
 		cgtrace_doc_meta(v->doc, &m);
-	struct cli_jw *w = &o->w;
-	cli_jw_key(w, "metadata");
-	cli_jw_begin_object(w);
-	cli_jw_key_str(w, "source", "cgtrace export --format perfetto");
-	cli_jw_key_str(w, "cgtrace_version", CGTRACE_VERSION);
 	cli_jw_key_str(w, "schema", m.schema);
 	cli_jw_key_str(w, "run_id", m.run_id);
 	cli_jw_key_str(w, "entrypoint", m.entrypoint);
 	cli_jw_key_u64(w, "buckets", v->n_buckets);
 	cli_jw_key_u64(w, "bucket_ns", v->bucket_ns);
-	cli_jw_key_u64(w, "spans", s->n);
-	cli_jw_key_u64(w, "spans_kept", s->kept);
+	cli_jw_key_u64(w, "spans", k->spans);
+	cli_jw_key_u64(w, "spans_kept", k->spans_kept);
 	cli_jw_key_str(w, "updates_from",
 	               cli_updates_from_name(v->steps ? v->steps->from : CGTRACE_UPDATES_NONE));
 	cli_jw_key_u64(w, "updates", v->steps ? v->steps->updates : 0);
-	cli_jw_key_u64(w, "updates_kept", updates_kept);
-	note_left_out(w, v, s, updates_kept);
-	cli_jw_end_object(w);
+	cli_jw_key_u64(w, "updates_kept", k->updates_kept);
+	note_left_out(w, v, k);
+}
+
+int perfetto_view_events(struct perfetto_out *o, const struct cgtrace_view *v,
+                         const struct perfetto_place *pl, size_t max_spans,
+                         struct perfetto_kept *kept)
+{
+	struct spans s = {0};
+	*kept = (struct perfetto_kept){0};
+	int ret = spans_load(v, pl->pid, &s);
+	if (ret == 0)
+		ret = spans_nest(&s);
+	if (ret == 0) {
+		spans_cap(&s, max_spans);
+		program_events(o, v, pl);
+		thread_names(o, &s, pl->pid);
+		span_events(o, &s, pl->pid);
+		ret = perfetto_updates(o, v, pl->pid, UPDATES_TID(v), &kept->updates_kept);
+	}
+	for (size_t d = 0; ret == 0 && d < v->n_devices; d++)
+		ret = device_events(o, v, d, pl);
+	kept->spans = s.n;
+	kept->spans_kept = s.kept;
+	free(s.v);
+	return ret;
+}
+
+void perfetto_begin(struct perfetto_out *o)
+{
+	cli_jw_init(&o->w, &o->b);
+	cli_jw_begin_object(&o->w);
+	cli_jw_key_str(&o->w, "displayTimeUnit", "ns");
+	cli_jw_key(&o->w, "traceEvents");
+	cli_jw_begin_array(&o->w);
+}
+
+void perfetto_metadata_begin(struct perfetto_out *o)
+{
+	struct cli_jw *w = &o->w;
+	cli_jw_newline(w);
+	cli_jw_end_array(w);
+	cli_jw_newline(w);
+	cli_jw_key(w, "metadata");
+	cli_jw_begin_object(w);
+	cli_jw_key_str(w, "source", "cgtrace export --format perfetto");
+	cli_jw_key_str(w, "cgtrace_version", CGTRACE_VERSION);
+}
+
+int perfetto_end(struct perfetto_out *o)
+{
+	cli_jw_end_object(&o->w);
+	cli_jw_end_object(&o->w);
+	cli_buf_putc(&o->b, '\n');
+	int ret = cli_jw_finish(&o->w);
+	if (ret == 0)
+		perfetto_flush(o, true);
+	return ret;
 }
 
 int cli_perfetto_write(FILE *f, const struct cgtrace_view *view,
                        const struct cli_perfetto_options *opts)
 {
 	struct perfetto_out o = {.f = f};
-	struct spans s = {0};
-	size_t updates_kept = 0;
-	uint64_t pid = program_pid(view->doc);
-	cli_jw_init(&o.w, &o.b);
-	int ret = spans_load(view, pid, &s);
-	if (ret == 0)
-		ret = spans_nest(&s);
+	const struct perfetto_place pl = {.pid = cli_perfetto_program_pid(view->doc)};
+	struct perfetto_kept kept;
+	perfetto_begin(&o);
+	int ret = perfetto_view_events(&o, view, &pl, opts->max_spans, &kept);
 	if (ret == 0) {
-		spans_cap(&s, opts->max_spans);
-		cli_jw_begin_object(&o.w);
-		cli_jw_key_str(&o.w, "displayTimeUnit", "ns");
-		cli_jw_key(&o.w, "traceEvents");
-		cli_jw_begin_array(&o.w);
-		program_events(&o, view, pid);
-		thread_names(&o, &s, pid);
-		span_events(&o, &s, pid);
-		ret = perfetto_updates(&o, view, pid, UPDATES_TID(view), &updates_kept);
+		perfetto_metadata_begin(&o);
+		perfetto_view_meta(&o.w, view, &kept);
+		ret = perfetto_end(&o);
 	}
-	for (size_t d = 0; ret == 0 && d < view->n_devices; d++)
-		ret = device_events(&o, view, d);
-	if (ret == 0) {
-		cli_jw_newline(&o.w);
-		cli_jw_end_array(&o.w);
-		cli_jw_newline(&o.w);
-		metadata(&o, view, &s, updates_kept);
-		cli_jw_end_object(&o.w);
-		cli_buf_putc(&o.b, '\n');
-		ret = cli_jw_finish(&o.w);
-	}
-	if (ret == 0)
-		perfetto_flush(&o, true);
 	cli_buf_fini(&o.b);
-	free(s.v);
 	return ret;
 }
 

@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job-names.h"
 #include "job-summary.h"
-
-#define CMD_COLS 80
 
 static bool host_device(const char *device)
 {
@@ -35,40 +34,6 @@ static const char *num_or_dash(char buf[24], int64_t v)
 }
 
 /*
- * The command on one line, cut to CMD_COLS columns: a control character
- * (a newline in a quoted script) as its C escape. A fork child says so;
- * its command line is its parent's.
- */
-static const char *command(char *buf, size_t len, const struct cgtrace_job_process *p)
-{
-	const char *c = p->process.cmdline[0] ? p->process.cmdline : p->process.executable;
-	size_t at = 0, col = 0, cut_at = 0; /* cut_at: where "..." goes, 3 columns before the end */
-	if (p->process.forked_from >= 0)
-		at = col = (size_t)snprintf(buf, len, "(fork) ");
-	for (; *c && at + 4 < len; c++) {
-		unsigned char ch = (unsigned char)*c;
-		bool ctl = ch < 0x20 || ch == 0x7f;
-		/* A UTF-8 continuation byte takes no column of its own. */
-		size_t w = (ch & 0xc0) == 0x80 ? 0 : ctl ? 2 : 1;
-		if (w && col + w > CMD_COLS - 3 && !cut_at)
-			cut_at = at;
-		if (w && col + w > CMD_COLS) {
-			strcpy(buf + cut_at, "...");
-			return buf;
-		}
-		if (ctl) {
-			buf[at++] = '\\';
-			buf[at++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : '?';
-		} else {
-			buf[at++] = (char)ch;
-		}
-		col += w;
-	}
-	buf[at] = '\0';
-	return buf;
-}
-
-/*
  * The processes shown: those whose peak reaches fold, and their ancestors,
  * so that the tree reads whole; the others fold into one line.
  */
@@ -88,7 +53,7 @@ static bool *shown_rows(const struct cgtrace_job *j, uint64_t fold)
 static void print_row(const struct cgtrace_job *j, const struct cgtrace_job_process *p,
 		      bool exact)
 {
-	char pid[40], par[24], rank[24], peak[32], at[32], leak[32], cmd[CMD_COLS + 64];
+	char pid[40], par[24], rank[24], peak[32], at[32], leak[32], cmd[CLI_JOB_NAME_LEN];
 	snprintf(pid, sizeof(pid), "%*s%s", (int)(p->depth > 8 ? 16 : 2 * p->depth), "",
 		 num_or_dash(par, p->process.pid));
 	const char *parent = p->parent >= 0 ? num_or_dash(par, j->processes[p->parent].process.pid)
@@ -98,7 +63,7 @@ static void print_row(const struct cgtrace_job *j, const struct cgtrace_job_proc
 	       num_or_dash(rank, p->process.rank), p->process.host[0] ? p->process.host : "-",
 	       cpu ? cli_bytes(peak, cpu->peak_bytes, exact) : "-",
 	       cpu ? cli_ns(at, cpu->peak_ns) : "-", cli_bytes(leak, p->leaked_bytes, exact),
-	       command(cmd, sizeof(cmd), p), p->complete ? "" : "  [incomplete]");
+	       cli_job_command(cmd, sizeof(cmd), p), p->complete ? "" : "  [incomplete]");
 	for (size_t d = 0; d < p->n_devices; d++) {
 		const struct cgtrace_job_device *x = &p->devices[d];
 		if (host_device(x->device))
@@ -147,17 +112,6 @@ static void print_hosts(const struct cgtrace_job *j, bool exact)
 	printf("(each process's peak at its own moment, a fork child's inherited blocks left out)\n");
 }
 
-/* "rank 1 (pid 4102)", or "pid 4102". */
-static const char *who(char *buf, size_t len, const struct cgtrace_job_process *p)
-{
-	if (p->process.rank >= 0)
-		snprintf(buf, len, "rank %lld (pid %lld)", (long long)p->process.rank,
-			 (long long)p->process.pid);
-	else
-		snprintf(buf, len, "pid %lld", (long long)p->process.pid);
-	return buf;
-}
-
 static void print_gpus(const struct cgtrace_job *j, bool exact)
 {
 	char a[32], b[32], c[32], w[64];
@@ -174,7 +128,7 @@ static void print_gpus(const struct cgtrace_job *j, bool exact)
 		       cli_ns(b, x->peak_ns), x->n_processes, x->n_processes == 1 ? "" : "es",
 		       x->by_name ? " (no UUID recorded: taken by machine and name)" : "");
 		for (size_t s = 0; s < x->n_shares; s++)
-			printf("  %-28s %10s\n", who(w, sizeof(w), &j->processes[x->shares[s].process]),
+			printf("  %-28s %10s\n", cli_job_who(w, sizeof(w), &j->processes[x->shares[s].process]),
 			       cli_bytes(a, x->shares[s].bytes, exact));
 	}
 }

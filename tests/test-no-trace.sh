@@ -2,7 +2,8 @@
 # Input that is no trace says what it is, one line naming it, status 1, from
 # every command that reads a trace: a directory, an empty file, bytes that
 # are neither encoding (a file and on standard input), and the same empty
-# input on standard input.
+# input on standard input. The commands that read a folder as a job
+# (summary, report) say that it holds no traces instead.
 #   test-no-trace.sh CGTRACE
 set -u
 # shellcheck source=tests/lib/sh-check.sh
@@ -47,6 +48,10 @@ while [ -n "$rest" ]; do
 			;;
 		esac
 		st=$?
+		case $cmd:$input in
+		summary:folder | report*:folder)
+			what='no traces in this folder (names ending in .cgt, .jsonl or .zst)' ;;
+		esac
 		if [ "$st" -eq 1 ] && [ "$(cat "$tmp/err")" = "$name: $what" ] && [ ! -e out.svg ] &&
 			[ ! -e out.html ]; then
 			echo ok

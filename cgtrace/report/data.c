@@ -12,6 +12,31 @@
 #include "data.h"
 #include "palette.h"
 
+const char *report_trace_name(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return "<stdin>";
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+void report_json_head(struct cli_jw *w, const char *format)
+{
+	cli_jw_key_str(w, "format", format);
+	cli_jw_key_str(w, "generator", "cgtrace " CGTRACE_VERSION);
+}
+
+void report_json_colours(struct cli_jw *w)
+{
+	cli_jw_key(w, "categories");
+	cli_jw_begin_array(w);
+	for (int k = 0; k < CGTRACE_CAT_COUNT; k++)
+		cli_jw_str(w, cgtrace_category_name((enum cgtrace_category)k));
+	cli_jw_end_array(w);
+	cli_jw_key(w, "palette");
+	cli_palette_json(w);
+}
+
 /* FNV-1a: site names are short and few. */
 static size_t name_hash(const char *s)
 {
@@ -151,9 +176,9 @@ static const struct cli_jw_field oom_fields[] = {
     {"used", CKPT_FIELD(used_bytes)}, {"free", CKPT_FIELD(free_bytes)},
 };
 
-static void json_ooms(struct cli_jw *w, const struct cgtrace_view_device *d)
+static void json_ooms(struct cli_jw *w, const struct cgtrace_view_device *d, size_t cap)
 {
-	size_t n = d->n_ooms_kept < REPORT_OOMS ? d->n_ooms_kept : REPORT_OOMS;
+	size_t n = d->n_ooms_kept < cap ? d->n_ooms_kept : cap;
 	cli_jw_begin_array(w);
 	for (size_t i = 0; i < n; i++) {
 		cli_jw_begin_object(w);
@@ -177,7 +202,8 @@ static const struct cli_jw_field device_counts[] = {
     {"alloc_bytes", DEVICE_FIELD(alloc_bytes)}, {"final_bytes", DEVICE_FIELD(final_bytes)},
 };
 
-static void json_devices(struct cli_jw *w, const struct cgtrace_view *v)
+static void json_devices(struct cli_jw *w, const struct cgtrace_view *v,
+                         const struct report_limits *lim)
 {
 	cli_jw_key(w, "devices");
 	cli_jw_begin_array(w);
@@ -195,7 +221,7 @@ static void json_devices(struct cli_jw *w, const struct cgtrace_view *v)
 		cli_jw_key(w, "checkpoints");
 		json_checkpoints(w, d);
 		cli_jw_key(w, "ooms");
-		json_ooms(w, d);
+		json_ooms(w, d, lim->ooms);
 		cli_jw_key_u64(w, "n_ooms", d->n_ooms);
 		cli_jw_end_object(w);
 	}
@@ -259,14 +285,14 @@ static void json_rest(struct cli_jw *w, const char *key, uint64_t count, uint64_
 	cli_jw_end_object(w);
 }
 
-static int json_by_op(struct cli_jw *w, const struct cgtrace_memory_report *r)
+static int json_by_op(struct cli_jw *w, const struct cgtrace_memory_report *r, size_t cap)
 {
 	struct cgtrace_op_group *g = NULL;
 	size_t n = 0;
 	int ret = cgtrace_memory_peak_by_op(r, &g, &n);
 	if (ret < 0)
 		return ret;
-	size_t shown = n < REPORT_OPS ? n : REPORT_OPS;
+	size_t shown = n < cap ? n : cap;
 	uint64_t rest_bytes = 0;
 	for (size_t i = shown; i < n; i++)
 		rest_bytes = report_sat_add(rest_bytes, g[i].bytes);
@@ -315,7 +341,7 @@ static int json_peak(struct report_ctx *c)
 	cli_jw_key_u64(w, "autograd_retained", r->autograd_retained_bytes);
 	cli_jw_key(w, "by_category");
 	cli_jw_u64s(w, r->peak_by_category, CGTRACE_CAT_COUNT);
-	size_t shown = r->n_breakdown < REPORT_BREAKDOWN ? r->n_breakdown : REPORT_BREAKDOWN;
+	size_t cap = c->lim->breakdown, shown = r->n_breakdown < cap ? r->n_breakdown : cap;
 	/* Past the breakdown's largest, what it left out (a bounded read's). */
 	uint64_t rest = r->rest_bytes;
 	cli_jw_key(w, "breakdown");
@@ -328,13 +354,14 @@ static int json_peak(struct report_ctx *c)
 	}
 	cli_jw_end_array(w);
 	json_rest(w, "rest", r->n_at_peak - shown, rest);
-	int ret = json_by_op(w, r);
+	int ret = json_by_op(w, r, c->lim->ops);
 	cli_jw_end_object(w);
 	return ret;
 }
 
 /* A site row: its site, figures and the frames from the site outwards. */
-static void json_row(struct cli_jw *w, struct cli_sites *s, const struct cli_site_row *r)
+static void json_row(struct cli_jw *w, struct cli_sites *s, const struct cli_site_row *r,
+                     size_t frames)
 {
 	char name[600];
 	cli_jw_begin_object(w);
@@ -350,7 +377,7 @@ static void json_row(struct cli_jw *w, struct cli_sites *s, const struct cli_sit
 	cli_jw_key(w, "frames");
 	cli_jw_begin_array(w);
 	const struct cgtrace_resolved_stack *st = cli_sites_stack(s, r->stack_id);
-	for (size_t i = st ? st->site : 0, k = 0; st && i < st->n_frames && k < REPORT_FRAMES;
+	for (size_t i = st ? st->site : 0, k = 0; st && i < st->n_frames && k < frames;
 	     i++, k++) {
 		cli_frame_name(name, sizeof(name), st->frames[i]);
 		if (st->frames[i]->inlined)
@@ -361,7 +388,7 @@ static void json_row(struct cli_jw *w, struct cli_sites *s, const struct cli_sit
 	cli_jw_end_object(w);
 }
 
-/* One table of sites ranked by `by`: its first REPORT_SITES rows and how many there are. */
+/* One table of sites ranked by `by`: its first rows (lim->sites) and how many there are. */
 static int json_rows(struct report_ctx *c, const char *name, enum cli_by by, uint64_t *count,
                      uint64_t *bytes)
 {
@@ -372,8 +399,8 @@ static int json_rows(struct report_ctx *c, const char *name, enum cli_by by, uin
 		return ret;
 	cli_jw_key(c->w, name);
 	cli_jw_begin_array(c->w);
-	for (size_t i = 0; i < n && i < REPORT_SITES; i++)
-		json_row(c->w, &c->sites, &rows[i]);
+	for (size_t i = 0; i < n && i < c->lim->sites; i++)
+		json_row(c->w, &c->sites, &rows[i], c->lim->frames);
 	cli_jw_end_array(c->w);
 	for (size_t i = 0; count && i < n; i++) {
 		*count = report_sat_add(*count, rows[i].sum.leaked_count);
@@ -463,27 +490,36 @@ static int open_sites(struct report_ctx *c, const char *path)
 	return CLI_OK;
 }
 
-int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *path, const char *name)
+size_t report_share(size_t full, size_t least, size_t pages)
+{
+	if (pages <= REPORT_FULL_PAGES)
+		return full;
+	size_t share = full * REPORT_FULL_PAGES / pages;
+	return share > least ? share : least;
+}
+
+void report_limits(struct report_limits *out, size_t pages)
+{
+#define REPORT_LIMIT_SET(name, page, least) out->name = report_share(page, least, pages);
+	REPORT_LIMITS(REPORT_LIMIT_SET)
+#undef REPORT_LIMIT_SET
+}
+
+int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *path, const char *name,
+                const struct report_limits *lim)
 {
 	struct cli_jw w;
-	struct report_ctx c = {.w = &w, .v = v, .doc = v->doc};
+	struct report_ctx c = {.w = &w, .lim = lim, .v = v, .doc = v->doc};
 	cli_jw_init(&w, b);
 	int status = open_sites(&c, path);
 	if (status == CLI_OK) {
 		cli_jw_begin_object(&w);
-		cli_jw_key_str(&w, "format", "cgprobe-report/1");
-		cli_jw_key_str(&w, "generator", "cgtrace " CGTRACE_VERSION);
+		report_json_head(&w, "cgprobe-report/1");
 		cli_jw_key_str(&w, "trace", name);
-		cli_jw_key(&w, "categories");
-		cli_jw_begin_array(&w);
-		for (int k = 0; k < CGTRACE_CAT_COUNT; k++)
-			cli_jw_str(&w, cgtrace_category_name((enum cgtrace_category)k));
-		cli_jw_end_array(&w);
-		cli_jw_key(&w, "palette");
-		cli_palette_json(&w);
+		report_json_colours(&w);
 		json_meta(&w, c.doc);
 		json_grid(&w, v);
-		json_devices(&w, v);
+		json_devices(&w, v, lim);
 		json_allocs(&c);
 		int r = json_peak(&c);
 		if (r == 0)

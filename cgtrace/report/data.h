@@ -5,17 +5,40 @@
 
 #include "cli.h"
 
-/* Caps on what the data block lists one by one; the rest is counted. */
-enum {
-	REPORT_BREAKDOWN = 200,  /* allocations live at the peak (CGTRACE_PEAK_LARGEST at most) */
-	REPORT_OPS = 50,         /* op groups at the peak */
-	REPORT_SITES = 50,       /* rows of the top sites and the leaks tables */
-	REPORT_FRAMES = 16,      /* frames of a site row, from the site outwards */
-	REPORT_SPANS = 200,      /* spans by bytes allocated */
-	REPORT_STEP_SPANS = 500, /* step spans by highest live bytes */
-	REPORT_OOMS = 1000,      /* out-of-memory checkpoints per device */
-	REPORT_UPDATES = 2000,   /* training updates (step-select.h's selection beyond) */
+/* A page's allocations live at the peak: its view keeps them (CGTRACE_PEAK_LARGEST at most). */
+#define REPORT_BREAKDOWN 200
+
+/*
+ * Caps on what the data block lists one by one; the rest is counted. A
+ * trace's own page has the first of each pair (report_limits); a job's
+ * page of many processes gives each process less, down to the second.
+ */
+#define REPORT_LIMITS(X)                                                                    \
+	X(breakdown, REPORT_BREAKDOWN, 20) /* allocations live at the peak */               \
+	X(ops, 50, 10)                     /* op groups at the peak */                      \
+	X(sites, 50, 10)                   /* rows of the top sites and the leaks tables */ \
+	X(frames, 16, 8)                   /* frames of a site row, from the site outwards */ \
+	X(spans, 200, 20)                  /* spans by bytes allocated */                   \
+	X(step_spans, 500, 50)             /* step spans by highest live bytes */           \
+	X(ooms, 1000, 50)                  /* out-of-memory checkpoints per device */       \
+	X(updates, 2000, 100)              /* training updates (step-select.h's selection beyond) */
+
+struct report_limits {
+#define REPORT_LIMIT_MEMBER(name, page, least) size_t name;
+	REPORT_LIMITS(REPORT_LIMIT_MEMBER)
+#undef REPORT_LIMIT_MEMBER
 };
+
+/*
+ * Processes of a job whose pages each get a trace's own caps; past them
+ * every cap shrinks in proportion, to its least (docs/report.md, "A job").
+ */
+#define REPORT_FULL_PAGES 8
+
+/* A page's share of full among `pages`: full up to REPORT_FULL_PAGES, past them less, to least. */
+size_t report_share(size_t full, size_t least, size_t pages);
+/* The caps of a page among `pages` (1: a trace's own). */
+void report_limits(struct report_limits *out, size_t pages);
 
 /* Site names, each written once in the data block and referred to by index. */
 struct report_names {
@@ -28,12 +51,20 @@ struct report_names {
 
 struct report_ctx {
 	struct cli_jw *w;
+	const struct report_limits *lim;
 	const struct cgtrace_view *v;
 	const struct cgtrace_doc *doc; /* v->doc, may be NULL */
 	bool stacks;                   /* sites below are open */
 	struct cli_sites sites;
 	struct report_names names;
 };
+
+/* What a page calls the trace at path: its file's name; "<stdin>" for "-". */
+const char *report_trace_name(const char *path);
+/* The data object's first members, a trace's page's or a job's: its format and generator. */
+void report_json_head(struct cli_jw *w, const char *format);
+/* Its categories' names and the palette, which both kinds of page draw with. */
+void report_json_colours(struct cli_jw *w);
 
 /* The index of name in the table (added when new), -1 when memory ran out. */
 long report_name(struct report_names *t, const char *name);
@@ -54,11 +85,11 @@ int report_json_updates(struct report_ctx *c);
 
 /*
  * The whole data object of view v for the trace at path (name: what the
- * page calls it). Sites are resolved when the document has stacks; a
- * failure there, or memory running out, is printed and returns CLI_FAIL;
- * CLI_OK with the object in b.
+ * page calls it), lists capped by lim. Sites are resolved when the
+ * document has stacks; a failure there, or memory running out, is printed
+ * and returns CLI_FAIL; CLI_OK with the object in b.
  */
 int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *path,
-                const char *name);
+                const char *name, const struct report_limits *lim);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * cgprobe report: draws the data block that cgtrace report embeds
- * (docs/report.md), with page.js, tables.js, timeline.js and updates.js. No library.
+ * (docs/report.md), with page.js, tables.js, timeline.js, updates.js and,
+ * for a job's page, job.js. No library.
  */
 
 var STEP_NAMES = ['none', 'forward', 'backward', 'optimizer'];
@@ -10,7 +11,16 @@ var P; /* its palette: the colours of every picture of cgtrace (cgtrace/palette.
 var cats;
 
 function main() {
-	D = JSON.parse($('cg-data').textContent);
+	var data = JSON.parse($('cg-data').textContent);
+	if (data.format === 'cgprobe-job-report/1')
+		jobMain(data);
+	else
+		showReport(data);
+}
+
+/* A trace's page from its data block: the page of one trace, or of a job's process (job.js). */
+function showReport(data) {
+	D = data;
 	P = D.palette;
 	cats = D.categories;
 	/* The style sheet's colours of the marks are the palette's too. */

@@ -105,7 +105,7 @@ static int json_span_memory(struct report_ctx *c)
 	qsort(order, v->n_spans, sizeof(*order), by_alloc_bytes);
 	cli_jw_key(w, "spans");
 	cli_jw_begin_array(w);
-	for (size_t i = 0; i < v->n_spans && i < REPORT_SPANS; i++)
+	for (size_t i = 0; i < v->n_spans && i < c->lim->spans; i++)
 		json_span_row(w, v, &v->spans[order[i]]);
 	cli_jw_end_array(w);
 	free(order);
@@ -163,7 +163,7 @@ static void json_bands(struct cli_jw *w, const struct cgtrace_view *v)
 	cli_jw_end_object(w);
 }
 
-/* Each step span with its highest live bytes per device, the highest REPORT_STEP_SPANS. */
+/* Each step span with its highest live bytes per device, the highest lim->step_spans. */
 static int json_step_spans(struct report_ctx *c)
 {
 	const struct cgtrace_view *v = c->v;
@@ -183,7 +183,7 @@ static int json_step_spans(struct report_ctx *c)
 				p->top = s->highest[d];
 	}
 	qsort(ss, n, sizeof(*ss), by_top);
-	size_t shown = n < REPORT_STEP_SPANS ? n : REPORT_STEP_SPANS;
+	size_t cap = c->lim->step_spans, shown = n < cap ? n : cap;
 	qsort(ss, shown, sizeof(*ss), by_start);
 	cli_jw_key(w, "step_spans");
 	cli_jw_begin_array(w);

@@ -8,6 +8,7 @@ function renderHeader() {
 	document.title = 'cgprobe: ' + name;
 	$('cg-title').textContent = 'Memory of ' + name;
 	var meta = $('cg-meta');
+	meta.textContent = '';
 	var parts = [D.trace ? 'trace ' + D.trace : null, m.run_id ? 'run ' + m.run_id : null, m.timestamp || null,
 		m.phase ? 'phase ' + m.phase : null, m.device ? 'device ' + m.device : null,
 		D.capture ? 'capture window ' + fmtNs(D.capture.begin_ns) + ' to ' + fmtNs(D.capture.end_ns) : null,
@@ -46,6 +47,7 @@ function card(k, v, s, props) {
 
 function renderSummary() {
 	var box = $('cg-summary');
+	box.textContent = '';
 	var best = -1;
 	D.devices.forEach(function (d, i) {
 		if (best < 0 || d.peak > D.devices[best].peak)

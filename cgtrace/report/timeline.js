@@ -9,6 +9,8 @@ var view = {t0: 0, t1: 1};
 var full = {t0: 0, t1: 1};
 var panels = [];
 var M = {l: 64, r: 12, t: 14, b: 20};
+/* The toolbar's listeners, added once: a job's page draws one process's timeline after another. */
+var timelineWired = false;
 
 function gridEnd() {
 	var g = D.grid;
@@ -586,6 +588,10 @@ function renderTimeline() {
 	makePanels();
 	renderLegend();
 	drawAll();
+	$('cg-live').textContent = '';
+	if (timelineWired)
+		return;
+	timelineWired = true;
 
 	document.querySelectorAll('input[name=cg-mode]').forEach(function (r) {
 		r.addEventListener('change', function () {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Training updates in the report's data block (docs/report.md): the
- * view's rows per update (view->steps; at most REPORT_UPDATES of them,
+ * view's rows per update (view->steps; at most the page's limits->updates,
  * step-select.h's selection beyond), each device's figures as columns and
  * its trend in cgtrace steps's words, and the updates' starts for the
  * timeline, at most one a time bucket.
@@ -167,7 +167,7 @@ int report_json_updates(struct report_ctx *c)
 		st = &none;
 	bool *keep;
 	size_t kept;
-	if (cli_step_select(st, REPORT_UPDATES, &keep, &kept) < 0)
+	if (cli_step_select(st, c->lim->updates, &keep, &kept) < 0)
 		return -ENOMEM;
 	cli_jw_key(w, "updates");
 	cli_jw_begin_object(w);
@@ -176,7 +176,7 @@ int report_json_updates(struct report_ctx *c)
 	cli_jw_key_u64(w, "warmup", st->warmup);
 	cli_jw_key_u64(w, "total", st->updates);
 	cli_jw_key_u64(w, "shown", kept);
-	cli_jw_key_u64(w, "limit", REPORT_UPDATES);
+	cli_jw_key_u64(w, "limit", c->lim->updates);
 	json_rows(w, st, keep);
 	json_devices(w, st, keep);
 	int ret = json_marks(w, c->v, st);

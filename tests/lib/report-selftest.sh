@@ -1,11 +1,13 @@
 #!/bin/sh
-# report-selftest.sh PAGE OUT: OUT is PAGE (a page of cgtrace report) with
-# the report's self-test, report-selftest.js beside this script, put
-# before the page's own script: what tests/test-report-browser.sh and
-# bench/report-bench.sh load. No report ships the self-test.
+# report-selftest.sh PAGE OUT [SCRIPT]: OUT is PAGE (a page of cgtrace
+# report) with the report's self-test, report-selftest.js beside this
+# script (or SCRIPT beside it: job-selftest.js for a job's page), put
+# before the page's own script: what tests/test-report-browser.sh,
+# tests/test-job-views.sh and bench/report-bench.sh load. No report ships
+# the self-test.
 set -eu
-[ $# -eq 2 ] || { echo "usage: report-selftest.sh PAGE OUT" >&2; exit 2; }
-js=$(dirname "$0")/report-selftest.js
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: report-selftest.sh PAGE OUT [SCRIPT]" >&2; exit 2; }
+js=$(dirname "$0")/${3:-report-selftest.js}
 [ -f "$js" ] || { echo "report-selftest.sh: no $js" >&2; exit 1; }
 awk -v js="$js" '
 { print }
