@@ -38,6 +38,13 @@ struct cgtrace_doc *cli_load(const char *path);
 /* The same with CGTRACE_READ_* flags (summary, memory, validate stream the memory records). */
 struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags);
 
+/*
+ * An unlinked temporary file in $TMPDIR (else /tmp), to read and write:
+ * a spool of standard input, a job's timeline rows. -1 with errno; *dir
+ * is the folder either way, for the message.
+ */
+int cli_temp_fd(const char **dir);
+
 /* "1.5 MiB" (binary units), or exact bytes when exact is set. */
 const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
 /* "1.234 ms" and friends for nanosecond timestamps. */
