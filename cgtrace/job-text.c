@@ -130,3 +130,12 @@ void cli_job_json_ids(struct cli_jw *w, const struct cgtrace_process *p)
 	else
 		cli_jw_i64(w, p->rank);
 }
+
+const char *cli_job_device_shown(const struct cgtrace_job_process *p)
+{
+	const struct cgtrace_job_device *best = NULL;
+	for (size_t d = 0; d < p->n_devices; d++)
+		if (!best || p->devices[d].peak_bytes > best->peak_bytes)
+			best = &p->devices[d];
+	return best && best->peak_bytes ? best->device : NULL;
+}

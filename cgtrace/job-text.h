@@ -25,6 +25,12 @@ const char *cli_job_processes(char buf[48], size_t n);
  * fork child's "(fork) " first.
  */
 const char *cli_job_command(char *buf, size_t len, const struct cgtrace_process *p);
+/*
+ * The device a line or a panel of one process shows: its device of highest
+ * peak (the first of equals), a rank's GPU, a data loader's host; NULL when
+ * none held memory.
+ */
+const char *cli_job_device_shown(const struct cgtrace_job_process *p);
 /* The physical devices: each one's peak, its processes, their shares then. */
 void cli_job_print_gpus(const struct cgtrace_job *j, bool exact);
 /* The same as the value of the key being written: [{uuid, host, ..., shares}]. */

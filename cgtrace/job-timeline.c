@@ -310,16 +310,6 @@ static void chart_carry(struct reading *g, const struct cgtrace_job_process *p)
 	}
 }
 
-/* The process's device of highest peak (the first of equals): a rank's GPU, a loader's host. */
-static const char *busiest(const struct cgtrace_job_process *p)
-{
-	const struct cgtrace_job_device *best = NULL;
-	for (size_t d = 0; d < p->n_devices; d++)
-		if (!best || p->devices[d].peak_bytes > best->peak_bytes)
-			best = &p->devices[d];
-	return best && best->peak_bytes ? best->device : NULL;
-}
-
 static void chart_rows(const struct run *r)
 {
 	char t0[32], t1[32], m[32], who[48];
@@ -361,7 +351,7 @@ static int process_read(void *user, size_t i, void **out)
 	int (*fn)(void *, const struct cgtrace_timeline_point *) = spool_point;
 	if (!r->o->csv) {
 		if (!g->device)
-			g->device = busiest(p);
+			g->device = cli_job_device_shown(p);
 		if (!g->device)
 			return CLI_OK;
 		g->max = calloc(r->rows, sizeof(*g->max));
