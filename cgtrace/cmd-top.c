@@ -44,12 +44,13 @@ const struct cli_cmd cli_top = {
          .help = "{\"by\", \"sites\": [{device, stacks, count, total_bytes,\n"
                  "peak_count, peak_bytes, leaked_count, leaked_bytes,\n"
                  "temporary_count, preexisting (when true), frames: [{address,\n"
-                 "function, file, line, module, offset, inlined}]}]}"},
+                 "function, file, line, module, offset, inlined}]}]}; of a job,\n"
+                 "processes after device (by process: path, pid, rank)"},
         CLI_OPT_SITE(struct top_opts, site),
         CLI_OPT_BYTES(struct top_opts, exact),
         {.name = "by-process", .offset = offsetof(struct top_opts, by_process),
-         .help = "a job: a row per process and site, the process named (its rank,\n"
-                 "else its pid; JSON: path, pid, rank)"},
+         .help = "a job: a row per process and site, the process named\n"
+                 "(its rank, else its pid; JSON: path, pid, rank)"},
         CLI_OPT_JOBS(struct top_opts, jobs),
         {0},
     },

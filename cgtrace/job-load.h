@@ -11,7 +11,7 @@
 #define CLI_OPT_JOBS(type, member)                                                           \
 	{.name = "jobs", .kind = CLI_OPT_COUNT, .offset = offsetof(type, member),           \
 	 .arg = "N", .min = 1, .max = 256,                                                  \
-	 .help = "a job: read N traces at once, each on its own thread (default 1)"}
+	 .help = "a job: N traces read at once, each on a thread (default 1)"}
 
 /*
  * After cli_parse and cli_job_args: the traces the operands name
