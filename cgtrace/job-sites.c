@@ -6,7 +6,9 @@
  * whatever each rank's addresses and device numbers are. Each process is
  * read on a pool thread (its document, its rows, its stacks resolved),
  * then folded in path order: the strings and frames it adds are copied,
- * and its document goes. The first process with a row gives its frames.
+ * and its document goes. A row's frames as shown (their addresses) are
+ * those of its process, or the first process with it; the strings of the
+ * frames as printed are the rows' keys, shared by every process.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,7 +73,8 @@ struct row {
 	uint32_t family, name, device; /* string ids: cpu, the site, cuda:1 */
 	size_t owner;                  /* by process its process, else SIZE_MAX */
 	size_t last;                   /* the last process counted in r.n_processes */
-	uint32_t *frames;              /* frame ids as printed */
+	uint32_t *keys;   /* by stack: the frames as printed, string ids */
+	uint32_t *frames; /* the frames shown, ids of copies */
 	size_t n_frames;
 	bool has_frames;
 	bool mixed; /* r.device is the family's "cuda:*" */
@@ -85,17 +88,19 @@ struct cli_job_table {
 	/* Every string once: names, devices, a frame's line as printed and its parts. */
 	char **str;
 	uint64_t *str_hash;
-	uint32_t *str_frame; /* the frame a line names, UINT32_MAX: none */
 	size_t n_str, cap_str;
 	struct index str_ix;
-	struct cgtrace_frame *frames; /* the first process's copy of each, strings interned */
+	/* The frames the rows show, each once, strings interned: only the rows' own processes'. */
+	struct cgtrace_frame *frames;
+	uint64_t *frame_hash;
 	size_t n_frames, cap_frames;
+	struct index frame_ix;
 	struct row *rows;
 	uint64_t *row_hash;
 	size_t n_rows, cap_rows;
 	struct index row_ix;
-	uint32_t *scratch; /* one stack's frame ids */
-	size_t cap_scratch;
+	uint32_t *scratch, *scratch_copy; /* one stack's frames: their lines, their copies */
+	size_t cap_scratch, cap_scratch_copy;
 	struct cgtrace_resolved_stack *stacks; /* one per row once folded */
 	const struct cgtrace_frame **frame_ptrs;
 };
@@ -115,17 +120,13 @@ static long str_id(struct cli_job_table *t, const char *s)
 	size_t cap = t->cap_str;
 	if (grow((void **)&t->str, &cap, t->n_str + 1, sizeof(*t->str)) < 0)
 		return -ENOMEM;
-	cap = t->cap_str;
-	if (grow((void **)&t->str_hash, &cap, t->n_str + 1, sizeof(*t->str_hash)) < 0)
-		return -ENOMEM;
-	if (grow((void **)&t->str_frame, &t->cap_str, t->n_str + 1, sizeof(*t->str_frame)) < 0)
+	if (grow((void **)&t->str_hash, &t->cap_str, t->n_str + 1, sizeof(*t->str_hash)) < 0)
 		return -ENOMEM;
 	char *copy = strdup(s);
 	if (!copy)
 		return -ENOMEM;
 	t->str[t->n_str] = copy;
 	t->str_hash[t->n_str] = h;
-	t->str_frame[t->n_str] = UINT32_MAX;
 	t->str_ix.slot[j] = (uint32_t)++t->n_str;
 	return (long)t->n_str - 1;
 }
@@ -142,28 +143,58 @@ static bool str_ptr(struct cli_job_table *t, const char **s)
 	return true;
 }
 
-/* The frame printed as f is, its first copy kept; -ENOMEM. */
-static long frame_id(struct cli_job_table *t, const struct cgtrace_frame *f)
+/* The line a frame prints as: its key among the processes' frames. */
+static long line_id(struct cli_job_table *t, const struct cgtrace_frame *f)
 {
 	char name[600], line[640];
 	snprintf(line, sizeof(line), "%s%s", cli_frame_name(name, sizeof(name), f),
 		 f->inlined ? " [inlined]" : "");
-	long s = str_id(t, line);
-	if (s < 0)
-		return s;
-	if (t->str_frame[s] != UINT32_MAX)
-		return t->str_frame[s];
-	struct cgtrace_frame c = *f;
-	if (!str_ptr(t, &c.function) || !str_ptr(t, &c.file) || !str_ptr(t, &c.module) ||
-	    grow((void **)&t->frames, &t->cap_frames, t->n_frames + 1, sizeof(*t->frames)) < 0)
-		return -ENOMEM;
-	t->frames[t->n_frames] = c;
-	t->str_frame[s] = (uint32_t)t->n_frames;
-	return (long)t->n_frames++;
+	return str_id(t, line);
 }
 
-/* The frames stack_id prints, as ids in t->scratch; the count, or -ENOMEM. */
-static long frames_of(struct cli_job_table *t, struct cli_sites *s, const struct cli_site_row *r)
+static bool same_frame(const struct cgtrace_frame *a, const struct cgtrace_frame *b)
+{
+	return a->address == b->address && a->function == b->function && a->file == b->file &&
+	       a->line == b->line && a->module == b->module && a->offset == b->offset &&
+	       a->inlined == b->inlined;
+}
+
+/* A copy of f, its strings interned, kept once however many rows show it; -ENOMEM. */
+static long frame_copy(struct cli_job_table *t, const struct cgtrace_frame *f)
+{
+	struct cgtrace_frame c = *f;
+	if (!str_ptr(t, &c.function) || !str_ptr(t, &c.file) || !str_ptr(t, &c.module))
+		return -ENOMEM;
+	/* Interned strings are equal when their pointers are. */
+	uint64_t h = fnv(&c.address, sizeof(c.address), FNV0);
+	h = fnv(&c.function, sizeof(c.function), h);
+	h = fnv(&c.module, sizeof(c.module), h);
+	h = fnv(&c.offset, sizeof(c.offset), h);
+	if (index_room(&t->frame_ix, t->frame_hash, t->n_frames) < 0)
+		return -ENOMEM;
+	size_t mask = t->frame_ix.cap - 1, j = h & mask;
+	for (; t->frame_ix.slot[j]; j = (j + 1) & mask) {
+		size_t k = t->frame_ix.slot[j] - 1;
+		if (t->frame_hash[k] == h && same_frame(&t->frames[k], &c))
+			return (long)k;
+	}
+	size_t cap = t->cap_frames;
+	if (grow((void **)&t->frames, &cap, t->n_frames + 1, sizeof(*t->frames)) < 0 ||
+	    grow((void **)&t->frame_hash, &t->cap_frames, t->n_frames + 1,
+		 sizeof(*t->frame_hash)) < 0)
+		return -ENOMEM;
+	t->frames[t->n_frames] = c;
+	t->frame_hash[t->n_frames] = h;
+	t->frame_ix.slot[j] = (uint32_t)++t->n_frames;
+	return (long)t->n_frames - 1;
+}
+
+/*
+ * The frames r's stack prints: their lines' ids in t->scratch and, with
+ * copies, the frames themselves in t->scratch_copy. The count, or -ENOMEM.
+ */
+static long frames_of(struct cli_job_table *t, struct cli_sites *s, const struct cli_site_row *r,
+		      bool copies)
 {
 	const struct cgtrace_resolved_stack *st =
 	    r->site == &cli_site_preexisting ? NULL : cli_sites_stack(s, r->stack_id);
@@ -171,11 +202,14 @@ static long frames_of(struct cli_job_table *t, struct cli_sites *s, const struct
 	for (size_t i = st && !t->o->full ? st->site : 0; st && i < st->n_frames; i++) {
 		if (!cli_frame_shown(st, i, t->o->full))
 			continue;
-		long id = frame_id(t, st->frames[i]);
-		if (id < 0 ||
-		    grow((void **)&t->scratch, &t->cap_scratch, n + 1, sizeof(*t->scratch)) < 0)
+		long id = line_id(t, st->frames[i]), copy = copies ? frame_copy(t, st->frames[i]) : 0;
+		if (id < 0 || copy < 0 ||
+		    grow((void **)&t->scratch, &t->cap_scratch, n + 1, sizeof(*t->scratch)) < 0 ||
+		    grow((void **)&t->scratch_copy, &t->cap_scratch_copy, n + 1,
+			 sizeof(*t->scratch_copy)) < 0)
 			return -ENOMEM;
-		t->scratch[n++] = (uint32_t)id;
+		t->scratch[n] = (uint32_t)id;
+		t->scratch_copy[n++] = (uint32_t)copy;
 	}
 	return (long)n;
 }
@@ -187,25 +221,32 @@ static bool same_key(const struct cli_job_table *t, const struct row *x, const s
 	if (!t->o->by_stack)
 		return x->name == k->name;
 	return x->r.preexisting == k->r.preexisting && x->n_frames == k->n_frames &&
-	       !memcmp(x->frames, k->frames, k->n_frames * sizeof(*k->frames));
+	       !memcmp(x->keys, k->keys, k->n_frames * sizeof(*k->keys));
 }
 
 /* A row of a process's that is new to the job: its strings and frames copied. */
 static int row_new(struct cli_job_table *t, struct row *k, struct cli_sites *s,
 		   const struct cli_site_row *r, size_t proc)
 {
-	if (!t->o->by_stack && t->o->frames) {
-		long n = frames_of(t, s, r);
-		if (n < 0)
-			return (int)n;
-		k->n_frames = (size_t)n;
-	}
 	k->has_frames = t->o->by_stack || t->o->frames;
+	long n = k->has_frames ? frames_of(t, s, r, true) : 0;
+	if (n < 0)
+		return (int)n;
+	k->n_frames = (size_t)n;
+	k->keys = NULL;
+	k->frames = NULL;
 	if (k->n_frames) {
-		k->frames = malloc(k->n_frames * sizeof(*k->frames));
-		if (!k->frames)
+		size_t bytes = k->n_frames * sizeof(*k->frames);
+		k->frames = malloc(bytes);
+		k->keys = t->o->by_stack ? malloc(bytes) : NULL;
+		if (!k->frames || (t->o->by_stack && !k->keys)) {
+			free(k->frames);
+			free(k->keys);
 			return -ENOMEM;
-		memcpy(k->frames, t->scratch, k->n_frames * sizeof(*k->frames));
+		}
+		memcpy(k->frames, t->scratch_copy, bytes);
+		if (k->keys)
+			memcpy(k->keys, t->scratch, bytes);
 	}
 	k->r = (struct cli_job_row){
 	    .device = t->str[k->device],
@@ -222,6 +263,7 @@ static int row_new(struct cli_job_table *t, struct row *k, struct cli_sites *s,
 	if (grow((void **)&t->rows, &cap, t->n_rows + 1, sizeof(*t->rows)) < 0 ||
 	    grow((void **)&t->row_hash, &t->cap_rows, t->n_rows + 1, sizeof(*t->row_hash)) < 0) {
 		free(k->frames);
+		free(k->keys);
 		return -ENOMEM;
 	}
 	t->rows[t->n_rows] = *k;
@@ -246,10 +288,10 @@ static int fold_row(struct cli_job_table *t, struct cli_sites *s, const struct c
 	uint64_t h = fnv(&k.family, sizeof(k.family), FNV0);
 	h = fnv(&k.owner, sizeof(k.owner), h);
 	if (t->o->by_stack) {
-		long n = frames_of(t, s, r);
+		long n = frames_of(t, s, r, false);
 		if (n < 0)
 			return (int)n;
-		k.frames = t->scratch;
+		k.keys = t->scratch;
 		k.n_frames = (size_t)n;
 		h = fnv(t->scratch, k.n_frames * sizeof(*t->scratch), h);
 		h = fnv(&k.r.preexisting, sizeof(k.r.preexisting), h);
@@ -281,7 +323,6 @@ static int fold_row(struct cli_job_table *t, struct cli_sites *s, const struct c
 		}
 		return 0;
 	}
-	k.frames = NULL;
 	int ret = row_new(t, &k, s, r, proc);
 	if (ret < 0)
 		return ret;
@@ -471,17 +512,21 @@ void cli_job_sites_free(struct cli_job_sites *js)
 	if (t) {
 		for (size_t i = 0; i < t->n_str; i++)
 			free(t->str[i]);
-		for (size_t i = 0; i < t->n_rows; i++)
+		for (size_t i = 0; i < t->n_rows; i++) {
 			free(t->rows[i].frames);
+			free(t->rows[i].keys);
+		}
 		free(t->str);
 		free(t->str_hash);
-		free(t->str_frame);
 		free(t->str_ix.slot);
 		free(t->frames);
+		free(t->frame_hash);
+		free(t->frame_ix.slot);
 		free(t->rows);
 		free(t->row_hash);
 		free(t->row_ix.slot);
 		free(t->scratch);
+		free(t->scratch_copy);
 		free(t->stacks);
 		free(t->frame_ptrs);
 		free(t);
