@@ -32,6 +32,9 @@ static void usage(FILE *f)
 		   "(.cgt, what the probe writes by default), JSONL text (.jsonl) or\n"
 		   "zstd-compressed JSONL (.zst), told apart by content, whatever its name;\n"
 		   "- reads standard input.\n\n"
+		   "Several traces, or a folder of them (cgprobe -o DIR/), are one job of many\n"
+		   "processes (docs/jobs.md), which summary, memory, top, leaks, timeline, plot,\n"
+		   "report and export --format perfetto answer as one: TRACE... | DIR.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->args);

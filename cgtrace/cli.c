@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading a trace for a command, and the numbers its text shows. */
+/* Loading a trace for a command, the numbers its text shows, its spool files. */
 #include "cli.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -160,4 +163,20 @@ const char *cli_count(char buf[32], uint64_t n)
 	}
 	buf[at] = '\0';
 	return buf;
+}
+
+int cli_temp_fd(const char **dir)
+{
+	*dir = getenv("TMPDIR");
+	if (!*dir || !**dir)
+		*dir = "/tmp";
+	int fd = open(*dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/cgtrace-spool-XXXXXX", *dir);
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+	}
+	return fd;
 }

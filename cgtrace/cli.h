@@ -38,6 +38,13 @@ struct cgtrace_doc *cli_load(const char *path);
 /* The same with CGTRACE_READ_* flags (summary, memory, validate stream the memory records). */
 struct cgtrace_doc *cli_load_flags(const char *path, unsigned flags);
 
+/*
+ * An unlinked temporary file in $TMPDIR (else /tmp), to read and write:
+ * a spool of standard input, a job's timeline rows. -1 with errno; *dir
+ * is the folder either way, for the message.
+ */
+int cli_temp_fd(const char **dir);
+
 /* "1.5 MiB" (binary units), or exact bytes when exact is set. */
 const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
 /* "1.234 ms" and friends for nanosecond timestamps. */
@@ -173,6 +180,8 @@ int cli_site_rows(struct cli_sites *s, const char *device, bool by_stack, enum c
  */
 int cli_sites_open_rows(struct cli_sites *s, const char *path, const char *device, bool by_stack,
 			enum cli_by by, struct cli_site_row **rows, size_t *n);
+/* s's figures added to to's, each saturating: one row's sums of several stacks or processes. */
+void cli_stat_add(struct cgtrace_stack_stat *to, const struct cgtrace_stack_stat *s);
 /* "function (file:line)", "function (module+0xoffset)", "module+0xoffset" or "0xaddress". */
 const char *cli_frame_name(char *buf, size_t len, const struct cgtrace_frame *f);
 /*
@@ -189,7 +198,10 @@ const struct cgtrace_frame *cli_alloc_site(struct cli_sites *s, uint64_t stack_i
 					   bool preexisting);
 /* The frames of a stack, one a line after indent, from the site outwards (all when full). */
 void cli_print_frames(const struct cgtrace_resolved_stack *st, bool full, const char *indent);
-/* A row's stack as cli_print_frames prints it; pre-existing allocations say so. */
+/* A stack as cli_print_frames prints it; pre-existing allocations (no stack) say so. */
+void cli_print_site_frames(const struct cgtrace_resolved_stack *st, bool preexisting, bool full,
+			   const char *indent);
+/* A row's stack as cli_print_site_frames prints it. */
 void cli_print_row_frames(struct cli_sites *s, const struct cli_site_row *r, bool full,
 			  const char *indent);
 /* A row's figures as members of the object being written: count, total_bytes, ... */

@@ -3,24 +3,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli-pool.h"
 #include "cli.h"
+#include "job-load.h"
+#include "job-text.h"
 
 struct memory_args {
 	enum cli_site site;
 	bool json, exact, top_given;
-	size_t top;
+	size_t top, jobs;
 };
 
 static int run(int argc, char **argv);
 
 const struct cli_cmd cli_memory = {
 	.name = "memory",
-	.args = "[--json] [--bytes] [--top N] [--site python|native] TRACE",
+	.args = "[--json] [--bytes] [--top N] [--site python|native] [--jobs N] TRACE... | DIR",
 	.help = "Replays allocations and frees in time order and reports the peak: when,\n"
 		"on which device, by category, and the allocations live at that moment\n"
 		"(largest first), grouped by the function or op that made them. With\n"
 		"recorded call stacks, each allocation's site: the function and line that\n"
-		"allocated (docs/symbols.md).\n\n",
+		"allocated (docs/symbols.md).\n\n"
+		"Several traces, or a folder of them (cgprobe -o DIR/), are one job\n"
+		"(docs/jobs.md): each process's report in tree order under a line naming\n"
+		"it (rank, pid, host, where it starts on the job's time axis, command;\n"
+		"its times are its own), then each physical GPU's bytes of all its\n"
+		"processes summed, as summary shows them. --json: {\"processes\": [{path,\n"
+		"pid, rank, start_ns, report}], \"gpus\": [...]}.\n\n",
 	.label_width = 10,
 	.opts = (const struct cli_opt[]){
 		{.name = "json", .offset = offsetof(struct memory_args, json),
@@ -36,6 +45,7 @@ const struct cli_cmd cli_memory = {
 			 "recorded stacks each entry has stack_id and frames (from the site\n"
 			 "outwards: address, function, file, line, module, offset, inlined);\n"
 			 "preexisting: true on an allocation live before recording began"},
+		CLI_OPT_JOBS(struct memory_args, jobs),
 		{0},
 	},
 	.run = run,
@@ -127,42 +137,48 @@ static int json_groups(struct cli_jw *w, const struct cgtrace_memory_report *r)
  * With it, the top largest (0 = all) and then the count and bytes of the
  * rest, so that a bounded list still adds up to the peak's live set.
  */
-static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_t top,
-		      struct cli_sites *sites)
+static void json_report(struct cli_jw *w, const struct cgtrace_memory_report *r, bool bounded,
+			size_t top, struct cli_sites *sites)
 {
-	struct cli_buf b = {0};
-	struct cli_jw w;
 	size_t shown = bounded && top && top < r->n_breakdown ? top : r->n_breakdown;
 	/* Past what the report kept (cgtrace_memory_analyze_largest), the rest it summed. */
 	uint64_t rest = r->rest_bytes;
-	cli_jw_init(&w, &b);
-	cli_jw_begin_object(&w);
-	cli_jw_key(&w, "summary");
-	json_summary(&w, r);
-	cli_jw_key(&w, "by_device");
-	cli_jw_begin_array(&w);
+	cli_jw_begin_object(w);
+	cli_jw_key(w, "summary");
+	json_summary(w, r);
+	cli_jw_key(w, "by_device");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < r->n_devices; i++)
-		json_device(&w, &r->by_device[i], &r->device_moments[i]);
-	cli_jw_end_array(&w);
-	cli_jw_key(&w, "peak_breakdown");
-	cli_jw_begin_array(&w);
+		json_device(w, &r->by_device[i], &r->device_moments[i]);
+	cli_jw_end_array(w);
+	cli_jw_key(w, "peak_breakdown");
+	cli_jw_begin_array(w);
 	for (size_t i = 0; i < shown; i++)
-		json_live(&w, &r->peak_breakdown[i], sites);
-	cli_jw_end_array(&w);
+		json_live(w, &r->peak_breakdown[i], sites);
+	cli_jw_end_array(w);
 	if (bounded) {
 		for (size_t i = shown; i < r->n_breakdown; i++)
 			rest = rest + r->peak_breakdown[i].bytes < rest
 				       ? UINT64_MAX
 				       : rest + r->peak_breakdown[i].bytes;
-		cli_jw_key(&w, "peak_breakdown_rest");
-		cli_jw_begin_object(&w);
-		cli_jw_key_u64(&w, "count", r->n_at_peak - shown);
-		cli_jw_key_u64(&w, "bytes", rest);
-		cli_jw_end_object(&w);
+		cli_jw_key(w, "peak_breakdown_rest");
+		cli_jw_begin_object(w);
+		cli_jw_key_u64(w, "count", r->n_at_peak - shown);
+		cli_jw_key_u64(w, "bytes", rest);
+		cli_jw_end_object(w);
 	}
-	if (json_groups(&w, r) < 0)
-		b.err = true;
-	cli_jw_end_object(&w);
+	if (json_groups(w, r) < 0)
+		w->b->err = true;
+	cli_jw_end_object(w);
+}
+
+static int print_json(const struct cgtrace_memory_report *r, bool bounded, size_t top,
+		      struct cli_sites *sites)
+{
+	struct cli_buf b = {0};
+	struct cli_jw w;
+	cli_jw_init(&w, &b);
+	json_report(&w, r, bounded, top, sites);
 	return cli_jw_print(&w);
 }
 
@@ -239,40 +255,191 @@ static void print_human(const struct cgtrace_doc *doc, const struct cgtrace_memo
 	print_groups(r, exact);
 }
 
+/* A trace read for its report: the document, the report, its sites when it has stacks. */
+struct loaded {
+	struct cgtrace_doc *doc;
+	struct cgtrace_memory_report *rep;
+	struct cli_sites sites;
+	bool named;
+};
+
+/* The report of doc, which l then owns: CLI_OK, or CLI_FAIL printed with nothing held. */
+static int load(struct loaded *l, struct cgtrace_doc *doc, const char *path,
+		const struct memory_args *a)
+{
+	*l = (struct loaded){.doc = doc};
+	/* A list of the top largest needs no array of every allocation at the peak. */
+	size_t largest = a->json && !a->top_given ? 0 : a->top;
+	if (cgtrace_memory_analyze_largest(l->doc, largest, &l->rep) < 0) {
+		fprintf(stderr, "%s: out of memory\n", cli_path_name(path));
+		cgtrace_doc_free(l->doc);
+		return CLI_FAIL;
+	}
+	/* Sites only where the trace has stacks: the output of one without stays as it was. */
+	l->named = cgtrace_doc_stack_count(l->doc) > 0;
+	if (l->named && cli_sites_attach(&l->sites, l->doc, path) != CLI_OK) {
+		cgtrace_memory_report_free(l->rep);
+		cgtrace_doc_free(l->doc);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+static void unload(struct loaded *l)
+{
+	cli_sites_close(&l->sites);
+	cgtrace_memory_report_free(l->rep);
+	cgtrace_doc_free(l->doc);
+}
+
+/* ---- a job: each process's report in tree order, then the physical GPUs ---- */
+
+struct job_run {
+	const struct memory_args *a;
+	const struct cgtrace_job *j;
+	struct cli_jw w; /* --json */
+	struct cli_buf b;
+	int status;
+};
+
+struct job_state {
+	struct loaded l;
+	bool ok;
+	char line[2048]; /* the read's error or warning */
+};
+
+/* The job's item k is the process tree[k]. */
+static const struct cgtrace_job_process *job_process(const struct job_run *r, size_t k)
+{
+	return &r->j->processes[r->j->tree[k]];
+}
+
+static int job_read(void *user, size_t k, void **out)
+{
+	struct job_run *r = user;
+	const struct cgtrace_job_process *p = job_process(r, k);
+	struct cgtrace_doc *doc = NULL;
+	struct job_state *st = calloc(1, sizeof(*st));
+	*out = st;
+	/* An unreadable trace's error is the job's, said once at the end. */
+	if (!st || p->error)
+		return CLI_FAIL;
+	if (cgtrace_doc_read_flags(p->path, NULL, CGTRACE_READ_STREAM_MEMORY, &doc, st->line,
+				   sizeof(st->line)) < 0)
+		return CLI_FAIL;
+	st->ok = load(&st->l, doc, p->path, r->a) == CLI_OK;
+	return st->ok ? CLI_OK : CLI_FAIL;
+}
+
+/* "== rank 1 (pid 101) on n1, from 4.000 us of the job: python3 train.py" */
+static void job_heading(const struct cgtrace_job_process *p, bool first)
+{
+	char who[64], at[32], cmd[CLI_JOB_CMD_COLS + 64];
+	printf("%s== %s on %s, from %s of the job: %s\n", first ? "" : "\n",
+	       cli_job_who(who, sizeof(who), &p->process),
+	       p->process.host[0] ? p->process.host : "?", cli_ns(at, p->start_ns),
+	       cli_job_command(cmd, sizeof(cmd), &p->process));
+}
+
+static void job_fold(void *user, size_t k, void *state, int status)
+{
+	struct job_run *r = user;
+	struct job_state *st = state;
+	const struct cgtrace_job_process *p = job_process(r, k);
+	if (st && st->line[0])
+		fprintf(stderr, "%s\n", st->line);
+	if (status != CLI_OK) {
+		r->status = CLI_FAIL;
+		if (r->a->json) {
+			cli_jw_begin_object(&r->w);
+			cli_jw_key_str(&r->w, "path", p->path);
+			cli_jw_key_str(&r->w, "error", p->error ? p->message
+						       : st && st->line[0] ? st->line
+									   : "unreadable");
+			cli_jw_end_object(&r->w);
+		}
+	} else if (r->a->json) {
+		cli_jw_begin_object(&r->w);
+		cli_jw_key_str(&r->w, "path", p->path);
+		cli_job_json_ids(&r->w, &p->process);
+		cli_jw_key_u64(&r->w, "start_ns", p->start_ns);
+		cli_jw_key(&r->w, "report");
+		json_report(&r->w, st->l.rep, r->a->top_given, r->a->top,
+			    st->l.named ? &st->l.sites : NULL);
+		cli_jw_end_object(&r->w);
+		/* A report at a time: the job's JSON streams rather than growing with its ranks. */
+		if (!r->b.err && fwrite(r->b.p, 1, r->b.len, stdout) != r->b.len)
+			r->b.err = true;
+		r->b.len = 0;
+	} else {
+		job_heading(p, k == 0);
+		print_human(st->l.doc, st->l.rep, r->a->exact, r->a->top,
+			    st->l.named ? &st->l.sites : NULL);
+	}
+	if (st && st->ok)
+		unload(&st->l);
+	free(st);
+}
+
+static int run_job(int argc, char **argv, const struct memory_args *a)
+{
+	size_t n;
+	char **paths = cli_job_paths_of(argc, argv, &n);
+	if (!paths)
+		return CLI_FAIL;
+	struct cgtrace_job *j = cli_job_load(paths, n, a->jobs, CGTRACE_READ_SKIP_STACKS);
+	free(paths);
+	if (!j)
+		return CLI_FAIL;
+	struct job_run r = {.a = a, .j = j};
+	if (a->json) {
+		cli_jw_init(&r.w, &r.b);
+		cli_jw_begin_object(&r.w);
+		cli_jw_key(&r.w, "processes");
+		cli_jw_begin_array(&r.w);
+	}
+	static const struct cli_pool_ops ops = {job_read, job_fold};
+	cli_pool_run(j->n_processes, a->jobs, &ops, &r);
+	int status = CLI_OK;
+	if (a->json) {
+		cli_jw_end_array(&r.w);
+		cli_jw_key(&r.w, "gpus");
+		cli_job_json_gpus(&r.w, j);
+		cli_jw_end_object(&r.w);
+		status = cli_jw_print(&r.w);
+	} else {
+		cli_job_print_gpus(j, a->exact);
+		if (fflush(stdout) || ferror(stdout))
+			status = CLI_FAIL;
+	}
+	/* The unreadable traces, said once each; every other process was answered. */
+	if (cli_job_errors(j) != CLI_OK || r.status != CLI_OK)
+		status = CLI_FAIL;
+	cgtrace_job_free(j);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	struct memory_args a = {.top = 20};
 	int status;
-	const char *path = cli_parse_trace(&cli_memory, argc, argv, &a, &status);
-	if (!path)
+	if (!cli_parse(&cli_memory, argc, argv, &a, &status))
 		return status;
 	cli_site_mode = a.site;
+	if (cli_job_args(argc, argv))
+		return run_job(argc, argv, &a);
+	const char *path = cli_trace_arg(&cli_memory, argc, argv, &status);
+	if (!path)
+		return status;
 	struct cgtrace_doc *doc = cli_load_flags(path, CGTRACE_READ_STREAM_MEMORY);
-	if (!doc)
+	struct loaded l;
+	if (!doc || load(&l, doc, path, &a) != CLI_OK)
 		return CLI_FAIL;
-	/* A list of the top largest needs no array of every allocation at the peak. */
-	struct cgtrace_memory_report *rep;
-	size_t largest = a.json && !a.top_given ? 0 : a.top;
-	if (cgtrace_memory_analyze_largest(doc, largest, &rep) < 0) {
-		fprintf(stderr, "%s: out of memory\n", path);
-		cgtrace_doc_free(doc);
-		return CLI_FAIL;
-	}
-	/* Sites only where the trace has stacks: the output of one without stays as it was. */
-	struct cli_sites sites = {0};
-	bool named = cgtrace_doc_stack_count(doc) > 0;
-	if (named && cli_sites_attach(&sites, doc, path) != CLI_OK) {
-		cgtrace_memory_report_free(rep);
-		cgtrace_doc_free(doc);
-		return CLI_FAIL;
-	}
 	if (a.json)
-		status = print_json(rep, a.top_given, a.top, named ? &sites : NULL);
+		status = print_json(l.rep, a.top_given, a.top, l.named ? &l.sites : NULL);
 	else
-		print_human(doc, rep, a.exact, a.top, named ? &sites : NULL);
-	cli_sites_close(&sites);
-	cgtrace_memory_report_free(rep);
-	cgtrace_doc_free(doc);
+		print_human(l.doc, l.rep, a.exact, a.top, l.named ? &l.sites : NULL);
+	unload(&l);
 	if (!a.json && (fflush(stdout) || ferror(stdout)))
 		return CLI_FAIL;
 	return status;

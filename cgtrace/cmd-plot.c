@@ -1,28 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace plot: live bytes over time per device, stacked by category, as one SVG file. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "job-load.h"
 #include "plot.h"
 #include "step-text.h"
 
 struct plot_args {
 	const char *out, *device;
-	size_t width, height, buckets;
+	size_t width, height, buckets, processes, jobs;
 };
 
 static int run(int argc, char **argv);
 
 const struct cli_cmd cli_plot = {
     .name = "plot",
-    .args = "-o FILE.svg [--device D] [--width W] [--height H] [--buckets N] TRACE",
+    .args = "-o FILE.svg [--device D] [--width W] [--height H] [--buckets N] [--processes N] [--jobs N] TRACE... | DIR",
     .help = "Draws the live bytes of each device over time, stacked by category, as an\n"
             "SVG image: the peak marked and labelled, training steps (forward, backward,\n"
             "optimizer spans) as background bands, where each training update starts,\n"
             "the device's used bytes from its checkpoints, its capacity when known and\n"
             "out-of-memory failures. One panel per device with memory records, stacked,\n"
-            "on one time axis (docs/plot.md).\n\n",
+            "on one time axis (docs/plot.md).\n\n"
+            "Several traces, or a folder of them (cgprobe -o DIR/), are one job\n"
+            "(docs/jobs.md): a panel per process (its device D, else its device of\n"
+            "highest peak), on the job's time axis, in tree order, then a panel per\n"
+            "physical GPU with the bytes of all its processes summed and the peak\n"
+            "marked. The --processes N processes of highest peak are drawn, and as\n"
+            "many GPUs; a note in the picture counts those left out.\n\n",
     .label_width = 14,
     .opts = (const struct cli_opt[]){
         {.name = "output", .short_name = 'o', .kind = CLI_OPT_STR, .label = "-o FILE",
@@ -42,6 +50,11 @@ const struct cli_cmd cli_plot = {
          .help = "time buckets the trace is reduced to (default 2000, at most\n"
                  "100000); each shows its highest live bytes, so the peak is\n"
                  "never lost, and the drawing keeps at most one point a pixel"},
+        {.name = "processes", .kind = CLI_OPT_COUNT,
+         .offset = offsetof(struct plot_args, processes), .arg = "N", .min = 1, .max = 256,
+         .help = "a job: the processes drawn, those of highest peak, and as many\n"
+                 "physical devices at most (default 16)"},
+        CLI_OPT_JOBS(struct plot_args, jobs),
         {0},
     },
     .help_tail = "\nThe trace is read once, streamed, in memory bounded by the allocations\n"
@@ -55,6 +68,7 @@ enum {
 	TITLE_Y = 26,
 	LEGEND_Y = 50, /* the first legend row's centre */
 	LEGEND_ROW = 20,
+	NOTE_ROW = 18, /* a job's note under the legend */
 	PANEL_HEADER = 22, /* the device's line above its plot area */
 	PANEL_GAP = 12,
 	BOTTOM = 50, /* time labels and the axis title */
@@ -113,8 +127,12 @@ static void legend_build(const struct plot *p, struct legend *l)
 		         cli_updates_from_name(p->v->steps->from));
 		legend_add(l, LEG_UPDATE, cli_palette.update, name);
 	}
+	bool cap = false, used = false, sum = false;
+	for (size_t i = 0; i < p->n_panels; i++)
+		sum |= p->panels[i].gpu != NULL;
+	if (sum)
+		legend_add(l, LEG_SWATCH, cli_palette.job_sum, "every process on the device");
 	legend_add(l, LEG_DOT, cli_palette.peak, "peak");
-	bool cap = false, used = false;
 	uint64_t oom = 0;
 	for (size_t i = 0; i < p->n_panels; i++) {
 		cap |= p->panels[i].capacity_shown;
@@ -248,6 +266,7 @@ static int pick_devices(struct plot *p, const char *path, const char *device)
 			continue;
 		struct plot_panel *pn = &p->panels[p->n_panels++];
 		pn->d = d;
+		pn->v = v;
 		pn->info_name = info_name(v->doc, d->device);
 	}
 	if (p->n_panels == 0 || v->n_buckets == 0) {
@@ -305,17 +324,19 @@ static void time_scale(struct plot *p)
 	}
 }
 
-/* The time axis across the width. */
+/* The time axis across the width: the view's, or a job's as plot_job_read set it. */
 static void layout_x(struct plot *p, double width)
 {
 	const struct cgtrace_view *v = p->v;
 	p->width = width;
 	p->left = LEFT;
 	p->right = width - RIGHT;
-	p->t0 = v->start_ns;
-	p->t1 = v->start_ns + (uint64_t)v->n_buckets * v->bucket_ns;
-	if (v->end_ns > p->t1)
-		p->t1 = v->end_ns;
+	if (v) {
+		p->t0 = v->start_ns;
+		p->t1 = v->start_ns + (uint64_t)v->n_buckets * v->bucket_ns;
+		if (v->end_ns > p->t1)
+			p->t1 = v->end_ns;
+	}
 	if (p->t1 <= p->t0)
 		p->t1 = p->t0 + 1;
 	time_scale(p);
@@ -327,7 +348,7 @@ static void layout_y(struct plot *p, double height, struct legend *l)
 	for (size_t i = 0; i < p->n_panels; i++)
 		panel_range(&p->panels[i]);
 	legend_build(p, l);
-	double top = LEGEND_Y + (double)(l->rows - 1) * LEGEND_ROW + 16;
+	double top = LEGEND_Y + (double)(l->rows - 1) * LEGEND_ROW + 16 + (p->note ? NOTE_ROW : 0);
 	double n = (double)p->n_panels;
 	double plot_h = (height - top - BOTTOM - PANEL_GAP * (n - 1)) / n - PANEL_HEADER;
 	if (plot_h < MIN_PLOT_H) {
@@ -359,12 +380,14 @@ static void text_end(struct svg *s, const char *text)
 	svg_close(s, "text");
 }
 
-static void titles(struct plot *p, const char *path)
+static void titles(struct plot *p, const char *path, const struct legend *l)
 {
 	struct svg *s = &p->svg;
-	const struct cgtrace_doc *doc = p->v->doc;
+	const struct cgtrace_doc *doc = p->v ? p->v->doc : NULL;
 	char title[512] = "Live bytes by category";
-	if (doc && cgtrace_doc_count(doc, CGTRACE_KIND_META)) {
+	if (p->title) {
+		snprintf(title, sizeof(title), "%s", p->title);
+	} else if (doc && cgtrace_doc_count(doc, CGTRACE_KIND_META)) {
 		struct cgtrace_meta m;
 		cgtrace_doc_meta(doc, &m);
 		if (m.entrypoint && m.entrypoint[0])
@@ -376,7 +399,10 @@ static void titles(struct plot *p, const char *path)
 	svg_attr(s, "font-weight", "bold");
 	text_end(s, title);
 	const char *base = strrchr(path, '/');
-	const char *name = strcmp(path, "-") == 0 ? "standard input" : base ? base + 1 : path;
+	const char *name = p->name                   ? p->name
+			   : strcmp(path, "-") == 0 ? "standard input"
+			   : base                   ? base + 1
+						    : path;
 	/* The trace's name on the right, when the title leaves room for it. */
 	if (plot_text_width(title, 17) + plot_text_width(name, 12) + 24 > p->right - p->left)
 		name = NULL;
@@ -387,8 +413,19 @@ static void titles(struct plot *p, const char *path)
 		text_end(s, name);
 	}
 
+	/* What a job's picture leaves out, under the legend where it is read first. */
+	if (p->note) {
+		char note[512];
+		snprintf(note, sizeof(note), "%s", p->note);
+		plot_text_fit(note, sizeof(note), 12, p->right - p->left);
+		text_begin(s, "note", p->left, LEGEND_Y + (double)(l->rows - 1) * LEGEND_ROW + 4 +
+						       NOTE_ROW);
+		svg_attr(s, "fill", "#555555");
+		text_end(s, note);
+	}
 	char axis[96];
-	snprintf(axis, sizeof(axis), "time since the session start (%s)", p->time.unit);
+	snprintf(axis, sizeof(axis), "time since the %s start (%s)", p->v ? "session" : "job's first",
+		 p->time.unit);
 	text_begin(s, "x-title", (p->left + p->right) / 2, p->height - 10);
 	svg_attr(s, "text-anchor", "middle");
 	text_end(s, axis);
@@ -420,7 +457,7 @@ static int draw(struct plot *p, const struct legend *l, const char *path)
 	svg_attr(s, "font-size", "12");
 	svg_attr_u64(s, "data-peak-bytes", peak);
 	svg_attr_u64(s, "data-devices", p->n_panels);
-	svg_attr_u64(s, "data-buckets", p->v->n_buckets);
+	svg_attr_u64(s, "data-buckets", p->v ? p->v->n_buckets : p->panels[0].v->n_buckets);
 	svg_attr_u64(s, "data-start-ns", p->t0);
 	svg_attr_u64(s, "data-end-ns", p->t1);
 	svg_attr_u64(s, "data-updates", p->n_updates);
@@ -435,13 +472,68 @@ static int draw(struct plot *p, const struct legend *l, const char *path)
 		plot_updates_defs(p);
 		svg_close(s, "defs");
 	}
-	titles(p, path);
+	titles(p, path, l);
 	legend_draw(p, l);
 	int ret = 0;
 	for (size_t i = 0; i < p->n_panels && ret == 0; i++)
 		ret = plot_panel_draw(p, &p->panels[i]);
 	svg_close(s, "svg");
 	return ret;
+}
+
+/* The picture laid out, written to a.out; status CLI_OK, or CLI_FAIL printed. */
+static int write_out(struct plot *p, const struct plot_args *a, const char *path)
+{
+	struct legend l;
+	struct cli_out o;
+	layout_y(p, (double)a->height, &l);
+	int status = cli_out_open(&o, a->out);
+	if (status == CLI_OK) {
+		svg_begin(&p->svg, o.f);
+		int ret = draw(p, &l, path);
+		if (ret < 0)
+			fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(-ret));
+		status = cli_out_close(&o, ret == 0);
+	}
+	return status;
+}
+
+/* A job's picture: its name on the right, the folder's or the traces' count. */
+static int run_job(int argc, char **argv, const struct plot_args *a)
+{
+	size_t n;
+	char **paths = cli_job_paths_of(argc, argv, &n), name[256];
+	if (!paths)
+		return CLI_FAIL;
+	const char *dir = argv[optind], *base;
+	size_t len = strlen(dir);
+	/* "runs/job/" names the folder job. */
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	for (base = dir + len; base > dir && base[-1] != '/'; base--)
+		;
+	if (argc - optind == 1)
+		snprintf(name, sizeof(name), "%.*s", (int)(dir + len - base), base);
+	else
+		snprintf(name, sizeof(name), "%zu traces", n);
+	const struct plot_job_opts jo = {
+	    .device = a->device,
+	    .buckets = a->buckets,
+	    .processes = a->processes ? a->processes : 16,
+	    .jobs = a->jobs,
+	};
+	struct plot p = {.name = name};
+	struct plot_job *pj;
+	bool failed = false;
+	int status = plot_job_read(&p, &pj, paths, n, &jo, &failed);
+	if (status == CLI_OK) {
+		layout_x(&p, (double)a->width);
+		status = write_out(&p, a, name);
+	}
+	free(p.panels);
+	plot_job_free(pj);
+	free(paths);
+	return failed ? CLI_FAIL : status;
 }
 
 static int run(int argc, char **argv)
@@ -452,6 +544,8 @@ static int run(int argc, char **argv)
 		return status;
 	if (!a.out)
 		return cli_usage_error(&cli_plot, "-o FILE is required (- for standard output)");
+	if (cli_job_args(argc, argv))
+		return run_job(argc, argv, &a);
 	const char *path = cli_trace_arg(&cli_plot, argc, argv, &status);
 	if (!path)
 		return status;
@@ -461,8 +555,6 @@ static int run(int argc, char **argv)
 	if (!v)
 		return CLI_FAIL;
 	struct plot p = {.v = v};
-	struct legend l;
-	struct cli_out o;
 	status = pick_devices(&p, path, a.device);
 	if (status == CLI_OK) {
 		layout_x(&p, (double)a.width);
@@ -470,19 +562,10 @@ static int run(int argc, char **argv)
 		if (plot_bands_collect(&p) < 0 || plot_updates_collect(&p) < 0) {
 			fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(ENOMEM));
 			status = CLI_FAIL;
-		} else {
-			layout_y(&p, (double)a.height, &l);
 		}
 	}
 	if (status == CLI_OK)
-		status = cli_out_open(&o, a.out);
-	if (status == CLI_OK) {
-		svg_begin(&p.svg, o.f);
-		int ret = draw(&p, &l, path);
-		if (ret < 0)
-			fprintf(stderr, "%s: %s\n", cli_path_name(path), strerror(-ret));
-		status = cli_out_close(&o, ret == 0);
-	}
+		status = write_out(&p, &a, path);
 	plot_bands_free(&p);
 	plot_updates_free(&p);
 	free(p.panels);

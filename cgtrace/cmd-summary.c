@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace summary: the format's summary plus host and devices side by side. */
-#include <getopt.h>
 #include <langinfo.h>
 #include <strings.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "job-load.h"
 #include "job-summary.h"
 
 struct summary_args {
@@ -44,9 +44,7 @@ const struct cli_cmd cli_summary = {
 			 "  peak SIZE on DEVICE at TIME[, capacity SIZE]\n"
 			 "and the CGPROBE_MIN_BYTES note when it applies"},
 		CLI_OPT_BYTES(struct summary_args, exact),
-		{.name = "jobs", .kind = CLI_OPT_COUNT, .offset = offsetof(struct summary_args, jobs),
-		 .arg = "N", .min = 1, .max = 256,
-		 .help = "a job: read N traces at once, each on its own thread (default 1)"},
+		CLI_OPT_JOBS(struct summary_args, jobs),
 		{.name = "job", .offset = offsetof(struct summary_args, job),
 		 .help = "read even one TRACE as a job (what a reader of many machines\n"
 			 "gathers per trace: docs/jobs.md, \"Beyond one machine\")"},
@@ -399,14 +397,10 @@ static void print_brief(const char *path, const struct cgtrace_doc *doc,
 
 static int run_job(int argc, char **argv, const struct summary_args *a)
 {
-	char **paths;
 	size_t n;
-	char err[512];
-	if (cgtrace_job_paths((const char *const *)argv + optind, (size_t)(argc - optind), &paths, &n,
-			      err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
+	char **paths = cli_job_paths_of(argc, argv, &n);
+	if (!paths)
 		return CLI_FAIL;
-	}
 	const struct cli_job_opts o = {
 	    .jobs = a->jobs ? a->jobs : 1,
 	    .fold = a->fold,

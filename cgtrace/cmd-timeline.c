@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* cgtrace timeline: live bytes after every memory record, as CSV or a chart. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "job-load.h"
+#include "job-timeline.h"
+#include "timeline-csv.h"
 
 struct timeline_args {
 	const char *device;
-	size_t rows;
+	size_t rows, jobs;
 	bool csv, exact;
 };
 
@@ -19,10 +21,17 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_timeline = {
 	.name = "timeline",
-	.args = "[--device D] [--csv | --rows N] [--bytes] TRACE",
+	.args = "[--device D] [--csv | --rows N] [--bytes] [--jobs N] TRACE... | DIR",
 	.help = "Live bytes of a device after every memory record, in analysis order.\n"
 		"Without --csv, a chart of the device given by --device, else of the device\n"
-		"that reached the highest live bytes.\n\n",
+		"that reached the highest live bytes.\n\n"
+		"Several traces, or a folder of them (cgprobe -o DIR/), are one job\n"
+		"(docs/jobs.md): every process's rows on the job's time axis (its own\n"
+		"times plus its start in the job). --csv merges them in time order, with\n"
+		"pid and rank columns after the others (empty when unknown); the chart\n"
+		"cuts the job's span into slices and shows, for each, the highest live\n"
+		"bytes one process held on its device (--device D, else each process's\n"
+		"device of highest peak) and that process (its rank, else its pid).\n\n",
 	.label_width = 12,
 	.opts = (const struct cli_opt[]){
 		{.name = "csv", .offset = offsetof(struct timeline_args, csv),
@@ -40,6 +49,7 @@ const struct cli_cmd cli_timeline = {
 			 "end, and a bar of the highest"},
 		{.name = "bytes", .offset = offsetof(struct timeline_args, exact),
 		 .help = "exact byte counts in the chart"},
+		CLI_OPT_JOBS(struct timeline_args, jobs),
 		{0},
 	},
 	.help_tail = "\nThe records are not kept: the trace is read twice for --csv (the devices'\n"
@@ -47,7 +57,9 @@ const struct cli_cmd cli_timeline = {
 		     "time span, then the rows), in memory bounded by the allocations live at\n"
 		     "once. Standard input or a pipe is spooled as it is read to an unlinked file\n"
 		     "in $TMPDIR (else /tmp). Memory records that go back in time make it read\n"
-		     "the trace into memory instead, with a note on stderr.\n",
+		     "the trace into memory instead, with a note on stderr. A job's traces are\n"
+		     "read once more for the job's time axis; its --csv rows are spooled to an\n"
+		     "unlinked file in $TMPDIR (else /tmp) and merged from there.\n",
 	.run = run,
 };
 
@@ -57,44 +69,16 @@ struct csv_state {
 	int err;
 };
 
-static int flush_out(struct cli_buf *b)
-{
-	int ret = b->err || fwrite(b->p, 1, b->len, stdout) != b->len ? -1 : 0;
-	b->len = 0;
-	return ret;
-}
-
 static int csv_row(void *user, const struct cgtrace_timeline_point *p)
 {
 	struct csv_state *s = user;
 	if (s->device && strcmp(s->device, p->device) != 0)
 		return 0;
-	cli_buf_u64(&s->out, p->timestamp_ns);
-	cli_buf_putc(&s->out, ',');
-	/* Device names are plain (cpu, cuda:0); quote only what CSV needs quoted. */
-	if (strpbrk(p->device, ",\"\n\r")) {
-		cli_buf_putc(&s->out, '"');
-		for (const char *c = p->device; *c; c++) {
-			if (*c == '"')
-				cli_buf_putc(&s->out, '"');
-			cli_buf_putc(&s->out, *c);
-		}
-		cli_buf_putc(&s->out, '"');
-	} else {
-		cli_buf_puts(&s->out, p->device);
-	}
-	cli_buf_putc(&s->out, ',');
-	cli_buf_u64(&s->out, p->live_bytes);
-	cli_buf_putc(&s->out, ',');
-	if (p->has_free)
-		cli_buf_u64(&s->out, p->free_bytes);
-	for (int c = 0; c < CGTRACE_CAT_COUNT; c++) {
-		cli_buf_putc(&s->out, ',');
-		cli_buf_u64(&s->out, p->by_category[c]);
-	}
+	cli_timeline_csv_row(&s->out, p->timestamp_ns, p->device, p->live_bytes, p->has_free,
+			     p->free_bytes, p->by_category);
 	cli_buf_putc(&s->out, '\n');
 	/* Positive: a read error is negative. */
-	if (s->out.len > (1u << 16) && flush_out(&s->out))
+	if (s->out.len > (1u << 16) && cli_timeline_csv_flush(&s->out))
 		return 1;
 	return 0;
 }
@@ -275,17 +259,8 @@ static off_t rewindable_stdin(void)
 	struct stat st;
 	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
 		return lseek(STDIN_FILENO, 0, SEEK_CUR);
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/cgtrace-spool-XXXXXX", dir);
-		fd = mkostemp(path, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(path);
-	}
+	const char *dir;
+	int fd = cli_temp_fd(&dir);
 	char buf[1 << 16];
 	ssize_t n = 0;
 	while (fd >= 0 &&
@@ -306,23 +281,30 @@ static int run(int argc, char **argv)
 {
 	struct timeline_args a = {.rows = 24};
 	int status;
-	const char *path = cli_parse_trace(&cli_timeline, argc, argv, &a, &status);
+	if (!cli_parse(&cli_timeline, argc, argv, &a, &status))
+		return status;
+	if (cli_job_args(argc, argv)) {
+		size_t n;
+		char **paths = cli_job_paths_of(argc, argv, &n);
+		if (!paths)
+			return CLI_FAIL;
+		const struct cli_job_timeline_opts o = {
+		    .device = a.device, .rows = a.rows, .jobs = a.jobs, .csv = a.csv,
+		    .exact = a.exact};
+		status = cli_job_timeline(paths, n, &o);
+		free(paths);
+		return status;
+	}
+	const char *path = cli_trace_arg(&cli_timeline, argc, argv, &status);
 	if (!path)
 		return status;
 	int ret;
 	if (a.csv) {
 		struct csv_state s = {.device = a.device};
-		/* The first four columns were the whole header once: new ones go after them. */
-		cli_buf_lit(&s.out, "timestamp_ns,device,live_bytes,free_bytes");
-		for (int k = 0; k < CGTRACE_CAT_COUNT; k++) {
-			cli_buf_putc(&s.out, ',');
-			cli_buf_puts(&s.out, cgtrace_category_name((enum cgtrace_category)k));
-			cli_buf_lit(&s.out, "_bytes");
-		}
-		cli_buf_putc(&s.out, '\n');
+		cli_timeline_csv_head(&s.out, "");
 		ret = timeline_pass(path, -1, csv_row, &s, true);
 		if (ret == 0)
-			ret = flush_out(&s.out) ? 1 : 0;
+			ret = cli_timeline_csv_flush(&s.out) ? 1 : 0;
 		cli_buf_fini(&s.out);
 	} else {
 		off_t start = strcmp(path, "-") == 0 ? rewindable_stdin() : 0;

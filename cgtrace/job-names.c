@@ -11,57 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *cli_job_who(char *buf, size_t len, const struct cgtrace_job_process *p)
+const char *cli_job_who_of(char *buf, size_t len, const struct cgtrace_job_process *p)
 {
-	char pid[32];
+	if (p->process.pid >= 0)
+		return cli_job_who(buf, len, &p->process);
 	/* A trace without the probe's pid tag is known by its file's name. */
 	const char *slash = strrchr(p->path, '/');
-	if (p->process.pid >= 0)
-		snprintf(pid, sizeof(pid), "pid %lld", (long long)p->process.pid);
+	const char *file = slash ? slash + 1 : p->path;
 	if (p->process.rank >= 0)
-		snprintf(buf, len, "rank %lld (%s)", (long long)p->process.rank,
-		         p->process.pid >= 0 ? pid
-		         : slash             ? slash + 1
-		                             : p->path);
+		snprintf(buf, len, "rank %lld (%s)", (long long)p->process.rank, file);
 	else
-		snprintf(buf, len, "%s", p->process.pid >= 0 ? pid : slash ? slash + 1 : p->path);
-	return buf;
-}
-
-const char *cli_job_command(char *buf, size_t len, const struct cgtrace_job_process *p)
-{
-	const char *c = p->process.cmdline[0] ? p->process.cmdline : p->process.executable;
-	size_t at = 0, col = 0, cut_at = 0; /* cut_at: where "..." goes, 3 columns before the end */
-	if (p->process.forked_from >= 0)
-		at = col = (size_t)snprintf(buf, len, "(fork) ");
-	for (; *c && at + 4 < len; c++) {
-		unsigned char ch = (unsigned char)*c;
-		bool ctl = ch < 0x20 || ch == 0x7f;
-		/* A UTF-8 continuation byte takes no column of its own. */
-		size_t w = (ch & 0xc0) == 0x80 ? 0 : ctl ? 2 : 1;
-		if (w && col + w > CLI_JOB_CMD_COLS - 3 && !cut_at)
-			cut_at = at;
-		if (w && col + w > CLI_JOB_CMD_COLS) {
-			strcpy(buf + cut_at, "...");
-			return buf;
-		}
-		if (ctl) {
-			buf[at++] = '\\';
-			buf[at++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : '?';
-		} else {
-			buf[at++] = (char)ch;
-		}
-		col += w;
-	}
-	buf[at] = '\0';
+		snprintf(buf, len, "%s", file);
 	return buf;
 }
 
 const char *cli_job_label(char *buf, size_t len, const struct cgtrace_job_process *p)
 {
-	char who[64], cmd[CLI_JOB_NAME_LEN];
-	cli_job_command(cmd, sizeof(cmd), p);
-	snprintf(buf, len, "%s%s%s", cli_job_who(who, sizeof(who), p), cmd[0] ? " " : "", cmd);
+	char who[CLI_JOB_NAME_LEN], cmd[CLI_JOB_NAME_LEN];
+	cli_job_command(cmd, sizeof(cmd), &p->process);
+	snprintf(buf, len, "%s%s%s", cli_job_who_of(who, sizeof(who), p), cmd[0] ? " " : "", cmd);
 	return buf;
 }
 

@@ -6,20 +6,13 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "job-text.h"
 
-/* The columns of a command, "..." included, where it is cut. */
-#define CLI_JOB_CMD_COLS 80
 /* Room enough for cli_job_command's text and cli_job_label's. */
 #define CLI_JOB_NAME_LEN (CLI_JOB_CMD_COLS + 128)
 
-/* "rank 1 (pid 4102)", or "pid 4102"; the trace's file name where the pid is unknown. */
-const char *cli_job_who(char *buf, size_t len, const struct cgtrace_job_process *p);
-/*
- * The command on one line, cut to CLI_JOB_CMD_COLS columns: a control
- * character (a newline in a quoted script) as its C escape. A fork child
- * says so; its command line is its parent's.
- */
-const char *cli_job_command(char *buf, size_t len, const struct cgtrace_job_process *p);
+/* cli_job_who, or the trace's file name where the pid is unknown (another producer's trace). */
+const char *cli_job_who_of(char *buf, size_t len, const struct cgtrace_job_process *p);
 /* Who and the command: "rank 0 (pid 4101) python3 train.py", the name of its track and lane. */
 const char *cli_job_label(char *buf, size_t len, const struct cgtrace_job_process *p);
 

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job-load.h"
 #include "job-names.h"
 #include "job-summary.h"
+#include "job-text.h"
 
 static bool host_device(const char *device)
 {
@@ -63,7 +65,7 @@ static void print_row(const struct cgtrace_job *j, const struct cgtrace_job_proc
 	       num_or_dash(rank, p->process.rank), p->process.host[0] ? p->process.host : "-",
 	       cpu ? cli_bytes(peak, cpu->peak_bytes, exact) : "-",
 	       cpu ? cli_ns(at, cpu->peak_ns) : "-", cli_bytes(leak, p->leaked_bytes, exact),
-	       cli_job_command(cmd, sizeof(cmd), p), p->complete ? "" : "  [incomplete]");
+	       cli_job_command(cmd, sizeof(cmd), &p->process), p->complete ? "" : "  [incomplete]");
 	for (size_t d = 0; d < p->n_devices; d++) {
 		const struct cgtrace_job_device *x = &p->devices[d];
 		if (host_device(x->device))
@@ -110,27 +112,6 @@ static void print_hosts(const struct cgtrace_job *j, bool exact)
 		       cli_bytes(a, x->peak_sum, exact), cli_bytes(b, x->leaked_bytes, exact));
 	}
 	printf("(each process's peak at its own moment, a fork child's inherited blocks left out)\n");
-}
-
-static void print_gpus(const struct cgtrace_job *j, bool exact)
-{
-	char a[32], b[32], c[32], w[64];
-	if (!j->n_gpus)
-		return;
-	printf("\nphysical devices, every process's bytes on each summed on the job's time axis\n");
-	for (size_t g = 0; g < j->n_gpus; g++) {
-		const struct cgtrace_job_gpu *x = &j->gpus[g];
-		printf("%s (%s %s%s%s%s%s)\n", x->uuid ? x->uuid : x->device,
-		       x->host[0] ? x->host : "?", x->device, x->name ? ", " : "",
-		       x->name ? x->name : "", x->total_bytes ? ", " : "",
-		       x->total_bytes ? cli_bytes(c, x->total_bytes, exact) : "");
-		printf("  peak %s at %s, %zu process%s on it%s\n", cli_bytes(a, x->peak_bytes, exact),
-		       cli_ns(b, x->peak_ns), x->n_processes, x->n_processes == 1 ? "" : "es",
-		       x->by_name ? " (no UUID recorded: taken by machine and name)" : "");
-		for (size_t s = 0; s < x->n_shares; s++)
-			printf("  %-28s %10s\n", cli_job_who(w, sizeof(w), &j->processes[x->shares[s].process]),
-			       cli_bytes(a, x->shares[s].bytes, exact));
-	}
 }
 
 static void print_head(const struct cgtrace_job *j, size_t n_paths)
@@ -273,55 +254,16 @@ static int print_json(const struct cgtrace_job *j, bool series)
 	}
 	cli_jw_end_array(&w);
 	cli_jw_key(&w, "gpus");
-	cli_jw_begin_array(&w);
-	for (size_t g = 0; g < j->n_gpus; g++) {
-		const struct cgtrace_job_gpu *x = &j->gpus[g];
-		cli_jw_begin_object(&w);
-		cli_jw_key_str(&w, "uuid", x->uuid);
-		cli_jw_key_str(&w, "host", x->host);
-		cli_jw_key_str(&w, "device", x->device);
-		cli_jw_key_str(&w, "name", x->name);
-		cli_jw_key_bool(&w, "by_name", x->by_name);
-		cli_jw_key_u64(&w, "total_bytes", x->total_bytes);
-		cli_jw_key_u64(&w, "process_count", x->n_processes);
-		cli_jw_key_u64(&w, "peak_bytes", x->peak_bytes);
-		cli_jw_key_u64(&w, "peak_ns", x->peak_ns);
-		cli_jw_key(&w, "shares");
-		cli_jw_begin_array(&w);
-		for (size_t s = 0; s < x->n_shares; s++) {
-			cli_jw_begin_object(&w);
-			cli_jw_key_u64(&w, "process", x->shares[s].process);
-			cli_jw_key_str(&w, "device", x->shares[s].device);
-			cli_jw_key_u64(&w, "bytes", x->shares[s].bytes);
-			cli_jw_end_object(&w);
-		}
-		cli_jw_end_array(&w);
-		cli_jw_end_object(&w);
-	}
-	cli_jw_end_array(&w);
+	cli_job_json_gpus(&w, j);
 	cli_jw_end_object(&w);
 	return cli_jw_print(&w);
 }
 
-static void warn_line(void *user, const char *line)
-{
-	(void)user;
-	fprintf(stderr, "%s\n", line);
-}
-
 int cli_job_summary(char *const *paths, size_t n, const struct cli_job_opts *o)
 {
-	const struct cgtrace_job_options jo = {
-	    .jobs = o->jobs,
-	    .flags = CGTRACE_READ_SKIP_STACKS,
-	    .warn = warn_line,
-	};
-	struct cgtrace_job *j;
-	int ret = cgtrace_job_read((const char *const *)paths, n, &jo, &j);
-	if (ret < 0) {
-		fprintf(stderr, "cgtrace: reading the job: %s\n", strerror(-ret));
+	struct cgtrace_job *j = cli_job_load(paths, n, o->jobs, CGTRACE_READ_SKIP_STACKS);
+	if (!j)
 		return CLI_FAIL;
-	}
 	int status = CLI_OK;
 	if (o->json) {
 		status = print_json(j, o->series);
@@ -329,16 +271,13 @@ int cli_job_summary(char *const *paths, size_t n, const struct cli_job_opts *o)
 		print_head(j, n);
 		print_processes(j, o->fold, o->exact);
 		print_hosts(j, o->exact);
-		print_gpus(j, o->exact);
+		cli_job_print_gpus(j, o->exact);
 		if (fflush(stdout) || ferror(stdout))
 			status = CLI_FAIL;
 	}
 	/* Every readable process is summed; an unreadable one still fails the command. */
-	for (size_t i = 0; i < j->n_processes; i++)
-		if (j->processes[i].error) {
-			fprintf(stderr, "%s\n", j->processes[i].message);
-			status = CLI_FAIL;
-		}
+	if (cli_job_errors(j) != CLI_OK)
+		status = CLI_FAIL;
 	cgtrace_job_free(j);
 	return status;
 }

@@ -17,7 +17,8 @@
 	X(used, "#333333")     /* the device's used bytes at its checkpoints */                    \
 	X(capacity, "#555555") /* the device's capacity */                                         \
 	X(rest, "#d0d0d0")     /* the allocations not kept one by one */                           \
-	X(update, "#5b6770")   /* where each training update starts */
+	X(update, "#5b6770")   /* where each training update starts */                             \
+	X(job_sum, "#44546a")  /* a physical device's bytes of every process of a job */
 
 struct cli_palette {
 	const char *category[CGTRACE_CAT_COUNT];

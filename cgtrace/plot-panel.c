@@ -44,24 +44,25 @@ struct sample {
 	size_t bucket;
 };
 
-static uint64_t bucket_start(const struct plot *p, size_t i)
+static uint64_t bucket_start(const struct plot *p, const struct plot_panel *pn, size_t i)
 {
-	return i >= p->v->n_buckets ? p->t1 : p->v->start_ns + (uint64_t)i * p->v->bucket_ns;
+	const struct cgtrace_view *v = pn->v;
+	return i >= v->n_buckets ? p->t1 : pn->shift + v->start_ns + (uint64_t)i * v->bucket_ns;
 }
 
-static size_t samples_of(const struct plot *p, const struct cgtrace_view_device *d,
-                         struct sample *out)
+static size_t samples_of(const struct plot *p, const struct plot_panel *pn, struct sample *out)
 {
-	size_t n = p->v->n_buckets, m = 0;
+	const struct cgtrace_view_device *d = pn->d;
+	size_t n = pn->v->n_buckets, m = 0;
 	for (size_t i = 0; i < n;) {
-		double x0 = plot_x(p, bucket_start(p, i));
+		double x0 = plot_x(p, bucket_start(p, pn, i));
 		size_t best = i, j = i;
-		while (j + 1 < n && plot_x(p, bucket_start(p, j + 1)) - x0 < 1.0) {
+		while (j + 1 < n && plot_x(p, bucket_start(p, pn, j + 1)) - x0 < 1.0) {
 			j++;
 			if (d->buckets[j].max_bytes > d->buckets[best].max_bytes)
 				best = j;
 		}
-		out[m++] = (struct sample){x0, plot_x(p, bucket_start(p, j + 1)), best};
+		out[m++] = (struct sample){x0, plot_x(p, bucket_start(p, pn, j + 1)), best};
 		i = j + 1;
 	}
 	return m;
@@ -152,7 +153,8 @@ static void grid(struct plot *p, const struct plot_panel *pn)
 /*
  * The area under the live bytes of the categories up to c, stacked: drawn
  * from the top category down, each over the one above, each band shows
- * its own category. A plateau a sample wide at the sample's bucket.
+ * its own category. A plateau a sample wide at the sample's bucket. A
+ * job's physical device (c < 0) is one area, its bytes of every process.
  */
 static void area(struct plot *p, const struct plot_panel *pn, const struct sample *smp, size_t n,
                  int c)
@@ -160,15 +162,15 @@ static void area(struct plot *p, const struct plot_panel *pn, const struct sampl
 	struct svg *s = &p->svg;
 	svg_open(s, "path");
 	svg_attr(s, "class", "area");
-	svg_attr(s, "data-category", cgtrace_category_name((enum cgtrace_category)c));
-	svg_attr(s, "fill", cli_palette.category[c]);
+	svg_attr(s, "data-category", c < 0 ? "all" : cgtrace_category_name((enum cgtrace_category)c));
+	svg_attr(s, "fill", c < 0 ? cli_palette.job_sum : cli_palette.category[c]);
 	svg_d_begin(s, "d");
 	svg_d_move(s, smp[0].x0, pn->bottom);
 	char cur[32] = "", y[32];
 	double pending = -1;
 	for (size_t i = 0; i < n; i++) {
 		const struct cgtrace_view_bucket *b = &pn->d->buckets[smp[i].bucket];
-		uint64_t sum = 0;
+		uint64_t sum = c < 0 ? b->max_bytes : 0;
 		for (int k = 0; k <= c; k++)
 			sum += b->max_by_category[k];
 		svg_num(y, plot_y(pn, sum));
@@ -190,12 +192,12 @@ static void area(struct plot *p, const struct plot_panel *pn, const struct sampl
 
 static int areas(struct plot *p, const struct plot_panel *pn)
 {
-	if (!p->v->n_buckets)
+	if (!pn->v->n_buckets)
 		return 0;
-	struct sample *smp = malloc(p->v->n_buckets * sizeof(*smp));
+	struct sample *smp = malloc(pn->v->n_buckets * sizeof(*smp));
 	if (!smp)
 		return -ENOMEM;
-	size_t n = samples_of(p, pn->d, smp);
+	size_t n = samples_of(p, pn, smp);
 	bool present[CGTRACE_CAT_COUNT] = {0};
 	for (size_t i = 0; i < n; i++)
 		for (int c = 0; c < CGTRACE_CAT_COUNT; c++)
@@ -203,9 +205,11 @@ static int areas(struct plot *p, const struct plot_panel *pn)
 	svg_open(&p->svg, "g");
 	svg_attr(&p->svg, "class", "areas");
 	svg_attr_u64(&p->svg, "data-samples", n);
-	for (int c = CGTRACE_CAT_COUNT - 1; c >= 0; c--)
+	for (int c = CGTRACE_CAT_COUNT - 1; c >= 0 && !pn->gpu; c--)
 		if (present[c])
 			area(p, pn, smp, n, c);
+	if (pn->gpu)
+		area(p, pn, smp, n, -1);
 	svg_close(&p->svg, "g");
 	free(smp);
 	return 0;
@@ -226,10 +230,11 @@ static void used_line(struct plot *p, const struct plot_panel *pn)
 	svg_d_begin(s, "d");
 	double x_end = p->left;
 	for (size_t i = 0; i < d->n_checkpoints;) {
-		double x = plot_x(p, d->checkpoints[i].timestamp_ns);
+		double x = plot_x(p, pn->shift + d->checkpoints[i].timestamp_ns);
 		uint64_t top = d->checkpoints[i].used_bytes;
 		size_t j = i + 1;
-		for (; j < d->n_checkpoints && plot_x(p, d->checkpoints[j].timestamp_ns) - x < 1.0;
+		for (; j < d->n_checkpoints &&
+		       plot_x(p, pn->shift + d->checkpoints[j].timestamp_ns) - x < 1.0;
 		     j++)
 			if (d->checkpoints[j].used_bytes > top)
 				top = d->checkpoints[j].used_bytes;
@@ -281,7 +286,7 @@ static void oom_marks(struct plot *p, const struct plot_panel *pn, bool lines)
 	svg_d_begin(s, "d");
 	double last = -10;
 	for (size_t i = 0; i < d->n_ooms_kept; i++) {
-		double x = plot_x(p, d->ooms[i].timestamp_ns);
+		double x = plot_x(p, pn->shift + d->ooms[i].timestamp_ns);
 		if (x - last < 3.0)
 			continue;
 		last = x;
@@ -334,10 +339,10 @@ static void peak(struct plot *p, const struct plot_panel *pn)
 {
 	const struct cgtrace_view_device *d = pn->d;
 	struct svg *s = &p->svg;
-	double x = plot_x(p, d->peak_ns), y = plot_y(pn, d->peak_bytes);
+	double x = plot_x(p, pn->shift + d->peak_ns), y = plot_y(pn, d->peak_bytes);
 	char b[32], t[32], label[96];
 	snprintf(label, sizeof(label), "peak %s at %s", plot_bytes_text(b, d->peak_bytes),
-	         plot_time_text(t, d->peak_ns));
+	         plot_time_text(t, pn->shift + d->peak_ns));
 	svg_open(s, "circle");
 	svg_attr(s, "class", "peak");
 	svg_attr_num(s, "cx", x);
@@ -398,7 +403,7 @@ static void header(struct plot *p, const struct plot_panel *pn)
 	struct svg *s = &p->svg;
 	const struct cgtrace_view_device *d = pn->d;
 	char b[32], c[32], dev[256], detail[256], totals[128];
-	snprintf(dev, sizeof(dev), "%s", d->device);
+	snprintf(dev, sizeof(dev), "%s", pn->name ? pn->name : d->device);
 	plot_text_fit(dev, sizeof(dev), 13, p->right - p->left);
 	size_t n = 0;
 	detail[0] = '\0';
@@ -408,8 +413,11 @@ static void header(struct plot *p, const struct plot_panel *pn)
 		snprintf(detail + n, sizeof(detail) - n, "%s capacity %s%s",
 		         pn->info_name ? "," : " ", plot_bytes_text(b, d->capacity_bytes),
 		         pn->capacity_shown ? "" : " (off the scale)");
-	snprintf(totals, sizeof(totals), "%s allocations, %s at the end",
-	         cli_count(c, d->alloc_count), plot_bytes_text(b, d->final_bytes));
+	if (pn->totals)
+		snprintf(totals, sizeof(totals), "%s", pn->totals);
+	else
+		snprintf(totals, sizeof(totals), "%s allocations, %s at the end",
+		         cli_count(c, d->alloc_count), plot_bytes_text(b, d->final_bytes));
 	double room = p->right - p->left - plot_text_width(dev, 13);
 	double dw = plot_text_width(detail, 12), tw = plot_text_width(totals, 12) + 16;
 	bool show_detail = dw <= room, show_totals = dw + tw <= room;
@@ -446,6 +454,17 @@ int plot_panel_draw(struct plot *p, const struct plot_panel *pn)
 	svg_attr_num(s, "data-plot-bottom", pn->bottom);
 	svg_attr_num(s, "data-plot-left", p->left);
 	svg_attr_num(s, "data-plot-right", p->right);
+	/* A job's panel says whose it is, for the tests and a reader of the file. */
+	if (pn->process) {
+		svg_attr_u64(s, "data-pid", pn->process->pid < 0 ? 0 : (uint64_t)pn->process->pid);
+		if (pn->process->rank >= 0)
+			svg_attr_u64(s, "data-rank", (uint64_t)pn->process->rank);
+		svg_attr_u64(s, "data-start-ns", pn->shift);
+	}
+	if (pn->gpu) {
+		svg_attr(s, "data-gpu", pn->gpu->uuid ? pn->gpu->uuid : pn->gpu->device);
+		svg_attr_u64(s, "data-processes", pn->gpu->n_processes);
+	}
 	header(p, pn);
 	bands(p, pn);
 	grid(p, pn);

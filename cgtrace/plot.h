@@ -27,7 +27,14 @@ struct plot_update_mark {
 /* One device's panel; its plot area is [p->left, p->right] x [top, bottom]. */
 struct plot_panel {
 	const struct cgtrace_view_device *d;
+	const struct cgtrace_view *v; /* whose grid d's buckets are on */
+	uint64_t shift;               /* the view's time 0 on the picture's axis (a job's process) */
 	const char *info_name; /* the device's name from its identity, NULL when none */
+	/* A job's: the header's first words instead of the device's name, its totals instead. */
+	const char *name, *totals;
+	const struct cgtrace_process *process; /* a job's process, NULL: none */
+	/* A job's physical device: d is its sum over the processes, drawn in one colour. */
+	const struct cgtrace_job_gpu *gpu;
 	double top, bottom;
 	struct plot_bytes_axis bytes;
 	bool capacity_shown; /* the capacity is on the scale (else only named) */
@@ -37,7 +44,9 @@ struct plot_panel {
 };
 
 struct plot {
-	const struct cgtrace_view *v;
+	const struct cgtrace_view *v; /* NULL for a job: each panel has its own */
+	/* A job's title, the name on its right, and a line under the legend (NULL: none). */
+	const char *title, *name, *note;
 	struct svg svg;
 	double width, height;
 	double left, right; /* the plot areas' x extent, px */
@@ -87,6 +96,24 @@ void plot_updates_draw(struct plot *p, const struct plot_panel *pn);
 
 /* Everything inside one panel; -ENOMEM. */
 int plot_panel_draw(struct plot *p, const struct plot_panel *pn);
+
+/* A job's panels (plot-job.c). */
+struct plot_job_opts {
+	const char *device;  /* each process's device of that name, NULL: its of highest peak */
+	size_t buckets;      /* each process's view's, and the physical devices' grid */
+	size_t processes;    /* the processes, and the physical devices, drawn at most */
+	size_t jobs;         /* traces read at once */
+};
+struct plot_job; /* what the panels point into */
+/*
+ * Reads the job of paths and fills p's panels (the processes', then the
+ * physical devices'), time axis, title and note: CLI_OK, or CLI_FAIL
+ * printed with nothing to draw. *failed: a trace could not be read
+ * (printed), the others drawn. Free *job with plot_job_free after p.
+ */
+int plot_job_read(struct plot *p, struct plot_job **job, char *const *paths, size_t n,
+		  const struct plot_job_opts *o, bool *failed);
+void plot_job_free(struct plot_job *job);
 
 /* Text width estimate for layout: sans-serif at size px, about 0.6 em a character. */
 double plot_text_width(const char *s, double size);

@@ -180,7 +180,7 @@ static uint64_t sat(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
-static void add(struct cgtrace_stack_stat *to, const struct cgtrace_stack_stat *s)
+void cli_stat_add(struct cgtrace_stack_stat *to, const struct cgtrace_stack_stat *s)
 {
 	to->count = sat(to->count, s->count);
 	to->total_bytes = sat(to->total_bytes, s->total_bytes);
@@ -216,7 +216,7 @@ static int add_by_site(struct site_rows *t, const struct cli_site_row *row, uint
 		size_t r = t->by_row.slot[j] - 1;
 		struct cli_site_row *to = &t->rows[r].row;
 		if (t->rows[r].name == name && strcmp(to->device, row->device) == 0) {
-			add(&to->sum, &row->sum);
+			cli_stat_add(&to->sum, &row->sum);
 			to->n_stacks++;
 			if (row->stack_id < to->stack_id) {
 				to->stack_id = row->stack_id;

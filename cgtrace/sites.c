@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,10 +77,24 @@ const struct cli_choice cli_site_choices[] = {
 };
 enum cli_site cli_site_mode = CLI_SITE_PYTHON;
 
+/* The warnings said so far: the ranks of a job share their modules, and one line says it. */
+#define WARNINGS_KEPT 256
+static pthread_mutex_t warned_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *warned[WARNINGS_KEPT];
+static size_t n_warned;
+
 static void print_warning(void *user, const char *line)
 {
 	(void)user;
-	fprintf(stderr, "cgtrace: %s\n", line);
+	pthread_mutex_lock(&warned_lock);
+	bool again = false;
+	for (size_t i = 0; i < n_warned && !again; i++)
+		again = strcmp(warned[i], line) == 0;
+	if (!again && n_warned < WARNINGS_KEPT && (warned[n_warned] = strdup(line)))
+		n_warned++;
+	if (!again)
+		fprintf(stderr, "cgtrace: %s\n", line);
+	pthread_mutex_unlock(&warned_lock);
 }
 
 /* Symbols for the document's modules; stacks are resolved when asked for. */
@@ -478,13 +493,20 @@ void cli_json_stat(struct cli_jw *w, const struct cgtrace_stack_stat *s)
 		cli_jw_key_bool(w, "preexisting", true);
 }
 
+void cli_print_site_frames(const struct cgtrace_resolved_stack *st, bool preexisting, bool full,
+			   const char *indent)
+{
+	if (preexisting)
+		printf("%s(live before recording began: no stack)\n", indent);
+	else
+		cli_print_frames(st, full, indent);
+}
+
 void cli_print_row_frames(struct cli_sites *s, const struct cli_site_row *r, bool full,
 			  const char *indent)
 {
-	if (r->site == &cli_site_preexisting)
-		printf("%s(live before recording began: no stack)\n", indent);
-	else
-		cli_print_frames(cli_sites_stack(s, r->stack_id), full, indent);
+	bool pre = r->site == &cli_site_preexisting;
+	cli_print_site_frames(pre ? NULL : cli_sites_stack(s, r->stack_id), pre, full, indent);
 }
 
 int cli_sites_open_rows(struct cli_sites *s, const char *path, const char *device, bool by_stack,

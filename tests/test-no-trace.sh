@@ -2,8 +2,8 @@
 # Input that is no trace says what it is, one line naming it, status 1, from
 # every command that reads a trace: a directory, an empty file, bytes that
 # are neither encoding (a file and on standard input), and the same empty
-# input on standard input. The commands that read a folder as a job
-# (summary, report) say that it holds no traces instead.
+# input on standard input. A folder is a job to the commands that take one
+# (docs/jobs.md): a folder without traces says so.
 #   test-no-trace.sh CGTRACE
 set -u
 # shellcheck source=tests/lib/sh-check.sh
@@ -18,9 +18,8 @@ printf '\211PNG\r\n\032\n\000\000\000\rIHDR\377\376 binary\n' >junk.cgt
 
 # The commands, each with the options it needs to write nowhere in particular.
 commands='summary|memory|top|leaks|timeline|validate|export|plot -o out.svg|report -o out.html'
-# The commands that read a folder as a job (docs/jobs.md): an empty one has no traces.
-job_commands=' summary '
-no_traces='no traces in this folder (names ending in .cgt, .jsonl or .zst)'
+# The commands that read a folder as a job.
+jobs=' summary memory top leaks timeline plot report '
 # input|what: the argument (a file, or '- <FILE' for standard input), the message.
 cases='folder|is a directory
 empty.cgt|empty file
@@ -33,9 +32,6 @@ while [ -n "$rest" ]; do
 	cmd=${rest%%|*}
 	rest=${rest#*|}
 	printf '%s\n' "$cases" | while IFS='|' read -r input what; do
-		case "$input $job_commands" in
-		"folder "*" ${cmd%% *} "*) what=$no_traces ;;
-		esac
 		# shellcheck disable=SC2086 # cmd is a command and its options
 		case $input in
 		'- <'*)
@@ -48,8 +44,8 @@ while [ -n "$rest" ]; do
 			;;
 		esac
 		st=$?
-		case $cmd:$input in
-		summary:folder | report*:folder)
+		case "$input|$jobs" in
+		"folder|"*" ${cmd%% *} "*)
 			what='no traces in this folder (names ending in .cgt, .jsonl or .zst)' ;;
 		esac
 		if [ "$st" -eq 1 ] && [ "$(cat "$tmp/err")" = "$name: $what" ] && [ ! -e out.svg ] &&

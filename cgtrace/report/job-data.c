@@ -68,8 +68,8 @@ static void json_process(struct cli_jw *w, const struct cgtrace_job *j, size_t i
 	}
 	const struct cgtrace_process *x = &p->process;
 	cli_jw_key_str(w, "label", cli_job_label(buf, sizeof(buf), p));
-	cli_jw_key_str(w, "who", cli_job_who(buf, sizeof(buf), p));
-	cli_jw_key_str(w, "command", cli_job_command(buf, sizeof(buf), p));
+	cli_jw_key_str(w, "who", cli_job_who_of(buf, sizeof(buf), p));
+	cli_jw_key_str(w, "command", cli_job_command(buf, sizeof(buf), &p->process));
 	const struct {
 		const char *key;
 		int64_t v;

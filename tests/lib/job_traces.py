@@ -126,9 +126,11 @@ def device_peaks(p):
 
 
 def label(p):
-    """What the views call the process: its rank and pid, then its command."""
-    fork = "(fork) " if "forked_from" in p["tags"] else ""
-    return "rank %s (pid %d) %s%s" % (p["tags"]["RANK"], p["pid"], fork, p["cmdline"])
+    """What the views call the process: its rank and pid, then its command; a
+    fork child by its pid alone, since it inherits its parent's rank variables."""
+    if "forked_from" in p["tags"]:
+        return "pid %d (fork) %s" % (p["pid"], p["cmdline"])
+    return "rank %s (pid %d) %s" % (p["tags"]["RANK"], p["pid"], p["cmdline"])
 
 
 def lines(p):
