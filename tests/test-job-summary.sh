@@ -78,6 +78,16 @@ st=$?
 	grep -q 'peak 5.0 MiB at 5.000 ms' "$tmp/out" && ok || ko "a bad trace in the job (status $st)"
 rm -f "$job/broken.jsonl"
 
+# A device-heavy job: its series pass the bytes a job holds in memory and
+# go to a file; the sum's peak is still the one worked out independently.
+mkdir "$tmp/heavy"
+want=$(python3 "$here/jobs/make-gpu-heavy.py" "$tmp/heavy" 400000) || exit 1
+"$cgtrace" summary --json "$tmp/heavy" >"$tmp/heavy.json" 2>"$tmp/err" &&
+	python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+print(g["peak_bytes"], g["peak_ns"])' "$tmp/heavy.json" >"$tmp/got" 2>>"$tmp/err" &&
+	[ "$(cat "$tmp/got")" = "$want" ] && ok || { echo "want $want got $(cat "$tmp/got")" >>"$tmp/err"; ko "a device-heavy job's exact sum"; }
+
 # Usage: --brief takes one trace; an empty folder says so.
 "$cgtrace" summary --brief "$job" >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q -- "--brief takes one TRACE" "$tmp/err" && ok || ko "--brief of a job"

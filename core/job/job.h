@@ -23,21 +23,30 @@
 struct cg_job_series {
 	uint16_t dev;      /* the reading document's device number */
 	size_t device;     /* index among the process's devices, once known */
-	struct cg_vec buf; /* uint8_t */
+	struct cg_vec buf; /* uint8_t: the moments not yet in the file, the last one's at last_off */
 	size_t n, last_off;
+	int fd;            /* the spill file (unlinked) of the moments before buf's; -1: none yet */
+	bool no_spill;     /* no file to be had, or a write failed: the rest stays in memory */
+	uint64_t spilled;  /* bytes in it */
 	uint64_t prev_t, prev_live, prev_pre; /* the moment before the last */
 	uint64_t t, live, pre;                /* the last */
 };
 
 struct cg_series_cursor {
+	const struct cg_job_series *s;
 	const uint8_t *p, *end;
+	uint8_t *chunk;     /* the spill file read a piece at a time */
+	uint64_t file_at;   /* the file's bytes read into chunk so far */
+	bool in_memory;     /* past the file: reading buf */
 	uint64_t t, live, pre;
 };
 
 int cg_series_put(struct cg_job_series *s, uint64_t t, uint64_t live, uint64_t pre);
-void cg_series_begin(const struct cg_job_series *s, struct cg_series_cursor *c);
-/* The next moment into c's t, live and pre; false after the last. */
+/* 0, or -ENOMEM for the cursor's buffer; cg_series_end after. */
+int cg_series_begin(const struct cg_job_series *s, struct cg_series_cursor *c);
+/* The next moment into c's t, live and pre; false after the last (or a failed read). */
 bool cg_series_next(struct cg_series_cursor *c);
+void cg_series_end(struct cg_series_cursor *c);
 void cg_series_free(struct cg_job_series *s);
 
 /* While reading, per device number: pre-existing bytes live, and at the device's peak. */

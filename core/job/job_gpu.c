@@ -86,9 +86,9 @@ static int merge(struct cg_job *jj, const struct member *m, size_t n,
 		start[k] = jp->start_ns;
 		/* A fork child's inherited blocks are its parent's, counted there. */
 		child[k] = jp->process.forked_from >= 0;
-		cg_series_begin(CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series),
-				&c[k]);
-		if (cg_series_next(&c[k]))
+		ret = cg_series_begin(
+		    CG_VEC_AT(&jj->procs[m[k].proc].series, struct cg_job_series, m[k].series), &c[k]);
+		if (ret == 0 && cg_series_next(&c[k]))
 			h[live++] = (struct head){start[k] + c[k].t, (uint32_t)k};
 	}
 	for (size_t i = live / 2; ret == 0 && i-- > 0;)
@@ -110,6 +110,8 @@ static int merge(struct cg_job *jj, const struct member *m, size_t n,
 		}
 		ret = fn(user, t, sum, cur);
 	}
+	for (size_t k = 0; c && k < n; k++)
+		cg_series_end(&c[k]);
 	free(c);
 	free(h);
 	free(cur);

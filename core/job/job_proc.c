@@ -69,7 +69,7 @@ static struct cg_job_series *series_of(struct cg_job_proc *p, uint16_t dev)
 	}
 	struct cg_job_series *s = CG_VEC_PUSH(&p->series, struct cg_job_series);
 	if (s)
-		*s = (struct cg_job_series){.dev = dev, .device = SIZE_MAX};
+		*s = (struct cg_job_series){.dev = dev, .device = SIZE_MAX, .fd = -1};
 	return s;
 }
 
