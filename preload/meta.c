@@ -74,6 +74,7 @@ static void add_user_tags(struct tags *t, uint32_t own)
 void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, const struct cg_meta_origin *origin)
 {
 	char pid[24], ppid[24], parent[24], host[256], run_id[64], ts[64], corr[512];
+	char clock[3][24];
 	struct tags t = {.n = 0};
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -100,6 +101,17 @@ void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, const struct cg_meta_ori
 	if (origin->inherited)
 		add_c(&t, "cgprobe_inherited", origin->inherited);
 	cg_meta_end_tags(add_setting, &t);
+	if (origin->clock) {
+		const struct cg_wallclock *w = origin->clock;
+		snprintf(clock[0], sizeof(clock[0]), "%llu", (unsigned long long)w->realtime_ns);
+		snprintf(clock[1], sizeof(clock[1]), "%llu", (unsigned long long)w->monotonic_ns);
+		snprintf(clock[2], sizeof(clock[2]), "%llu", (unsigned long long)w->error_ns);
+		add_c(&t, "cgprobe_clock_realtime_ns", clock[0]);
+		add_c(&t, "cgprobe_clock_monotonic_ns", clock[1]);
+		add_c(&t, "cgprobe_clock_error_ns", clock[2]);
+		if (w->boot_id[0])
+			add_c(&t, "cgprobe_boot_id", w->boot_id);
+	}
 	cg_launch_env_each(add_setting, &t);
 	add_user_tags(&t, t.n);
 

@@ -31,6 +31,7 @@
 #include "state.h"
 #include "thread.h"
 #include "updates.h"
+#include "wallclock.h"
 #include "warn.h"
 #include "writer.h"
 
@@ -44,6 +45,8 @@ static bool compact;
 static const struct cg_encoder_ops *enc;
 static pid_t owner;
 static struct cg_meta_origin origin; /* forked_from and cgprobe_inherited */
+/* The trace's time 0 on the other clocks: the session's start, or a window's begin. */
+static struct cg_wallclock wall;
 static unsigned next_seq;
 static atomic_int ended;
 /* The trace is a regular file this session created (not a FIFO or device): that one. */
@@ -201,11 +204,14 @@ static int window_open(void)
 		return -ETIMEDOUT;
 	struct cg_buf b = {0};
 	reached = true;
+	/* The window's time 0, which its head anchors, before its snapshot (writer.h). */
+	uint64_t base = cg_clock_now();
+	cg_wallclock_read(&wall, cg_clock_origin + base);
 	format_head(&b);
 	int r = head_now(&b);
 	cg_buf_fini(&b);
 	if (r == 0)
-		cg_writer_window_begin();
+		cg_writer_window_begin(base);
 	cg_writer_release(ticket);
 	if (r < 0) {
 		cg_warn("cannot write trace ", path, ": ", strerror(-r),
@@ -270,6 +276,7 @@ void cg_session_start(pid_t parent)
 	int fd, r;
 	struct stat st;
 	cg_clock_start();
+	cg_wallclock_read(&wall, cg_clock_origin);
 	cg_device_session_start();
 	cg_stack_session_start();
 	owner = getpid();
@@ -279,7 +286,7 @@ void cg_session_start(pid_t parent)
 	 * kept) starts recording then, as any session does: no claim either way.
 	 */
 	origin = (struct cg_meta_origin){
-	    parent, !forking ? NULL : fork_whole ? "complete" : "partial", NULL};
+	    parent, !forking ? NULL : fork_whole ? "complete" : "partial", NULL, &wall};
 	dropped = false;
 	cg_capture_session_start(window_open);
 	head_later = cg_capture_state() == CG_CAPTURE_WAITING;
