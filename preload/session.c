@@ -16,6 +16,7 @@
 #include "device.h"
 #include "encoding.h"
 #include "inherit.h"
+#include "jobfile.h"
 #include "live.h"
 #include "meta.h"
 #include "modules.h"
@@ -328,6 +329,8 @@ void cg_session_start(pid_t parent)
 		return;
 	}
 	append_manifest("", path);
+	if (cg_opt.job && own_file)
+		cg_job_trace_made(path, origin.forked_from, wall.realtime_ns);
 	if (origin.inherited && strcmp(origin.inherited, "partial") == 0)
 		append_manifest("~", path);
 	/* The modules loaded so far, for the trace's first memory record (docs/stacks.md). */
@@ -378,6 +381,8 @@ static void unlink_own_file(void)
 	    st.st_ino != own_ino || unlink(path) < 0)
 		return;
 	append_manifest("-", path);
+	if (cg_opt.job)
+		cg_job_trace_removed();
 	/* The copy of a removed trace goes with it (the writer closed it). */
 	if (copy_path[0])
 		unlink(copy_path);
