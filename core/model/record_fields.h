@@ -96,7 +96,8 @@
 	X(k, BOOL, measured, CG_DEFAULT)                                                           \
 	X(k, ENUM, step, CG_OPTIONAL, cg_step_names, CGTRACE_STEP_NONE)                           \
 	CG_FIELDS_span_thread(X, k)                                                                \
-	CG_FIELDS_span_training(X, k)
+	CG_FIELDS_span_training(X, k)                                                              \
+	CG_FIELDS_span_process(X, k)
 
 /*
  * Extension fields: the thread that opened the span (its OS thread id) and,
@@ -117,6 +118,15 @@
 	X(k, U64_OPT, cgprobe_update, CG_OPTIONAL, has_update)                                     \
 	X(k, STR, cgprobe_phase, CG_OPTIONAL)                                                      \
 	X(k, HEXS, parameters, CG_OPTIONAL, n_parameters)
+
+/*
+ * Extension fields of a job (docs/jobs.md): the process's rank and the
+ * job's world size, where they became known only after the process
+ * started (init_process_group), on a span of their own.
+ */
+#define CG_FIELDS_span_process(X, k)                                                               \
+	X(k, U64_OPT, cgprobe_rank, CG_OPTIONAL, has_rank)                                         \
+	X(k, U64_OPT, cgprobe_world_size, CG_OPTIONAL, has_world_size)
 
 #define CG_FIELDS_span_end(X, k)                                                                   \
 	X(k, STR, id, CG_REQUIRED)                                                                 \
