@@ -10,11 +10,12 @@ cd "$(dirname "$0")/.."
 # heaptrack for the benchmarks, time for peak-RSS figures, python3 and its
 # zstandard module for the independent decoder of the compact encoding,
 # python3-torch (CPU) for the tests of the Python module (tests/test-python.sh),
-# chromium (headless) for the browser test of the HTML report, and valgrind
-# for ms_print, which reads the massif export.
+# chromium (headless) for the browser test of the HTML report, valgrind
+# for ms_print, which reads the massif export, and Open MPI (mpirun, mpicc)
+# for the test of a job launched by mpirun (tests/test-job-mpi.py).
 packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev libdw-dev
 check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard python3-torch
-chromium valgrind"
+chromium valgrind openmpi-bin libopenmpi-dev"
 
 missing=""
 for p in $packages; do
