@@ -3,16 +3,18 @@
 
   test-job-clock.py CGTRACE LIBCGPROBE CLOCK_MARKS
 
-tests/jobs/clock-marks.c allocates blocks of sizes no other block has,
-each bracketed by CLOCK_MONOTONIC reads, in the process and in a fork
-child. In a compact trace and a JSONL one, and in a capture window's:
+tests/jobs/clock-marks.c allocates blocks of sizes no other block has and
+opens spans of names of their own, each bracketed by CLOCK_MONOTONIC
+reads, in the process and in a fork child. In a compact trace and a JSONL
+one, and in a capture window's:
 - each trace has cgprobe_clock_realtime_ns within a second of `date
   +%s%N` at the start, cgprobe_clock_monotonic_ns at or before the
   process's first read, cgprobe_clock_error_ns from 1 to 1 ms, and
   cgprobe_boot_id this boot's;
-- each marked block's record, its timestamp_ns plus the trace's
-  cgprobe_clock_monotonic_ns, falls between its two reads: a record's
-  time is nanoseconds since that origin, in the fork child's trace too;
+- each marked block's record and span's start, its timestamp_ns or
+  start_ns plus the trace's cgprobe_clock_monotonic_ns, falls between its
+  two reads: a record's time is nanoseconds since that origin, in the
+  fork child's trace too;
 - realtime minus monotonic is the same in every trace, within the errors
   (and what NTP may slew meanwhile);
 - two processes run one after the other order by their monotonic origin
@@ -54,9 +56,10 @@ def run_marks(name, ext, args=(), **env):
     check(r.returncode == 0, "%s: clock-marks exited %d: %s" % (name, r.returncode, r.stderr))
     said = {}
     for line in r.stdout.splitlines():
-        pid, _, kind, size, before, after = line.split()
-        if kind == "M":
-            said.setdefault(int(pid), []).append((int(size), int(before), int(after)))
+        pid, _, kind, what, before, after = line.split()
+        if kind in ("M", "S"):
+            said.setdefault(int(pid), []).append(
+                (int(what) if kind == "M" else what, int(before), int(after)))
     traces = {}
     for f in sorted(os.listdir(folder)):
         recs = records(cgtrace, os.path.join(folder, f))
@@ -83,17 +86,19 @@ def check_clock(name, start, recs, said):
           % (name, t.get("cgprobe_boot_id"), boot_id))
     first = min(before for _, before, _ in said)
     check(mono <= first, "%s: monotonic origin %d after the first read %d" % (name, mono, first))
-    allocs = {m["bytes"]: m["timestamp_ns"] for m in recs
-              if m.get("kind") == "memory" and m.get("action") == "alloc"
-              and not m.get("cgprobe_preexisting")}
-    for size, before, after in said:
-        ts = allocs.get(size)
-        check(ts is not None, "%s: no record of the %d-byte block" % (name, size))
+    # A block by its size (timestamp_ns), a span by its name (start_ns).
+    times = {m["bytes"]: m["timestamp_ns"] for m in recs
+             if m.get("kind") == "memory" and m.get("action") == "alloc"
+             and not m.get("cgprobe_preexisting")}
+    times.update({s["name"]: s["start_ns"] for s in recs if s.get("kind") == "span_start"})
+    for what, before, after in said:
+        ts = times.get(what)
+        check(ts is not None, "%s: no record of %r" % (name, what))
         if ts is None:
             continue
         check(before - SLACK_NS <= mono + ts <= after + SLACK_NS,
-              "%s: the %d-byte block at %d + %d = %d, read between %d and %d"
-              % (name, size, mono, ts, mono + ts, before, after))
+              "%s: %r at %d + %d = %d, read between %d and %d"
+              % (name, what, mono, ts, mono + ts, before, after))
     return real, mono, err
 
 

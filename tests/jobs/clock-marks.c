@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Allocations bracketed by CLOCK_MONOTONIC reads, for the test of a job's
- * time axis (tests/test-job-clock.py): each block has a size no other
- * block has, and its line says when it was made,
+ * Allocations and spans bracketed by CLOCK_MONOTONIC reads, for the test
+ * of a job's time axis (tests/test-job-clock.py): each block has a size
+ * no other block has, each span a name of its own, and a line says when
+ * each was made,
  *   "PID clock-marks M SIZE BEFORE_NS AFTER_NS",
- * so that the record's time plus the trace's cgprobe_clock_monotonic_ns
- * must fall between the two reads. In this process, in a fork child, and,
+ *   "PID clock-marks S NAME BEFORE_NS AFTER_NS",
+ * so that the record's time (timestamp_ns, start_ns) plus the trace's
+ * cgprobe_clock_monotonic_ns must fall between the two reads. In this process, in a fork child, and,
  * with the argument "update", inside a training update (a capture
  * window's trace counts from the window's begin).
  * Usage: clock-marks [update]
@@ -35,6 +37,16 @@ static void nap_ms(long ms)
 	nanosleep(&t, NULL);
 }
 
+/* A span opened between two reads, told as "S NAME BEFORE AFTER", and ended. */
+static void span_mark(const char *name)
+{
+	uint64_t before = mono_ns();
+	uint64_t id = cgprobe_span_begin_opt(name, CGPROBE_STEP_NONE);
+	uint64_t after = mono_ns();
+	say("S %s %llu %llu", name, (unsigned long long)before, (unsigned long long)after);
+	cgprobe_span_end_opt(id);
+}
+
 /* A block of size bytes, bracketed, told, kept (a leak is fine here). */
 static void mark(size_t size)
 {
@@ -57,10 +69,12 @@ int main(int argc, char **argv)
 		nap_ms(10);
 	}
 	mark(123451);
+	span_mark("parent-span");
 	pid_t pid = fork();
 	if (pid == 0) {
 		nap_ms(20);
 		mark(123452);
+		span_mark("child-span");
 		mark(123453);
 		exit(0);
 	}
