@@ -129,6 +129,16 @@ CGPROBE_DECL int cgprobe_mark_parameters_n(const void *const *ptrs, const uint64
 					   size_t n);
 /* Names the calling thread in the trace (threads are otherwise named from their comm). */
 CGPROBE_DECL int cgprobe_thread_name(const char *name);
+/*
+ * The process's rank in its job of many processes, and the job's size
+ * (world_size 0 or less: unknown), for a rank known only once the program
+ * runs (torch.multiprocessing.spawn, init_process_group(rank=...)) rather
+ * than from a launcher's variables: a span `process_group` under the
+ * calling thread's innermost span, ended at once, whose start carries
+ * cgprobe_rank and, when known, cgprobe_world_size (docs/jobs.md).
+ * -EINVAL for a negative rank, or one not below a known world_size.
+ */
+CGPROBE_DECL int cgprobe_process_rank(int64_t rank, int64_t world_size);
 
 /*
  * The same functions found at first use: cgprobe_x_opt(...) looks up
@@ -187,6 +197,7 @@ CGPROBE_OPT_(int, cgprobe_mark_parameters, (const void *ptr, uint64_t bytes), (p
 CGPROBE_OPT_(int, cgprobe_mark_parameters_n,
 	     (const void *const *ptrs, const uint64_t *bytes, size_t n), (ptrs, bytes, n))
 CGPROBE_OPT_(int, cgprobe_thread_name, (const char *name), (name))
+CGPROBE_OPT_(int, cgprobe_process_rank, (int64_t rank, int64_t world_size), (rank, world_size))
 #undef CGPROBE_OPT_
 #endif
 

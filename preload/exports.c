@@ -23,6 +23,7 @@
 #include "modules.h"
 #include "marks.h"
 #include "probe.h"
+#include "process_group.h"
 #include "real.h"
 #include "session.h"
 #include "signals.h"
@@ -581,6 +582,11 @@ CG_PROBE_EXPORT int cgprobe_mark_parameters_n(const void *const *ptrs, const uin
 CG_PROBE_EXPORT int cgprobe_thread_name(const char *name)
 {
 	API_CALL(int, cg_thread_set_name(name));
+}
+
+CG_PROBE_EXPORT int cgprobe_process_rank(int64_t rank, int64_t world_size)
+{
+	API_CALL(int, cg_process_group(rank, world_size));
 }
 
 CG_PROBE_EXPORT int cgprobe_flush(void)

@@ -88,6 +88,10 @@ void cg_format_span_start(struct cg_buf *b, const struct cg_event *e, uint64_t t
 	if (v.extra) {
 		r.u.span_start.has_update = v.extra->update != 0;
 		r.u.span_start.cgprobe_update = v.extra->update;
+		r.u.span_start.has_rank = v.extra->rank != 0;
+		r.u.span_start.cgprobe_rank = v.extra->rank - 1;
+		r.u.span_start.has_world_size = v.extra->world_size != 0;
+		r.u.span_start.cgprobe_world_size = v.extra->world_size;
 		r.u.span_start.parameters = v.extra->values;
 		r.u.span_start.n_parameters = (uint32_t)v.extra->n_values;
 	}

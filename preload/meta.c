@@ -10,13 +10,14 @@
 #include "cgtrace.h"
 #include "compact_out.h"
 #include "jsonl_format.h"
+#include "launch_env.h"
 #include "meta_end.h"
 #include "options.h"
 #include "process.h"
 #include "record.h"
 #include "run_meta.h"
 
-#define MAX_TAGS 64
+#define MAX_TAGS 96
 
 struct tags {
 	struct cg_tagv v[MAX_TAGS];
@@ -72,9 +73,8 @@ static void add_user_tags(struct tags *t, uint32_t own)
 
 void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, const struct cg_meta_origin *origin)
 {
-	static const char *const rank_vars[] = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID",
-						"OMPI_COMM_WORLD_RANK"};
 	char pid[24], ppid[24], parent[24], host[256], run_id[64], ts[64], corr[512];
+	char clock[3][24];
 	struct tags t = {.n = 0};
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -101,11 +101,18 @@ void cg_meta_format(struct cg_buf *b, uint64_t unix_ns, const struct cg_meta_ori
 	if (origin->inherited)
 		add_c(&t, "cgprobe_inherited", origin->inherited);
 	cg_meta_end_tags(add_setting, &t);
-	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
-		const char *v = getenv(rank_vars[i]);
-		if (v)
-			add_c(&t, rank_vars[i], v);
+	if (origin->clock) {
+		const struct cg_wallclock *w = origin->clock;
+		snprintf(clock[0], sizeof(clock[0]), "%llu", (unsigned long long)w->realtime_ns);
+		snprintf(clock[1], sizeof(clock[1]), "%llu", (unsigned long long)w->monotonic_ns);
+		snprintf(clock[2], sizeof(clock[2]), "%llu", (unsigned long long)w->error_ns);
+		add_c(&t, "cgprobe_clock_realtime_ns", clock[0]);
+		add_c(&t, "cgprobe_clock_monotonic_ns", clock[1]);
+		add_c(&t, "cgprobe_clock_error_ns", clock[2]);
+		if (w->boot_id[0])
+			add_c(&t, "cgprobe_boot_id", w->boot_id);
 	}
+	cg_launch_env_each(add_setting, &t);
 	add_user_tags(&t, t.n);
 
 	const char *entry = cg_opt.entrypoint ? cg_opt.entrypoint : cg_process.exe_name;

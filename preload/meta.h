@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "wallclock.h"
 
 /* Where a session's process came from, for its meta tags. */
 struct cg_meta_origin {
@@ -15,6 +16,8 @@ struct cg_meta_origin {
 	const char *inherited;
 	/* CGPROBE_CAPTURE=update: whether the window came, "yes" or "no"; else NULL. */
 	const char *capture_reached;
+	/* The trace's time 0 on the other clocks (tags cgprobe_clock_*, cgprobe_boot_id). */
+	const struct cg_wallclock *clock;
 };
 
 /*

@@ -196,6 +196,28 @@ static const char *format_value(const struct option_def *o, char *out, size_t ca
 	return "";
 }
 
+/*
+ * The default name follows the encoding. CGPROBE_OUTPUT=DIR/ names a
+ * job's folder: every process's trace goes there under a name that holds
+ * its host and pid, so that the processes of a job on every machine can
+ * share one folder (docs/jobs.md).
+ */
+static void output_template(void)
+{
+	static char job[4096 + sizeof(CG_JOB_TRACE_NAME ".jsonl")];
+	const char *ext = cg_opt.format == CG_FORMAT_JSONL ? ".jsonl" : ".cgt";
+	size_t n = cg_opt.output ? strlen(cg_opt.output) : 0;
+	cg_opt.job = n > 0 && cg_opt.output[n - 1] == '/';
+	if (!cg_opt.output)
+		cg_opt.output =
+		    cg_opt.format == CG_FORMAT_JSONL ? "cgprobe.%e.%p.jsonl" : "cgprobe.%e.%p.cgt";
+	/* A longer folder is no path: creating the trace says so. */
+	else if (cg_opt.job && n < 4096) {
+		snprintf(job, sizeof(job), "%s%s%s", cg_opt.output, CG_JOB_TRACE_NAME, ext);
+		cg_opt.output = job;
+	}
+}
+
 void cg_options_load(void)
 {
 	for (size_t i = 0; i < N_OPTIONS; i++) {
@@ -224,9 +246,7 @@ void cg_options_load(void)
 				apply(o, o->def, false);
 		}
 	}
-	if (!cg_opt.output)
-		cg_opt.output =
-		    cg_opt.format == CG_FORMAT_JSONL ? "cgprobe.%e.%p.jsonl" : "cgprobe.%e.%p.cgt";
+	output_template();
 }
 
 void cg_options_each_tag(void (*fn)(void *ctx, const char *key, const char *value), void *ctx)

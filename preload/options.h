@@ -12,12 +12,16 @@
 /* A trace's encoding: compact (docs/compact-format.md) or JSONL text. */
 enum cg_format { CG_FORMAT_COMPACT, CG_FORMAT_JSONL };
 
+/* A trace's name in a job's folder (CGPROBE_OUTPUT=DIR/), before its extension. */
+#define CG_JOB_TRACE_NAME "cgprobe.%e.%h.%p"
+
 /* CGPROBE_STACK_DEPTH's largest value: a hook keeps this many frames on the program's stack. */
 #define CG_STACK_DEPTH_MAX 256
 #define CG_STACK_DEPTH_MAX_TEXT "256"
 
 struct cg_options {
 	const char *output;         /* CGPROBE_OUTPUT template */
+	bool job;                   /* CGPROBE_OUTPUT named a folder: a job's (docs/jobs.md) */
 	uint64_t min_bytes;         /* CGPROBE_MIN_BYTES */
 	const char *only;           /* CGPROBE_ONLY globs */
 	bool follow;                /* CGPROBE_FOLLOW */

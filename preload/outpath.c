@@ -2,10 +2,12 @@
 #include "outpath.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "launch_env.h"
 #include "sink.h"
 
 static size_t put(char *out, size_t at, size_t cap, const char *s)
@@ -20,6 +22,7 @@ static size_t put(char *out, size_t at, size_t cap, const char *s)
 static int expand(const char *tmpl, const char *exe, unsigned seq, char *out, size_t cap)
 {
 	char num[32], host[256];
+	uint64_t rank;
 	size_t at = 0;
 	if (tmpl[0] != '/') {
 		if (!getcwd(out, cap - 2))
@@ -44,6 +47,13 @@ static int expand(const char *tmpl, const char *exe, unsigned seq, char *out, si
 			break;
 		case 'e':
 			at = put(out, at, cap, exe);
+			break;
+		case 'r':
+			if (cg_launch_rank(&rank))
+				snprintf(num, sizeof(num), "%llu", (unsigned long long)rank);
+			else
+				strcpy(num, "none");
+			at = put(out, at, cap, num);
 			break;
 		case 'h':
 			if (gethostname(host, sizeof(host)) < 0)

@@ -16,6 +16,7 @@
 #include "device.h"
 #include "encoding.h"
 #include "inherit.h"
+#include "jobfile.h"
 #include "live.h"
 #include "meta.h"
 #include "modules.h"
@@ -31,6 +32,7 @@
 #include "state.h"
 #include "thread.h"
 #include "updates.h"
+#include "wallclock.h"
 #include "warn.h"
 #include "writer.h"
 
@@ -44,6 +46,8 @@ static bool compact;
 static const struct cg_encoder_ops *enc;
 static pid_t owner;
 static struct cg_meta_origin origin; /* forked_from and cgprobe_inherited */
+/* The trace's time 0 on the other clocks: the session's start, or a window's begin. */
+static struct cg_wallclock wall;
 static unsigned next_seq;
 static atomic_int ended;
 /* The trace is a regular file this session created (not a FIFO or device): that one. */
@@ -201,11 +205,14 @@ static int window_open(void)
 		return -ETIMEDOUT;
 	struct cg_buf b = {0};
 	reached = true;
+	/* The window's time 0, which its head anchors, before its snapshot (writer.h). */
+	uint64_t base = cg_clock_now();
+	cg_wallclock_read(&wall, cg_clock_origin + base);
 	format_head(&b);
 	int r = head_now(&b);
 	cg_buf_fini(&b);
 	if (r == 0)
-		cg_writer_window_begin();
+		cg_writer_window_begin(base);
 	cg_writer_release(ticket);
 	if (r < 0) {
 		cg_warn("cannot write trace ", path, ": ", strerror(-r),
@@ -270,6 +277,7 @@ void cg_session_start(pid_t parent)
 	int fd, r;
 	struct stat st;
 	cg_clock_start();
+	cg_wallclock_read(&wall, cg_clock_origin);
 	cg_device_session_start();
 	cg_stack_session_start();
 	owner = getpid();
@@ -279,7 +287,7 @@ void cg_session_start(pid_t parent)
 	 * kept) starts recording then, as any session does: no claim either way.
 	 */
 	origin = (struct cg_meta_origin){
-	    parent, !forking ? NULL : fork_whole ? "complete" : "partial", NULL};
+	    parent, !forking ? NULL : fork_whole ? "complete" : "partial", NULL, &wall};
 	dropped = false;
 	cg_capture_session_start(window_open);
 	head_later = cg_capture_state() == CG_CAPTURE_WAITING;
@@ -321,6 +329,8 @@ void cg_session_start(pid_t parent)
 		return;
 	}
 	append_manifest("", path);
+	if (cg_opt.job && own_file)
+		cg_job_trace_made(path, origin.forked_from, wall.realtime_ns);
 	if (origin.inherited && strcmp(origin.inherited, "partial") == 0)
 		append_manifest("~", path);
 	/* The modules loaded so far, for the trace's first memory record (docs/stacks.md). */
@@ -371,6 +381,8 @@ static void unlink_own_file(void)
 	    st.st_ino != own_ino || unlink(path) < 0)
 		return;
 	append_manifest("-", path);
+	if (cg_opt.job)
+		cg_job_trace_removed();
 	/* The copy of a removed trace goes with it (the writer closed it). */
 	if (copy_path[0])
 		unlink(copy_path);

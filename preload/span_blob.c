@@ -29,7 +29,7 @@ char *cg_span_blob_make(const char *name, const char *thread, const struct cg_sp
 	size_t n = strnlen(name, CG_SPAN_NAME_MAX), t = thread ? strlen(thread) : 0;
 	size_t p = info->phase ? strnlen(info->phase, CG_SPAN_NAME_MAX) : 0;
 	size_t len = n + 1 + (thread ? t + 1 : 0) + (info->phase ? p + 1 : 0);
-	bool extra = info->update || info->n_ranges;
+	bool extra = info->update || info->rank || info->n_ranges;
 	size_t total = extra ? extra_at(len) + sizeof(struct cg_span_extra) +
 	                           2 * info->n_ranges * sizeof(uint64_t)
 	                     : len;
@@ -48,6 +48,8 @@ char *cg_span_blob_make(const char *name, const char *thread, const struct cg_sp
 	if (extra) {
 		struct cg_span_extra *x = (void *)(blob + extra_at(len));
 		x->update = info->update;
+		x->rank = info->rank;
+		x->world_size = info->rank ? info->world_size : 0;
 		x->n_values = 2 * info->n_ranges;
 		for (size_t i = 0; i < info->n_ranges; i++) {
 			x->values[2 * i] = (uint64_t)(uintptr_t)info->ptrs[i];

@@ -21,10 +21,12 @@
 #define CG_SPAN_PHASE 4u
 #define CG_SPAN_EXTRA 8u
 
-/* The update a span stands for and the parameter ranges it marks. */
+/* The update a span stands for, the process's rank it tells, and the parameter ranges it marks. */
 struct cg_span_extra {
-	uint64_t update;   /* cgprobe_update, 0: none */
-	uint64_t n_values; /* cgprobe_parameters: address and length pairs, two values a range */
+	uint64_t update;     /* cgprobe_update, 0: none */
+	uint64_t rank;       /* cgprobe_rank + 1, 0: none */
+	uint64_t world_size; /* cgprobe_world_size, 0: none */
+	uint64_t n_values;   /* cgprobe_parameters: address and length pairs, two values a range */
 	uint64_t values[];
 };
 
@@ -36,6 +38,8 @@ struct cg_span_info {
 	const void *const *ptrs;
 	const uint64_t *bytes;
 	size_t n_ranges;
+	/* the process's rank in its job, + 1 (0: none), and the job's size (0: unknown) */
+	uint64_t rank, world_size;
 };
 
 /* A span's name is cut here; a thread's name and a phase are shorter already. */

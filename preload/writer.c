@@ -1018,7 +1018,7 @@ void cg_writer_head_written(void)
 	w.head_later = false;
 }
 
-void cg_writer_window_begin(void)
+void cg_writer_window_begin(uint64_t base_ns)
 {
 	w.last_ns = 0;
 	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
@@ -1027,9 +1027,10 @@ void cg_writer_window_begin(void)
 	w.head_later = false;
 	snapshot(0);
 	/*
-	 * Times start again once the snapshot is out: the thread that began
-	 * the update waited for it, and the update's own time starts now.
+	 * Times start again from the window's begin, which its head anchors
+	 * on the other clocks (cgprobe_clock_*): the update's own records
+	 * follow the snapshot the thread that began it waited for.
 	 */
-	w.base_ns = cg_clock_now();
+	w.base_ns = base_ns;
 	w.gate = CG_GATE_OPEN;
 }

@@ -81,9 +81,10 @@ void cg_writer_release(uint32_t ticket);
 void cg_writer_head_written(void);
 /*
  * Held for a round: the capture window begins: the snapshot of what is live, marked
- * pre-existing at t=0, then every record, timed from the snapshot's end.
+ * pre-existing at t=0, then every record, timed from base_ns (the session's clock,
+ * read when the window began, before the snapshot).
  */
-void cg_writer_window_begin(void);
+void cg_writer_window_begin(uint64_t base_ns);
 /* In a fork child: the parent's writer thread does not exist here. */
 void cg_writer_forget(void);
 

@@ -11,12 +11,13 @@ cd "$(dirname "$0")/.."
 # zstandard module for the independent decoder of the compact encoding,
 # python3-torch (CPU) for the tests of the Python module (tests/test-python.sh),
 # chromium (headless) for the browser test of the HTML report, valgrind
-# for ms_print, which reads the massif export, and python3-dask with
-# python3-distributed for the tested recipe that reads a job on a Dask
-# cluster (docs/jobs.md).
+# for ms_print, which reads the massif export, Open MPI (mpirun, mpicc) for
+# the test of a job launched by mpirun (tests/test-job-mpi.py), and
+# python3-dask with python3-distributed for the tested recipe that reads a
+# job on a Dask cluster (docs/jobs.md).
 packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev libdw-dev
 check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard python3-torch
-chromium valgrind python3-dask python3-distributed"
+chromium valgrind openmpi-bin libopenmpi-dev python3-dask python3-distributed"
 
 missing=""
 for p in $packages; do

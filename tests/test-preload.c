@@ -61,8 +61,12 @@ static const char *default_suffix(void)
  */
 static size_t probe_tag_count(void)
 {
-	/* cgprobe_steps; cgprobe_capture, cgprobe_capture_step, cgprobe_update_range; cgprobe_python. */
-	return compact_mode ? 20 : 19;
+	/*
+	 * cgprobe_steps; cgprobe_capture, cgprobe_capture_step, cgprobe_update_range; cgprobe_python;
+	 * cgprobe_clock_realtime_ns, cgprobe_clock_monotonic_ns, cgprobe_clock_error_ns,
+	 * cgprobe_boot_id.
+	 */
+	return compact_mode ? 24 : 23;
 }
 
 /* ------------------------------------------------------------------ */
@@ -763,7 +767,8 @@ static void check_trace(const struct trace *t)
 	static const char *const probe_tags[] = {
 		"pid",      "ppid",            "executable",        "cmdline",
 		"hostname", "cgprobe_version", "cgprobe_min_bytes", "cgprobe_device_snapshots",
-		"cgprobe_format"};
+		"cgprobe_format", "cgprobe_clock_realtime_ns", "cgprobe_clock_monotonic_ns",
+		"cgprobe_clock_error_ns"};
 	struct cgtrace_span root, span;
 	ck_assert_msg(t->n_warnings == 0, "%s: reader warnings:\n%s", t->path, t->warnings);
 	ck_assert_msg(!cgtrace_doc_truncated(t->doc), "%s: truncated", t->path);

@@ -27,7 +27,8 @@ START_TEST(test_blob_round_trip)
 			if (parts & 2)
 				info.phase = names[(i + 5) % 8];
 			if (parts & 4)
-				info = (struct cg_span_info){7, info.phase, ptrs, bytes, 2};
+				info = (struct cg_span_info){.update = 7, .phase = info.phase, .ptrs = ptrs,
+							     .bytes = bytes, .n_ranges = 2};
 			unsigned flags = CG_SPAN_MEASURED;
 			char *blob = cg_span_blob_make(names[i], thread, &info, &flags);
 			ck_assert_ptr_nonnull(blob);
@@ -61,6 +62,32 @@ START_TEST(test_blob_round_trip)
 }
 END_TEST
 
+/* A process's rank, with its job's size or without: the trailer carries them, nothing else. */
+START_TEST(test_blob_rank)
+{
+	cg_real_init();
+	for (int sized = 0; sized < 2; sized++) {
+		unsigned flags = 0;
+		struct cg_span_info info = {.rank = 3 + 1, .world_size = sized ? 8 : 0};
+		char *blob = cg_span_blob_make("process_group", NULL, &info, &flags);
+		ck_assert_uint_eq(flags, CG_SPAN_EXTRA);
+		struct cg_span_view v;
+		cg_span_blob_read(blob, flags, &v);
+		ck_assert_str_eq(v.name, "process_group");
+		ck_assert_uint_eq(v.extra->rank, 4);
+		ck_assert_uint_eq(v.extra->world_size, sized ? 8 : 0);
+		ck_assert_uint_eq(v.extra->update, 0);
+		ck_assert_uint_eq(v.extra->n_values, 0);
+		cg_real.free(blob);
+	}
+	/* A size without a rank says nothing. */
+	unsigned flags = 0;
+	char *blob = cg_span_blob_make("x", NULL, &(struct cg_span_info){.world_size = 8}, &flags);
+	ck_assert_uint_eq(flags, 0);
+	cg_real.free(blob);
+}
+END_TEST
+
 /* No info, or an update alone: the trailer only when something goes in it. */
 START_TEST(test_blob_update_alone)
 {
@@ -81,7 +108,7 @@ END_TEST
 
 TEST_SUITE(blob_suite, "span-blob")
 {
-	test_case(s, "blob", 30, test_blob_round_trip, test_blob_update_alone);
+	test_case(s, "blob", 30, test_blob_round_trip, test_blob_update_alone, test_blob_rank);
 }
 
 TEST_MAIN(blob_suite);

@@ -262,12 +262,14 @@ esac
 run -q env
 if grep -q '^LD_PRELOAD=' "$tmp/out"; then ok; else ko "LD_PRELOAD not in PROGRAM's environment"; fi
 # The build's Python module goes last on PYTHONPATH: 'import cgprobe' works
-# in PROGRAM, and a folder the caller names comes first.
+# in PROGRAM, and a folder the caller names comes before it; the module's
+# _site folder (its sitecustomize, which chains to the next one) first.
+py=$(cd -P "$build/python" && pwd -P)
 (unset PYTHONPATH; run -q sh -c 'echo "$PYTHONPATH"'
- [ "$(cat "$tmp/out")" = "$(cd -P "$build/python" && pwd -P)" ]) && ok ||
-	ko "PYTHONPATH: $(cat "$tmp/out"), not $build/python"
+ [ "$(cat "$tmp/out")" = "$py/cgprobe/_site:$py" ]) && ok ||
+	ko "PYTHONPATH: $(cat "$tmp/out"), not $py/cgprobe/_site:$py"
 PYTHONPATH=/opt/mine run -q sh -c 'echo "$PYTHONPATH"'
-if [ "$(cat "$tmp/out")" = "/opt/mine:$(cd -P "$build/python" && pwd -P)" ]; then ok; else
+if [ "$(cat "$tmp/out")" = "$py/cgprobe/_site:/opt/mine:$py" ]; then ok; else
 	ko "PYTHONPATH kept first: $(cat "$tmp/out")"
 fi
 # NVTX's injection is the probe, unless one is set already (Nsight's wins).

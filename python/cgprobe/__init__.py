@@ -39,6 +39,7 @@ __all__ = [
     "enabled", "span", "step", "phase", "begin_span", "end_span", "update", "next_update",
     "begin_update", "end_update", "update_number", "device_checkpoint",
     "mark_parameters", "mark_parameters_many", "thread_name", "gradient", "flush",
+    "process_rank",
     "STEP_NONE", "STEP_FORWARD", "STEP_BACKWARD", "STEP_OPTIMIZER",
 ]
 
@@ -69,6 +70,7 @@ _SIGNATURES = {
                                          ctypes.c_size_t]),
     "cgprobe_thread_name": (_int, [_str]),
     "cgprobe_gradient": (_int, [_str, _str, _int, ctypes.c_double]),
+    "cgprobe_process_rank": (_int, [ctypes.c_int64, ctypes.c_int64]),
 }
 
 
@@ -300,6 +302,16 @@ def gradient(root, key, state="present", norm=None):
     if f is None:
         return 0
     return f(_bytes(root), _bytes(key), _GRAD_STATES[state], math.nan if norm is None else norm)
+
+
+def process_rank(rank, world_size=None):
+    """Tells the trace this process's rank in its job, and the job's size (None: unknown),
+    once known (torch.multiprocessing.spawn, init_process_group(rank=...)): a span
+    process_group carrying them (docs/jobs.md). 0, or -errno (a negative rank)."""
+    f = _fn.get("cgprobe_process_rank")
+    if f is None:
+        return 0
+    return f(int(rank), 0 if world_size is None else int(world_size))
 
 
 def flush():
