@@ -2,7 +2,7 @@
 /*
  * A device's live bytes over time, as a job keeps it for the physical
  * devices' sums: each moment as varints of its differences from the one
- * before (a few bytes where three numbers take 24). Past CG_SERIES_HELD
+ * before (a few bytes where three numbers take 24). Past CG_SERIES_HELD (256 KiB)
  * bytes the older moments go to an unlinked file in TMPDIR, so that a job
  * of device-heavy traces holds a buffer per process, not every moment of
  * all of them; cursors read them back in order, a piece of the file at a
@@ -20,7 +20,7 @@
 #include "varint.h"
 #include "write_all.h"
 
-#define CG_SERIES_HELD (1u << 20)
+#define CG_SERIES_HELD (1u << 18)
 #define CG_SERIES_CHUNK (1u << 16)
 
 static uint8_t *room(struct cg_job_series *s, size_t n)
