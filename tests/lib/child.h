@@ -26,10 +26,17 @@ char *status_text(int status);
 /* Removes a run's directory and all below it, read-only parts included. */
 void remove_tree(const char *dir);
 
-/* Variables of the test's own environment that would change what the probe does. */
+/*
+ * Variables of the test's own environment that would change what the probe
+ * does: its own, and the launchers' it records (a CI job under Slurm has
+ * SLURM_JOB_ID; preload/launch_env.c).
+ */
 #define CHILD_ENV_DROP_PROBE                                                             \
 	"CGPROBE_", "LD_PRELOAD=", "UBSAN_OPTIONS=", "RANK=", "LOCAL_RANK=", "WORLD_SIZE=", \
-	    "SLURM_PROCID=", "OMPI_COMM_WORLD_RANK="
+	    "SLURM_PROCID=", "OMPI_COMM_WORLD_RANK=", "GROUP_RANK=", "LOCAL_WORLD_SIZE=",   \
+	    "TORCHELASTIC_RESTART_COUNT=", "TORCHELASTIC_RUN_ID=", "OMPI_COMM_WORLD_SIZE=",  \
+	    "OMPI_COMM_WORLD_LOCAL_RANK=", "OMPI_COMM_WORLD_LOCAL_SIZE=", "PMI_RANK=",       \
+	    "PMI_SIZE=", "PMIX_RANK=", "SLURM_LOCALID=", "SLURM_NTASKS=", "SLURM_JOB_ID="
 
 /*
  * A child's environment: ours without the variables whose names start
