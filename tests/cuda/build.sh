@@ -18,6 +18,7 @@
 #     rt-shared rt-shared-ptsz rt-static    runtime programs (nvcc)
 #     rtld-next-lib.so rtld-next-prog       the second interposer and its program
 #     rt-two-copies rt-two-copies-dlopen    libcudart.so.13 + libuses12.so (linked, dlopen'ed)
+#     gpu-hold                              tests/jobs/gpu-hold.c, on libcudart.so.13
 #
 # Environment: CC (default cc), NVCC (default: nvcc on PATH, else
 # $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc; empty: skip nvcc),
@@ -104,6 +105,8 @@ run $cc $cflags -o "$out/rt-two-copies" "$src/rt-two-copies.c" \
 	-L"$out/lib" -Wl,-rpath-link,"$out/lib" -l:libcudart.so.13 -luses12
 run $cc $cflags -DUSES12_DLOPEN -o "$out/rt-two-copies-dlopen" "$src/rt-two-copies.c" \
 	-L"$out/lib" -l:libcudart.so.13 -ldl
+# One process of a job on one GPU (tests/test-job-gpu.sh): cudaMalloc, hold, free.
+run $cc $cflags -o "$out/gpu-hold" "$src/../jobs/gpu-hold.c" -L"$out/lib" -l:libcudart.so.13
 
 # Programs that need nvcc (no GPU: it only compiles).
 rm -f "$out/rt-shared" "$out/rt-shared-ptsz" "$out/rt-static"
