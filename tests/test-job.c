@@ -301,6 +301,13 @@ START_TEST(rank_span_rules)
 	t.len = 0;
 	head(&t, "");
 	put(&t, "{\"kind\":\"span_start\",\"id\":\"s2\",\"name\":\"process_group\",\"start_ns\":5,"
+		"\"span_kind\":\"function\",\"measured\":false,\"cgprobe_world_size\":4}\n");
+	ck_assert_int_eq(cgtrace_doc_read_mem("t.jsonl", t.p, t.len, NULL, &d, err, sizeof(err)),
+			 -EBADMSG);
+	ck_assert_str_eq(err, "t.jsonl:3: span `s2`: cgprobe_world_size without cgprobe_rank");
+	t.len = 0;
+	head(&t, "");
+	put(&t, "{\"kind\":\"span_start\",\"id\":\"s2\",\"name\":\"process_group\",\"start_ns\":5,"
 		"\"span_kind\":\"function\",\"measured\":false,\"cgprobe_rank\":1}\n");
 	ck_assert_int_eq(cgtrace_doc_read_mem("t.jsonl", t.p, t.len, NULL, &d, err, sizeof(err)), 0);
 	char path[] = "/tmp/cgjob-export.XXXXXX";

@@ -40,6 +40,9 @@ int cg_rule_span_training(const struct cg_rec_span_start *s, char *err, size_t e
 		return FAIL("span `%.*s`: cgprobe_parameters holds address and length pairs, "
 			    "not %u values",
 			    (int)s->id.n, s->id.p, (unsigned)s->n_parameters);
+	if (s->has_world_size && !s->has_rank)
+		return FAIL("span `%.*s`: cgprobe_world_size without cgprobe_rank", (int)s->id.n,
+			    s->id.p);
 	if (s->has_world_size && s->cgprobe_world_size == 0)
 		return FAIL("span `%.*s`: cgprobe_world_size counts from 1", (int)s->id.n, s->id.p);
 	if (s->has_rank && s->has_world_size && s->cgprobe_rank >= s->cgprobe_world_size)
