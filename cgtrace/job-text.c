@@ -87,6 +87,20 @@ void cli_job_print_gpus(const struct cgtrace_job *j, bool exact)
 	}
 }
 
+void cli_job_json_shares(struct cli_jw *w, const struct cgtrace_job_gpu *x)
+{
+	cli_jw_key(w, "shares");
+	cli_jw_begin_array(w);
+	for (size_t s = 0; s < x->n_shares; s++) {
+		cli_jw_begin_object(w);
+		cli_jw_key_u64(w, "process", x->shares[s].process);
+		cli_jw_key_str(w, "device", x->shares[s].device);
+		cli_jw_key_u64(w, "bytes", x->shares[s].bytes);
+		cli_jw_end_object(w);
+	}
+	cli_jw_end_array(w);
+}
+
 void cli_job_json_gpus(struct cli_jw *w, const struct cgtrace_job *j)
 {
 	cli_jw_begin_array(w);
@@ -102,16 +116,7 @@ void cli_job_json_gpus(struct cli_jw *w, const struct cgtrace_job *j)
 		cli_jw_key_u64(w, "process_count", x->n_processes);
 		cli_jw_key_u64(w, "peak_bytes", x->peak_bytes);
 		cli_jw_key_u64(w, "peak_ns", x->peak_ns);
-		cli_jw_key(w, "shares");
-		cli_jw_begin_array(w);
-		for (size_t s = 0; s < x->n_shares; s++) {
-			cli_jw_begin_object(w);
-			cli_jw_key_u64(w, "process", x->shares[s].process);
-			cli_jw_key_str(w, "device", x->shares[s].device);
-			cli_jw_key_u64(w, "bytes", x->shares[s].bytes);
-			cli_jw_end_object(w);
-		}
-		cli_jw_end_array(w);
+		cli_job_json_shares(w, x);
 		cli_jw_end_object(w);
 	}
 	cli_jw_end_array(w);

@@ -35,6 +35,8 @@ const char *cli_job_device_shown(const struct cgtrace_job_process *p);
 void cli_job_print_gpus(const struct cgtrace_job *j, bool exact);
 /* The same as the value of the key being written: [{uuid, host, ..., shares}]. */
 void cli_job_json_gpus(struct cli_jw *w, const struct cgtrace_job *j);
+/* A GPU's shares at its peak as the member "shares": [{process, device, bytes}]. */
+void cli_job_json_shares(struct cli_jw *w, const struct cgtrace_job_gpu *x);
 /* The process's rank and pid as members: null when unknown. */
 void cli_job_json_ids(struct cli_jw *w, const struct cgtrace_process *p);
 

@@ -12,6 +12,7 @@
 
 #include "job-gpu-series.h"
 #include "job-names.h"
+#include "job-text.h"
 
 /* cgtrace_view_options' defaults (include/cgtrace.h), which a job's pages share out. */
 #define VIEW_BUCKETS 2000
@@ -152,16 +153,7 @@ static int json_gpu(struct cli_jw *w, const struct cgtrace_job *j, size_t g)
 	cli_jw_key_u64(w, "processes", x->n_processes);
 	cli_jw_key_u64(w, "peak", x->peak_bytes);
 	cli_jw_key_u64(w, "peak_ns", x->peak_ns);
-	cli_jw_key(w, "shares");
-	cli_jw_begin_array(w);
-	for (size_t s = 0; s < x->n_shares; s++) {
-		cli_jw_begin_object(w);
-		cli_jw_key_u64(w, "process", x->shares[s].process);
-		cli_jw_key_str(w, "device", x->shares[s].device);
-		cli_jw_key_u64(w, "bytes", x->shares[s].bytes);
-		cli_jw_end_object(w);
-	}
-	cli_jw_end_array(w);
+	cli_job_json_shares(w, x);
 	int ret = json_gpu_series(w, j, g);
 	cli_jw_end_object(w);
 	return ret;
