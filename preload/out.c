@@ -38,6 +38,27 @@ static void reserve_ahead(struct cg_out *o, size_t n)
 }
 
 /*
+ * Launchers (orterun, daemons) close every descriptor they did not open
+ * between fork and exec, ours included; a fork child's trace would then
+ * lose its end. Once a write says EBADF, the file is opened again by its
+ * path (the reopen callback checks it is still the same file) and the
+ * writes go on where the last whole buffer ended.
+ */
+static int write_reopened(struct cg_out *o, const char *p, size_t n)
+{
+	int fd = o->reopen ? o->reopen() : -EBADF;
+	if (fd < 0) {
+		o->closed_by_program = true;
+		return -EBADF;
+	}
+	o->fd = fd;
+	o->reserved = o->written;
+	if (lseek(fd, (off_t)o->written, SEEK_SET) < 0)
+		return -errno;
+	return cg_write_all(fd, p, n);
+}
+
+/*
  * The first error sticks. `written` counts whole buffers only, so the
  * truncate at close cuts a buffer a full disk took only part of.
  */
@@ -50,6 +71,8 @@ static int write_all(struct cg_out *o, const char *p, size_t n)
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	reserve_ahead(o, n);
 	o->err = cg_write_all(o->fd, p, n);
+	if (o->err == -EBADF)
+		o->err = write_reopened(o, p, n);
 	if (o->timed) {
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 		o->write_ns +=
@@ -69,6 +92,8 @@ int cg_out_open(struct cg_out *o, int fd, bool zstd)
 	o->written = o->reserved = 0;
 	o->timed = false;
 	o->write_ns = 0;
+	o->reopen = NULL;
+	o->closed_by_program = false;
 	struct stat st;
 	o->reserve = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 	if (!zstd)

@@ -24,6 +24,12 @@ struct cg_out {
 	uint64_t reserved; /* end of the space reserved ahead of them */
 	bool timed;        /* CGPROBE_STATS: write_ns counts the writer CPU spent in write(2) */
 	uint64_t write_ns;
+	/*
+	 * A new descriptor for the same file, or -errno: set for a trace file
+	 * the probe created, called when the program closed the descriptor.
+	 */
+	int (*reopen)(void);
+	bool closed_by_program; /* err is -EBADF because the program closed fd */
 };
 
 int cg_out_open(struct cg_out *o, int fd, bool zstd);

@@ -138,6 +138,23 @@ static int move_high(int fd)
 }
 
 /*
+ * The trace file again, by its path, once the program closed our
+ * descriptor (out.h): only the very file created, never one put in its place.
+ */
+static int reopen_trace(void)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != own_dev || st.st_ino != own_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return move_high(fd);
+}
+
+/*
  * The meta record and s1 go out at once: even a process killed right away
  * leaves them. In compact mode they are the first block after the header.
  */
@@ -308,6 +325,7 @@ void cg_session_start(pid_t parent)
 	cg_opt.trace_format = compact ? CG_FORMAT_COMPACT : CG_FORMAT_JSONL;
 	r = cg_out_open(&out, fd, !compact && ends_with(path, ".zst"));
 	out.timed = cg_opt.stats;
+	out.reopen = own_file ? reopen_trace : NULL;
 	open_copy();
 	if (r == 0)
 		r = write_head();

@@ -93,7 +93,9 @@ static void check_output(void)
 	if (!w.out->err || w.warned)
 		return;
 	w.warned = true;
-	cg_warn("writing ", w.path, ": ", strerror(-w.out->err),
+	cg_warn("writing ", w.path, ": ",
+		w.out->closed_by_program ? "the program closed the trace's file descriptor"
+					 : strerror(-w.out->err),
 		"; recording stopped, the program goes on", NULL);
 	cg_recording_stop();
 }

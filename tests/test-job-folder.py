@@ -96,6 +96,8 @@ for fmt, ext in (("compact", ".cgt"), ("jsonl", ".jsonl")):
             continue
         check("job: " in r.stderr and folder + "/cgprobe.job" in r.stderr,
               "%s: the wrapper does not name the manifest: %s" % (name, r.stderr))
+        check("summary " + folder + "/" in r.stderr,
+              "%s: the wrapper does not say how to read the whole job: %s" % (name, r.stderr))
         if want_removed is None:
             # A shell's fork children record or not before their exec, as the shell goes.
             want_removed = sum(1 for x in manifest(folder) if "removed" in x)

@@ -38,6 +38,8 @@ except subprocess.TimeoutExpired:
     check(False, "mpirun did not end in 90 s")
     sys.exit(verdict())
 check(r.returncode == 0, "mpirun: status %d: %s" % (r.returncode, r.stderr[-2000:]))
+# mpirun's fork children close the trace's descriptor before exec: the probe carries on.
+check("recording stopped" not in r.stderr, "mpirun: a trace stopped: %s" % r.stderr[-2000:])
 said = {}
 for line in r.stdout.splitlines():
     f = line.split()

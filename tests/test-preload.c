@@ -2242,11 +2242,12 @@ START_TEST(test_fork_child_writes_own_trace)
 }
 END_TEST
 
-START_TEST(test_fork_then_exec)
+/* A fork child that execs hello: three traces, the child's whole to its end. */
+static void assert_fork_then_exec(const char *mode, size_t extra_bytes)
 {
 	struct run *r;
 	long pids[4];
-	assert_forks_matches_reference("fork-exec", 0, &r);
+	assert_forks_matches_reference(mode, 0, &r);
 	assert_result(r, "forks", "child exited 4");
 	ck_assert_uint_eq(pids_of(r, "forks", pids, 4), 2);
 	ck_assert_uint_eq(r->n_traces, 3);
@@ -2262,8 +2263,24 @@ START_TEST(test_fork_then_exec)
 	ck_assert_ptr_null(tag(hello, "forked_from"));
 	ck_assert_int_eq(strtol(tag(hello, "ppid"), NULL, 10), r->pid);
 	size_t n_pre;
-	ck_assert_uint_eq(final_bytes(child), 2500 + preexisting_bytes(child, &n_pre));
+	ck_assert_uint_eq(final_bytes(child), 2500 + extra_bytes + preexisting_bytes(child, &n_pre));
 	run_free(r);
+}
+
+START_TEST(test_fork_then_exec)
+{
+	assert_fork_then_exec("fork-exec", 0);
+}
+END_TEST
+
+/*
+ * A launcher's child closes every descriptor it did not open before exec,
+ * the trace's among them: the trace goes on in the same file, to its end,
+ * without a warning (the 700 bytes made after the close are recorded).
+ */
+START_TEST(test_fork_closing_descriptors_then_exec)
+{
+	assert_fork_then_exec("fork-close-exec", 700);
 }
 END_TEST
 
@@ -2681,7 +2698,7 @@ TEST_SUITE(preload_suite, "preload")
 	test_case(s, "exec:failure", 120, test_exec_failure_continues_trace);
 
 	test_case(s, "fork:child-trace", 120, test_fork_child_writes_own_trace,
-	          test_fork_then_exec);
+	          test_fork_then_exec, test_fork_closing_descriptors_then_exec);
 	test_case(s, "fork:exec-without-allocation", 120,
 	          test_fork_exec_without_allocation_leaves_no_trace,
 	          test_fork_exec_failure_without_allocation_starts_new_trace,

@@ -128,6 +128,21 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		reap(pid, "child");
+	} else if (!strcmp(mode, "fork-close-exec")) {
+		/* As orterun and daemons do: every descriptor past stderr closed before exec. */
+		pid = fork();
+		if (pid == 0) {
+			char *q = got("malloc", malloc(2500), 2500);
+			memset(q, 0, 2500);
+			for (int fd = 3; fd < 4096; fd++)
+				close(fd);
+			char *after = got("malloc", malloc(700), 700);
+			memset(after, 1, 700);
+			say("R child closed its descriptors");
+			execv(hello, hello_argv);
+			_exit(127);
+		}
+		reap(pid, "child");
 	} else if (!strcmp(mode, "fork-exec-empty")) {
 		/* Nothing allocated between fork and exec, as in timeout(1) or a shell. */
 		pid = fork();
