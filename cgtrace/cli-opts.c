@@ -6,6 +6,7 @@
  * builds what getopt_long takes and stores what it returns.
  */
 #include "cli-opts.h"
+#include "cli-size.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -170,6 +171,8 @@ static bool store(const struct cli_cmd *cmd, const struct cli_opt *o, const char
 {
 	char *to = (char *)args + o->offset, name[64];
 	size_t count;
+	uint64_t size;
+	struct cli_list *list;
 	int choice;
 	switch (o->kind) {
 	case CLI_OPT_FLAG:
@@ -193,6 +196,23 @@ static bool store(const struct cli_cmd *cmd, const struct cli_opt *o, const char
 		if (choice < 0)
 			return bad_choice(cmd, o, arg, status);
 		*(int *)to = choice;
+		break;
+	case CLI_OPT_SIZE:
+		if (!cli_size_parse(arg, &size)) {
+			*status = cli_usage_error(cmd, "%s: '%s' is not a size (a number and one of %s)",
+						  spelling(name, o), arg, CLI_SIZE_UNITS);
+			return false;
+		}
+		*(uint64_t *)to = size;
+		break;
+	case CLI_OPT_LIST:
+		list = (struct cli_list *)(void *)to;
+		if (list->n == CLI_LIST_MAX) {
+			*status = cli_usage_error(cmd, "%s: more than %d of them", spelling(name, o),
+						  CLI_LIST_MAX);
+			return false;
+		}
+		list->v[list->n++] = arg;
 		break;
 	}
 	if (o->seen)

@@ -17,6 +17,17 @@ enum cli_opt_kind {
 	CLI_OPT_STR,    /* const char *, the argument as given (checked by the command) */
 	CLI_OPT_COUNT,  /* size_t: plain decimal digits, in [min, max] when max is set */
 	CLI_OPT_CHOICE, /* int (or an enum of its size): the index of one of choices */
+	CLI_OPT_SIZE,   /* uint64_t: a size with its unit, "64MiB" (cli-size.h) */
+	CLI_OPT_LIST,   /* struct cli_list: each time the option is given, its argument */
+};
+
+/* The most arguments one CLI_OPT_LIST option takes. */
+#define CLI_LIST_MAX 64
+
+/* The arguments of an option given many times (--max-peak cpu=1GiB --max-peak ...), in order. */
+struct cli_list {
+	const char *v[CLI_LIST_MAX];
+	size_t n;
 };
 
 /* One value of an option, with its own help row ("--by peak  bytes each site ..."). */

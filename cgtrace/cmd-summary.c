@@ -12,7 +12,8 @@
 
 struct summary_args {
 	bool json, brief, exact, job, series;
-	size_t jobs, fold;
+	size_t jobs;
+	uint64_t fold;
 };
 
 static int run(int argc, char **argv);
@@ -51,10 +52,10 @@ const struct cli_cmd cli_summary = {
 		{.name = "series", .offset = offsetof(struct summary_args, series),
 		 .help = "a job's --json: each device other than the host with its\n"
 			 "bytes over time, [[t, bytes], ...] on the job's axis"},
-		{.name = "fold", .kind = CLI_OPT_COUNT, .offset = offsetof(struct summary_args, fold),
+		{.name = "fold", .kind = CLI_OPT_SIZE, .offset = offsetof(struct summary_args, fold),
 		 .arg = "BYTES",
 		 .help = "a job: processes whose peak is under BYTES fold into one line\n"
-			 "(default 65536; 0 shows every one)"},
+			 "(default 65536; 0 shows every one; 64KiB, 1MB: docs/compare.md)"},
 		{0},
 	},
 	.run = run,

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "cli-opts.h"
+#include "cli-size.h"
 #include "json-out.h"
 #include "test-main.h"
 
@@ -246,6 +247,80 @@ START_TEST(opts_usage_errors)
 		ck_assert_str_eq(p.err, cases[i].err);
 		ck_assert_str_eq(p.out, "");
 	}
+}
+END_TEST
+
+/* A size option (a number and a unit) and a list option (each time given, kept in order). */
+struct size_args {
+	uint64_t limit;
+	struct cli_list peaks;
+};
+
+static const struct cli_cmd size_cmd = {
+	.name = "sized",
+	.args = "[--limit SIZE] [--peak D=SIZE]... TRACE",
+	.help = "Sizes.\n\n",
+	.label_width = 12,
+	.opts = (const struct cli_opt[]){
+		{.name = "limit", .kind = CLI_OPT_SIZE, .offset = offsetof(struct size_args, limit),
+		 .arg = "SIZE", .help = "a size"},
+		{.name = "peak", .kind = CLI_OPT_LIST, .offset = offsetof(struct size_args, peaks),
+		 .arg = "D=SIZE", .help = "many"},
+		{0},
+	},
+	.run = no_run,
+};
+
+struct size_call {
+	char **argv;
+	int argc;
+	struct size_args *a;
+	bool go_on;
+	int status;
+};
+
+static void do_size_parse(void *arg)
+{
+	struct size_call *c = arg;
+	c->go_on = cli_parse(&size_cmd, c->argc, c->argv, c->a, &c->status);
+}
+
+START_TEST(opts_sizes_lists)
+{
+	char out[1024], err[1024];
+	char *ok_argv[] = {"sized", "--limit", "1.5GiB", "--peak", "cpu=1MB", "T",
+			   "--peak=cuda:*=2KiB", NULL};
+	struct size_args a = {0};
+	struct size_call c = {ok_argv, 7, &a, false, -1};
+	caught(do_size_parse, &c, out, err, sizeof(out));
+	ck_assert_msg(c.go_on && c.status == CLI_OK, "%s", err);
+	ck_assert_uint_eq(a.limit, 3ull << 29);
+	ck_assert_uint_eq(a.peaks.n, 2);
+	ck_assert_str_eq(a.peaks.v[0], "cpu=1MB");
+	ck_assert_str_eq(a.peaks.v[1], "cuda:*=2KiB");
+	char *bad_argv[] = {"sized", "--limit", "12XB", "T", NULL};
+	a = (struct size_args){0};
+	c = (struct size_call){bad_argv, 4, &a, true, -1};
+	caught(do_size_parse, &c, out, err, sizeof(out));
+	ck_assert(!c.go_on && c.status == CLI_USAGE);
+	ck_assert_str_eq(err, "cgtrace sized: --limit: '12XB' is not a size (a number and one of "
+			      CLI_SIZE_UNITS ")\nUsage: cgtrace sized [--limit SIZE] [--peak D=SIZE]... TRACE\n");
+	/* A list holds CLI_LIST_MAX, and says so past it. */
+	char *many[2 * CLI_LIST_MAX + 6];
+	int n = 0;
+	many[n++] = "sized";
+	for (int i = 0; i <= CLI_LIST_MAX; i++) {
+		many[n++] = "--peak";
+		many[n++] = "cpu=1";
+	}
+	many[n++] = "T";
+	many[n] = NULL;
+	a = (struct size_args){0};
+	c = (struct size_call){many, n, &a, true, -1};
+	caught(do_size_parse, &c, out, err, sizeof(out));
+	ck_assert(!c.go_on && c.status == CLI_USAGE);
+	ck_assert_uint_eq(a.peaks.n, CLI_LIST_MAX);
+	ck_assert_ptr_nonnull(strstr(err, "--peak: more than 64 of them"));
 }
 END_TEST
 
@@ -688,7 +763,8 @@ static Suite *suite(void)
 {
 	Suite *s = suite_create("cli-opts");
 	TCase *tc = test_tcase(s, "opts:parse", 10);
-	test_add(tc, opts_accepted, opts_usage_errors, opts_help, opts_trace_operand);
+	test_add(tc, opts_accepted, opts_usage_errors, opts_help, opts_trace_operand,
+		 opts_sizes_lists);
 	tc = test_tcase(s, "json:write", 10);
 	test_add(tc, json_nested_commas, json_scripts, json_string_escaping, json_numbers,
 		 json_limits, json_picture_pieces, json_print);
