@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,14 @@ const char *cli_bytes(char buf[32], uint64_t bytes, bool exact)
 	for (v /= 1024; v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0]); u++)
 		v /= 1024;
 	snprintf(buf, 32, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+const char *cli_signed_bytes(char buf[40], double v, bool exact)
+{
+	char b[32];
+	uint64_t m = (uint64_t)llround(fabs(v));
+	snprintf(buf, 40, "%s%s", v < 0 ? "-" : "+", cli_bytes(b, m, exact));
 	return buf;
 }
 

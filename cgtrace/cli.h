@@ -47,6 +47,8 @@ int cli_temp_fd(const char **dir);
 
 /* "1.5 MiB" (binary units), or exact bytes when exact is set. */
 const char *cli_bytes(char buf[32], uint64_t bytes, bool exact);
+/* "+512.0 KiB", "-1.2 MiB", "+12 B": a signed size (a change, a slope). */
+const char *cli_signed_bytes(char buf[40], double v, bool exact);
 /* "1.234 ms" and friends for nanosecond timestamps. */
 const char *cli_ns(char buf[32], uint64_t ns);
 /* Thousands separators: 1,234,567. */
@@ -240,6 +242,6 @@ struct cgtrace_view *cli_view_load(const char *path, const struct cgtrace_view_o
 				   unsigned flags);
 
 extern const struct cli_cmd cli_summary, cli_memory, cli_validate, cli_timeline, cli_export,
-	cli_top, cli_leaks, cli_plot, cli_report, cli_steps;
+	cli_top, cli_leaks, cli_plot, cli_report, cli_steps, cli_diff, cli_check;
 
 #endif

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The words of memory per training update (step-text.h). */
-#include <math.h>
-
 #include "step-text.h"
 
 const char *cli_updates_from_name(enum cgtrace_updates_from from)
@@ -28,20 +26,11 @@ const char *cli_updates_from_words(enum cgtrace_updates_from from)
 	}
 }
 
-/* "+512.0 KiB", "-1.2 MiB", "+12 B": a signed size. */
-static const char *signed_bytes(char buf[32], double v, bool exact)
-{
-	char b[32];
-	uint64_t m = (uint64_t)llround(fabs(v));
-	snprintf(buf, 32, "%s%s", v < 0 ? "-" : "+", cli_bytes(b, m, exact));
-	return buf;
-}
-
 const char *cli_step_trend(char *buf, size_t len, const struct cgtrace_steps *st, size_t d,
                            bool exact)
 {
 	const struct cgtrace_step_trend *t = &st->trends[d];
-	char b[32], w[64];
+	char b[40], w[64];
 	snprintf(w, sizeof(w), "after %llu warm-up update%s", (unsigned long long)st->warmup,
 	         st->warmup == 1 ? "" : "s");
 	if (t->fitted < 2)
@@ -51,13 +40,13 @@ const char *cli_step_trend(char *buf, size_t len, const struct cgtrace_steps *st
 		         st->devices[d], w, (unsigned long long)t->fitted);
 	else if (t->steady)
 		snprintf(buf, len, "trend on %s %s: steady (%s per update over %llu updates)",
-		         st->devices[d], w, signed_bytes(b, t->bytes_per_update, exact),
+		         st->devices[d], w, cli_signed_bytes(b, t->bytes_per_update, exact),
 		         (unsigned long long)t->fitted);
 	else
 		snprintf(buf, len,
 		         "trend on %s %s: %s per update over %llu updates (live bytes at update "
 		         "ends, least squares)",
-		         st->devices[d], w, signed_bytes(b, t->bytes_per_update, exact),
+		         st->devices[d], w, cli_signed_bytes(b, t->bytes_per_update, exact),
 		         (unsigned long long)t->fitted);
 	return buf;
 }
