@@ -19,8 +19,8 @@ static const struct cli_cmd cli_help = {
 };
 
 static const struct cli_cmd *const commands[] = {
-	&cli_summary, &cli_memory, &cli_steps, &cli_top, &cli_leaks, &cli_timeline, &cli_validate, &cli_export,
-	&cli_plot,    &cli_report, &cli_help,
+	&cli_summary, &cli_memory, &cli_steps, &cli_top,   &cli_leaks, &cli_timeline, &cli_validate,
+	&cli_export,  &cli_plot,   &cli_report, &cli_diff, &cli_check, &cli_help,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -35,12 +35,14 @@ static void usage(FILE *f)
 		   "- reads standard input.\n\n"
 		   "Several traces, or a folder of them (cgprobe -o DIR/), are one job of many\n"
 		   "processes (docs/jobs.md), which summary, memory, top, leaks, timeline, plot,\n"
-		   "report and export --format perfetto answer as one: TRACE... | DIR.\n\n"
+		   "report, export --format perfetto and check answer as one: TRACE... | DIR;\n"
+		   "each side of diff is a trace or a folder (docs/compare.md).\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->args);
 	fprintf(f, "\n'cgtrace help COMMAND' or 'cgtrace COMMAND --help' describes one.\n"
-		   "Exit status: 0 success, 1 unreadable or invalid trace, 2 usage error.\n");
+		   "Exit status: 0 success, 1 unreadable or invalid trace, 2 usage error;\n"
+		   "check: 0 every limit holds, 1 a limit broken, 2 usage error, 3 unreadable trace.\n");
 }
 
 static const struct cli_cmd *find(const char *name)
