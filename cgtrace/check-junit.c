@@ -1,34 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The JUnit report of cgtrace check (check-junit.h). */
 #include "check-junit.h"
-
-/* Text in an attribute or an element: the five characters XML reserves, and no control bytes. */
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			/* XML 1.0 has no way to say most control characters at all. */
-			fputc(c < 0x20 && c != '\t' && c != '\n' ? '?' : c, f);
-		}
-	}
-}
+/* Attribute values and text escaped as the SVG writer does: any string a trace holds. */
+#include "svg.h"
 
 void cli_check_junit(FILE *f, const struct cli_check *c, const char *name)
 {
@@ -38,15 +12,15 @@ void cli_check_junit(FILE *f, const struct cli_check *c, const char *name)
 		   "skipped=\"%zu\">\n",
 		c->n, c->broken, c->unreadable, skipped);
 	fprintf(f, "  <testsuite name=\"");
-	xml_text(f, name);
+	svg_escape(f, name, true);
 	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n", c->n,
 		c->broken, c->unreadable, skipped);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct cli_check_result *r = &c->v[i];
 		fprintf(f, "    <testcase classname=\"");
-		xml_text(f, r->limit ? r->limit->text : "read");
+		svg_escape(f, r->limit ? r->limit->text : "read", true);
 		fprintf(f, "\" name=\"");
-		xml_text(f, r->subject);
+		svg_escape(f, r->subject, true);
 		fprintf(f, "\"");
 		static const char *const elem[] = {
 		    [CLI_CHECK_HELD] = NULL,
@@ -60,12 +34,12 @@ void cli_check_junit(FILE *f, const struct cli_check *c, const char *name)
 			continue;
 		}
 		fprintf(f, ">\n      <%s message=\"", e);
-		xml_text(f, r->line);
+		svg_escape(f, r->line, true);
 		fprintf(f, "\"");
 		if (r->limit)
 			fprintf(f, " type=\"%s\"", cli_limit_name(r->limit->kind));
 		fprintf(f, ">");
-		xml_text(f, r->line);
+		svg_escape(f, r->line, true);
 		fprintf(f, "</%s>\n    </testcase>\n", e);
 	}
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
