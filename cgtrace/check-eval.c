@@ -121,7 +121,7 @@ static bool peak_of(const struct cli_limit *l, const struct cli_mproc *p, const 
 		return true;
 	}
 	for (size_t r = 0; d->figures && r < p->n_rows; r++) {
-		const struct cli_mrow *w = &p->rows[r];
+		const struct cgtrace_step_row *w = &p->rows[r];
 		if (l->phase[0] ? !w->is_phase || !w->phase || strcmp(w->phase, l->phase) != 0
 				: w->is_phase)
 			continue;

@@ -209,7 +209,7 @@ static int print_updates(const char *who, const struct cli_mproc *pa, const stru
 		printf("%8s %-12s %16s %16s %14s %9s\n", "update", "phase", "base", "new", "change",
 		       "");
 	for (size_t i = 0; i < shown; i++) {
-		const struct cli_mrow *r = &pa->rows[rp[s[i].pair].base];
+		const struct cgtrace_step_row *r = &pa->rows[rp[s[i].pair].base];
 		uint64_t x = a->figures[rp[s[i].pair].base].peak_bytes;
 		uint64_t y = b->figures[rp[s[i].pair].new].peak_bytes;
 		char bx[32], by[32], c[40], p[32];
@@ -440,7 +440,7 @@ static int jw_updates(struct cli_jw *w, const struct cli_mproc *pa, const struct
 		if (cli_pair_rows(pa, pb, &rp, &nr) < 0)
 			return -1;
 		for (size_t i = 0; i < nr; i++) {
-			const struct cli_mrow *r = &pa->rows[rp[i].base];
+			const struct cgtrace_step_row *r = &pa->rows[rp[i].base];
 			const struct cgtrace_step_figures *x = &a->figures[rp[i].base];
 			const struct cgtrace_step_figures *y = &b->figures[rp[i].new];
 			cli_jw_begin_object(w);

@@ -198,13 +198,13 @@ int cli_pair_gpus(const struct cli_measure *a, const struct cli_measure *b, stru
 
 static const void *row_at(const void *items, size_t i)
 {
-	return &((const struct cli_mrow *)items)[i];
+	return &((const struct cgtrace_step_row *)items)[i];
 }
 
 /* By update, its own row first, then its phases by name (time in none first). */
 static int row_cmp(const void *x, const void *y)
 {
-	const struct cli_mrow *p = x, *q = y;
+	const struct cgtrace_step_row *p = x, *q = y;
 	if (p->update != q->update)
 		return p->update < q->update ? -1 : 1;
 	if (p->is_phase != q->is_phase)

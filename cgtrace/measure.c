@@ -114,33 +114,43 @@ static int take_devices(struct cli_mproc *p, const struct cgtrace_doc *doc,
 	return oom ? -ENOMEM : 0;
 }
 
-/* The rows of the steps, and each device's figures in them and trend. */
-static int take_steps(struct cli_mproc *p, const struct cgtrace_steps *st)
+/* A phase's name kept past the document: one copy per distinct name (a trace has a few). */
+static const char *phase_copy(struct cli_mproc *p, const char *phase)
 {
-	bool oom = false;
+	for (size_t i = 0; i < p->n_phases; i++)
+		if (strcmp(p->phases[i], phase) == 0)
+			return p->phases[i];
+	char **v = realloc(p->phases, (p->n_phases + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	p->phases = v;
+	if (!(v[p->n_phases] = strdup(phase)))
+		return NULL;
+	return v[p->n_phases++];
+}
+
+/*
+ * The steps kept, their document freed: the rows' phase names copied (the
+ * rows are the caller's to read and point into the document), each
+ * device's figures and trend taken where they are.
+ */
+static int take_steps(struct cli_mproc *p, struct cgtrace_steps *st)
+{
 	p->from = st->from;
 	p->warmup = st->warmup;
-	if (st->n_rows && !(p->rows = calloc(st->n_rows, sizeof(*p->rows))))
-		return -ENOMEM;
-	p->n_rows = st->n_rows;
-	for (size_t r = 0; r < st->n_rows; r++) {
-		const struct cgtrace_step_row *w = &st->rows[r];
-		p->rows[r] = (struct cli_mrow){w->update, dup_or_null(w->phase, &oom), w->is_phase,
-					       w->warmup, w->open};
-	}
+	for (size_t r = 0; r < st->n_rows; r++)
+		if (st->rows[r].phase && !(st->rows[r].phase = phase_copy(p, st->rows[r].phase)))
+			return -ENOMEM;
 	for (size_t d = 0; d < st->n_devices; d++) {
 		struct cli_mdev *v = dev_of(p, st->devices[d]);
 		if (!v)
 			continue;
 		v->trend = st->trends[d];
-		if (!st->n_rows)
-			continue;
-		v->figures = malloc(st->n_rows * sizeof(*v->figures));
-		if (!v->figures)
-			return -ENOMEM;
-		memcpy(v->figures, st->figures[d], st->n_rows * sizeof(*v->figures));
+		v->figures = st->n_rows ? st->figures[d] : NULL;
 	}
-	return oom ? -ENOMEM : 0;
+	p->rows = st->rows;
+	p->n_rows = st->n_rows;
+	return 0;
 }
 
 /* What a fork child inherited is its parent's to have leaked. */
@@ -265,7 +275,10 @@ static int measure_one(struct cli_mproc *p, const struct cli_measure_opts *o)
 		cli_sites_close(&s);
 	}
 	cgtrace_memory_report_free(rep);
-	cgtrace_steps_free(st);
+	/* The figures stay; the document (stacks, strings, the stream) goes now. */
+	cgtrace_doc_free(st->doc);
+	st->doc = NULL;
+	p->steps = st;
 	if (r == 0 && !sites)
 		return CLI_FAIL;
 	if (r < 0) {
@@ -409,15 +422,15 @@ void cli_measure_free(struct cli_measure *m)
 			free(p->devs[d].device);
 			free(p->devs[d].uuid);
 			free((char *)p->devs[d].when.phase);
-			free(p->devs[d].figures);
 			free(p->devs[d].growth_site);
 		}
-		for (size_t r = 0; r < p->n_rows; r++)
-			free(p->rows[r].phase);
+		cgtrace_steps_free(p->steps);
+		for (size_t k = 0; k < p->n_phases; k++)
+			free(p->phases[k]);
+		free(p->phases);
 		for (size_t s = 0; s < p->n_sites; s++)
 			free(p->sites[s].name);
 		free(p->devs);
-		free(p->rows);
 		free(p->sites);
 		free(p->executable);
 		free(p->path);

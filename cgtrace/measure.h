@@ -31,16 +31,10 @@ struct cli_mdev {
 	bool has_categories;
 	uint64_t categories[CGTRACE_CAT_COUNT];
 	struct cgtrace_step_trend trend;
-	struct cgtrace_step_figures *figures; /* one per row of the process; NULL: none */
+	/* One per row of the process (its steps' figures); NULL: none. */
+	const struct cgtrace_step_figures *figures;
 	char *growth_site;                    /* the site that grew most (growth asked); NULL: none */
 	uint64_t growth_per_update;
-};
-
-/* An update, or a phase of the update before it (cgtrace_step_row). */
-struct cli_mrow {
-	uint64_t update;
-	char *phase; /* NULL: an update row, or time in no phase */
-	bool is_phase, warmup, open;
 };
 
 struct cli_mproc {
@@ -55,8 +49,16 @@ struct cli_mproc {
 	size_t n_devs;
 	enum cgtrace_updates_from from;
 	uint64_t warmup;
-	struct cli_mrow *rows; /* updates in start order, each followed by its phases */
+	/*
+	 * The steps read, kept without their document: the rows (updates in
+	 * start order, each followed by its phases) and each device's figures,
+	 * their phases' names copied into phases.
+	 */
+	struct cgtrace_steps *steps;
+	const struct cgtrace_step_row *rows;
 	size_t n_rows;
+	char **phases;
+	size_t n_phases;
 	/* The most bytes at the peak first, then by name: those with bytes at the peak, or all. */
 	struct cli_msite *sites;
 	size_t n_sites;
