@@ -17,7 +17,7 @@ series per device (its highest BASE's peak, at most two samples a
 bucket, so as small as the page's own), its updates' starts, and each
 headline difference, signed, with its percentage; a job's processes
 matched by rank, its GPU by UUID, BASE's lanes and each process's own
-page against its match; a bad BASE is one line naming it and status 1
+page against its match; a device of one run only compared with nothing; a bad BASE is one line naming it and status 1
 (no page written), a folder against one trace a usage error (2).
 """
 import copy
@@ -196,6 +196,14 @@ def check_job(cgtrace, tmp):
     lane = bl.get("cg-base-lane-%d" % m)
     check(lane is not None and {d["name"]: d["peak"] for d in lane["devices"]} == {"cpu": 3000, "cuda:1": 700},
           "rank 1's baseline lane: %r" % lane)
+    # Two processes' traces of other devices: each device of either run, BASE's only last, with nulls.
+    st, _, err = run(cgtrace, "report", "--baseline", os.path.join(base_dir, "rank1.jsonl"), "-o", page,
+                     os.path.join(base_dir, "rank0.jsonl"))
+    devs = blocks(page)["cg-data"]["diff"]["devices"] if st == 0 else []
+    check([(x["name"], x["peak"]["new"], x["peak"]["base"]) for x in devs] ==
+          [("cpu", 7000, 3000), ("cuda:0", 1000, None), ("cuda:1", None, 700)], "devices of one run only: %r" % devs)
+    check([(x["peak"]["delta"], x["peak"]["pct"]) for x in devs[1:]] == [(1000, None), (-700, -100.0)],
+          "a device of one run only: against 0, no percentage of nothing: %r" % devs[1:])
     own = bl["cg-p-%d" % r1]
     peaks = {x["name"]: x["peak"] for x in own["diff"]["devices"]}
     check(own["baseline"]["trace"] == "rank1.jsonl", "rank 1's page against %r" % own["baseline"]["trace"])
