@@ -23,10 +23,8 @@ For PyTorch, ``cgprobe.torch.watch(model, optimizer)`` marks all of that by
 itself (see docs/python.md).
 """
 
-import collections
 import contextlib
 import ctypes
-import errno
 import functools
 import math
 import re
@@ -42,7 +40,6 @@ __all__ = [
     "begin_update", "end_update", "update_number", "device_checkpoint",
     "mark_parameters", "mark_parameters_many", "thread_name", "gradient", "flush",
     "process_rank", "memory_mark", "memory_now", "memory_devices", "memory_site",
-    "MemoryFigures", "MemorySite",
     "STEP_NONE", "STEP_FORWARD", "STEP_BACKWARD", "STEP_OPTIMIZER",
 ]
 
@@ -60,17 +57,6 @@ _ABSENT = (1 << 64) - 1
 
 _u64, _int, _str = ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p
 
-
-class _Figures(ctypes.Structure):  # struct cgprobe_memory_figures
-    _fields_ = [("live_bytes", _u64), ("live_count", _u64), ("peak_bytes", _u64),
-                ("mark_bytes", _u64), ("mark", _u64), ("peak_alloc_bytes", _u64)]
-
-
-class _Site(ctypes.Structure):  # struct cgprobe_memory_site
-    _fields_ = [("file", ctypes.c_char * 1024), ("function", ctypes.c_char * 256),
-                ("line", ctypes.c_int64)]
-
-
 # name: (restype, argtypes). The probe's exports looked up in this process.
 _SIGNATURES = {
     "cgprobe_span_begin": (_u64, [_str, _int]),
@@ -86,10 +72,11 @@ _SIGNATURES = {
     "cgprobe_thread_name": (_int, [_str]),
     "cgprobe_gradient": (_int, [_str, _str, _int, ctypes.c_double]),
     "cgprobe_process_rank": (_int, [ctypes.c_int64, ctypes.c_int64]),
-    "cgprobe_memory_mark": (_int, [ctypes.POINTER(_u64)]),
-    "cgprobe_memory_now": (_int, [_str, ctypes.POINTER(_Figures), ctypes.c_size_t]),
+    # The live figures' structs are made in ._memory, on first use (docs/pytest.md).
+    "cgprobe_memory_mark": (_int, [ctypes.c_void_p]),
+    "cgprobe_memory_now": (_int, [_str, ctypes.c_void_p, ctypes.c_size_t]),
     "cgprobe_memory_devices": (_int, [ctypes.c_char_p, ctypes.c_size_t]),
-    "cgprobe_memory_site": (_int, [_str, ctypes.POINTER(_Site), ctypes.c_size_t]),
+    "cgprobe_memory_site": (_int, [_str, ctypes.c_void_p, ctypes.c_size_t]),
 }
 
 
@@ -339,76 +326,36 @@ def flush():
     return f() if f is not None else 0
 
 
-# The live figures (include/cgprobe.h, cgprobe_memory_*): docs/pytest.md.
-MemoryFigures = collections.namedtuple(
-    "MemoryFigures", "live_bytes live_count peak_bytes mark_bytes mark peak_alloc_bytes")
-MemorySite = collections.namedtuple("MemorySite", "file function line")
 
-
-def _errno(r, what):
-    raise OSError(-r, "cgprobe: %s: %s" % (what, errno.errorcode.get(-r, str(-r))))
-
-
+# The live figures (include/cgprobe.h, cgprobe_memory_*): docs/pytest.md. Their
+# structs and named tuples are made by ._memory when first asked for, so that a
+# program that never asks does not pay for them at import.
 def memory_mark():
     """Starts every device's peak again from its live bytes now; returns the mark's
-    number, or None without a probe that has live figures."""
-    f = _fn.get("cgprobe_memory_mark")
-    if f is None:
-        return None
-    mark = _u64(0)
-    r = f(ctypes.byref(mark))
-    if r == -errno.ENODEV:  # loaded, but this process is not recorded
-        return None
-    if r < 0:
-        _errno(r, "memory_mark")
-    return mark.value
+    number, or None without a probe that records this process with live figures."""
+    from . import _memory
+    return _memory.mark(_fn.get("cgprobe_memory_mark"))
 
 
 def memory_now(device="cpu"):
-    """The device's MemoryFigures now (live bytes and count, the peak since the last
-    mark, live bytes at the mark, the mark, the bytes of the allocation the peak is
-    put down to), exact at the call; None without a probe that has live figures. A device
-    with nothing recorded yet has zeros."""
-    f = _fn.get("cgprobe_memory_now")
-    if f is None:
-        return None
-    out = _Figures()
-    r = f(_bytes(device), ctypes.byref(out), ctypes.sizeof(out))
-    if r == -errno.ENODEV:
-        return None
-    if r < 0 and r != -errno.ENOENT:
-        _errno(r, "memory_now(%r)" % (device,))
-    return MemoryFigures(out.live_bytes, out.live_count, out.peak_bytes, out.mark_bytes,
-                         out.mark, out.peak_alloc_bytes)
+    """The device's MemoryFigures now (live_bytes, live_count, peak_bytes since the last
+    mark, mark_bytes: live at the mark, mark, peak_alloc_bytes: the allocation the peak
+    is put down to), exact at the call; None without a probe that records this
+    process with live figures. A device with nothing recorded yet has zeros."""
+    from . import _memory
+    return _memory.now(_fn.get("cgprobe_memory_now"), _bytes(device))
 
 
 def memory_devices():
     """The devices with allocations recorded ("cpu" first, "cuda:0", ...), [] without
-    a probe that has live figures."""
-    f = _fn.get("cgprobe_memory_devices")
-    if f is None:
-        return []
-    buf = ctypes.create_string_buffer(256 * 32)
-    r = f(buf, len(buf))
-    if r == -errno.ENODEV:
-        return []
-    if r < 0:
-        _errno(r, "memory_devices")
-    return buf.value.decode("utf-8", "replace").split(",") if r else []
+    a probe that records this process with live figures."""
+    from . import _memory
+    return _memory.devices(_fn.get("cgprobe_memory_devices"))
 
 
 def memory_site(device="cpu"):
     """Where the device's peak since the last mark comes from: the MemorySite (file,
-    function, line) of the innermost Python frame of the
-    allocation it is put down to (include/cgprobe.h), or None when that is unknown."""
-    f = _fn.get("cgprobe_memory_site")
-    if f is None:
-        return None
-    out = _Site()
-    r = f(_bytes(device), ctypes.byref(out), ctypes.sizeof(out))
-    if r in (-errno.ENOENT, -errno.ENODEV):
-        return None
-    if r < 0:
-        _errno(r, "memory_site(%r)" % (device,))
-    return MemorySite(out.file.decode("utf-8", "replace"), out.function.decode("utf-8", "replace"),
-                      out.line)
+    function, line) of the innermost Python frame of the allocation it is put down
+    to (include/cgprobe.h), or None when that is unknown."""
+    from . import _memory
+    return _memory.site(_fn.get("cgprobe_memory_site"), _bytes(device))
