@@ -111,8 +111,14 @@ static inline bool cg_live_insert(uint64_t key, const struct cg_live *v)
 	return true;
 }
 
-/* Removes key; true with what was recorded for it. */
-static inline bool cg_live_remove(uint64_t key, struct cg_live *v)
+/*
+ * Removes key; true with what was recorded for it. Inlined into the
+ * writer's loop, where the slot was prefetched: with the figures' count
+ * gcc made it a call, and the writer took a quarter longer an event with
+ * two million blocks live (bench/live-bench).
+ */
+static inline __attribute__((always_inline)) bool cg_live_remove(uint64_t key,
+								 struct cg_live *v)
 {
 	struct cg_live_table *t = &cg_live_t;
 	if (!t->mask)
