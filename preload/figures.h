@@ -58,7 +58,7 @@ static inline void cg_figures_add(uint8_t device, uint64_t key, uint64_t bytes)
 	if (d->live > d->peak) {
 		d->peak = d->live;
 		if (!d->site_key || bytes >= d->site_bytes) {
-			/* Known once the writer names its stack (cg_figures_stack); a gated event has none. */
+			/* Known once the writer names its stack (cg_figures_stack). */
 			d->site = 0;
 			d->site_key = key;
 			d->site_bytes = bytes;

@@ -28,7 +28,7 @@ static int held(int (*fn)(struct query *q), struct query *q)
 	uint32_t ticket;
 	if (!cg_recording())
 		return -ENODEV;
-	/* What the probe allocates meanwhile is not the program's, and must not wait on the writer. */
+	/* What the probe allocates meanwhile is not the program's, nor waits on the writer. */
 	cg_self.guard++;
 	int r = cg_writer_hold(CG_PARK_ROUND, 5000, &ticket);
 	if (r == 0) {

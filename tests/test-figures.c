@@ -25,12 +25,12 @@ static const char *probe, *bin, *cuda;
 
 /* Runs prog (dir/name) under the probe; its peak of device said must be the trace's. */
 static void run_figures(const char *dir, const char *name, const char *suffix, const char *device,
-			const char *const *extra)
+                        const char *const *extra)
 {
 	char *path = strf("%s/%s", dir, name), *ok = strf(" R %s ok\n", name);
 	struct probe_run *r = probe_run(probe, path, NULL, suffix, extra);
 	ck_assert_msg(strstr(r->stdout_text, ok), "%s said: %s%s", name, r->stdout_text,
-		      r->stderr_text);
+	              r->stderr_text);
 	const char *s = strstr(r->stdout_text, " S peak ");
 	ck_assert_ptr_nonnull(s);
 	uint64_t said = strtoull(s + strlen(" S peak "), NULL, 10);
@@ -41,8 +41,9 @@ static void run_figures(const char *dir, const char *name, const char *suffix, c
 		if (strcmp(rep->by_device[i].device, device) == 0)
 			d = &rep->by_device[i];
 	ck_assert_msg(d, "no %s in the trace", device);
-	ck_assert_msg(d->peak_bytes == said, "%s: the trace's peak %" PRIu64 ", the figures' %" PRIu64,
-		      device, d->peak_bytes, said);
+	ck_assert_msg(d->peak_bytes == said,
+	              "%s: the trace's peak %" PRIu64 ", the figures' %" PRIu64, device,
+	              d->peak_bytes, said);
 	cgtrace_memory_report_free(rep);
 	probe_run_free(r);
 	free(path);
@@ -84,7 +85,8 @@ static int setup(int argc, char **argv)
 	bin = getenv("FIGURES_TEST_BIN");
 	cuda = getenv("FIGURES_TEST_CUDA");
 	if (!probe || !bin || !cuda) {
-		fprintf(stderr, "FIGURES_TEST_PROBE, FIGURES_TEST_BIN and FIGURES_TEST_CUDA must be set\n");
+		fprintf(stderr,
+		        "FIGURES_TEST_PROBE, FIGURES_TEST_BIN and FIGURES_TEST_CUDA must be set\n");
 		return 1;
 	}
 	return TEST_GO_ON;

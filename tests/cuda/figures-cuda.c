@@ -75,7 +75,8 @@ int main(void)
 	d0 = now("cuda:0");
 	d1 = now("cuda:1");
 	struct cgprobe_memory_figures host = now("cpu");
-	check(d0.live_bytes == 7 << 20 && d0.peak_bytes == 7 << 20 && d0.peak_alloc_bytes == 6 << 20,
+	check(d0.live_bytes == 7 << 20 && d0.peak_bytes == 7 << 20 &&
+	          d0.peak_alloc_bytes == 6 << 20,
 	      __LINE__, "cuda:0 after", d0.live_bytes, d0.peak_bytes);
 	check(d1.live_bytes == 0 && d1.peak_bytes == 5 << 20 && d1.peak_alloc_bytes == 0, __LINE__,
 	      "cuda:1 after", d1.live_bytes, d1.peak_bytes);
@@ -84,7 +85,8 @@ int main(void)
 	      host0.live_bytes);
 	char devices[256];
 	int n = cgprobe_memory_devices(devices, sizeof(devices));
-	check(n == 3 && strcmp(devices, "cpu,cuda:0,cuda:1") == 0, __LINE__, devices, (unsigned long long)n, 0);
+	check(n == 3 && strcmp(devices, "cpu,cuda:0,cuda:1") == 0, __LINE__, devices,
+	      (unsigned long long)n, 0);
 	say("S peak %llu", (unsigned long long)d0.peak_bytes);
 	cudaSetDevice(0);
 	cudaFree(a);

@@ -20,14 +20,14 @@
 
 static int failed;
 
-#define CHECK(cond, ...)                                                                         \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			dprintf(2, "line %d: %s\n", __LINE__, #cond);                           \
-			dprintf(2, __VA_ARGS__);                                                 \
-			dprintf(2, "\n");                                                        \
-			failed = 1;                                                              \
-		}                                                                                \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			dprintf(2, "line %d: %s\n", __LINE__, #cond);                              \
+			dprintf(2, __VA_ARGS__);                                                   \
+			dprintf(2, "\n");                                                          \
+			failed = 1;                                                                \
+		}                                                                                  \
 	} while (0)
 
 static struct cgprobe_memory_figures now(void)
@@ -69,8 +69,9 @@ int main(void)
 	void *c = malloc(500000);
 	struct cgprobe_memory_figures f = now();
 	CHECK(f.live_bytes == base + 3500000 && f.live_count == n0 + 2,
-	      "live %llu (%llu allocations), not base %llu + 3500000", (unsigned long long)f.live_bytes,
-	      (unsigned long long)f.live_count, (unsigned long long)base);
+	      "live %llu (%llu allocations), not base %llu + 3500000",
+	      (unsigned long long)f.live_bytes, (unsigned long long)f.live_count,
+	      (unsigned long long)base);
 	CHECK(f.peak_bytes == base + 4000000 && f.mark_bytes == base && f.mark == m1 &&
 	          f.peak_alloc_bytes == 3000000,
 	      "peak %llu, not base + 4000000; at mark %llu, raised by %llu",
@@ -79,7 +80,8 @@ int main(void)
 	say("S peak %llu", (unsigned long long)f.peak_bytes);
 
 	/* A second mark: the peak starts again from what is live. */
-	CHECK(cgprobe_memory_mark(&m2) == 0 && m2 == m1 + 1, "second mark %llu", (unsigned long long)m2);
+	CHECK(cgprobe_memory_mark(&m2) == 0 && m2 == m1 + 1, "second mark %llu",
+	      (unsigned long long)m2);
 	free(b);
 	void *d = calloc(1, 200000);
 	d = realloc(d, 300000);
@@ -112,13 +114,15 @@ int main(void)
 	f = now();
 	CHECK(f.peak_alloc_bytes == 1000000 && f.peak_bytes == f.mark_bytes + 1001000,
 	      "after a small block: put down to %llu, peak %llu over the mark",
-	      (unsigned long long)f.peak_alloc_bytes, (unsigned long long)(f.peak_bytes - f.mark_bytes));
+	      (unsigned long long)f.peak_alloc_bytes,
+	      (unsigned long long)(f.peak_bytes - f.mark_bytes));
 	free(big);
 	void *x = malloc(600000), *y = malloc(500000);
 	f = now();
 	CHECK(f.peak_alloc_bytes == 500000 && f.peak_bytes == f.mark_bytes + 1101000,
 	      "after the largest was freed: put down to %llu, peak %llu over the mark",
-	      (unsigned long long)f.peak_alloc_bytes, (unsigned long long)(f.peak_bytes - f.mark_bytes));
+	      (unsigned long long)f.peak_alloc_bytes,
+	      (unsigned long long)(f.peak_bytes - f.mark_bytes));
 	free(small);
 	free(x);
 	free(y);
@@ -135,7 +139,8 @@ int main(void)
 	/* An older caller's smaller struct: only its fields are written. */
 	uint64_t two[3] = {0, 0, 12345};
 	f = now();
-	r = cgprobe_memory_now("cpu", (struct cgprobe_memory_figures *)(void *)two, 2 * sizeof(uint64_t));
+	r = cgprobe_memory_now("cpu", (struct cgprobe_memory_figures *)(void *)two,
+	                       2 * sizeof(uint64_t));
 	CHECK(r == 0 && two[0] == f.live_bytes && two[1] == f.live_count && two[2] == 12345,
 	      "a 16-byte struct: %d %llu %llu", r, (unsigned long long)two[0],
 	      (unsigned long long)two[2]);
