@@ -23,7 +23,8 @@
 # --jobs 2 <= 0.85 x that sum; its peak RSS <= 2 x the largest single's;
 # on the gpu job, the RSS of summary DIR <= the sum of the singles' RSS
 # (the per-GPU sum's memory at most the side-by-side reads'). Environment:
-# TRACE_DIR (default TMPDIR or /tmp), PROCS, DROP_CACHES=0. Exit status: 0
+# TRACE_DIR (default TMPDIR or /tmp), PROCS, KINDS (default "host gpu"),
+# DROP_CACHES=0. Exit status: 0
 # once the figures are printed, PASS or FAIL (a benchmark, not a test).
 
 bench_name="job-bench"
@@ -112,7 +113,7 @@ mid() {
 bench_conditions "$tmp" "$build"
 echo "job          $procs processes; reads each after sync, caches $bench_drop; $runs rounds, medians"
 echo
-for kind in host gpu; do
+for kind in ${KINDS:-host gpu}; do
 	for size in "$events" $((events * 10)); do
 		rm -rf -- "$tmp/job"
 		"make_$kind" "$size"

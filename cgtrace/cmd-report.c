@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "report/data.h"
@@ -11,6 +12,7 @@
 
 struct report_args {
 	const char *out;
+	const char *baseline;
 	struct cgtrace_view_options vo;
 };
 
@@ -18,7 +20,7 @@ static int run(int argc, char **argv);
 
 const struct cli_cmd cli_report = {
     .name = "report",
-    .args = "[-o FILE] [--buckets N] [--allocs N] TRACE... | DIR",
+    .args = "[-o FILE] [--baseline BASE] [--buckets N] [--allocs N] TRACE... | DIR",
     .help = "Writes one HTML file that shows the trace: summary cards (each device's\n"
             "peak and when, what was never freed, allocation counts), an interactive\n"
             "timeline of live bytes per device stacked by category or by allocation\n"
@@ -31,12 +33,24 @@ const struct cli_cmd cli_report = {
             "(docs/jobs.md): one page with a lane per process and per physical GPU\n"
             "(the bytes of all its processes summed, its peak marked) on the job's\n"
             "time axis and the table of processes; a click on a process opens its\n"
-            "own page, which the file holds too.\n\n",
+            "own page, which the file holds too.\n\n"
+            "With --baseline BASE (a trace, or a job's traces or folder, as the page's\n"
+            "own input) the page compares this run with BASE: BASE's live bytes drawn as\n"
+            "a muted line under each device's stack (aligned at both runs' starts, or by\n"
+            "training update number when both have updates: a switch on the page), and\n"
+            "the summary's figures with BASE's beside them and the signed difference\n"
+            "(peak per device, never freed, allocations). A job's lanes are matched by\n"
+            "rank, each GPU's sum by its UUID, and each process's own page compares it\n"
+            "with its match.\n\n",
     .label_width = 19,
     .opts = (const struct cli_opt[]){
         {.name = "output", .short_name = 'o', .kind = CLI_OPT_STR,
          .offset = offsetof(struct report_args, out), .arg = "FILE",
          .help = "the page (default: standard output)"},
+        {.name = "baseline", .kind = CLI_OPT_STR,
+         .offset = offsetof(struct report_args, baseline), .arg = "BASE",
+         .help = "the run to compare with: a trace, or for a job a trace or\n"
+                 "a folder; unreadable: one line naming it, status 1"},
         {.name = "buckets", .kind = CLI_OPT_COUNT,
          .offset = offsetof(struct report_args, vo.buckets), .arg = "N", .min = 1,
          .max = 100000,
@@ -75,7 +89,7 @@ static int run_job(int argc, char **argv, const struct report_args *a)
 		fprintf(stderr, "%s\n", err);
 		return CLI_FAIL;
 	}
-	int status = cli_report_job(paths, n, a->out, &a->vo);
+	int status = cli_report_job(paths, n, a->out, &a->vo, a->baseline);
 	free(paths);
 	return status;
 }
@@ -91,15 +105,27 @@ static int run(int argc, char **argv)
 	const char *path = cli_trace_arg(&cli_report, argc, argv, &status);
 	if (!path)
 		return status;
+	struct stat sb;
+	if (a.baseline && stat(a.baseline, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return cli_usage_error(&cli_report, "--baseline %s is a job's folder and %s one trace",
+		                       a.baseline, path);
+	/* BASE first: a bad one fails before the new trace is read. */
+	struct cgtrace_view *bv = NULL;
+	if (a.baseline && !(bv = report_base_load(a.baseline, &a.vo)))
+		return CLI_FAIL;
 	/* The page lists the largest allocations of the peak, and sums the rest. */
 	struct cgtrace_view *v = cli_view_load(path, &a.vo, CGTRACE_READ_PEAK_LARGEST);
-	if (!v)
+	if (!v) {
+		cgtrace_view_free(bv);
 		return CLI_FAIL;
+	}
 	struct cli_buf data = {0};
 	struct report_limits lim;
 	report_limits(&lim, 1);
-	status = report_json(&data, v, path, report_trace_name(path), &lim);
+	const struct report_base base = {.v = bv, .name = bv ? report_trace_name(a.baseline) : NULL};
+	status = report_json(&data, v, path, report_trace_name(path), &lim, bv ? &base : NULL);
 	cgtrace_view_free(v);
+	cgtrace_view_free(bv);
 	if (status == CLI_OK)
 		status = write_page(a.out, &data);
 	cli_buf_fini(&data);

@@ -18,7 +18,8 @@
 	X(capacity, "#555555") /* the device's capacity */                                         \
 	X(rest, "#d0d0d0")     /* the allocations not kept one by one */                           \
 	X(update, "#5b6770")   /* where each training update starts */                             \
-	X(job_sum, "#44546a")  /* a physical device's bytes of every process of a job */
+	X(job_sum, "#44546a")  /* a physical device's bytes of every process of a job */    \
+	X(baseline, "#8a7967") /* the baseline run's live bytes (report --baseline), muted */
 
 struct cli_palette {
 	const char *category[CGTRACE_CAT_COUNT];

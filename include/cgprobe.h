@@ -141,6 +141,70 @@ CGPROBE_DECL int cgprobe_thread_name(const char *name);
 CGPROBE_DECL int cgprobe_process_rank(int64_t rank, int64_t world_size);
 
 /*
+ * Live figures, for a program that checks its own memory as it runs (the
+ * pytest plugin, docs/pytest.md) without reading the trace. For each
+ * device (named as the trace names it: "cpu", "cuda:0"), the bytes of the
+ * allocations recorded and not freed now, and the highest they reached
+ * since the last mark. The probe's writer thread keeps them as it applies
+ * every thread's events in order, so each call first waits for it to
+ * apply everything pushed so far (microseconds when idle, a few
+ * milliseconds under load): "now" is exact at the call, and the peak is
+ * the exact maximum of live bytes over the events applied since the mark,
+ * not a sample. The allocation hooks do no more work for them.
+ * Allocations the trace leaves out (--min-bytes) count nowhere. These
+ * return -ENODEV when the process is not being recorded, -ETIMEDOUT when
+ * the writer did not answer within 5 s.
+ */
+struct cgprobe_memory_figures {
+	uint64_t live_bytes;       /* recorded and not freed now */
+	uint64_t live_count;       /* the allocations those are */
+	uint64_t peak_bytes;       /* the highest live_bytes since the mark */
+	uint64_t mark_bytes;       /* live_bytes when the mark was made */
+	uint64_t mark;             /* the mark peak_bytes counts from; 0: since the trace began */
+	/*
+	 * The allocation the peak is put down to: the largest of those that
+	 * raised peak_bytes since the mark, unless it was freed before a
+	 * later one raised it; 0: none since the mark.
+	 */
+	uint64_t peak_alloc_bytes;
+};
+/*
+ * A mark: every device's peak starts again from its live bytes now. Marks
+ * are numbered 1, 2, ... across the process (*mark, when mark is not NULL):
+ * one mark for all devices and callers, so a caller that needs its own
+ * window compares the mark in the figures with the one it made.
+ */
+CGPROBE_DECL int cgprobe_memory_mark(uint64_t *mark);
+/*
+ * Device's figures into out, of size bytes (sizeof(*out); fields appended
+ * later are left out for an older caller). -ENOENT for a device with no
+ * allocation recorded yet (its figures are zero), -EINVAL for NULL.
+ */
+CGPROBE_DECL int cgprobe_memory_now(const char *device, struct cgprobe_memory_figures *out,
+				    size_t size);
+/*
+ * The devices with allocations recorded, "cpu" first, comma-separated
+ * into buf (len bytes, NUL-terminated): their count, -ENOSPC when it does
+ * not fit.
+ */
+CGPROBE_DECL int cgprobe_memory_devices(char *buf, size_t len);
+/*
+ * Where device's peak since the mark comes from: the innermost Python
+ * frame (CPython 3.8 to 3.13, docs/python-frames.md) of the allocation
+ * it is put down to, the one of peak_alloc_bytes. Native frames are not
+ * resolved in the process: -ENOENT when that stack has no Python frame,
+ * when call stacks are off (CGPROBE_STACK_DEPTH=0) or no allocation
+ * raised the peak since the mark. The file is its tail when longer.
+ */
+struct cgprobe_memory_site {
+	char file[1024];
+	char function[256]; /* the qualified name from 3.11 */
+	int64_t line;       /* the code's first line when its table gives that instruction none */
+};
+CGPROBE_DECL int cgprobe_memory_site(const char *device, struct cgprobe_memory_site *out,
+				     size_t size);
+
+/*
  * The same functions found at first use: cgprobe_x_opt(...) looks up
  * cgprobe_x once with dlsym and does nothing (returns 0) when the probe is
  * not loaded, so a program needs no link dependency on the probe and no
@@ -198,6 +262,14 @@ CGPROBE_OPT_(int, cgprobe_mark_parameters_n,
 	     (const void *const *ptrs, const uint64_t *bytes, size_t n), (ptrs, bytes, n))
 CGPROBE_OPT_(int, cgprobe_thread_name, (const char *name), (name))
 CGPROBE_OPT_(int, cgprobe_process_rank, (int64_t rank, int64_t world_size), (rank, world_size))
+CGPROBE_OPT_(int, cgprobe_memory_mark, (uint64_t *mark), (mark))
+CGPROBE_OPT_(int, cgprobe_memory_now,
+	     (const char *device, struct cgprobe_memory_figures *out, size_t size),
+	     (device, out, size))
+CGPROBE_OPT_(int, cgprobe_memory_devices, (char *buf, size_t len), (buf, len))
+CGPROBE_OPT_(int, cgprobe_memory_site,
+	     (const char *device, struct cgprobe_memory_site *out, size_t size),
+	     (device, out, size))
 #undef CGPROBE_OPT_
 #endif
 

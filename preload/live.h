@@ -6,7 +6,8 @@
  * is no lock anywhere a hook could find held. One open-addressing table of
  * 24-byte entries in mapped memory, 96 KiB at first, then between a quarter
  * and half full: 48 to 96 bytes per live recorded allocation, 144 while it
- * doubles (old and new tables both mapped).
+ * doubles (old and new tables both mapped). Every insert and remove is
+ * counted in the live figures (figures.h).
  */
 #ifndef CG_LIVE_H
 #define CG_LIVE_H
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "figures.h"
 
 struct cg_live {
 	uint64_t size;    /* requested bytes, below 2^52 */
@@ -97,6 +99,10 @@ static inline bool cg_live_insert(uint64_t key, const struct cg_live *v)
 		i = (i + 1) & t->mask;
 	if (!t->slots[i].addr)
 		t->count++;
+	else
+		cg_figures_sub((uint8_t)(t->slots[i].size >> CG_LIVE_DEV_SHIFT), key,
+			       t->slots[i].size & CG_LIVE_SIZE_MASK);
+	cg_figures_add(v->device, key, v->size & CG_LIVE_SIZE_MASK);
 	t->slots[i].addr = key;
 	t->slots[i].size = (v->size & CG_LIVE_SIZE_MASK) |
 	                   ((uint64_t)v->device << CG_LIVE_DEV_SHIFT) |
@@ -105,8 +111,14 @@ static inline bool cg_live_insert(uint64_t key, const struct cg_live *v)
 	return true;
 }
 
-/* Removes key; true with what was recorded for it. */
-static inline bool cg_live_remove(uint64_t key, struct cg_live *v)
+/*
+ * Removes key; true with what was recorded for it. Inlined into the
+ * writer's loop, where the slot was prefetched: with the figures' count
+ * gcc made it a call, and the writer took a quarter longer an event with
+ * two million blocks live (bench/live-bench).
+ */
+static inline __attribute__((always_inline)) bool cg_live_remove(uint64_t key,
+								 struct cg_live *v)
 {
 	struct cg_live_table *t = &cg_live_t;
 	if (!t->mask)
@@ -122,6 +134,7 @@ static inline bool cg_live_remove(uint64_t key, struct cg_live *v)
 	v->device = (uint8_t)(size >> CG_LIVE_DEV_SHIFT);
 	v->category = (uint8_t)(size >> CG_LIVE_CAT_SHIFT);
 	v->ord = t->slots[i].ord;
+	cg_figures_sub(v->device, key, v->size);
 	/* Backward-shift deletion keeps probe chains intact without tombstones. */
 	for (uint64_t j = i;;) {
 		j = (j + 1) & t->mask;

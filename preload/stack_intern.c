@@ -453,6 +453,28 @@ struct cg_stack_use cg_intern_use(uint32_t *names, uint32_t slot)
 	return u;
 }
 
+/* The parent of a node made with a link (not chained): its link's. */
+static uint32_t link_parent(uint32_t id)
+{
+	for (uint32_t i = 0; i < t.lsize; i++)
+		if (t.links[i].id && (t.links[i].id & NODES_MAX) == id)
+			return t.links[i].parent;
+	return 0;
+}
+
+uint32_t cg_intern_frames(uint64_t id, uint64_t *frames, uint32_t max)
+{
+	uint32_t n = 0;
+	if (!t.ok || id == 0 || id > t.count)
+		return 0;
+	for (uint32_t node = (uint32_t)id; n < max && !is_root(node);) {
+		uint32_t w = node_at(node);
+		frames[n++] = t.addrs[w & ADDR_MASK];
+		node = (w & CHAINED) ? node - 1 : link_parent(node);
+	}
+	return n;
+}
+
 /* A new root, which no stack defined before reaches; its id is never named. */
 void cg_intern_unload(void)
 {

@@ -63,6 +63,15 @@ void cg_intern_unload(void);
  */
 void cg_intern_failed(uint64_t id);
 
+/*
+ * The frames of stack id (a trace id cg_intern_use gave), innermost first,
+ * at most max of them: their count, 0 for none. A node's parent is found
+ * by a walk of the links where it is not the node made before it, so this
+ * is for a question asked now and then (include/cgprobe.h:
+ * cgprobe_memory_site), not per record.
+ */
+uint32_t cg_intern_frames(uint64_t id, uint64_t *frames, uint32_t max);
+
 struct cg_intern_stats {
 	uint64_t nodes;     /* the tree's, that is the stacks defined */
 	uint64_t addresses; /* distinct return addresses */

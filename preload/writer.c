@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "encoder.h"
+#include "figures.h"
 #include "live.h"
 #include "options.h"
 #include "params.h"
@@ -526,6 +527,7 @@ static inline void heap_alloc(struct cg_ring *r, uint64_t pos, const struct cg_e
 	uint64_t ord = w.enc->alloc(e, ns, &st);
 	stack_carried(&st);
 	cg_live_insert(e->addr, &(struct cg_live){e->size, e->category, CG_PROBE_HOST, ord});
+	cg_figures_stack(st.id);
 	modules_carried(&st);
 }
 
@@ -537,6 +539,7 @@ static inline void device_alloc(struct cg_ring *r, uint64_t pos, const struct cg
 	uint64_t ord = w.enc->device_alloc(e, ns, &st, ident_of(device));
 	stack_carried(&st);
 	cg_live_insert(cg_live_key(e), &(struct cg_live){e->size, e->category, device, ord});
+	cg_figures_stack(st.id);
 	ident_drop(device);
 	modules_carried(&st);
 }
@@ -910,6 +913,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	cg_park_reset();
 	cg_clock_map_start(&w.clock);
 	/* A fork child keeps what it inherited, for its snapshot. */
+	cg_figures_new_trace(o->keep_live);
 	if (!o->keep_live)
 		cg_live_clear();
 	else

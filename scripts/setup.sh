@@ -14,10 +14,11 @@ cd "$(dirname "$0")/.."
 # for ms_print, which reads the massif export, Open MPI (mpirun, mpicc) for
 # the test of a job launched by mpirun (tests/test-job-mpi.py), and
 # python3-dask with python3-distributed for the tested recipe that reads a
-# job on a Dask cluster (docs/jobs.md).
+# job on a Dask cluster (docs/jobs.md), and python3-pytest for the pytest
+# plugin's test (tests/test-pytest-plugin.sh).
 packages="meson ninja-build pkg-config gcc libc6-dev libcjson-dev libzstd-dev libunwind-dev libdw-dev
 check zstd clang libclang-rt-14-dev heaptrack time python3 python3-zstandard python3-torch
-chromium valgrind openmpi-bin libopenmpi-dev python3-dask python3-distributed"
+chromium valgrind openmpi-bin libopenmpi-dev python3-dask python3-distributed python3-pytest"
 
 missing=""
 for p in $packages; do

@@ -24,36 +24,13 @@ python3 "$here/test-job-views.py" data "$cgtrace" "$tmp" >"$tmp/out" 2>"$tmp/err
 cat "$tmp/out"
 : >"$tmp/err"
 
-browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) || {
-	[ "$fail" -eq 0 ] || finish
-	echo "SKIP: no chromium or chromium-browser in PATH ($pass checks passed)"
-	exit 77
-}
-# Root has no sandbox; each run its own profile, so parallel tests do not share one.
-sandbox=
-[ "$(id -u)" != 0 ] || sandbox=--no-sandbox
-run_browser() {
-	timeout 120 "$browser" --headless $sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$tmp/profile" "$@"
-}
+need_browser
 
 page=$tmp/job.html
 "$cgtrace" report -o "$page" "$tmp/job" 2>"$tmp/err" && ok || ko "cgtrace report of the job"
 "$here/lib/report-selftest.sh" "$page" "$tmp/selftest.html" job-selftest.js || ko "no self-test put on the page"
 # The self-test clicks pid 4102's lane (rank 1), then notes what its page shows.
-run_browser --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom \
-	"file://$tmp/selftest.html#selftest-open=4102" >"$tmp/dom.html" 2>"$tmp/browser.err"
-st=$?
-[ "$st" -eq 0 ] && ok || { cp "$tmp/browser.err" "$tmp/err"; ko "chromium --dump-dom exit status $st"; }
-if grep -q ':CONSOLE' "$tmp/browser.err"; then
-	grep ':CONSOLE' "$tmp/browser.err" >"$tmp/err"
-	ko "console messages"
-else
-	ok
-fi
-: >"$tmp/err"
-sed -n 's/.*<pre id="cg-job-selftest"[^>]*>\([^<]*\)<\/pre>.*/\1/p' "$tmp/dom.html" |
-	sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' >"$tmp/selftest.json"
+browser_selftest "file://$tmp/selftest.html#selftest-open=4102" cg-job-selftest
 echo "selftest: $(cat "$tmp/selftest.json")"
 python3 "$here/test-job-views.py" selftest "$tmp/selftest.json" >"$tmp/out" 2>"$tmp/err" && ok || ko "what the browser drew"
 cat "$tmp/out"

@@ -168,19 +168,8 @@ else
 	skip "the traces of updates (no python3)"
 fi
 
-browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) || {
-	[ "$fail" -eq 0 ] || finish
-	echo "SKIP: no chromium or chromium-browser in PATH ($pass command-line checks passed)"
-	exit 77
-}
+need_browser
 unset CGPROBE_MIN_BYTES CGPROBE_ONLY CGPROBE_STEPS CGPROBE_FORMAT CGTRACE_DEBUG_DIR CGPROBE_CAPTURE
-# Root has no sandbox; each run its own profile, so parallel tests do not share one.
-sandbox=
-[ "$(id -u)" != 0 ] || sandbox=--no-sandbox
-run_browser() {
-	timeout 120 "$browser" --headless $sandbox --disable-gpu --no-first-run \
-		--user-data-dir="$tmp/profile" "$@"
-}
 
 # A hand-written trace: three steps on cuda:0 with the host beside it.
 awk 'BEGIN {
@@ -271,18 +260,8 @@ check() {
 	tpage=$tmp/$name.selftest.html
 	"$(dirname "$0")/lib/report-selftest.sh" "$page" "$tpage" || ko "$name: no self-test put on the page"
 
-	run_browser --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom \
-		"file://$tpage" >"$tmp/dom.html" 2>"$tmp/browser.err"
-	st=$?
-	[ "$st" -eq 0 ] && ok || { cp "$tmp/browser.err" "$tmp/err"; ko "$name: chromium --dump-dom exit status $st"; }
-	# Chromium prints every console message as "...:CONSOLE:LINE] "text", source: URL (LINE)".
-	if grep -q ':CONSOLE' "$tmp/browser.err"; then
-		grep ':CONSOLE' "$tmp/browser.err" >"$tmp/err"
-		ko "$name: console messages"
-	else
-		ok
-	fi
-	sed -n 's/.*<pre id="cg-selftest"[^>]*>\([^<]*\)<\/pre>.*/\1/p' "$tmp/dom.html" >"$tmp/selftest"
+	browser_selftest "file://$tpage" cg-selftest
+	cp "$tmp/selftest.json" "$tmp/selftest"
 	echo "$name selftest: $(cat "$tmp/selftest") (peak $peak)"
 	: >"$tmp/err"
 	grep -q '"rendered":true' "$tmp/selftest" && ok || ko "$name: the page did not render"

@@ -202,6 +202,31 @@ static const struct cli_jw_field device_counts[] = {
     {"alloc_bytes", DEVICE_FIELD(alloc_bytes)}, {"final_bytes", DEVICE_FIELD(final_bytes)},
 };
 
+void report_json_device_figures(struct cli_jw *w, const struct cgtrace_view_device *d)
+{
+	cli_jw_key_str(w, "name", d->device);
+	cli_jw_u64_fields(w, d, device_peak, sizeof(device_peak) / sizeof(device_peak[0]));
+	cli_jw_u64_fields(w, d, device_counts, sizeof(device_counts) / sizeof(device_counts[0]));
+}
+
+void report_json_series(struct cli_jw *w, const struct cgtrace_view *v,
+                        const struct cgtrace_view_device *d)
+{
+	for (int col = 0; col < 2; col++) {
+		cli_jw_key(w, col ? "v" : "t");
+		cli_jw_begin_array(w);
+		for (size_t i = 0; i < v->n_buckets; i++) {
+			const struct cgtrace_view_bucket *bk = &d->buckets[i];
+			if (!bk->records)
+				continue;
+			cli_jw_u64(w, col ? bk->max_bytes : bk->max_ns);
+			if (bk->end_bytes != bk->max_bytes && bk->end_ns > bk->max_ns)
+				cli_jw_u64(w, col ? bk->end_bytes : bk->end_ns);
+		}
+		cli_jw_end_array(w);
+	}
+}
+
 static void json_devices(struct cli_jw *w, const struct cgtrace_view *v,
                          const struct report_limits *lim)
 {
@@ -210,12 +235,9 @@ static void json_devices(struct cli_jw *w, const struct cgtrace_view *v,
 	for (size_t i = 0; i < v->n_devices; i++) {
 		const struct cgtrace_view_device *d = &v->devices[i];
 		cli_jw_begin_object(w);
-		cli_jw_key_str(w, "name", d->device);
-		cli_jw_u64_fields(w, d, device_peak, sizeof(device_peak) / sizeof(device_peak[0]));
+		report_json_device_figures(w, d);
 		cli_jw_key(w, "peak_by_category");
 		cli_jw_u64s(w, d->peak_by_category, CGTRACE_CAT_COUNT);
-		cli_jw_u64_fields(w, d, device_counts,
-		                  sizeof(device_counts) / sizeof(device_counts[0]));
 		cli_jw_key(w, "buckets");
 		json_buckets(w, v, d);
 		cli_jw_key(w, "checkpoints");
@@ -451,7 +473,7 @@ static void json_meta(struct cli_jw *w, const struct cgtrace_doc *doc)
 	cli_jw_end_object(w);
 }
 
-static void json_grid(struct cli_jw *w, const struct cgtrace_view *v)
+void report_json_grid(struct cli_jw *w, const struct cgtrace_view *v)
 {
 	cli_jw_key(w, "grid");
 	cli_jw_begin_object(w);
@@ -460,6 +482,11 @@ static void json_grid(struct cli_jw *w, const struct cgtrace_view *v)
 	cli_jw_key_u64(w, "bucket_ns", v->bucket_ns);
 	cli_jw_key_u64(w, "n", v->n_buckets);
 	cli_jw_end_object(w);
+}
+
+static void json_grid(struct cli_jw *w, const struct cgtrace_view *v)
+{
+	report_json_grid(w, v);
 	cli_jw_key(w, "capture");
 	if (v->has_capture) {
 		cli_jw_begin_object(w);
@@ -506,7 +533,7 @@ void report_limits(struct report_limits *out, size_t pages)
 }
 
 int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *path, const char *name,
-                const struct report_limits *lim)
+                const struct report_limits *lim, const struct report_base *base)
 {
 	struct cli_jw w;
 	struct report_ctx c = {.w = &w, .lim = lim, .v = v, .doc = v->doc};
@@ -528,6 +555,8 @@ int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *pat
 			r = report_json_spans(&c);
 		if (r == 0)
 			r = report_json_updates(&c);
+		if (r == 0 && base)
+			r = report_json_baseline(&c, base);
 		/* Last: every site name the members above referred to. */
 		cli_jw_key(&w, "sites");
 		cli_jw_begin_array(&w);

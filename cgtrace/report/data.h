@@ -78,18 +78,56 @@ static inline uint64_t report_sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+/* The member "grid": the view's start_ns, end_ns, bucket_ns and n (buckets). */
+void report_json_grid(struct cli_jw *w, const struct cgtrace_view *v);
+/* A device's name and figures: capacity, peak, peak_ns, allocation and free counts, bytes. */
+void report_json_device_figures(struct cli_jw *w, const struct cgtrace_view_device *d);
+/*
+ * A device's live bytes as two columns, members "t" and "v": per bucket
+ * of the view with records its highest (max_ns, max), then its end when
+ * another; so the series' highest is the device's peak, at most two
+ * samples a bucket.
+ */
+void report_json_series(struct cli_jw *w, const struct cgtrace_view *v,
+                        const struct cgtrace_view_device *d);
+
 /* Members of the data object: spans, steps, step spans and bands. */
 int report_json_spans(struct report_ctx *c);
 /* The member "updates": training updates, their figures per device, their marks (updates.c). */
 int report_json_updates(struct report_ctx *c);
+/*
+ * The member "marks": the updates' starts and ends for the timeline, every
+ * update when they are no more than v's buckets, else the first to start
+ * in each bucket. 0 or -ENOMEM.
+ */
+int report_json_update_marks(struct cli_jw *w, const struct cgtrace_view *v,
+                             const struct cgtrace_steps *st);
+
+/* The run a page is compared with (cgtrace report --baseline BASE). */
+struct report_base {
+	const struct cgtrace_view *v;
+	const char *name; /* what the page calls it */
+};
+/*
+ * The members "baseline" (BASE's grid, each device's figures and live
+ * bytes as samples, its updates' starts) and "diff" (the headline
+ * figures, new against BASE, with signed differences) (baseline.c).
+ */
+int report_json_baseline(struct report_ctx *c, const struct report_base *base);
+/*
+ * BASE's view as a baseline draws it: vo's buckets, no allocations one by
+ * one, no stacks; NULL with the error printed (one line naming BASE).
+ */
+struct cgtrace_view *report_base_load(const char *path, const struct cgtrace_view_options *vo);
 
 /*
  * The whole data object of view v for the trace at path (name: what the
  * page calls it), lists capped by lim. Sites are resolved when the
  * document has stacks; a failure there, or memory running out, is printed
- * and returns CLI_FAIL; CLI_OK with the object in b.
+ * and returns CLI_FAIL; CLI_OK with the object in b. base: the baseline
+ * the page is compared with, or NULL.
  */
 int report_json(struct cli_buf *b, const struct cgtrace_view *v, const char *path,
-                const char *name, const struct report_limits *lim);
+                const char *name, const struct report_limits *lim, const struct report_base *base);
 
 #endif

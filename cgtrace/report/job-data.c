@@ -54,14 +54,22 @@ static void json_devices(struct cli_jw *w, const struct cgtrace_job_process *p)
 	cli_jw_end_array(w);
 }
 
+/* A match in a baseline: its index there, null for none; nothing without a baseline. */
+static void json_match(struct cli_jw *w, const long *match, size_t i)
+{
+	if (match)
+		key_i64_or_null(w, "baseline", match[i]);
+}
+
 /* What the process table and a lane's title show of a process; its devices' figures. */
-static void json_process(struct cli_jw *w, const struct cgtrace_job *j, size_t i)
+static void json_process(struct cli_jw *w, const struct cgtrace_job *j, size_t i, const long *match)
 {
 	const struct cgtrace_job_process *p = &j->processes[i];
 	char buf[CLI_JOB_NAME_LEN];
 	cli_jw_begin_object(w);
 	cli_jw_key_str(w, "path", p->path);
 	cli_jw_key_str(w, "trace", report_trace_name(p->path));
+	json_match(w, match, i);
 	if (p->error) {
 		cli_jw_key_str(w, "error", p->message);
 		cli_jw_end_object(w);
@@ -137,7 +145,7 @@ static int json_gpu_series(struct cli_jw *w, const struct cgtrace_job *j, size_t
 	return ret;
 }
 
-static int json_gpu(struct cli_jw *w, const struct cgtrace_job *j, size_t g)
+static int json_gpu(struct cli_jw *w, const struct cgtrace_job *j, size_t g, const long *match)
 {
 	const struct cgtrace_job_gpu *x = &j->gpus[g];
 	char key[CLI_JOB_NAME_LEN], name[CLI_JOB_NAME_LEN];
@@ -145,6 +153,7 @@ static int json_gpu(struct cli_jw *w, const struct cgtrace_job *j, size_t g)
 	cli_jw_begin_object(w);
 	cli_jw_key_str(w, "label", name);
 	cli_jw_key_str(w, "key", key);
+	json_match(w, match, g);
 	cli_jw_key_str(w, "uuid", x->uuid);
 	cli_jw_key_str(w, "host", x->host);
 	cli_jw_key_str(w, "device", x->device);
@@ -174,7 +183,8 @@ static void json_page(struct cli_jw *w, const struct cgtrace_view_options *vo,
 }
 
 int report_job_json(struct cli_buf *b, const struct cgtrace_job *j, const size_t *order,
-                    const struct cgtrace_view_options *vo, const struct report_limits *lim)
+                    const struct cgtrace_view_options *vo, const struct report_limits *lim,
+                    const struct report_job_base *base)
 {
 	struct cli_jw w;
 	cli_jw_init(&w, b);
@@ -189,11 +199,18 @@ int report_job_json(struct cli_buf *b, const struct cgtrace_job *j, const size_t
 	cli_jw_key_u64(&w, "zero_realtime_ns", j->zero_realtime_ns);
 	cli_jw_key_u64(&w, "clock_error_ns", j->clock_error_ns);
 	json_page(&w, vo, lim);
+	if (base) {
+		cli_jw_key(&w, "baseline");
+		cli_jw_begin_object(&w);
+		cli_jw_key_str(&w, "name", base->name);
+		cli_jw_key_u64(&w, "traces", base->traces);
+		cli_jw_end_object(&w);
+	}
 	cli_jw_end_object(&w);
 	cli_jw_key(&w, "processes");
 	cli_jw_begin_array(&w);
 	for (size_t i = 0; i < j->n_processes; i++)
-		json_process(&w, j, i);
+		json_process(&w, j, i, base ? base->process : NULL);
 	cli_jw_end_array(&w);
 	cli_jw_key(&w, "order");
 	cli_jw_begin_array(&w);
@@ -215,14 +232,13 @@ int report_job_json(struct cli_buf *b, const struct cgtrace_job *j, const size_t
 	cli_jw_begin_array(&w);
 	int ret = 0;
 	for (size_t g = 0; ret == 0 && g < j->n_gpus; g++)
-		ret = json_gpu(&w, j, g);
+		ret = json_gpu(&w, j, g, base ? base->gpu : NULL);
 	cli_jw_end_array(&w);
 	cli_jw_end_object(&w);
 	return ret < 0 ? ret : cli_jw_finish(&w);
 }
 
-/* A device's samples: each bucket with records at its highest, then at its end when that differs.
- */
+/* A device's samples (report_json_series), named, with its peak. */
 static void lane_device(struct cli_jw *w, const struct cgtrace_view *v,
                         const struct cgtrace_view_device *d)
 {
@@ -230,19 +246,7 @@ static void lane_device(struct cli_jw *w, const struct cgtrace_view *v,
 	cli_jw_key_str(w, "name", d->device);
 	cli_jw_key_u64(w, "peak", d->peak_bytes);
 	cli_jw_key_u64(w, "peak_ns", d->peak_ns);
-	for (int col = 0; col < 2; col++) {
-		cli_jw_key(w, col ? "v" : "t");
-		cli_jw_begin_array(w);
-		for (size_t i = 0; i < v->n_buckets; i++) {
-			const struct cgtrace_view_bucket *bk = &d->buckets[i];
-			if (!bk->records)
-				continue;
-			cli_jw_u64(w, col ? bk->max_bytes : bk->max_ns);
-			if (bk->end_bytes != bk->max_bytes && bk->end_ns > bk->max_ns)
-				cli_jw_u64(w, col ? bk->end_bytes : bk->end_ns);
-		}
-		cli_jw_end_array(w);
-	}
+	report_json_series(w, v, d);
 	cli_jw_end_object(w);
 }
 

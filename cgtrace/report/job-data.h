@@ -20,14 +20,25 @@
  */
 void report_job_view_options(struct cgtrace_view_options *vo, size_t pages);
 
+/* The baseline job a job's page is compared with, and what stands against what (job-baseline.h). */
+struct report_job_base {
+	const char *name;    /* what the page calls BASE */
+	size_t traces;       /* its traces */
+	const long *process; /* per process of the job, its match among BASE's, -1: none */
+	const long *gpu;     /* per GPU, likewise */
+};
+
 /*
  * The job's block: its figures, each process (in the job's order of
  * paths) with what the process table shows, the order of the lanes, the
  * machines, each physical GPU with its summed bytes as a series; vo and
- * lim say what each process's page holds. 0 or -ENOMEM.
+ * lim say what each process's page holds; base (NULL: none) adds
+ * job.baseline and each process's and GPU's match, "baseline". 0 or
+ * -ENOMEM.
  */
 int report_job_json(struct cli_buf *b, const struct cgtrace_job *job, const size_t *order,
-                    const struct cgtrace_view_options *vo, const struct report_limits *lim);
+                    const struct cgtrace_view_options *vo, const struct report_limits *lim,
+                    const struct report_job_base *base);
 
 /*
  * A process's lane: each device of view v as the samples of its live

@@ -7,6 +7,7 @@
  */
 
 var J = null; /* the job's data block */
+var BJ = null; /* the baseline job's block (cg-base), with --baseline */
 var jobLanes = []; /* what each lane drew, for a resize and a test */
 var JM = {l: 64, r: 12, row: 18, gpu: 48, axis: 22};
 
@@ -15,39 +16,44 @@ function deviceFill(name) {
 	return name === 'cpu' ? P.category[4] : P.category[0];
 }
 
-/* A process's lane block: its lane's samples, parsed once. */
-function laneOf(i) {
-	var p = J.processes[i];
+/* A process's lane block (p of block id), parsed once. */
+function laneBlock(p, id) {
 	if (p.lane === undefined) {
-		var e = $('cg-lane-' + i);
+		var e = $(id);
 		p.lane = e ? JSON.parse(e.textContent) : null;
 	}
 	return p.lane;
 }
+function laneOf(i) {
+	return laneBlock(J.processes[i], 'cg-lane-' + i);
+}
 
-/*
- * A series of samples (t[], v[]: the value from each t on, times shifted
- * by shift) as w pixel columns over [t0, t1) of the job, from `from` to
- * `to`: each column the highest value it holds, what was carried in from
- * the column before included, so the highest column is the highest sample.
- */
-function seriesColumns(t, v, shift, w, t0, t1, from, to) {
-	var cols = new Array(w), k = 0, cur = 0, n = t.length, span = t1 - t0;
-	for (var x = 0; x < w; x++) {
-		var a = t0 + x * span / w, b = t0 + (x + 1) * span / w;
-		var m = cur;
-		while (k < n && t[k] + shift < b) {
-			m = Math.max(m, v[k]);
-			cur = v[k];
-			k++;
-		}
-		cols[x] = b <= from || a > to ? 0 : m;
-	}
-	return cols;
+/* The lanes' time axis: the job's, or the baseline's where that is longer (both from their first start). */
+function jobSpan() {
+	return Math.max(1, J.job.span_ns, BJ ? BJ.job.span_ns : 0);
 }
 
 function jobX(t, w) {
-	return JM.l + t * w / Math.max(1, J.job.span_ns);
+	return JM.l + t * w / jobSpan();
+}
+
+/* A baseline process's lane block. */
+function baseLaneOf(m) {
+	return laneBlock(BJ.processes[m], 'cg-base-lane-' + m);
+}
+
+/* The device of a lane's block by name, or null. */
+function laneDevice(L, name) {
+	return (L ? L.devices : []).filter(function (d) {
+		return d.name === name;
+	})[0] || null;
+}
+
+/* A row's scale: bytes to y, top the highest of the run and its baseline. */
+function rowY(y0, h, top) {
+	return function (v) {
+		return y0 + h - v * h / Math.max(1, top);
+	};
 }
 
 /*
@@ -94,12 +100,18 @@ function drawProcessLane(lane) {
 	ctx.fillRect(x0, 0, Math.max(1, x1 - x0), devs.length * JM.row);
 	lane.cols = [];
 	lane.drawnMax = 0;
+	/* Its match in the baseline, on the baseline job's axis, in each device's row. */
+	var bp = BJ && p.baseline != null ? BJ.processes[p.baseline] : null, BL = bp ? baseLaneOf(p.baseline) : null;
+	lane.baseDrawnMax = bp ? 0 : null;
 	devs.forEach(function (d, k) {
-		var y0 = k * JM.row + 1, h = JM.row - 3;
-		var cols = seriesColumns(d.t, d.v, p.start_ns, w, 0, J.job.span_ns, p.start_ns, p.end_ns);
-		var drawn = fillColumns(ctx, cols, y0, h, d.peak, deviceFill(d.name));
+		var y0 = k * JM.row + 1, h = JM.row - 3, bd = laneDevice(BL, d.name), top = Math.max(d.peak, bd ? bd.peak : 0);
+		var cols = seriesColumns(d.t, d.v, p.start_ns, w, 0, jobSpan(), p.start_ns, p.end_ns);
+		var drawn = fillColumns(ctx, cols, y0, h, top, deviceFill(d.name));
 		lane.cols.push(cols);
 		lane.drawnMax = Math.max(lane.drawnMax, drawn);
+		if (bd)
+			lane.baseDrawnMax = Math.max(lane.baseDrawnMax, strokeBase(ctx,
+				baseRange(bd.t, bd.v, bp.start_ns, w, 0, jobSpan(), bp.start_ns, bp.end_ns), JM.l, rowY(y0, h, top)));
 		ctx.fillStyle = '#5f6368';
 		ctx.textAlign = 'right';
 		ctx.textBaseline = 'middle';
@@ -115,9 +127,12 @@ function drawProcessLane(lane) {
 /* A GPU's lane: every process's bytes on it summed, its peak marked. */
 function drawGpuLane(lane) {
 	var g = J.gpus[lane.g], ctx = laneCanvas(lane, JM.gpu), w = lane.w, h = JM.gpu - 14, y0 = 10;
-	var cols = seriesColumns(g.t, g.v, 0, w, 0, J.job.span_ns, 0, J.job.span_ns);
+	var cols = seriesColumns(g.t, g.v, 0, w, 0, jobSpan(), 0, J.job.span_ns);
+	var bg = BJ && g.baseline != null ? BJ.gpus[g.baseline] : null, top = Math.max(g.peak, bg ? bg.peak : 0);
 	lane.cols = [cols];
-	lane.drawnMax = fillColumns(ctx, cols, y0, h, g.peak, P.category[0]);
+	lane.drawnMax = fillColumns(ctx, cols, y0, h, top, P.category[0]);
+	lane.baseDrawnMax = bg ? strokeBase(ctx, baseRange(bg.t, bg.v, 0, w, 0, jobSpan(), 0, BJ.job.span_ns),
+		JM.l, rowY(y0, h, top)) : null;
 	ctx.fillStyle = '#5f6368';
 	ctx.textAlign = 'right';
 	ctx.textBaseline = 'middle';
@@ -125,7 +140,7 @@ function drawGpuLane(lane) {
 	lane.peakMarked = null;
 	if (!g.peak)
 		return;
-	var px = Math.min(JM.l + w - 1, Math.round(jobX(g.peak_ns, w))) + 0.5, py = y0;
+	var px = Math.min(JM.l + w - 1, Math.round(jobX(g.peak_ns, w))) + 0.5, py = rowY(y0, h, top)(g.peak);
 	ctx.fillStyle = P.peak;
 	ctx.beginPath();
 	ctx.arc(px, py, 3.5, 0, 2 * Math.PI);
@@ -141,7 +156,7 @@ function drawGpuLane(lane) {
 
 /* The job's time axis: milliseconds or seconds from the job's first start. */
 function drawJobAxis(lane) {
-	var ctx = laneCanvas(lane, JM.axis), w = lane.w, span = Math.max(1, J.job.span_ns);
+	var ctx = laneCanvas(lane, JM.axis), w = lane.w, span = jobSpan();
 	var step = niceStep(span, Math.max(2, Math.floor(w / 110)));
 	ctx.strokeStyle = '#9aa0a6';
 	ctx.fillStyle = '#5f6368';
@@ -179,7 +194,7 @@ function laneHover(lane, ev) {
 		tip.hidden = true;
 		return;
 	}
-	var t = x * J.job.span_ns / lane.w;
+	var t = x * jobSpan() / lane.w;
 	tip.textContent = '';
 	if (lane.kind === 'gpu') {
 		var g = J.gpus[lane.g];
@@ -226,6 +241,38 @@ function peaksText(p) {
 	}).join(', ');
 }
 
+/* A figure against the baseline's: "; baseline 3.0 MiB, +2.0 MiB (+66.7%)". */
+function baseText(now, base) {
+	var d = now - base;
+	return '; baseline ' + fmtBytes(base) + ', ' + fmtDelta({delta: d, pct: base ? 100 * d / base : null}, fmtBytes);
+}
+
+/* What a GPU's lane title says of its match in the baseline. */
+function baseGpuText(g) {
+	if (!BJ)
+		return '';
+	var b = g.baseline != null ? BJ.gpus[g.baseline] : null;
+	if (!b)
+		return '; not in the baseline';
+	/* Another machine's GPU, matched in order: named. */
+	return baseText(g.peak, b.peak) + (b.key === g.key ? '' : ' (' + b.label + ')');
+}
+
+/* What a process's lane title says of its match: each device's peak against its own. */
+function baseProcessText(p) {
+	if (!BJ)
+		return '';
+	var b = p.baseline != null ? BJ.processes[p.baseline] : null;
+	if (!b)
+		return '; no match in the baseline';
+	return (p.devices || []).map(function (d) {
+		var o = (b.devices || []).filter(function (x) {
+			return x.device === d.device;
+		})[0];
+		return o ? '; ' + d.device + baseText(d.peak, o.peak).slice(1) : '';
+	}).join('');
+}
+
 /* "1 process", "3 processes". */
 function processes(n) {
 	return fmtCount(n) + ' process' + (n === 1 ? '' : 'es');
@@ -250,7 +297,7 @@ function renderJobLanes(box) {
 			return whoOf(s.process) + ' ' + fmtBytes(s.bytes);
 		}).join(', ') + (g.shares.length > 5 ? ' and ' + processes(g.shares.length - 5) + ' more' : '');
 		var lane = makeLane(lanes, 'gpu', g.label + ': ' + processes(g.processes) +
-			', peak ' + fmtBytes(g.peak) + ' at ' + fmtNs(g.peak_ns) + (shares ? ' (' + shares + ')' : ''), {g: gi});
+			', peak ' + fmtBytes(g.peak) + ' at ' + fmtNs(g.peak_ns) + baseGpuText(g) + (shares ? ' (' + shares + ')' : ''), {g: gi});
 		lane.el.setAttribute('data-gpu', g.key);
 		lane.el.setAttribute('data-peak', String(g.peak));
 	});
@@ -258,7 +305,7 @@ function renderJobLanes(box) {
 		var p = J.processes[i];
 		if (p.error)
 			return;
-		var lane = makeLane(lanes, 'process', p.label + (p.complete ? '' : ' [incomplete]') + ' \u2014 ' + peaksText(p), {i: i});
+		var lane = makeLane(lanes, 'process', p.label + (p.complete ? '' : ' [incomplete]') + ' \u2014 ' + peaksText(p) + baseProcessText(p), {i: i});
 		lane.el.setAttribute('data-process', String(i));
 		lane.el.setAttribute('data-pid', String(p.pid));
 		lane.el.setAttribute('data-name', p.label);
@@ -308,9 +355,12 @@ function renderJobHead(box) {
 	var meta = el('div', {cls: 'meta'});
 	[plural(g.traces, 'trace'), plural(hosts, 'machine'), plural(J.gpus.length, 'physical GPU'),
 		fmtNs(g.span_ns) + ' from the first start to the last end',
-		g.clock_error_ns ? 'aligned by the wall clocks, within ' + fmtNs(g.clock_error_ns) : 'one boot\'s clock: times are exact'
+		g.clock_error_ns ? 'aligned by the wall clocks, within ' + fmtNs(g.clock_error_ns) : 'one boot\'s clock: times are exact',
+		g.baseline ? 'compared with the baseline ' + g.baseline.name + ' (' + plural(g.baseline.traces, 'trace') +
+			'): its lines muted over each lane, processes matched by rank' : null
 	].forEach(function (s) {
-		meta.appendChild(el('span', {text: s}));
+		if (s)
+			meta.appendChild(el('span', {text: s}));
 	});
 	box.appendChild(meta);
 	J.processes.forEach(function (p) {
@@ -381,6 +431,7 @@ function route() {
 
 function jobMain(data) {
 	J = data;
+	BJ = J.job.baseline && $('cg-base') ? JSON.parse($('cg-base').textContent) : null;
 	P = J.palette;
 	cats = J.categories;
 	document.documentElement.style.setProperty('--peak', P.peak);

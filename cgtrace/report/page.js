@@ -164,6 +164,31 @@ function table(columns, rows, opts) {
 	fill();
 	return wrap;
 }
+/*
+ * A series of samples (t[], v[]: the value from each t on, times shifted
+ * by shift) as w pixel columns over [t0, t1), from `from` to `to` (0
+ * outside): each column the highest value it holds, what was carried in
+ * from the column before included, so the highest column is the highest
+ * sample. A job's lanes and a baseline's line draw with it.
+ */
+function seriesColumns(t, v, shift, w, t0, t1, from, to) {
+	var cols = new Array(Math.max(0, Math.floor(w))), k = 0, cur = 0, n = t.length, span = t1 - t0;
+	/* What was live when the range begins, without what came before it. */
+	while (k < n && t[k] + shift < t0)
+		cur = v[k++];
+	for (var x = 0; x < cols.length; x++) {
+		var a = t0 + x * span / w, b = t0 + (x + 1) * span / w, last = x + 1 === cols.length;
+		var m = cur;
+		/* The last column holds what falls on the range's end too. */
+		while (k < n && (t[k] + shift < b || (last && t[k] + shift <= t1))) {
+			m = Math.max(m, v[k]);
+			cur = v[k];
+			k++;
+		}
+		cols[x] = b <= from || a > to ? 0 : m;
+	}
+	return cols;
+}
 function section(id, title, kids) {
 	var s = $(id);
 	s.textContent = '';

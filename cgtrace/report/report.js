@@ -23,6 +23,7 @@ function showReport(data) {
 	D = data;
 	P = D.palette;
 	cats = D.categories;
+	resetBaseline();
 	/* The style sheet's colours of the marks are the palette's too. */
 	document.documentElement.style.setProperty('--peak', P.peak);
 	document.documentElement.style.setProperty('--oom', P.oom);
@@ -45,7 +46,8 @@ function showReport(data) {
 
 /*
  * A link can open the page in a state: #mode=alloc, zoom=T0,T1 (seconds),
- * live=DEVICE,T (what was live on the device index at T seconds).
+ * live=DEVICE,T (what was live on the device index at T seconds),
+ * align=update (the baseline laid on by update number).
  */
 function applyHash() {
 	var h = location.hash.replace(/^#/, '');
@@ -53,7 +55,9 @@ function applyHash() {
 		return;
 	h.split('&').forEach(function (kv) {
 		var p = kv.split('='), v = (p[1] || '').split(',').map(Number);
-		if (p[0] === 'mode' && (p[1] === 'alloc' || p[1] === 'category')) {
+		if (p[0] === 'align' && p[1] === 'update') {
+			setAlign('update');
+		} else if (p[0] === 'mode' && (p[1] === 'alloc' || p[1] === 'category')) {
 			mode = p[1];
 			document.querySelector('input[name=cg-mode][value=' + mode + ']').checked = true;
 			renderLegend();

@@ -12,7 +12,8 @@ function renderHeader() {
 	var parts = [D.trace ? 'trace ' + D.trace : null, m.run_id ? 'run ' + m.run_id : null, m.timestamp || null,
 		m.phase ? 'phase ' + m.phase : null, m.device ? 'device ' + m.device : null,
 		D.capture ? 'capture window ' + fmtNs(D.capture.begin_ns) + ' to ' + fmtNs(D.capture.end_ns) : null,
-		plural(D.records.memory, 'memory record')];
+		plural(D.records.memory, 'memory record'),
+		D.baseline ? 'compared with the baseline ' + D.baseline.trace : null];
 	parts.forEach(function (p) {
 		if (p)
 			meta.appendChild(el('span', {text: p}));
@@ -40,7 +41,7 @@ function card(k, v, s, props) {
 	c.appendChild(ve);
 	(s || []).forEach(function (line) {
 		if (line)
-			c.appendChild(el('div', {cls: 's', text: line}));
+			c.appendChild(typeof line === 'object' ? line : el('div', {cls: 's', text: line}));
 	});
 	return c;
 }
@@ -57,7 +58,8 @@ function renderSummary() {
 		var cap = d.capacity ? ' of ' + fmtBytes(d.capacity) + ' (' + pct(d.peak, d.capacity) + ')' : '';
 		var c = card('peak on ' + d.name, fmtBytes(d.peak), [
 			d.peak ? 'at ' + fmtT(d.peak_ns) + cap : 'no live memory',
-			topCategories(d.peak_by_category)
+			topCategories(d.peak_by_category),
+			diffLine(peakDiff(d.name), fmtBytes)
 		], {'data-bytes': String(d.peak), title: fmtCount(d.peak) + ' bytes', 'data-device': d.name});
 		if (i === best)
 			c.querySelector('.v').classList.add('peakv');
@@ -73,11 +75,13 @@ function renderSummary() {
 	});
 	var leakCount = D.leaks_total ? D.leaks_total.count : live;
 	box.appendChild(card('never freed', fmtBytes(fin), [plural(leakCount, 'allocation') + ' live at the end',
-		D.devices.length > 1 ? D.devices.map(function (d) { return d.name + ' ' + fmtBytes(d.final_bytes); }).join(', ') : null],
-		{'data-bytes': String(fin)}));
-	box.appendChild(card('allocations', fmtCount(allocs), [fmtCount(frees) + ' frees', fmtBytes(total) + ' allocated in total']));
+		D.devices.length > 1 ? D.devices.map(function (d) { return d.name + ' ' + fmtBytes(d.final_bytes); }).join(', ') : null,
+		D.diff && diffLine(D.diff.leaked, fmtBytes)], {'data-bytes': String(fin)}));
+	box.appendChild(card('allocations', fmtCount(allocs), [fmtCount(frees) + ' frees', fmtBytes(total) + ' allocated in total',
+		D.diff && diffLine(D.diff.allocs, fmtCount)]));
 	box.appendChild(card('duration', fmtNs(D.grid.end_ns - D.grid.start_ns), ['from ' + fmtT(D.grid.start_ns),
-		plural(D.spans_total, 'span') + ' with memory']));
+		plural(D.spans_total, 'span') + ' with memory', D.diff && diffLine(D.diff.duration, fmtNs)]));
+	baseOnlyCards(box);
 }
 function topCategories(byCat) {
 	var tot = 0;

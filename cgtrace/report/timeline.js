@@ -14,7 +14,7 @@ var timelineWired = false;
 
 function gridEnd() {
 	var g = D.grid;
-	return Math.max(g.end_ns, g.start_ns + g.n * g.bucket_ns, g.start_ns + 1);
+	return Math.max(g.end_ns, g.start_ns + g.n * g.bucket_ns, g.start_ns + 1, baseEnd());
 }
 function bucketOf(t) {
 	var g = D.grid;
@@ -178,6 +178,12 @@ function draw(p) {
 	cols.forEach(function (c) {
 		ymax = Math.max(ymax, c.top);
 	});
+	/* The baseline's line (baseline.js) on the same axes: the scale holds both. */
+	var bcols = D.baseline ? baseColumns(p) : null;
+	(bcols || []).forEach(function (v) {
+		ymax = Math.max(ymax, v);
+	});
+	p.bcols = bcols;
 	var ck = d.checkpoints, ckIdx = [];
 	if (showCkpt && ck && ck.t.length) {
 		for (var j = 0; j < ck.t.length; j++)
@@ -224,6 +230,9 @@ function draw(p) {
 		ctx.fillText(t.s, x0 - 6, y);
 	});
 
+	if (bcols)
+		fillBase(ctx, bcols, x0, Y, y0 + h);
+
 	/* The stacked columns; what is drawn is what a test's self-test measures. */
 	var drawnMax = 0;
 	cols.forEach(function (c) {
@@ -242,6 +251,7 @@ function draw(p) {
 		drawnMax = Math.max(drawnMax, acc);
 	});
 	p.drawnMax = drawnMax;
+	p.baseDrawnMax = bcols ? strokeBase(ctx, bcols, x0, Y) : null;
 
 	/* The training updates' starts, over the stack (updates.js). */
 	drawUpdateMarks(p, ctx);
@@ -488,6 +498,9 @@ function hover(p, ev) {
 	} else if (hit && hit.rest) {
 		tip.appendChild(el('div', null, [swatch(P.rest), 'other allocations ' + fmtBytes(hit.v)]));
 	}
+	var bx = Math.floor(q.x - p.x0);
+	if (p.bcols && bx >= 0 && bx < p.bcols.length && p.bcols[bx] != null)
+		tip.appendChild(el('div', null, [swatch(P.baseline, true), 'baseline ' + fmtBytes(p.bcols[bx]) + ' (its highest here)']));
 	var ck = d.checkpoints;
 	if (showCkpt && ck && ck.t.length) {
 		var t = timeAt(p, q.x), j = -1;
@@ -569,6 +582,7 @@ function renderLegend() {
 	if (D.updates && D.updates.marks.t0.length)
 		lg.appendChild(el('span', null, [swatch(P.update, true), 'update starts (' + D.updates.from + ')']));
 	lg.appendChild(el('span', null, [swatch(P.peak), 'peak']));
+	baseLegend(lg);
 	var hasCk = D.devices.some(function (d) {
 		return d.checkpoints && d.checkpoints.t.length;
 	});

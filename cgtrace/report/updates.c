@@ -126,8 +126,8 @@ static size_t bucket_of(const struct cgtrace_view *v, uint64_t t)
  * are no more than the time buckets, else the first to start in each
  * bucket, as fine as the grid draws.
  */
-static int json_marks(struct cli_jw *w, const struct cgtrace_view *v,
-                      const struct cgtrace_steps *st)
+int report_json_update_marks(struct cli_jw *w, const struct cgtrace_view *v,
+                             const struct cgtrace_steps *st)
 {
 	bool every = st->updates <= v->n_buckets;
 	bool *mark = calloc(st->n_rows ? st->n_rows : 1, sizeof(*mark));
@@ -179,7 +179,7 @@ int report_json_updates(struct report_ctx *c)
 	cli_jw_key_u64(w, "limit", c->lim->updates);
 	json_rows(w, st, keep);
 	json_devices(w, st, keep);
-	int ret = json_marks(w, c->v, st);
+	int ret = report_json_update_marks(w, c->v, st);
 	cli_jw_end_object(w);
 	free(keep);
 	return ret;

@@ -39,7 +39,7 @@ __all__ = [
     "enabled", "span", "step", "phase", "begin_span", "end_span", "update", "next_update",
     "begin_update", "end_update", "update_number", "device_checkpoint",
     "mark_parameters", "mark_parameters_many", "thread_name", "gradient", "flush",
-    "process_rank",
+    "process_rank", "memory_mark", "memory_now", "memory_devices", "memory_site",
     "STEP_NONE", "STEP_FORWARD", "STEP_BACKWARD", "STEP_OPTIMIZER",
 ]
 
@@ -56,6 +56,7 @@ _MARKS_MAX = 65536  # ranges per cgprobe_mark_parameters_n call
 _ABSENT = (1 << 64) - 1
 
 _u64, _int, _str = ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p
+
 # name: (restype, argtypes). The probe's exports looked up in this process.
 _SIGNATURES = {
     "cgprobe_span_begin": (_u64, [_str, _int]),
@@ -71,6 +72,11 @@ _SIGNATURES = {
     "cgprobe_thread_name": (_int, [_str]),
     "cgprobe_gradient": (_int, [_str, _str, _int, ctypes.c_double]),
     "cgprobe_process_rank": (_int, [ctypes.c_int64, ctypes.c_int64]),
+    # The live figures' structs are made in ._memory, on first use (docs/pytest.md).
+    "cgprobe_memory_mark": (_int, [ctypes.c_void_p]),
+    "cgprobe_memory_now": (_int, [_str, ctypes.c_void_p, ctypes.c_size_t]),
+    "cgprobe_memory_devices": (_int, [ctypes.c_char_p, ctypes.c_size_t]),
+    "cgprobe_memory_site": (_int, [_str, ctypes.c_void_p, ctypes.c_size_t]),
 }
 
 
@@ -318,3 +324,38 @@ def flush():
     """Writes everything recorded so far to the trace file."""
     f = _fn.get("cgprobe_flush")
     return f() if f is not None else 0
+
+
+
+# The live figures (include/cgprobe.h, cgprobe_memory_*): docs/pytest.md. Their
+# structs and named tuples are made by ._memory when first asked for, so that a
+# program that never asks does not pay for them at import.
+def memory_mark():
+    """Starts every device's peak again from its live bytes now; returns the mark's
+    number, or None without a probe that records this process with live figures."""
+    from . import _memory
+    return _memory.mark(_fn.get("cgprobe_memory_mark"))
+
+
+def memory_now(device="cpu"):
+    """The device's MemoryFigures now (live_bytes, live_count, peak_bytes since the last
+    mark, mark_bytes: live at the mark, mark, peak_alloc_bytes: the allocation the peak
+    is put down to), exact at the call; None without a probe that records this
+    process with live figures. A device with nothing recorded yet has zeros."""
+    from . import _memory
+    return _memory.now(_fn.get("cgprobe_memory_now"), _bytes(device))
+
+
+def memory_devices():
+    """The devices with allocations recorded ("cpu" first, "cuda:0", ...), [] without
+    a probe that records this process with live figures."""
+    from . import _memory
+    return _memory.devices(_fn.get("cgprobe_memory_devices"))
+
+
+def memory_site(device="cpu"):
+    """Where the device's peak since the last mark comes from: the MemorySite (file,
+    function, line) of the innermost Python frame of the allocation it is put down
+    to (include/cgprobe.h), or None when that is unknown."""
+    from . import _memory
+    return _memory.site(_fn.get("cgprobe_memory_site"), _bytes(device))

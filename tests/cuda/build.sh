@@ -19,6 +19,7 @@
 #     rtld-next-lib.so rtld-next-prog       the second interposer and its program
 #     rt-two-copies rt-two-copies-dlopen    libcudart.so.13 + libuses12.so (linked, dlopen'ed)
 #     gpu-hold                              tests/jobs/gpu-hold.c, on libcudart.so.13
+#     figures-cuda                          the live figures per device (test figures)
 #
 # Environment: CC (default cc), NVCC (default: nvcc on PATH, else
 # $CUDA_HOME/bin/nvcc, else /usr/local/cuda/bin/nvcc; empty: skip nvcc),
@@ -105,6 +106,9 @@ run $cc $cflags -o "$out/rt-two-copies" "$src/rt-two-copies.c" \
 	-L"$out/lib" -Wl,-rpath-link,"$out/lib" -l:libcudart.so.13 -luses12
 run $cc $cflags -DUSES12_DLOPEN -o "$out/rt-two-copies-dlopen" "$src/rt-two-copies.c" \
 	-L"$out/lib" -l:libcudart.so.13 -ldl
+# The probe's live figures per device (tests/test-figures.c).
+run $cc $cflags -I"$src/../../include" -o "$out/figures-cuda" "$src/figures-cuda.c" \
+	-L"$out/lib" -l:libcudart.so.13
 # One process of a job on one GPU (tests/test-job-gpu.sh): cudaMalloc, hold, free.
 run $cc $cflags -o "$out/gpu-hold" "$src/../jobs/gpu-hold.c" -L"$out/lib" -l:libcudart.so.13
 

@@ -51,9 +51,9 @@
 		r.lanes.forEach(function (l) {
 			if (l.kind === 'process')
 				result.lanes.push({process: l.i, pid: Number(l.el.getAttribute('data-pid')),
-					name: l.el.getAttribute('data-name'), drawn_max: l.drawnMax});
+					name: l.el.getAttribute('data-name'), drawn_max: l.drawnMax, base_drawn_max: l.baseDrawnMax});
 			else if (l.kind === 'gpu')
-				result.gpus.push({key: l.el.getAttribute('data-gpu'), drawn_max: l.drawnMax,
+				result.gpus.push({key: l.el.getAttribute('data-gpu'), drawn_max: l.drawnMax, base_drawn_max: l.baseDrawnMax,
 					peak_marked: l.peakMarked});
 		});
 		result.table_rows = document.querySelectorAll('#cg-jobtable tbody tr').length;
@@ -77,14 +77,16 @@
 		var shown = 0, vs = document.querySelectorAll('#cg-summary .v[data-device]');
 		for (var i = 0; i < vs.length; i++)
 			shown = Math.max(shown, Number(vs[i].getAttribute('data-bytes')));
-		var top = 0;
+		var top = 0, base = null;
 		r.panels.forEach(function (p) {
 			top = Math.max(top, p.drawnMax);
+			if (p.baseDrawnMax != null)
+				base = Math.max(base || 0, p.baseDrawnMax);
 		});
 		var nav = document.getElementById('cg-jobnav');
 		result.page = {hash: location.hash, trace: r.data.trace, title: document.getElementById('cg-title').textContent,
 			nav: nav && !nav.hidden ? nav.textContent : null, job_hidden: document.getElementById('cg-job').hidden,
-			peak_shown: shown, timeline_max: top};
+			peak_shown: shown, timeline_max: top, baseline_max: base};
 		write();
 	};
 })();

@@ -19,6 +19,8 @@
 		updates: null,
 		update_lines: null,
 		update_labels: null,
+		baseline_max: null,
+		deltas: null,
 		render_ms: null,
 		script_ms: null,
 		errors: []
@@ -168,6 +170,17 @@
 		r.panels.forEach(function (p) {
 			result.timeline_max = Math.max(result.timeline_max, p.drawnMax);
 		});
+		/* Against a baseline: the highest its line drew, the differences the cards show. */
+		r.panels.forEach(function (p) {
+			if (p.baseDrawnMax != null)
+				result.baseline_max = Math.max(result.baseline_max || 0, p.baseDrawnMax);
+		});
+		var ds = document.querySelectorAll('#cg-summary .delta');
+		if (ds.length) {
+			result.deltas = [];
+			for (var i = 0; i < ds.length; i++)
+				result.deltas.push({delta: Number(ds[i].getAttribute('data-delta')), text: ds[i].textContent});
+		}
 		allocStacking(r);
 		updateTables(r);
 		if (/(^#|&)selftest=interact(&|$)/.test(location.hash))

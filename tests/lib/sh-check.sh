@@ -45,3 +45,41 @@ finish() {
 	[ "$fail" -eq 0 ]
 	exit
 }
+# need_browser: $browser, headless Chromium (chromium or chromium-browser),
+# for run_browser; without one, the checks so far end the script: 77
+# (skipped) when they passed.
+need_browser() {
+	browser=$(command -v chromium 2>/dev/null) || browser=$(command -v chromium-browser 2>/dev/null) || {
+		[ "$fail" -eq 0 ] || finish
+		echo "SKIP: no chromium or chromium-browser in PATH ($pass checks passed)"
+		exit 77
+	}
+	# Root has no sandbox.
+	sandbox=
+	[ "$(id -u)" != 0 ] || sandbox=--no-sandbox
+}
+# run_browser ARGS...: headless Chromium with its own profile in $tmp, so parallel tests do not share one.
+run_browser() {
+	# shellcheck disable=SC2086 # $sandbox is one word or none
+	timeout 120 "$browser" --headless $sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$tmp/profile" "$@"
+}
+# browser_selftest URL PRE: URL drawn by run_browser (--dump-dom), which
+# must exit 0 and log nothing to the console (a page logs nothing); the
+# text of its self-test's <pre id=PRE>, unescaped, into $tmp/selftest.json.
+browser_selftest() {
+	run_browser --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom \
+		"$1" >"$tmp/dom.html" 2>"$tmp/browser.err"
+	st=$?
+	[ "$st" -eq 0 ] && ok || { cp "$tmp/browser.err" "$tmp/err"; ko "$1: chromium --dump-dom exit status $st"; }
+	# Chromium prints every console message as "...:CONSOLE:LINE] "text", source: URL (LINE)".
+	if grep -q ':CONSOLE' "$tmp/browser.err"; then
+		grep ':CONSOLE' "$tmp/browser.err" >"$tmp/err"
+		ko "$1: console messages"
+	else
+		ok
+	fi
+	: >"$tmp/err"
+	sed -n "s/.*<pre id=\"$2\"[^>]*>\([^<]*\)<\/pre>.*/\1/p" "$tmp/dom.html" |
+		sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g' >"$tmp/selftest.json"
+}
