@@ -25,7 +25,7 @@ struct cli_check_result {
 	 * Broken: "LIMIT: SUBJECT: VALUE over the limit LIMIT; top site: SITE,
 	 * BYTES (ORIGIN)"; held: the value measured; unmeasured: why.
 	 */
-	char line[1024];
+	char line[2048];
 };
 
 struct cli_check {

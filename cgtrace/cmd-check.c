@@ -109,7 +109,7 @@ static int option_rules(struct cli_limits *ls, const struct check_args *a)
 		{"max-increase", a->increase},
 	};
 	for (size_t i = 0; i < a->peak.n; i++) {
-		const char *v = a->peak.v[i], *eq = strrchr(v, '=');
+		const char *v = a->peak.v[i], *eq = strchr(v, '=');
 		if (!eq || eq == v)
 			return cli_usage_error(&cli_check, "--max-peak: '%s' is not DEVICE=SIZE", v);
 		snprintf(line, sizeof(line), "max-peak %.*s %s", (int)(eq - v), v, eq + 1);
