@@ -43,7 +43,7 @@ static struct cli_check_result *add(struct eval *e, const char *subject)
 
 /* The result: held with its value, or broken with the line naming the top site. */
 static int judge(struct eval *e, const char *subject, bool broken, const char *value,
-		 const char *limit, const char *site, const char *site_value)
+                 const char *limit, const char *site, const char *site_value)
 {
 	struct cli_check_result *r = add(e, subject);
 	if (!r)
@@ -52,14 +52,14 @@ static int judge(struct eval *e, const char *subject, bool broken, const char *v
 	e->out->broken += broken;
 	if (!broken) {
 		snprintf(r->line, sizeof(r->line), "%s: %s: %s, within %s", e->l->text, subject,
-			 value, limit);
+		         value, limit);
 		return 0;
 	}
 	char top[700] = "";
 	if (site)
 		snprintf(top, sizeof(top), "; top site: %s, %s", site, site_value);
 	snprintf(r->line, sizeof(r->line), "%s: %s: %s over the limit %s%s (%s)", e->l->text,
-		 subject, value, limit, top, e->l->origin);
+	         subject, value, limit, top, e->l->origin);
 	return 0;
 }
 
@@ -71,7 +71,7 @@ static int unmeasured(struct eval *e, const char *subject, const char *why)
 	r->state = CLI_CHECK_UNMEASURED;
 	e->out->unmeasured++;
 	snprintf(r->line, sizeof(r->line), "%s: %s: not measured: %s (%s)", e->l->text, subject,
-		 why, e->l->origin);
+	         why, e->l->origin);
 	return 0;
 }
 
@@ -93,7 +93,7 @@ static const char *subject_of(char *buf, size_t len, const struct cli_mproc *p, 
 
 /* A size over a size limit: the value and the limit in words. */
 static int judge_bytes(struct eval *e, const char *subject, uint64_t v, const struct cli_msite *s,
-		       uint64_t site_v)
+                       uint64_t site_v)
 {
 	char a[32], b[32], c[32];
 	cli_bytes(a, v, e->exact);
@@ -112,7 +112,7 @@ static int judge_bytes(struct eval *e, const char *subject, uint64_t v, const st
  * trace has nothing to tell it by.
  */
 static bool peak_of(const struct cli_limit *l, const struct cli_mproc *p, const struct cli_mdev *d,
-		    uint64_t *v)
+                    uint64_t *v)
 {
 	bool any = false;
 	*v = 0;
@@ -123,10 +123,10 @@ static bool peak_of(const struct cli_limit *l, const struct cli_mproc *p, const 
 	for (size_t r = 0; d->figures && r < p->n_rows; r++) {
 		const struct cgtrace_step_row *w = &p->rows[r];
 		if (l->phase[0] ? !w->is_phase || !w->phase || strcmp(w->phase, l->phase) != 0
-				: w->is_phase)
+		                : w->is_phase)
 			continue;
 		uint64_t x = l->category < 0 ? d->figures[r].peak_bytes
-					     : d->figures[r].peak_by_category[l->category];
+		                             : d->figures[r].peak_by_category[l->category];
 		*v = x > *v ? x : *v;
 		any = true;
 	}
@@ -145,7 +145,8 @@ static int eval_peak_gpus(struct eval *e, const struct cli_measure *m)
 		if (fnmatch(e->l->device, x->key, 0) != 0)
 			continue;
 		if (e->l->category >= 0 || e->l->phase[0]) {
-			if (unmeasured(e, x->key, "a physical GPU's sum has no categories or phases") < 0)
+			if (unmeasured(e, x->key,
+			               "a physical GPU's sum has no categories or phases") < 0)
 				return -ENOMEM;
 			continue;
 		}
@@ -153,7 +154,8 @@ static int eval_peak_gpus(struct eval *e, const struct cli_measure *m)
 		char site[700] = "";
 		if (x->top_process >= 0) {
 			const struct cli_mproc *p = &m->procs[x->top_process];
-			s = cli_mproc_top_site(p, x->top_device, offsetof(struct cli_msite, peak_bytes));
+			s = cli_mproc_top_site(p, x->top_device,
+			                       offsetof(struct cli_msite, peak_bytes));
 			if (s)
 				snprintf(site, sizeof(site), "%s (%s)", s->name, p->name);
 		}
@@ -183,9 +185,10 @@ static int eval_peak(struct eval *e, const struct cli_measure *m)
 			subject_of(subject, sizeof(subject), p, v->device);
 			int r;
 			if (!peak_of(e->l, p, v, &peak)) {
-				r = unmeasured(e, subject, e->l->phase[0] ? "no update has that phase"
-									  : "no bytes by category at its peak "
-									    "or in an update");
+				r = unmeasured(e, subject,
+				               e->l->phase[0] ? "no update has that phase"
+				                              : "no bytes by category at its peak "
+				                                "or in an update");
 			} else {
 				const struct cli_msite *s = cli_mproc_top_site(
 				    p, v->device, offsetof(struct cli_msite, peak_bytes));
@@ -203,7 +206,8 @@ static int eval_peak(struct eval *e, const struct cli_measure *m)
 static int eval_sum(struct eval *e, const struct cli_measure *m)
 {
 	bool leaked = e->l->kind == CLI_LIMIT_LEAKED;
-	size_t off = leaked ? offsetof(struct cli_msite, leaked_bytes) : offsetof(struct cli_msite, count);
+	size_t off =
+	    leaked ? offsetof(struct cli_msite, leaked_bytes) : offsetof(struct cli_msite, count);
 	char subject[192], a[32], b[32], c[32];
 	for (size_t i = 0; i < m->n_procs; i++) {
 		const struct cli_mproc *p = &m->procs[i];
@@ -212,11 +216,13 @@ static int eval_sum(struct eval *e, const struct cli_measure *m)
 		for (size_t d = 0; d <= p->n_devs; d++) {
 			/* d == n_devs: the process's sum, when no device is named. */
 			bool all = d == p->n_devs;
-			if (all != !e->l->device[0] || (!all && !device_matches(e->l, p->devs[d].device)))
+			if (all != !e->l->device[0] ||
+			    (!all && !device_matches(e->l, p->devs[d].device)))
 				continue;
 			const char *dev = all ? NULL : p->devs[d].device;
-			uint64_t v = all ? (leaked ? p->leaked_bytes : p->alloc_count)
-					 : (leaked ? p->devs[d].leaked_bytes : p->devs[d].alloc_count);
+			uint64_t v =
+			    all ? (leaked ? p->leaked_bytes : p->alloc_count)
+			        : (leaked ? p->devs[d].leaked_bytes : p->devs[d].alloc_count);
 			const struct cli_msite *s = cli_mproc_top_site(p, dev, off);
 			uint64_t sv = 0;
 			if (s)
@@ -227,9 +233,10 @@ static int eval_sum(struct eval *e, const struct cli_measure *m)
 				r = judge_bytes(e, subject, v, s, sv);
 			} else {
 				char site_v[48];
-				snprintf(site_v, sizeof(site_v), "%s allocations", cli_count(c, sv));
+				snprintf(site_v, sizeof(site_v), "%s allocations",
+				         cli_count(c, sv));
 				r = judge(e, subject, v > e->l->value, cli_count(a, v),
-					  cli_count(b, e->l->value), s ? s->name : NULL, site_v);
+				          cli_count(b, e->l->value), s ? s->name : NULL, site_v);
 			}
 			if (r < 0)
 				return r;
@@ -252,9 +259,10 @@ static int eval_growth(struct eval *e, const struct cli_measure *m)
 			subject_of(subject, sizeof(subject), p, v->device);
 			int r;
 			if (v->trend.fitted < 2) {
-				snprintf(why, sizeof(why),
-					 "too few updates to fit (%llu ended after warm-up, 2 needed)",
-					 (unsigned long long)v->trend.fitted);
+				snprintf(
+				    why, sizeof(why),
+				    "too few updates to fit (%llu ended after warm-up, 2 needed)",
+				    (unsigned long long)v->trend.fitted);
 				r = unmeasured(e, subject, why);
 			} else {
 				double x = v->trend.bytes_per_update;
@@ -266,7 +274,8 @@ static int eval_growth(struct eval *e, const struct cli_measure *m)
 					cli_signed_bytes(c, (double)v->growth_per_update, e->exact);
 					strcat(c, " per update");
 				}
-				r = judge(e, subject, x > (double)e->l->value, a, b, v->growth_site, c);
+				r = judge(e, subject, x > (double)e->l->value, a, b, v->growth_site,
+				          c);
 			}
 			if (r < 0)
 				return r;
@@ -279,21 +288,23 @@ static int eval_growth(struct eval *e, const struct cli_measure *m)
 
 /* Broken: new above base by more than pct percent (anything above 0 bytes of none). */
 static int judge_increase(struct eval *e, const char *subject, uint64_t base, uint64_t new,
-			  const char *site, const char *site_value)
+                          const char *site, const char *site_value)
 {
 	char a[160], b[32], x[32], y[32];
 	double p = cli_change_pct(base, new);
 	bool broken = base ? p > e->l->pct : new > 0;
 	if (base)
 		snprintf(a, sizeof(a), "%+.1f%% (%s to %s)", p, cli_bytes(x, base, e->exact),
-			 cli_bytes(y, new, e->exact));
+		         cli_bytes(y, new, e->exact));
 	else
-		snprintf(a, sizeof(a), "%s where the baseline had none", cli_bytes(y, new, e->exact));
+		snprintf(a, sizeof(a), "%s where the baseline had none",
+		         cli_bytes(y, new, e->exact));
 	snprintf(b, sizeof(b), "+%g%%", e->l->pct);
 	return judge(e, subject, broken, a, b, site, site_value);
 }
 
-static int eval_increase(struct eval *e, const struct cli_measure *m, const struct cli_measure *base)
+static int eval_increase(struct eval *e, const struct cli_measure *m,
+                         const struct cli_measure *base)
 {
 	struct cli_pair *pp, *dp;
 	size_t np, nd;
@@ -330,7 +341,7 @@ static int eval_increase(struct eval *e, const struct cli_measure *m, const stru
 			if (up)
 				cli_signed_bytes(c, cli_change(up->base, up->new), e->exact);
 			r = judge_increase(e, subject_of(subject, sizeof(subject), b, y->device),
-					   x->peak_bytes, y->peak_bytes, up ? up->name : NULL, c);
+			                   x->peak_bytes, y->peak_bytes, up ? up->name : NULL, c);
 			free(sc);
 		}
 		free(dp);
@@ -353,7 +364,7 @@ static int eval_increase(struct eval *e, const struct cli_measure *m, const stru
 }
 
 int cli_check_eval(const struct cli_limits *ls, const struct cli_measure *m,
-		   const struct cli_measure *base, bool exact, struct cli_check *out)
+                   const struct cli_measure *base, bool exact, struct cli_check *out)
 {
 	*out = (struct cli_check){0};
 	for (size_t i = 0; i < m->n_procs; i++) {

@@ -40,7 +40,7 @@ struct cli_check {
  * when exact.
  */
 int cli_check_eval(const struct cli_limits *ls, const struct cli_measure *m,
-		   const struct cli_measure *base, bool exact, struct cli_check *out);
+                   const struct cli_measure *base, bool exact, struct cli_check *out);
 void cli_check_free(struct cli_check *c);
 
 #endif

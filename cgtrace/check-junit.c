@@ -8,13 +8,14 @@ void cli_check_junit(FILE *f, const struct cli_check *c, const char *name)
 {
 	size_t skipped = c->unmeasured;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<testsuites name=\"cgtrace check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
-		   "skipped=\"%zu\">\n",
-		c->n, c->broken, c->unreadable, skipped);
+	fprintf(f,
+	        "<testsuites name=\"cgtrace check\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+	        "skipped=\"%zu\">\n",
+	        c->n, c->broken, c->unreadable, skipped);
 	fprintf(f, "  <testsuite name=\"");
 	svg_escape(f, name, true);
 	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n", c->n,
-		c->broken, c->unreadable, skipped);
+	        c->broken, c->unreadable, skipped);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct cli_check_result *r = &c->v[i];
 		fprintf(f, "    <testcase classname=\"");

@@ -25,11 +25,11 @@ static const struct {
 	bool device_word; /* the device is the word after the name */
 	unsigned quals;
 } kinds[] = {
-	[CLI_LIMIT_PEAK] = {"max-peak", VALUE_SIZE, true, Q_CATEGORY | Q_PHASE | Q_RANK},
-	[CLI_LIMIT_LEAKED] = {"max-leaked", VALUE_SIZE, false, Q_DEVICE | Q_RANK},
-	[CLI_LIMIT_ALLOCS] = {"max-allocs", VALUE_COUNT, false, Q_DEVICE | Q_RANK},
-	[CLI_LIMIT_GROWTH] = {"max-growth-per-update", VALUE_SIZE, false, Q_DEVICE | Q_RANK},
-	[CLI_LIMIT_INCREASE] = {"max-increase", VALUE_PCT, false, Q_DEVICE | Q_RANK},
+    [CLI_LIMIT_PEAK] = {"max-peak", VALUE_SIZE, true, Q_CATEGORY | Q_PHASE | Q_RANK},
+    [CLI_LIMIT_LEAKED] = {"max-leaked", VALUE_SIZE, false, Q_DEVICE | Q_RANK},
+    [CLI_LIMIT_ALLOCS] = {"max-allocs", VALUE_COUNT, false, Q_DEVICE | Q_RANK},
+    [CLI_LIMIT_GROWTH] = {"max-growth-per-update", VALUE_SIZE, false, Q_DEVICE | Q_RANK},
+    [CLI_LIMIT_INCREASE] = {"max-increase", VALUE_PCT, false, Q_DEVICE | Q_RANK},
 };
 
 _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == CLI_LIMIT_KINDS, "one row per kind");
@@ -64,15 +64,14 @@ static bool fail(char *err, size_t len, const char *fmt, ...)
 	return false;
 }
 
-static bool value_of(struct cli_limit *l, enum value_kind v, const char *s, char *err,
-		     size_t len)
+static bool value_of(struct cli_limit *l, enum value_kind v, const char *s, char *err, size_t len)
 {
 	char *end;
 	switch (v) {
 	case VALUE_SIZE:
 		if (!cli_size_parse(s, &l->value))
 			return fail(err, len, "'%s' is not a size (a number and one of %s)", s,
-				    CLI_SIZE_UNITS);
+			            CLI_SIZE_UNITS);
 		return true;
 	case VALUE_COUNT:
 		if (*s < '0' || *s > '9' || (errno = 0, l->value = strtoull(s, &end, 10), *end) ||
@@ -83,7 +82,7 @@ static bool value_of(struct cli_limit *l, enum value_kind v, const char *s, char
 		l->pct = strtod(s, &end);
 		if (*s < '0' || *s > '9' || (*end && strcmp(end, "%") != 0))
 			return fail(err, len, "'%s' is not a percentage (a number, %s)", s,
-				    "as 5 or 12.5%");
+			            "as 5 or 12.5%");
 		return true;
 	}
 	return false;
@@ -110,9 +109,9 @@ static bool qualifier(struct cli_limit *l, unsigned quals, const char *w, char *
 	} else if (k == 8 && !strncmp(w, "category", k) && (quals & Q_CATEGORY)) {
 		if ((l->category = category_of(v)) < 0)
 			return fail(err, len, "'%s' is no category (%s)", v,
-				    "parameter, activation, gradient, optimizer, other");
+			            "parameter, activation, gradient, optimizer, other");
 	} else if (k == 5 && !strncmp(w, "phase", k) && (quals & Q_PHASE) &&
-		   strlen(v) < sizeof(l->phase)) {
+	           strlen(v) < sizeof(l->phase)) {
 		strcpy(l->phase, v);
 	} else if (k == 4 && !strncmp(w, "rank", k) && (quals & Q_RANK)) {
 		char *end;
@@ -141,7 +140,7 @@ static bool append(struct cli_limits *ls, const struct cli_limit *l, char *err, 
 }
 
 bool cli_limit_parse(struct cli_limits *ls, const char *line, const char *origin, char *err,
-		     size_t len)
+                     size_t len)
 {
 	char copy[512], *w[MAX_WORDS];
 	if (strlen(line) >= sizeof(copy))
@@ -158,13 +157,13 @@ bool cli_limit_parse(struct cli_limits *ls, const char *line, const char *origin
 		k++;
 	if (k == CLI_LIMIT_KINDS)
 		return fail(err, len, "'%s' is no limit (max-peak, max-leaked, max-allocs, %s)",
-			    w[0], "max-growth-per-update, max-increase");
+		            w[0], "max-growth-per-update, max-increase");
 	l.kind = (enum cli_limit_kind)k;
 	int at = 1;
 	if (kinds[k].device_word) {
 		if (at >= n || strchr(w[at], '='))
 			return fail(err, len, "%s needs a DEVICE (cpu, cuda:0, gpu:UUID)",
-				    kinds[k].name);
+			            kinds[k].name);
 		if (strlen(w[at]) >= sizeof(l.device))
 			return fail(err, len, "'%s': a device name too long", w[at]);
 		strcpy(l.device, w[at++]);
@@ -178,7 +177,7 @@ bool cli_limit_parse(struct cli_limits *ls, const char *line, const char *origin
 			return false;
 	if (!strncmp(l.device, "gpu:", 4) && l.rank >= 0)
 		return fail(err, len, "rank= does not go with %s, the sum of every process on it",
-			    l.device);
+		            l.device);
 	/* The text: the words as given, one blank apart. */
 	size_t t = 0;
 	strcpy(copy, line);
@@ -203,7 +202,8 @@ bool cli_limits_read(struct cli_limits *ls, const char *path, char *err, size_t 
 		no++;
 		snprintf(origin, sizeof(origin), "%s:%u", path, no);
 		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, len, "%s: a line longer than %zu bytes", origin, sizeof(line) - 2);
+			snprintf(err, len, "%s: a line longer than %zu bytes", origin,
+			         sizeof(line) - 2);
 			ok = false;
 			break;
 		}

@@ -45,7 +45,7 @@ const char *cli_limit_name(enum cli_limit_kind k);
  * in err (no "FILE:LINE: " before it), or "out of memory".
  */
 bool cli_limit_parse(struct cli_limits *ls, const char *line, const char *origin, char *err,
-		     size_t errlen);
+                     size_t errlen);
 /*
  * Every rule of the file at path appended: true; false with
  * "PATH:LINE: message" (or "PATH: why it cannot be read") in err.

@@ -8,16 +8,16 @@ static const struct {
 	const char *name;
 	uint64_t factor;
 } units[] = {
-	{"", 1},
-	{"B", 1},
-	{"KiB", 1ull << 10},
-	{"MiB", 1ull << 20},
-	{"GiB", 1ull << 30},
-	{"TiB", 1ull << 40},
-	{"KB", 1000ull},
-	{"MB", 1000000ull},
-	{"GB", 1000000000ull},
-	{"TB", 1000000000000ull},
+    {"", 1},
+    {"B", 1},
+    {"KiB", 1ull << 10},
+    {"MiB", 1ull << 20},
+    {"GiB", 1ull << 30},
+    {"TiB", 1ull << 40},
+    {"KB", 1000ull},
+    {"MB", 1000000ull},
+    {"GB", 1000000000ull},
+    {"TB", 1000000000000ull},
 };
 
 bool cli_size_parse(const char *s, uint64_t *out)

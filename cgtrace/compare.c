@@ -49,9 +49,10 @@ static int pair_cmp(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Both sides merged by key: pairs of equal keys, and the items of one side alone unless both_only. */
+/* Both sides merged by key: pairs of equal keys, and the items of one side alone unless both_only.
+ */
 static int merge(const struct side *a, const struct side *b, bool both_only, struct cli_pair **out,
-		 size_t *n)
+                 size_t *n)
 {
 	size_t *ia = sorted(a), *ib = sorted(b), i = 0, j = 0, k = 0;
 	struct cli_pair *p = malloc((a->n + b->n ? a->n + b->n : 1) * sizeof(*p));
@@ -60,7 +61,9 @@ static int merge(const struct side *a, const struct side *b, bool both_only, str
 		return -ENOMEM;
 	}
 	while (i < a->n || j < b->n) {
-		int c = i == a->n ? 1 : j == b->n ? -1 : a->cmp(a->at(a->items, ia[i]), b->at(b->items, ib[j]));
+		int c = i == a->n   ? 1
+		        : j == b->n ? -1
+		                    : a->cmp(a->at(a->items, ia[i]), b->at(b->items, ib[j]));
 		if (c == 0)
 			p[k++] = (struct cli_pair){(long)ia[i++], (long)ib[j++]};
 		else if (c < 0 && !both_only)
@@ -116,7 +119,7 @@ static struct proc_key *proc_keys(const struct cli_measure *m)
 		size_t order = 0;
 		for (size_t j = 0; j < i; j++)
 			order += m->procs[j].rank < 0 && p->rank < 0 && m->procs[j].executable &&
-				 strcmp(m->procs[j].executable, exe) == 0;
+			         strcmp(m->procs[j].executable, exe) == 0;
 		size_t len = strlen(exe) + 48;
 		if (!(k[i].key = malloc(len))) {
 			for (size_t j = 0; j < i; j++)
@@ -133,7 +136,7 @@ static struct proc_key *proc_keys(const struct cli_measure *m)
 }
 
 int cli_pair_procs(const struct cli_measure *a, const struct cli_measure *b, struct cli_pair **out,
-		   size_t *n)
+                   size_t *n)
 {
 	if (a->n_procs == 1 && b->n_procs == 1) {
 		if (!(*out = malloc(sizeof(**out))))
@@ -171,7 +174,7 @@ static int dev_cmp(const void *x, const void *y)
 }
 
 int cli_pair_devs(const struct cli_mproc *a, const struct cli_mproc *b, struct cli_pair **out,
-		  size_t *n)
+                  size_t *n)
 {
 	const struct side sa = {a ? a->devs : NULL, a ? a->n_devs : 0, dev_cmp, dev_at};
 	const struct side sb = {b ? b->devs : NULL, b ? b->n_devs : 0, dev_cmp, dev_at};
@@ -189,7 +192,7 @@ static int gpu_cmp(const void *x, const void *y)
 }
 
 int cli_pair_gpus(const struct cli_measure *a, const struct cli_measure *b, struct cli_pair **out,
-		  size_t *n)
+                  size_t *n)
 {
 	const struct side sa = {a->gpus, a->n_gpus, gpu_cmp, gpu_at};
 	const struct side sb = {b->gpus, b->n_gpus, gpu_cmp, gpu_at};
@@ -215,7 +218,7 @@ static int row_cmp(const void *x, const void *y)
 }
 
 int cli_pair_rows(const struct cli_mproc *a, const struct cli_mproc *b, struct cli_pair **out,
-		  size_t *n)
+                  size_t *n)
 {
 	const struct side sa = {a->rows, a->n_rows, row_cmp, row_at};
 	const struct side sb = {b->rows, b->n_rows, row_cmp, row_at};
@@ -252,7 +255,7 @@ static int change_cmp(const void *x, const void *y)
 }
 
 int cli_site_changes(const struct cli_mproc *a, const struct cli_mproc *b, const char *device,
-		     struct cli_site_change **out, size_t *n)
+                     struct cli_site_change **out, size_t *n)
 {
 	const struct side sa = {a ? a->sites : NULL, a ? a->n_sites : 0, site_key_cmp, site_at};
 	const struct side sb = {b ? b->sites : NULL, b ? b->n_sites : 0, site_key_cmp, site_at};
@@ -273,7 +276,7 @@ int cli_site_changes(const struct cli_mproc *a, const struct cli_mproc *b, const
 		if (device && strcmp(any->device, device) != 0)
 			continue;
 		c[k] = (struct cli_site_change){any->name, any->device, x ? x->peak_bytes : 0,
-						y ? y->peak_bytes : 0};
+		                                y ? y->peak_bytes : 0};
 		k += c[k].base != c[k].new;
 	}
 	free(p);

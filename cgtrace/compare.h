@@ -22,16 +22,16 @@ struct cli_pair {
  * In the base's order, then the new side's own. -ENOMEM; free(*out).
  */
 int cli_pair_procs(const struct cli_measure *a, const struct cli_measure *b, struct cli_pair **out,
-		   size_t *n);
+                   size_t *n);
 /* The devices of two processes (either NULL: none), by name. */
 int cli_pair_devs(const struct cli_mproc *a, const struct cli_mproc *b, struct cli_pair **out,
-		  size_t *n);
+                  size_t *n);
 /* The physical GPUs, by key (gpu:UUID). */
 int cli_pair_gpus(const struct cli_measure *a, const struct cli_measure *b, struct cli_pair **out,
-		  size_t *n);
+                  size_t *n);
 /* The training rows, by update number and phase: only the rows both sides have. */
 int cli_pair_rows(const struct cli_mproc *a, const struct cli_mproc *b, struct cli_pair **out,
-		  size_t *n);
+                  size_t *n);
 
 /* A site's bytes at the peak on each side. */
 struct cli_site_change {
@@ -44,7 +44,7 @@ struct cli_site_change {
  * change first (either way), then by name. -ENOMEM; free(*out).
  */
 int cli_site_changes(const struct cli_mproc *a, const struct cli_mproc *b, const char *device,
-		     struct cli_site_change **out, size_t *n);
+                     struct cli_site_change **out, size_t *n);
 
 /* new - base as a signed double, and the change in percent of base (NaN when base is 0). */
 double cli_change(uint64_t base, uint64_t new);

@@ -56,7 +56,7 @@ static struct cli_mdev *dev_of(struct cli_mproc *p, const char *device)
 }
 
 const struct cli_msite *cli_mproc_top_site(const struct cli_mproc *p, const char *device,
-					   size_t offset)
+                                           size_t offset)
 {
 	const struct cli_msite *best = NULL;
 	uint64_t most = 0, v;
@@ -73,7 +73,7 @@ const struct cli_msite *cli_mproc_top_site(const struct cli_mproc *p, const char
 
 /* The devices of the memory report, their identities and the peak's categories. */
 static int take_devices(struct cli_mproc *p, const struct cgtrace_doc *doc,
-			const struct cgtrace_memory_report *rep)
+                        const struct cgtrace_memory_report *rep)
 {
 	bool oom = false;
 	p->devs = calloc(rep->n_devices ? rep->n_devices : 1, sizeof(*p->devs));
@@ -233,8 +233,8 @@ static int take_process(struct cli_mproc *p, const struct cgtrace_doc *doc)
 	struct cgtrace_process pr;
 	bool oom = false;
 	if (cgtrace_doc_process(doc, &pr) < 0)
-		pr = (struct cgtrace_process){.pid = -1, .rank = -1, .forked_from = -1,
-					      .executable = "", .cmdline = ""};
+		pr = (struct cgtrace_process){
+		    .pid = -1, .rank = -1, .forked_from = -1, .executable = "", .cmdline = ""};
 	p->pid = pr.pid;
 	p->rank = pr.forked_from < 0 ? pr.rank : -1;
 	p->executable = dup_or_null(pr.executable, &oom);
@@ -246,8 +246,8 @@ static int take_process(struct cli_mproc *p, const struct cgtrace_doc *doc)
 /* Process p read from path: CLI_OK, or CLI_FAIL with its line printed. */
 static int measure_one(struct cli_mproc *p, const struct cli_measure_opts *o)
 {
-	const struct cgtrace_steps_options so = {.warmup = o->warmup, .phases = true,
-						 .growth = o->growth};
+	const struct cgtrace_steps_options so = {
+	    .warmup = o->warmup, .phases = true, .growth = o->growth};
 	struct cgtrace_steps *st;
 	struct cgtrace_memory_report *rep = NULL;
 	struct cli_sites s = {0};
@@ -320,9 +320,12 @@ static int gpus_of_trace(struct cli_measure *m)
 			continue;
 		struct cli_mgpu *g = &m->gpus[m->n_gpus];
 		size_t len = strlen(v->uuid) + 5;
-		*g = (struct cli_mgpu){.key = malloc(len), .peak_bytes = v->peak_bytes,
-				       .peak_ns = v->peak_ns, .n_processes = 1, .top_process = 0,
-				       .top_device = strdup(v->device)};
+		*g = (struct cli_mgpu){.key = malloc(len),
+		                       .peak_bytes = v->peak_bytes,
+		                       .peak_ns = v->peak_ns,
+		                       .n_processes = 1,
+		                       .top_process = 0,
+		                       .top_device = strdup(v->device)};
 		m->n_gpus++;
 		if (!g->key || !g->top_device)
 			return -ENOMEM;
@@ -355,11 +358,14 @@ static int gpus_of_job(struct cli_measure *m, char *const *paths, const struct c
 			snprintf(key, sizeof(key), "gpu:%s", x->uuid);
 		else
 			snprintf(key, sizeof(key), "gpu:%s/%s", x->host ? x->host : "",
-				 x->device ? x->device : "");
+			         x->device ? x->device : "");
 		struct cli_mgpu *g = &m->gpus[m->n_gpus++];
-		*g = (struct cli_mgpu){.key = strdup(key), .peak_bytes = x->peak_bytes,
-				       .peak_ns = x->peak_ns, .total_bytes = x->total_bytes,
-				       .n_processes = x->n_processes, .top_process = -1};
+		*g = (struct cli_mgpu){.key = strdup(key),
+		                       .peak_bytes = x->peak_bytes,
+		                       .peak_ns = x->peak_ns,
+		                       .total_bytes = x->total_bytes,
+		                       .n_processes = x->n_processes,
+		                       .top_process = -1};
 		if (x->n_shares) {
 			g->top_process = (long)x->shares[0].process;
 			g->top_device = strdup(x->shares[0].device);
@@ -372,7 +378,7 @@ static int gpus_of_job(struct cli_measure *m, char *const *paths, const struct c
 }
 
 int cli_measure_read(struct cli_measure *m, const char *const *args, size_t n_args,
-		     const struct cli_measure_opts *o)
+                     const struct cli_measure_opts *o)
 {
 	char **paths, err[512];
 	size_t n;
@@ -382,8 +388,7 @@ int cli_measure_read(struct cli_measure *m, const char *const *args, size_t n_ar
 		fprintf(stderr, "%s\n", err);
 		return CLI_FAIL;
 	}
-	m->job = o->job || n > 1 ||
-		 (n_args == 1 && stat(args[0], &st) == 0 && S_ISDIR(st.st_mode));
+	m->job = o->job || n > 1 || (n_args == 1 && stat(args[0], &st) == 0 && S_ISDIR(st.st_mode));
 	m->procs = calloc(n, sizeof(*m->procs));
 	if (!m->procs) {
 		free(paths);

@@ -25,7 +25,7 @@ struct cli_mdev {
 	char *device;
 	char *uuid; /* the physical device's identity; NULL: none recorded */
 	uint64_t peak_bytes, peak_ns, alloc_count, free_count, final_bytes;
-	uint64_t leaked_bytes; /* never freed, blocks live before recording began left out */
+	uint64_t leaked_bytes;      /* never freed, blocks live before recording began left out */
 	struct cgtrace_moment when; /* of the peak; phase owned */
 	/* Bytes by category at the peak: known for the device of the process's peak. */
 	bool has_categories;
@@ -33,13 +33,13 @@ struct cli_mdev {
 	struct cgtrace_step_trend trend;
 	/* One per row of the process (its steps' figures); NULL: none. */
 	const struct cgtrace_step_figures *figures;
-	char *growth_site;                    /* the site that grew most (growth asked); NULL: none */
+	char *growth_site; /* the site that grew most (growth asked); NULL: none */
 	uint64_t growth_per_update;
 };
 
 struct cli_mproc {
 	char *path;
-	bool read; /* false: unreadable, its error printed */
+	bool read;         /* false: unreadable, its error printed */
 	int64_t pid, rank; /* rank: -1 unknown, or a fork child (which inherits its parent's) */
 	char *executable;
 	char who[64];  /* "rank 1 (pid 4102)", "pid 4102" */
@@ -74,7 +74,7 @@ struct cli_mgpu {
 };
 
 struct cli_measure {
-	bool job; /* several traces, or a folder */
+	bool job;                /* several traces, or a folder */
 	struct cli_mproc *procs; /* in the order of the paths */
 	size_t n_procs, n_unread;
 	struct cli_mgpu *gpus;
@@ -91,7 +91,7 @@ struct cli_measure_opts {
 	 * allocation resolved, where top's ranking by peak resolves few.
 	 */
 	bool all_sites;
-	bool job;        /* even one trace is a job (summary --job) */
+	bool job; /* even one trace is a job (summary --job) */
 };
 
 /*
@@ -101,12 +101,12 @@ struct cli_measure_opts {
  * with cli_measure_free either way.
  */
 int cli_measure_read(struct cli_measure *m, const char *const *args, size_t n_args,
-		     const struct cli_measure_opts *o);
+                     const struct cli_measure_opts *o);
 void cli_measure_free(struct cli_measure *m);
 /* Device name of process p, or NULL. */
 const struct cli_mdev *cli_mproc_dev(const struct cli_mproc *p, const char *device);
 /* The site of p on device (NULL: any) with the most of the figure at offset (in cli_msite). */
 const struct cli_msite *cli_mproc_top_site(const struct cli_mproc *p, const char *device,
-					   size_t offset);
+                                           size_t offset);
 
 #endif
