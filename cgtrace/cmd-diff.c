@@ -11,9 +11,20 @@
 #include "job-text.h"
 #include "measure.h"
 
+enum diff_by { DIFF_BY_LINE, DIFF_BY_FUNCTION };
+
+static const struct cli_choice by_choices[] = {
+    {"line", "a site is its function, file and line (the default)"},
+    {"function", "a site is its function and file, its lines summed: for\n"
+                 "commits that move code, whose sites would otherwise\n"
+                 "read as gone and new"},
+    {NULL, NULL},
+};
+
 struct diff_args {
 	size_t n, updates, jobs, warmup;
 	enum cli_site site;
+	enum diff_by by;
 	bool json, exact;
 };
 
@@ -22,7 +33,7 @@ static int run(int argc, char **argv);
 const struct cli_cmd cli_diff = {
 	.name = "diff",
 	.args = "[--json] [--bytes] [-n N] [--updates N] [--warmup K] [--site python|native] "
-		"[--jobs N] BASE NEW",
+		"[--by line|function] [--jobs N] BASE NEW",
 	.help = "What changed from BASE to NEW, each a trace or a job (a folder, as\n"
 		"cgprobe -o DIR/ writes it): each process's peak per device, when it\n"
 		"came, its bytes by category at the peak, leaked bytes, allocations and\n"
@@ -50,6 +61,8 @@ const struct cli_cmd cli_diff = {
 		 .arg = "K", .help = "the first K updates are left out of the growth per\n"
 				     "update (default 1, as cgtrace steps)"},
 		CLI_OPT_SITE(struct diff_args, site),
+		{.name = "by", .kind = CLI_OPT_CHOICE, .offset = offsetof(struct diff_args, by),
+		 .choices = by_choices},
 		CLI_OPT_JOBS(struct diff_args, jobs),
 		{0},
 	},
@@ -614,7 +627,9 @@ static int run(int argc, char **argv)
 		return cli_usage_error(&cli_diff, "expected BASE and NEW, got %d argument%s",
 				       argc - optind, argc - optind == 1 ? "" : "s");
 	cli_site_mode = a.site;
-	const struct cli_measure_opts mo = {.jobs = a.jobs ? a.jobs : 1, .warmup = a.warmup};
+	const struct cli_measure_opts mo = {.jobs = a.jobs ? a.jobs : 1,
+					    .warmup = a.warmup,
+					    .by_function = a.by == DIFF_BY_FUNCTION};
 	struct side_read s[2] = {{.arg = argv[optind], .o = mo}, {.arg = argv[optind + 1], .o = mo}};
 	/* The two sides on two threads: diff takes about as long as the larger one's read. */
 	pthread_t t;

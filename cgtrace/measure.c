@@ -208,6 +208,49 @@ static int take_sites(struct cli_mproc *p, struct cli_sites *s, bool all)
 	return 0;
 }
 
+/* "run (train.py:28)" -> "run (train.py)": a ":digits" right before the closing parenthesis goes. */
+static void strip_line(char *name)
+{
+	size_t n = strlen(name);
+	if (n < 3 || name[n - 1] != ')')
+		return;
+	size_t i = n - 1;
+	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+		i--;
+	if (i < n - 1 && i > 0 && name[i - 1] == ':')
+		memmove(name + i - 1, name + n - 1, 2);
+}
+
+static int site_key_cmp(const void *a, const void *b)
+{
+	const struct cli_msite *x = a, *y = b;
+	int c = strcmp(x->device, y->device);
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/* The sites of one function and file (and device) made one, their figures summed. */
+static void sites_by_function(struct cli_mproc *p)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->n_sites; i++)
+		strip_line(p->sites[i].name);
+	qsort(p->sites, p->n_sites, sizeof(*p->sites), site_key_cmp);
+	for (size_t i = 0; i < p->n_sites; i++) {
+		struct cli_msite *m = &p->sites[i];
+		if (k && site_key_cmp(&p->sites[k - 1], m) == 0) {
+			struct cli_msite *t = &p->sites[k - 1];
+			t->peak_bytes += m->peak_bytes;
+			t->leaked_bytes += m->leaked_bytes;
+			t->count += m->count;
+			free(m->name);
+			continue;
+		}
+		p->sites[k++] = *m;
+	}
+	p->n_sites = k;
+	qsort(p->sites, p->n_sites, sizeof(*p->sites), site_cmp);
+}
+
 /* Each device's site that grew in most updates, then by bytes (cgtrace steps --growth's first). */
 static int take_growth(struct cli_mproc *p, struct cli_sites *s, const struct cgtrace_steps *st)
 {
@@ -270,6 +313,8 @@ static int measure_one(struct cli_mproc *p, const struct cli_measure_opts *o)
 	bool sites = r == 0 && cli_sites_attach(&s, st->doc, p->path) == CLI_OK;
 	if (sites) {
 		r = take_sites(p, &s, o->all_sites);
+		if (r == 0 && o->by_function)
+			sites_by_function(p);
 		if (r == 0 && o->growth)
 			r = take_growth(p, &s, st);
 		cli_sites_close(&s);

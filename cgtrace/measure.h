@@ -92,6 +92,12 @@ struct cli_measure_opts {
 	 */
 	bool all_sites;
 	bool job; /* even one trace is a job (summary --job) */
+	/*
+	 * Sites named by function and file, their lines summed: a commit that
+	 * moves code shifts every line below the change, and sites matched
+	 * by line would then read as gone and new (diff --by function).
+	 */
+	bool by_function;
 };
 
 /*

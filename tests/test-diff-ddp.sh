@@ -12,7 +12,9 @@
 # site at the peak, in text and in a JUnit report xml.etree parses;
 # --baseline with --max-increase 10 fails the second against the first,
 # naming the EXTRA line as the site that rose most, and passes the first
-# against itself. Skipped (77) without /usr/bin/python3 and torch.
+# against itself. A third run of the script moved three lines down:
+# diff --by function matches its sites to the base's, by line it cannot.
+# Skipped (77) without /usr/bin/python3 and torch.
 #   test-diff-ddp.sh CGTRACE CGPROBE
 set -u
 # shellcheck source=tests/lib/sh-check.sh
@@ -112,4 +114,31 @@ grep -q "^max-increase 10: rank 1 (pid [0-9]*), cpu: +[0-9.]*% .*top site: run (
 	"$tmp/check.txt" && ok || ko "check --baseline: the broken line: $(cat "$tmp/check.txt")"
 "$cgtrace" check --baseline "$tmp/base" --max-increase 10 "$tmp/base" >"$tmp/check.txt" 2>"$tmp/err"
 [ $? -eq 0 ] && ok || ko "check --baseline: the base against itself: $(cat "$tmp/check.txt")"
+
+# A commit that moves code: the same script three lines lower, with the
+# EXTRA line. By line, sites below the change read as gone and new; with
+# --by function they match, and only run()'s 32 MiB more is left.
+mkdir "$tmp/moved"
+{ printf '# moved\n# by\n# three lines\n'; cat "$here/jobs/ddp_train.py"; } >"$tmp/moved/ddp_train.py"
+"$cgprobe" -q -o "$tmp/shifted/" "$py" "$tmp/moved/ddp_train.py" spawn "$(port)" 32 \
+	>"$tmp/out" 2>"$tmp/err" && ok || ko "the moved run under the wrapper"
+"$cgtrace" diff --json -n 0 "$tmp/base" "$tmp/shifted" >"$tmp/by-line.json" 2>"$tmp/err" && ok ||
+	ko "diff of the moved run"
+"$cgtrace" diff --json -n 0 --by function "$tmp/base" "$tmp/shifted" >"$tmp/by-function.json" \
+	2>"$tmp/err" && ok || ko "diff --by function of the moved run"
+"$py" - "$tmp/by-line.json" "$tmp/by-function.json" >"$tmp/err" 2>&1 <<'PY' && ok ||
+	ko "diff --by function: the moved run's sites: $(cat "$tmp/err")"
+import json, sys
+MiB = 1 << 20
+by_line = json.load(open(sys.argv[1]))["sites"]
+by_function = json.load(open(sys.argv[2]))["sites"]
+# By line, the hold line (16 MiB on rank 1) moved: it reads as gone and new.
+assert any(abs(s["peak_bytes"]["change"]) >= 8 * MiB and s["peak_bytes"]["new"] == 0
+           for s in by_line), by_line[:4]
+top = by_function[0]
+assert top["process"] == "rank 1" and top["site"] == "run (ddp_train.py)", top
+assert 32 * MiB <= top["peak_bytes"]["change"] <= 32 * MiB + 64 * 1024, top
+moved = [s for s in by_function[1:] if abs(s["peak_bytes"]["change"]) >= MiB]
+assert not moved, moved
+PY
 finish
