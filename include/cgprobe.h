@@ -167,6 +167,12 @@ struct cgprobe_memory_figures {
 	 * later one raised it; 0: none since the mark.
 	 */
 	uint64_t peak_alloc_bytes;
+	/*
+	 * An allocation made since the mark and still live, which a leak is
+	 * put down to: the largest made since the last one of those was
+	 * freed; 0: none live. Its site: cgprobe_memory_kept_site.
+	 */
+	uint64_t kept_alloc_bytes;
 };
 /*
  * A mark: every device's peak starts again from its live bytes now. Marks
@@ -203,6 +209,9 @@ struct cgprobe_memory_site {
 };
 CGPROBE_DECL int cgprobe_memory_site(const char *device, struct cgprobe_memory_site *out,
 				     size_t size);
+/* The same for the allocation of kept_alloc_bytes: where a leak since the mark comes from. */
+CGPROBE_DECL int cgprobe_memory_kept_site(const char *device, struct cgprobe_memory_site *out,
+					  size_t size);
 
 /*
  * The same functions found at first use: cgprobe_x_opt(...) looks up
@@ -268,6 +277,9 @@ CGPROBE_OPT_(int, cgprobe_memory_now,
 	     (device, out, size))
 CGPROBE_OPT_(int, cgprobe_memory_devices, (char *buf, size_t len), (buf, len))
 CGPROBE_OPT_(int, cgprobe_memory_site,
+	     (const char *device, struct cgprobe_memory_site *out, size_t size),
+	     (device, out, size))
+CGPROBE_OPT_(int, cgprobe_memory_kept_site,
 	     (const char *device, struct cgprobe_memory_site *out, size_t size),
 	     (device, out, size))
 #undef CGPROBE_OPT_

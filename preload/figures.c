@@ -23,8 +23,8 @@ void cg_figures_new_trace(bool keep_live)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(cg_fig.dev) / sizeof(cg_fig.dev[0]); i++)
-		cg_fig.dev[i].site = 0;
-	cg_fig.raised = 0;
+		cg_fig.dev[i].site = cg_fig.dev[i].kept_site = 0;
+	cg_fig.raised = cg_fig.kept = 0;
 }
 
 uint64_t cg_figures_mark(void)
@@ -33,8 +33,9 @@ uint64_t cg_figures_mark(void)
 		struct cg_fig_dev *d = &cg_fig.dev[i];
 		d->peak = d->at_mark = d->live;
 		d->site = d->site_key = d->site_bytes = 0;
+		d->kept_site = d->kept_key = d->kept_bytes = 0;
 	}
-	cg_fig.raised = 0;
+	cg_fig.raised = cg_fig.kept = 0;
 	return ++cg_fig.mark;
 }
 
@@ -118,10 +119,11 @@ static bool py_site(uint64_t f, struct cgprobe_memory_site *out)
 	return true;
 }
 
-int cg_figures_site(uint8_t device, struct cgprobe_memory_site *out)
+int cg_figures_site(uint8_t device, bool kept, struct cgprobe_memory_site *out)
 {
 	uint64_t frames[CG_STACK_DEPTH_MAX]; /* a stack is as deep as its definition was */
-	uint64_t id = cg_fig.dev[device].site;
+	const struct cg_fig_dev *d = &cg_fig.dev[device];
+	uint64_t id = !kept ? d->site : d->kept_key ? d->kept_site : 0;
 	uint32_t n = id ? cg_intern_frames(id, frames, sizeof(frames) / sizeof(frames[0])) : 0;
 	for (uint32_t i = 0; i < n; i++)
 		if ((frames[i] & CG_PY_FRAME) && py_site(frames[i], out))

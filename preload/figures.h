@@ -33,6 +33,12 @@ struct cg_fig_dev {
 	 * it is live, else 0.
 	 */
 	uint64_t site, site_key, site_bytes;
+	/*
+	 * An allocation made since the mark and live still, which a leak is
+	 * put down to (include/cgprobe.h: kept_alloc_bytes): the largest of
+	 * those made since the one before it was freed. kept_key 0: none.
+	 */
+	uint64_t kept_site, kept_key, kept_bytes;
 	bool seen;            /* the device had an allocation in this session */
 };
 
@@ -40,6 +46,7 @@ struct cg_figures {
 	struct cg_fig_dev dev[256]; /* by device index (probe.h: CG_PROBE_HOST the host) */
 	uint64_t mark;              /* the last mark's number, 0 before any */
 	uint16_t raised;            /* device + 1 whose peak the last add raised, else 0 */
+	uint16_t kept;              /* device + 1 whose kept allocation the last add became */
 };
 extern struct cg_figures cg_fig;
 
@@ -55,6 +62,13 @@ static inline void cg_figures_add(uint8_t device, uint64_t key, uint64_t bytes)
 	d->count++;
 	d->seen = true;
 	cg_fig.raised = 0;
+	cg_fig.kept = 0;
+	if (!d->kept_key || bytes >= d->kept_bytes) {
+		d->kept_site = 0;
+		d->kept_key = key;
+		d->kept_bytes = bytes;
+		cg_fig.kept = (uint16_t)(device + 1);
+	}
 	if (d->live > d->peak) {
 		d->peak = d->live;
 		if (!d->site_key || bytes >= d->site_bytes) {
@@ -74,6 +88,8 @@ static inline void cg_figures_sub(uint8_t device, uint64_t key, uint64_t bytes)
 	d->count--;
 	if (key == d->site_key)
 		d->site_key = 0;
+	if (key == d->kept_key)
+		d->kept_key = d->kept_bytes = 0;
 }
 
 /* The writer, after an allocation's insert: the stack it was recorded with. */
@@ -82,6 +98,10 @@ static inline void cg_figures_stack(uint64_t stack)
 	if (cg_fig.raised) {
 		cg_fig.dev[cg_fig.raised - 1].site = stack;
 		cg_fig.raised = 0;
+	}
+	if (cg_fig.kept) {
+		cg_fig.dev[cg_fig.kept - 1].kept_site = stack;
+		cg_fig.kept = 0;
 	}
 }
 
@@ -101,10 +121,10 @@ int cg_figures_device(const char *name);
 int cg_figures_devices(char *buf, size_t len);
 
 /*
- * The site of device's peak since the mark, the innermost Python frame of
- * its stack (the first that names code): 0, -ENOENT when unknown or
- * without Python frames.
+ * The site of device's peak since the mark (kept: of its kept allocation),
+ * the innermost Python frame of its stack (the first that names code): 0,
+ * -ENOENT when unknown or without Python frames.
  */
-int cg_figures_site(uint8_t device, struct cgprobe_memory_site *out);
+int cg_figures_site(uint8_t device, bool kept, struct cgprobe_memory_site *out);
 
 #endif

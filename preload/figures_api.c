@@ -54,8 +54,9 @@ static int do_now(struct query *q)
 	f.mark = cg_fig.mark;
 	if (i >= 0) {
 		const struct cg_fig_dev *d = &cg_fig.dev[i];
-		f = (struct cgprobe_memory_figures){d->live, d->count, d->peak, d->at_mark,
-						    cg_fig.mark, d->site_bytes};
+		f = (struct cgprobe_memory_figures){d->live,	  d->count,	 d->peak,
+						    d->at_mark,	  cg_fig.mark,	 d->site_bytes,
+						    d->kept_bytes};
 	}
 	memcpy(q->out, &f, q->size < sizeof(f) ? q->size : sizeof(f));
 	return i < 0 ? i : 0;
@@ -66,14 +67,24 @@ static int do_devices(struct query *q)
 	return cg_figures_devices(q->out, q->size);
 }
 
-static int do_site(struct query *q)
+static int site_of(struct query *q, bool kept)
 {
 	struct cgprobe_memory_site s;
 	int i = cg_figures_device(q->device);
-	int r = i < 0 ? i : cg_figures_site((uint8_t)i, &s);
+	int r = i < 0 ? i : cg_figures_site((uint8_t)i, kept, &s);
 	if (r == 0)
 		memcpy(q->out, &s, q->size < sizeof(s) ? q->size : sizeof(s));
 	return r;
+}
+
+static int do_site(struct query *q)
+{
+	return site_of(q, false);
+}
+
+static int do_kept_site(struct query *q)
+{
+	return site_of(q, true);
 }
 
 CG_PROBE_EXPORT int cgprobe_memory_mark(uint64_t *mark)
@@ -106,4 +117,12 @@ CG_PROBE_EXPORT int cgprobe_memory_site(const char *device, struct cgprobe_memor
 	if (!device || !out)
 		return -EINVAL;
 	return held(do_site, &(struct query){device, out, size, 0});
+}
+
+CG_PROBE_EXPORT int cgprobe_memory_kept_site(const char *device, struct cgprobe_memory_site *out,
+					     size_t size)
+{
+	if (!device || !out)
+		return -EINVAL;
+	return held(do_kept_site, &(struct query){device, out, size, 0});
 }

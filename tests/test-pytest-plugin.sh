@@ -45,7 +45,7 @@ has "peak message" \
 	"$tmp/out"
 # The test as pytest places it: its first line, a decorator's.
 has "peak's test" "in test_over (pytest_limits.py:$(($(line_of OVER) - 2)))" "$tmp/out"
-has "leak message" "cgprobe: 4.0 MiB on cpu still live after the test, over the leak limit 1.0 MiB" \
+has "leak message" "cgprobe: 4.0 MiB on cpu still live after the test, over the leak limit 1.0 MiB, kept from pytest_limits.py:$(line_of LEAK) (test_leaks)" \
 	"$tmp/out"
 has "summary" "2 failed, 2 passed" "$tmp/out"
 has "header" "cgprobe: live figures from the probe" "$tmp/out"

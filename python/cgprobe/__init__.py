@@ -40,6 +40,7 @@ __all__ = [
     "begin_update", "end_update", "update_number", "device_checkpoint",
     "mark_parameters", "mark_parameters_many", "thread_name", "gradient", "flush",
     "process_rank", "memory_mark", "memory_now", "memory_devices", "memory_site",
+    "memory_kept_site",
     "STEP_NONE", "STEP_FORWARD", "STEP_BACKWARD", "STEP_OPTIMIZER",
 ]
 
@@ -77,6 +78,7 @@ _SIGNATURES = {
     "cgprobe_memory_now": (_int, [_str, ctypes.c_void_p, ctypes.c_size_t]),
     "cgprobe_memory_devices": (_int, [ctypes.c_char_p, ctypes.c_size_t]),
     "cgprobe_memory_site": (_int, [_str, ctypes.c_void_p, ctypes.c_size_t]),
+    "cgprobe_memory_kept_site": (_int, [_str, ctypes.c_void_p, ctypes.c_size_t]),
 }
 
 
@@ -359,3 +361,10 @@ def memory_site(device="cpu"):
     to (include/cgprobe.h), or None when that is unknown."""
     from . import _memory
     return _memory.site(_fn.get("cgprobe_memory_site"), _bytes(device))
+
+
+def memory_kept_site(device="cpu"):
+    """Where a leak since the last mark comes from: the MemorySite of an allocation
+    made since the mark and still live (the figures' kept_alloc_bytes), or None."""
+    from . import _memory
+    return _memory.site(_fn.get("cgprobe_memory_kept_site"), _bytes(device))

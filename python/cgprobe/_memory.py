@@ -8,7 +8,7 @@ import ctypes
 import errno
 
 MemoryFigures = collections.namedtuple(
-    "MemoryFigures", "live_bytes live_count peak_bytes mark_bytes mark peak_alloc_bytes")
+    "MemoryFigures", "live_bytes live_count peak_bytes mark_bytes mark peak_alloc_bytes kept_alloc_bytes")
 MemorySite = collections.namedtuple("MemorySite", "file function line")
 
 

@@ -131,9 +131,10 @@ def _where(item):
     return "%s (%s:%d)" % (name, path, (line or 0) + 1)
 
 
-def _site(item, device):
-    """Where the peak comes from, the file relative to the root when it is under it."""
-    s = cgprobe.memory_site(device)
+def _site(item, device, kept=False):
+    """Where the peak (kept: a leak) comes from, the file relative to the root when it
+    is under it."""
+    s = (cgprobe.memory_kept_site if kept else cgprobe.memory_site)(device)
     if s is None:
         return None
     path = s.file
@@ -168,11 +169,15 @@ def _verdicts(item, checks, before):
         else:
             grown = f.live_bytes - before[device].live_bytes
             if grown > limit:
+                site = _site(item, device, kept=True)
                 failures.append(
-                    "cgprobe: %s on %s still live after the test, over the leak limit %s\n"
-                    "  in %s; %d more allocations live than when it began"
-                    % (human(grown), device, human(limit), _where(item),
-                       f.live_count - before[device].live_count))
+                    "cgprobe: %s on %s still live after the test, over the leak limit %s%s\n"
+                    "  in %s; %d more allocations live than when it began%s"
+                    % (human(grown), device, human(limit),
+                       ", kept from " + site if site else "", _where(item),
+                       f.live_count - before[device].live_count,
+                       "; the largest of them kept from there: %s" % human(f.kept_alloc_bytes)
+                       if site and f.kept_alloc_bytes else ""))
     return failures
 
 

@@ -112,20 +112,29 @@ int main(void)
 	cgprobe_memory_mark(NULL);
 	void *big = malloc(1000000), *small = malloc(1000);
 	f = now();
-	CHECK(f.peak_alloc_bytes == 1000000 && f.peak_bytes == f.mark_bytes + 1001000,
-	      "after a small block: put down to %llu, peak %llu over the mark",
+	CHECK(f.peak_alloc_bytes == 1000000 && f.peak_bytes == f.mark_bytes + 1001000 &&
+	          f.kept_alloc_bytes == 1000000,
+	      "after a small block: put down to %llu, peak %llu over the mark, kept %llu",
 	      (unsigned long long)f.peak_alloc_bytes,
-	      (unsigned long long)(f.peak_bytes - f.mark_bytes));
+	      (unsigned long long)(f.peak_bytes - f.mark_bytes),
+	      (unsigned long long)f.kept_alloc_bytes);
 	free(big);
 	void *x = malloc(600000), *y = malloc(500000);
 	f = now();
-	CHECK(f.peak_alloc_bytes == 500000 && f.peak_bytes == f.mark_bytes + 1101000,
-	      "after the largest was freed: put down to %llu, peak %llu over the mark",
+	/* The kept allocation: the largest made since the last kept one was freed. */
+	CHECK(f.peak_alloc_bytes == 500000 && f.peak_bytes == f.mark_bytes + 1101000 &&
+	          f.kept_alloc_bytes == 600000,
+	      "after the largest was freed: put down to %llu, peak %llu over the mark, kept %llu",
 	      (unsigned long long)f.peak_alloc_bytes,
-	      (unsigned long long)(f.peak_bytes - f.mark_bytes));
+	      (unsigned long long)(f.peak_bytes - f.mark_bytes),
+	      (unsigned long long)f.kept_alloc_bytes);
 	free(small);
 	free(x);
 	free(y);
+	f = now();
+	CHECK(f.kept_alloc_bytes == 0 && f.live_bytes == f.mark_bytes,
+	      "all freed: kept %llu, live %llu over the mark", (unsigned long long)f.kept_alloc_bytes,
+	      (unsigned long long)(f.live_bytes - f.mark_bytes));
 
 	char devices[256];
 	int n = cgprobe_memory_devices(devices, sizeof(devices));
