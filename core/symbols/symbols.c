@@ -12,6 +12,7 @@
 #include "symbols.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
@@ -469,17 +470,24 @@ typedef char *(*demangle_fn)(const char *name, char *buf, size_t *len, int *stat
  * loaded (it is where a C++ program runs), else left mangled: the reader
  * is C and does not link it.
  */
+static demangle_fn demangle_found;
+
+static void demangler_load(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (h)
+		*(void **)&demangle_found = dlsym(h, "__cxa_demangle");
+}
+
+/*
+ * Once for all threads: traces read side by side (--jobs, diff's two
+ * sides) must not see each other's load half done and go undemangled.
+ */
 static demangle_fn demangler(void)
 {
-	static demangle_fn fn;
-	static bool tried;
-	if (!tried) {
-		tried = true;
-		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (h)
-			*(void **)&fn = dlsym(h, "__cxa_demangle");
-	}
-	return fn;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, demangler_load);
+	return demangle_found;
 }
 
 /* The function's name as it goes out: demangled, without a symbol version. */
