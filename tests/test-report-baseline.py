@@ -152,6 +152,16 @@ def check_trace(cgtrace, tmp):
         check(open(page).read() == "old", "bad BASE %s: the page was replaced" % bad)
     st, _, err = run(cgtrace, "report", "--baseline", tmp, "-o", page, new)
     check(st == 2 and "--baseline" in err, "a folder against one trace: status %d, %r" % (st, err))
+    # Two folders of one process each, other programs (train_a, train_b): the same program.
+    for name, r, exe in (("one", BASE, "./train_a"), ("two", NEW, "./train_b")):
+        os.makedirs(os.path.join(tmp, name), exist_ok=True)
+        with open(os.path.join(tmp, name, "t.jsonl"), "w") as f:
+            f.write(trace_lines(r).replace('"tags":{}', '"tags":{"pid":"7","executable":"%s"}' % exe, 1))
+    st, _, err = run(cgtrace, "report", "--baseline", os.path.join(tmp, "one"), "-o", page,
+                     os.path.join(tmp, "two"))
+    procs = blocks(page)["cg-data"].get("processes", []) if st == 0 else []
+    check(len(procs) == 1 and procs[0]["baseline"] == 0,
+          "one process each side, other programs: matched %r" % [p.get("baseline") for p in procs])
     st, _, err = run(cgtrace, "report", new, "--baseline")
     check(st == 2, "--baseline without BASE: status %d" % st)
 

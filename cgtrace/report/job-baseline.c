@@ -90,6 +90,11 @@ int report_job_match(const struct cgtrace_job *j, const size_t *order, const str
 	int ret = pm && gm && taken ? proc_keys(j, order, &kj) : -ENOMEM;
 	if (ret == 0)
 		ret = proc_keys(b, border, &kb);
+	/* One process on each side is the same program, whatever it is called (as diff pairs them). */
+	if (ret == 0 && j->n_processes == 1 && b->n_processes == 1 && !kj[0].taken && !kb[0].taken) {
+		kj[0].rank = kb[0].rank = 0;
+		kj[0].fork = kb[0].fork = false;
+	}
 	if (ret == 0) {
 		for (size_t i = 0; i < j->n_processes; i++) {
 			pm[i] = -1;
