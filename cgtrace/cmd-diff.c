@@ -23,6 +23,7 @@ static const struct cli_choice by_choices[] = {
 
 struct diff_args {
 	size_t n, updates, jobs, warmup;
+	uint64_t fold;
 	enum cli_site site;
 	enum diff_by by;
 	bool json, exact;
@@ -33,7 +34,7 @@ static int run(int argc, char **argv);
 const struct cli_cmd cli_diff = {
 	.name = "diff",
 	.args = "[--json] [--bytes] [-n N] [--updates N] [--warmup K] [--site python|native] "
-		"[--by line|function] [--jobs N] BASE NEW",
+		"[--by line|function] [--fold BYTES] [--jobs N] BASE NEW",
 	.help = "What changed from BASE to NEW, each a trace or a job (a folder, as\n"
 		"cgprobe -o DIR/ writes it): each process's peak per device, when it\n"
 		"came, its bytes by category at the peak, leaked bytes, allocations and\n"
@@ -63,6 +64,11 @@ const struct cli_cmd cli_diff = {
 		CLI_OPT_SITE(struct diff_args, site),
 		{.name = "by", .kind = CLI_OPT_CHOICE, .offset = offsetof(struct diff_args, by),
 		 .choices = by_choices},
+		{.name = "fold", .kind = CLI_OPT_SIZE, .offset = offsetof(struct diff_args, fold),
+		 .arg = "BYTES",
+		 .help = "a job: processes whose peak is under BYTES on every device\n"
+			 "of both sides fold into one line, as in summary (default\n"
+			 "65536; 0 shows every one; --json lists them all)"},
 		CLI_OPT_JOBS(struct diff_args, jobs),
 		{0},
 	},
@@ -252,11 +258,37 @@ static const struct cli_mproc *side_proc(const struct cli_measure *m, long i)
 static int print_sites(const struct cli_measure *ma, const struct cli_measure *mb,
 		       const struct cli_pair *pp, size_t np, const struct diff_args *o);
 
+/* Whether a process's every device peaked under fold (NULL: not on that side). */
+static bool small(const struct cli_mproc *p, uint64_t fold)
+{
+	for (size_t d = 0; p && d < p->n_devs; d++)
+		if (p->devs[d].peak_bytes >= fold)
+			return false;
+	return true;
+}
+
+/*
+ * The pairs of small processes (a shell's fork children, a launcher) left
+ * out of the rows, as summary folds them: their count and the largest
+ * change of a peak among them, which says whether any is worth a look.
+ */
+static void print_folded(size_t n, uint64_t largest, const struct diff_args *o)
+{
+	char f[32], l[32];
+	if (!n)
+		return;
+	printf("... and %zu process%s with peaks under %s on both sides (largest change of a peak "
+	       "%s; --fold 0 shows them)\n",
+	       n, n == 1 ? "" : "es", cli_bytes(f, o->fold, false), cli_bytes(l, largest, o->exact));
+}
+
 static int print_human(const struct cli_measure *ma, const struct cli_measure *mb,
 		       const struct cli_pair *pp, size_t np, char **argv,
 		       const struct diff_args *o)
 {
 	char who[112], c[48];
+	size_t folded = 0;
+	uint64_t folded_change = 0;
 	printf("base: %s (%s)\n", argv[0], cli_job_processes(c, ma->n_procs));
 	printf("new:  %s (%s)\n\n", argv[1], cli_job_processes(c, mb->n_procs));
 	printf(ROW_FMT, "process", "device", "", "base", "new", "change", "");
@@ -264,16 +296,32 @@ static int print_human(const struct cli_measure *ma, const struct cli_measure *m
 		const struct cli_mproc *a = side_proc(ma, pp[i].base), *b = side_proc(mb, pp[i].new);
 		if (!a && !b)
 			continue;
-		pair_name(who, sizeof(who), a, b);
 		struct cli_pair *dp;
 		size_t nd;
 		if (cli_pair_devs(a, b, &dp, &nd) < 0)
 			return -1;
+		/*
+		 * One process each side is the whole answer, however small; a
+		 * process of one side only is news, however small.
+		 */
+		if (o->fold && np > 1 && a && b && small(a, o->fold) && small(b, o->fold)) {
+			for (size_t d = 0; d < nd; d++) {
+				uint64_t x = dp[d].base >= 0 ? a->devs[dp[d].base].peak_bytes : 0;
+				uint64_t y = dp[d].new >= 0 ? b->devs[dp[d].new].peak_bytes : 0;
+				uint64_t m = x > y ? x - y : y - x;
+				folded_change = m > folded_change ? m : folded_change;
+			}
+			folded++;
+			free(dp);
+			continue;
+		}
+		pair_name(who, sizeof(who), a, b);
 		for (size_t d = 0; d < nd; d++)
 			print_device(who, dp[d].base >= 0 ? &a->devs[dp[d].base] : NULL,
 				     dp[d].new >= 0 ? &b->devs[dp[d].new] : NULL, o->exact);
 		free(dp);
 	}
+	print_folded(folded, folded_change, o);
 	struct cli_pair *gp;
 	size_t ng;
 	if (cli_pair_gpus(ma, mb, &gp, &ng) < 0)
@@ -619,7 +667,7 @@ static void *read_side(void *arg)
 
 static int run(int argc, char **argv)
 {
-	struct diff_args a = {.n = 10, .updates = 20, .warmup = 1};
+	struct diff_args a = {.n = 10, .updates = 20, .warmup = 1, .fold = 65536};
 	int status;
 	if (!cli_parse(&cli_diff, argc, argv, &a, &status))
 		return status;
