@@ -319,7 +319,14 @@ forwarded() {
 	fi
 }
 forwarded "TERM forwarded" TERM 143 -- 'echo ready >"$1"; exec sleep 10'
-forwarded "HUP forwarded to a program that handles it" HUP 7 -- "trap 'exit 7' HUP; $linger"
+# Under nohup (or any parent that ignores HUP) the program starts with HUP
+# ignored and its shell cannot trap it: HUP set back to its default first.
+if env --default-signal=HUP true 2>/dev/null; then
+	forwarded "HUP forwarded to a program that handles it" HUP 7 env --default-signal=HUP -- \
+		"trap 'exit 7' HUP; $linger"
+else
+	skip "HUP forwarding (no env --default-signal)"
+fi
 # INT is passed on only when it cannot have come from a terminal, so the
 # wrapper runs in a session of its own.
 if command -v setsid >/dev/null 2>&1 && env --default-signal=INT true 2>/dev/null; then
