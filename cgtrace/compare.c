@@ -232,13 +232,6 @@ static const void *site_at(const void *items, size_t i)
 	return &((const struct cli_msite *)items)[i];
 }
 
-static int site_key_cmp(const void *x, const void *y)
-{
-	const struct cli_msite *p = x, *q = y;
-	int c = strcmp(p->device, q->device);
-	return c ? c : strcmp(p->name, q->name);
-}
-
 static double magnitude(const struct cli_site_change *c)
 {
 	return fabs(cli_change(c->base, c->new));
@@ -257,8 +250,8 @@ static int change_cmp(const void *x, const void *y)
 int cli_site_changes(const struct cli_mproc *a, const struct cli_mproc *b, const char *device,
                      struct cli_site_change **out, size_t *n)
 {
-	const struct side sa = {a ? a->sites : NULL, a ? a->n_sites : 0, site_key_cmp, site_at};
-	const struct side sb = {b ? b->sites : NULL, b ? b->n_sites : 0, site_key_cmp, site_at};
+	const struct side sa = {a ? a->sites : NULL, a ? a->n_sites : 0, cli_msite_key_cmp, site_at};
+	const struct side sb = {b ? b->sites : NULL, b ? b->n_sites : 0, cli_msite_key_cmp, site_at};
 	struct cli_pair *p;
 	size_t np, k = 0;
 	int r = merge(&sa, &sb, false, &p, &np);

@@ -221,23 +221,16 @@ static void strip_line(char *name)
 		memmove(name + i - 1, name + n - 1, 2);
 }
 
-static int site_key_cmp(const void *a, const void *b)
-{
-	const struct cli_msite *x = a, *y = b;
-	int c = strcmp(x->device, y->device);
-	return c ? c : strcmp(x->name, y->name);
-}
-
 /* The sites of one function and file (and device) made one, their figures summed. */
 static void sites_by_function(struct cli_mproc *p)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < p->n_sites; i++)
 		strip_line(p->sites[i].name);
-	qsort(p->sites, p->n_sites, sizeof(*p->sites), site_key_cmp);
+	qsort(p->sites, p->n_sites, sizeof(*p->sites), cli_msite_key_cmp);
 	for (size_t i = 0; i < p->n_sites; i++) {
 		struct cli_msite *m = &p->sites[i];
-		if (k && site_key_cmp(&p->sites[k - 1], m) == 0) {
+		if (k && cli_msite_key_cmp(&p->sites[k - 1], m) == 0) {
 			struct cli_msite *t = &p->sites[k - 1];
 			t->peak_bytes += m->peak_bytes;
 			t->leaked_bytes += m->leaked_bytes;

@@ -11,6 +11,8 @@
 #ifndef CGTRACE_MEASURE_H
 #define CGTRACE_MEASURE_H
 
+#include <string.h>
+
 #include "cli.h"
 
 /* A site on one device of one process: its frame's name as top prints it. */
@@ -112,6 +114,13 @@ void cli_measure_free(struct cli_measure *m);
 /* Device name of process p, or NULL. */
 const struct cli_mdev *cli_mproc_dev(const struct cli_mproc *p, const char *device);
 /* The site of p on device (NULL: any) with the most of the figure at offset (in cli_msite). */
+/* Two sites (struct cli_msite) by their key, device then name: how sides match them (qsort's order). */
+static inline int cli_msite_key_cmp(const void *a, const void *b)
+{
+	const struct cli_msite *x = a, *y = b;
+	int c = strcmp(x->device, y->device);
+	return c ? c : strcmp(x->name, y->name);
+}
 const struct cli_msite *cli_mproc_top_site(const struct cli_mproc *p, const char *device,
                                            size_t offset);
 
