@@ -37,15 +37,31 @@
 #      wall (RSS beside, no target).
 # Then how the added time grows from OPS to 10*OPS (ideally 10 x).
 #
+# Before/after: with BASE_BUILD=DIR (another build directory of the
+# project, e.g. of the previous commit; it must hold preload/libcgprobe.so
+# and cgtrace/cgtrace), every round also runs the same alloc-bench (this
+# build's) under DIR's probe, without stacks ("base-nostacks", with
+# CGPROBE_STATS=1 as the new one) and with stacks at the default depth
+# ("base-stacks"), in the round's order native, base-nostacks, nostacks,
+# base-stacks, stacks, heaptrack, each trace deleted and sync after its
+# run; tables 1 and 2 show the base's added wall and ratio beside the new,
+# table 3 the base's writer ns/event and bytes/event, table 4 DIR's
+# `cgtrace summary` and `cgtrace memory` on the same probe trace,
+# interleaved (a base reader that fails, e.g. on a newer trace, is shown
+# as failed and left out of the next rounds). Verdicts are the new
+# build's only. The conditions name DIR and, when its source dir
+# (meson-info) is a git checkout, its commit.
+#
 #   bench/cost-bench.sh [BUILD_DIR] [OPS] [RUNS]      (defaults: build 1000000 5)
 #
 # Environment: SIZES (operations per thread, default "OPS 10*OPS"), THREADS
 # ("1 2"), DEPTHS (alloc-bench's call depth, "1"; "1 16" adds 16 frames
 # deep), RUNS (5, when the argument is not given), STATS_TIMED (1),
 # TRACE_DIR (where the traces go, default TMPDIR or /tmp: a disk, not
-# tmpfs). DROP_CACHES is not read: this protocol never drops the page
-# cache. Exit status: 0 once the figures are printed, PASS or FAIL (a
-# benchmark, not a test); non-zero when something could not be run.
+# tmpfs), BASE_BUILD (a build to compare with, above). DROP_CACHES is not
+# read: this protocol never drops the page cache. Exit status: 0 once the
+# figures are printed, PASS or FAIL (a benchmark, not a test); non-zero
+# when something could not be run.
 
 bench_name="cost-bench"
 # shellcheck source=bench/bench-env.sh
@@ -64,6 +80,19 @@ bench_counts "$runs" $depths "$stats_timed"
 bench_paths
 bench_built "$build_arg" "$bench" "$probe" "$cgtrace" "$rusage_run"
 bench_tools heaptrack heaptrack_print
+
+# The build to compare with (BASE_BUILD): its probe and its cgtrace.
+base=
+if [ -n "${BASE_BUILD:-}" ]; then
+	base=$(bench_build_dir "$BASE_BUILD")
+	[ -d "$base" ] || die "BASE_BUILD=$BASE_BUILD: no such directory ($base)"
+	base_probe=$base/preload/libcgprobe.so
+	base_cgtrace=$base/cgtrace/cgtrace
+	[ -f "$base_probe" ] || die "BASE_BUILD=$BASE_BUILD holds no preload/libcgprobe.so ($base_probe):" \
+		"not a build of cgprobe, or not built (ninja -C $base)"
+	[ -x "$base_cgtrace" ] || die "BASE_BUILD=$BASE_BUILD holds no cgtrace/cgtrace ($base_cgtrace):" \
+		"not built (ninja -C $base)"
+fi
 # The page cache as it is: bench_settle only syncs.
 DROP_CACHES=0
 bench_start "$trace_dir"
@@ -82,7 +111,13 @@ for keep_depth in $depths; do break; done
 keep=$tmp/keep
 mkdir "$keep"
 
-tools="native nostacks stacks heaptrack"
+if [ -n "$base" ]; then
+	tools="native base-nostacks nostacks base-stacks stacks heaptrack"
+	tw=13
+else
+	tools="native nostacks stacks heaptrack"
+	tw=9
+fi
 rows=$tmp/rows
 : >"$rows"
 
@@ -104,8 +139,9 @@ stats_fields() {
 }
 
 # run_once TOOL ROUND: alloc-bench ($wl_threads, $wl_ops, $wl_depth) under
-# TOOL (native, nostacks, stacks, heaptrack; extra: the untimed no-stacks
-# run with CGPROBE_STATS=1), a row in $rows: the configuration, ROUND, TOOL,
+# TOOL (native, nostacks, stacks, heaptrack; base-nostacks, base-stacks:
+# the same under BASE_BUILD's probe; extra: the untimed no-stacks run with
+# CGPROBE_STATS=1), a row in $rows: the configuration, ROUND, TOOL,
 # wall, user, sys, RSS KiB, trace bytes, then the CGPROBE_STATS fields. The
 # trace is deleted (or kept for the readers), then sync.
 run_once() {
@@ -114,18 +150,22 @@ run_once() {
 	mkdir "$tmp/run"
 	set -- "$bench" "$wl_threads" "$wl_ops" "$wl_depth"
 	r_stats=
+	# bench_under preloads $probe: the base's for the base-* tools.
+	r_probe=$probe
+	case $r_tool in base-*) probe=$base_probe ;; esac
 	case $r_tool in
 	native | heaptrack) bench_under "$r_tool run" "$tmp/run" "$r_tool" "" "$@" ;;
-	nostacks)
+	nostacks | base-nostacks)
 		r_stats=$stats_timed
 		bench_under "$r_tool run" "$tmp/run" probe "CGPROBE_STACK_DEPTH=0${r_stats:+ CGPROBE_STATS=1}" "$@"
 		;;
-	stacks) bench_under "$r_tool run" "$tmp/run" probe "" "$@" ;;
+	stacks | base-stacks) bench_under "$r_tool run" "$tmp/run" probe "" "$@" ;;
 	extra)
 		r_stats=1
 		bench_under "$r_tool run" "$tmp/run" probe "CGPROBE_STACK_DEPTH=0 CGPROBE_STATS=1" "$@"
 		;;
 	esac
+	probe=$r_probe
 	read -r r_wall r_user r_sys r_rss <"$tmp/time"
 	r_bytes=0
 	if [ "$r_tool" != native ]; then
@@ -166,14 +206,38 @@ function hi(a, n,   i, m) { m = a[1]; for (i = 2; i <= n; i++) if (a[i] > m) m =
 function spread(a, n, f) { return sprintf("(" f ".." f ")", lo(a, n), hi(a, n)) }
 '
 
+# base_conditions: the base build, its build type, and the commit of its
+# source dir (meson-info.json's directories.source) when that is a git
+# checkout (its HEAD now: the build may be older than the checkout).
+base_conditions() {
+	b_opts=$base/meson-info/intro-buildoptions.json
+	b_bt=$(grep -o '"name": "buildtype", "value": "[^"]*"' "$b_opts" 2>/dev/null | sed 's/.*"value": "//; s/"$//') || b_bt=
+	b_src=$(grep -o '"directories": {[^}]*}' "$base/meson-info/meson-info.json" 2>/dev/null |
+		sed -n 's/.*"source": "\([^"]*\)".*/\1/p') || b_src=
+	b_rev=
+	if [ -n "$b_src" ] && b_rev=$(git -C "$b_src" rev-parse --short HEAD 2>/dev/null); then
+		[ -z "$(git -C "$b_src" status --porcelain --untracked-files=no 2>/dev/null)" ] ||
+			b_rev="$b_rev, with uncommitted changes"
+		b_src="source $b_src at $b_rev (its HEAD now) \"$(git -C "$b_src" log -1 --format=%s 2>/dev/null)\""
+	elif [ -n "$b_src" ]; then
+		b_src="source $b_src (not a git checkout)"
+	else
+		b_src="source dir unknown (no meson-info/meson-info.json)"
+	fi
+	echo "base build   $base (${b_bt:-?}): $b_src"
+}
+
 # --- the runs -----------------------------------------------------------------
 bench_conditions "$tmp" "$build"
+[ -z "$base" ] || base_conditions
 echo "protocol     median of $runs interleaved rounds (each round: $tools, once each, in turn)," \
 	"spread (min..max) beside each median; page cache not dropped; after each run its trace" \
 	"deleted, then sync; every CGPROBE_* unset"
 echo "tools        native; nostacks = probe, CGPROBE_STACK_DEPTH=0${stats_timed:+ and CGPROBE_STATS=1};" \
 	"stacks = probe, CGPROBE_STACK_DEPTH unset (the default depth); heaptrack = heaptrack -o FILE" \
 	"(heaptrack_interpret in its times)"
+[ -z "$base" ] || echo "base tools   base-nostacks, base-stacks = the same, this build's alloc-bench, under $base_probe" \
+	"(no verdicts on them)"
 echo "workload     $bench THREADS OPS DEPTH: ops/thread $sizes; threads $threads_list; depth $depths"
 echo
 echo "== runs (wall s of each tool, round by round)"
@@ -201,60 +265,67 @@ done
 # --- the report -------------------------------------------------------------------
 echo
 echo "== medians of $runs rounds (min..max); cpu = user+sys; RSS = peak of the process or of its largest child (wait4)"
-awk -F '\t' -v tl="$tools" "$awk_lib"'
+awk -F '\t' -v tl="$tools" -v tw="$tw" "$awk_lib"'
 $4 > 0 { k = $1 SUBSEP $2 SUBSEP $3; n[k, $5]++; j = n[k, $5]
 	w[k, $5, j] = $6; c[k, $5, j] = $7 + $8; m[k, $5, j] = $9 / 1024; b[k, $5, j] = $10 / 1e6
 	if (!(k in seen)) { seen[k] = 1; order[++nk] = k } }
 END {
 	nt = split(tl, t, " ")
-	printf "%9s %3s %5s  %-9s %24s %24s %22s %9s\n", "ops/thr", "thr", "depth", "tool", "wall s", "cpu s",
+	printf "%9s %3s %5s  %-" tw "s %24s %24s %22s %9s\n", "ops/thr", "thr", "depth", "tool", "wall s", "cpu s",
 		"RSS MiB", "trace MB"
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, f, SUBSEP)
 		for (x = 1; x <= nt; x++) {
 			r = n[k, t[x]]
 			for (y = 1; y <= r; y++) { aw[y] = w[k, t[x], y]; ac[y] = c[k, t[x], y]; am[y] = m[k, t[x], y]; ab[y] = b[k, t[x], y] }
-			printf "%9s %3s %5s  %-9s %7.3f %16s %7.3f %16s %6.1f %15s %9s\n", f[1], f[2], f[3], t[x],
+			printf "%9s %3s %5s  %-" tw "s %7.3f %16s %7.3f %16s %6.1f %15s %9s\n", f[1], f[2], f[3], t[x],
 				med(aw, r), spread(aw, r, "%.3f"), med(ac, r), spread(ac, r, "%.3f"),
 				med(am, r), spread(am, r, "%.1f"), (t[x] == "native" ? "-" : sprintf("%.1f", med(ab, r)))
 		}
 	}
 }' "$rows"
 
-# added TOOL TITLE: the wall TOOL adds beside heaptrack's, configuration by
+# added TOOL T1 T2: the wall TOOL adds beside heaptrack's, configuration by
 # configuration; targets by thread count from T1 (1 thread) and T2 (2).
+# With BASE_BUILD, base-TOOL's added wall and ratio beside (no verdict).
 added() {
-	awk -F '\t' -v tool="$1" -v t1="$2" -v t2="$3" "$awk_lib"'
+	awk -F '\t' -v tool="$1" -v t1="$2" -v t2="$3" -v bt="${base:+base-$1}" "$awk_lib"'
 	$4 > 0 { k = $1 SUBSEP $2 SUBSEP $3; w[k, $5, $4] = $6; if ($4 > nr[k]) nr[k] = $4
 		if (!(k in seen)) { seen[k] = 1; order[++nk] = k } }
 	END {
-		printf "%9s %3s %5s %9s %25s %25s %7s %17s %7s\n", "ops/thr", "thr", "depth", "native s",
-			"+" tool " s", "+heaptrack s", "ratio", "ratio by round", "target"
+		printf "%9s %3s %5s %9s %25s", "ops/thr", "thr", "depth", "native s", "+" tool " s"
+		if (bt != "") printf " %25s", "+base s"
+		printf " %25s %7s %17s", "+heaptrack s", "ratio", "ratio by round"
+		if (bt != "") printf " %10s %17s", "base ratio", "base by round"
+		printf " %7s\n", "target"
 		for (i = 1; i <= nk; i++) {
 			k = order[i]; split(k, f, SUBSEP); r = nr[k]
 			for (y = 1; y <= r; y++) {
 				an[y] = w[k, "native", y]; ap[y] = w[k, tool, y]; ah[y] = w[k, "heaptrack", y]
 				dp[y] = ap[y] - an[y]; dh[y] = ah[y] - an[y]; rr[y] = dh[y] > 0 ? dp[y] / dh[y] : 1e9
+				if (bt != "") { ab[y] = w[k, bt, y]; db[y] = ab[y] - an[y]; rb[y] = dh[y] > 0 ? db[y] / dh[y] : 1e9 }
 			}
 			nat = med(an, r); p = med(ap, r) - nat; h = med(ah, r) - nat
 			ratio = h > 0 ? p / h : 1e9
 			tg = f[2] == 1 ? t1 : f[2] == 2 ? t2 : ""
 			v = tg == "" ? "(no target at " f[2] " thread(s))" : (ratio <= tg + 0 ? "PASS" : "FAIL")
-			printf "%9s %3s %5s %9.3f %8.3f %16s %8.3f %16s %7.3f %17s %7s  %s\n", f[1], f[2], f[3], nat,
-				p, spread(dp, r, "%.3f"), h, spread(dh, r, "%.3f"),
-				ratio, spread(rr, r, "%.3f"), (tg == "" ? "-" : "<= " tg), v
+			printf "%9s %3s %5s %9.3f %8.3f %16s", f[1], f[2], f[3], nat, p, spread(dp, r, "%.3f")
+			if (bt != "") { b = med(ab, r) - nat; printf " %8.3f %16s", b, spread(db, r, "%.3f") }
+			printf " %8.3f %16s %7.3f %17s", h, spread(dh, r, "%.3f"), ratio, spread(rr, r, "%.3f")
+			if (bt != "") printf " %10.3f %17s", (h > 0 ? b / h : 1e9), spread(rb, r, "%.3f")
+			printf " %7s  %s\n", (tg == "" ? "-" : "<= " tg), v
 		}
 	}' "$rows"
 }
 
 echo
 echo "== 1. no stacks: wall added to native, probe over heaptrack (medians of the added times;" \
-	"by round: the ratio in each round); target <= 0.15 at 2 threads"
+	"by round: the ratio in each round); target <= 0.15 at 2 threads${base:+; base: the probe of BASE_BUILD, no verdict}"
 added nostacks "" 0.15
 
 echo
 echo "== 2. stacks on (default depth): wall added, probe over heaptrack; target <= 0.5 at 1 thread," \
-	"<= 0.35 at 2 threads"
+	"<= 0.35 at 2 threads${base:+; base: the probe of BASE_BUILD, no verdict}"
 added stacks 0.5 0.35
 
 echo
@@ -268,11 +339,13 @@ else
 fi
 echo "   (blocks: the compact blocks written, each timed by a few thread CPU clock reads when" \
 	"CGPROBE_STATS=1; events are the probe's count, bytes the trace file's size)"
-awk -F '\t' -v timed="$stats_timed" "$awk_lib"'
+awk -F '\t' -v timed="$stats_timed" -v base="$base" "$awk_lib"'
 function num(s) { return s != "" && s != "?" }
 { k = $1 SUBSEP $2 SUBSEP $3; if (!(k in seen)) { seen[k] = 1; order[++nk] = k } }
 $5 == "nostacks" && num($11) && $11 > 0 { n[k]++; j = n[k]; e[k, j] = $11; bl[k, j] = $13
 	ns[k, j] = num($15) ? $15 : $14 * 1e6 / $11; be[k, j] = $10 / $11 }
+$5 == "base-nostacks" && num($11) && $11 > 0 { bn[k]++; j = bn[k]; be_[k, j] = $11; bbl[k, j] = $13
+	bns[k, j] = num($15) ? $15 : $14 * 1e6 / $11; bbe[k, j] = $10 / $11 }
 $5 == "extra" { xe[k] = $11; xbl[k] = $13; xns[k] = num($15) ? $15 : "?"; xb[k] = num($11) && $11 > 0 ? $10 / $11 : "?" }
 END {
 	printf "%9s %3s %5s  %-7s %12s %8s %23s %21s  %s\n", "ops/thr", "thr", "depth", "runs", "events",
@@ -287,6 +360,20 @@ END {
 			printf "writer %s, bytes %s\n", (mn <= 25 ? "PASS" : "FAIL"), (mb <= 4.5 ? "PASS" : "FAIL")
 		} else if (timed) {
 			printf "%9s %3s %5s  %-7s  no CGPROBE_STATS line in the timed runs\n", f[1], f[2], f[3], "timed"
+		}
+		# The base build, its timed rounds beside: no verdict, the new over the base.
+		if (base != "" && timed) {
+			q = bn[k]
+			if (q > 0) {
+				for (y = 1; y <= q; y++) { ae[y] = be_[k, y]; ab[y] = bbl[k, y]; an[y] = bns[k, y]; ay[y] = bbe[k, y] }
+				bmn = med(an, q); bmb = med(ay, q)
+				printf "%9s %3s %5s  %-7s %12d %8d %7.1f %15s %6.3f %14s  ", f[1], f[2], f[3], "base",
+					med(ae, q), med(ab, q), bmn, spread(an, q, "%.1f"), bmb, spread(ay, q, "%.3f")
+				if (r > 0 && bmn > 0 && bmb > 0) printf "(new / base: writer %.2f x, bytes %.2f x)\n", mn / bmn, mb / bmb
+				else print ""
+			} else {
+				printf "%9s %3s %5s  %-7s  no CGPROBE_STATS line in the base timed runs\n", f[1], f[2], f[3], "base"
+			}
 		}
 		if (!num(xe[k])) {
 			printf "%9s %3s %5s  %-7s  no CGPROBE_STATS line\n", f[1], f[2], f[3], "untimed"
@@ -305,7 +392,7 @@ set -- $sizes
 if [ $# -ge 2 ]; then
 	echo "== how the added wall grows with the operations (medians' added time at each size over the first" \
 		"size's; the operations grow $(awk -v a="$2" -v b="$1" 'BEGIN { printf "%g", a / b }') x)"
-	awk -F '\t' -v first="$1" "$awk_lib"'
+	awk -F '\t' -v first="$1" -v tl="${tools#native }" -v tw="$tw" "$awk_lib"'
 	$4 > 0 { k = $2 SUBSEP $3; n[$1, k, $5]++; w[$1, k, $5, n[$1, k, $5]] = $6
 		if (!(k in seen)) { seen[k] = 1; order[++nk] = k } if (!($1 in sz)) { sz[$1] = 1; so[++ns] = $1 } }
 	function add(s, k, t,   y, a, b, r) {
@@ -314,16 +401,17 @@ if [ $# -ge 2 ]; then
 		return med(a, r) - med(b, r)
 	}
 	END {
-		printf "%3s %5s  %-9s %9s %9s %12s %9s %8s\n", "thr", "depth", "tool", "ops/thr", "ops x", "added s",
+		printf "%3s %5s  %-" tw "s %9s %9s %12s %9s %8s\n", "thr", "depth", "tool", "ops/thr", "ops x", "added s",
 			"first s", "added x"
+		nt = split(tl, tt, " ")
 		for (i = 1; i <= nk; i++) {
 			split(order[i], f, SUBSEP)
-			for (x = 1; x <= 3; x++) {
-				t = x == 1 ? "nostacks" : x == 2 ? "stacks" : "heaptrack"
+			for (x = 1; x <= nt; x++) {
+				t = tt[x]
 				a0 = add(first, order[i], t)
 				for (j = 2; j <= ns; j++) {
 					a = add(so[j], order[i], t)
-					printf "%3s %5s  %-9s %9s %9.3g %12.3f %9.3f %8s\n", f[1], f[2], t, so[j], so[j] / first,
+					printf "%3s %5s  %-" tw "s %9s %9.3g %12.3f %9.3f %8s\n", f[1], f[2], t, so[j], so[j] / first,
 						a, a0, (a0 > 0 ? sprintf("%.2f", a / a0) : "n/a")
 				}
 			}
@@ -342,12 +430,19 @@ if [ -z "$pt" ] || [ -z "$ht" ]; then
 fi
 k_events=$(printf '%s\n' "$keep_fields" | cut -f 1)
 case "$k_events" in '' | *[!0-9]*) k_events=$(memory_records "$cgtrace" "$pt") || k_events=0 ;; esac
-echo "== 4. the readers: $runs interleaved rounds (cgtrace summary, cgtrace memory, heaptrack_print in turn)," \
-	"page cache as it is, sync before each; output to /dev/null; target cgtrace <= 0.4 x heaptrack_print's wall"
+if [ -n "$base" ]; then
+	readers="base-summary summary base-memory memory heaptrack_print"
+	echo "== 4. the readers: $runs interleaved rounds (base cgtrace summary, cgtrace summary, base cgtrace memory," \
+		"cgtrace memory, heaptrack_print in turn; base = BASE_BUILD's cgtrace on the same trace, no verdict)," \
+		"page cache as it is, sync before each; output to /dev/null; target cgtrace <= 0.4 x heaptrack_print's wall"
+else
+	readers="summary memory heaptrack_print"
+	echo "== 4. the readers: $runs interleaved rounds (cgtrace summary, cgtrace memory, heaptrack_print in turn)," \
+		"page cache as it is, sync before each; output to /dev/null; target cgtrace <= 0.4 x heaptrack_print's wall"
+fi
 echo "   probe's trace: $keep_ops ops/thread x $keep_thr, depth $keep_depth, no stacks, round $runs:" \
 	"$(wc -c <"$pt" | tr -d ' ') bytes, $k_events events ($(encoding "$pt"))"
 echo "   heaptrack's trace of the same round: $(wc -c <"$ht" | tr -d ' ') bytes (${ht##*/})"
-readers="summary memory heaptrack_print"
 : >"$tmp/readers"
 i=0
 while [ "$i" -lt "$runs" ]; do
@@ -355,32 +450,59 @@ while [ "$i" -lt "$runs" ]; do
 	for rd in $readers; do
 		case $rd in
 		heaptrack_print) set -- heaptrack_print "$ht" ;;
+		base-*) set -- "$base_cgtrace" "${rd#base-}" "$pt" ;;
 		*) set -- "$cgtrace" "$rd" "$pt" ;;
 		esac
 		sync
-		"$rusage_run" "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || {
+		r_rc=0
+		"$rusage_run" "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || r_rc=$?
+		if [ "$r_rc" != 0 ]; then
 			tail -n 5 "$tmp/err" >&2
-			die "failed: $*"
-		}
+			case $rd in
+			base-*)
+				# The base's reader may not read the new trace: said in the
+				# table, the other figures kept; not run again.
+				echo "$bench_name: failed (status $r_rc), left out of the next rounds: $*" >&2
+				printf '%s\t%s\tfail\tstatus %s: %s\n' "$i" "$rd" "$r_rc" \
+					"$(tail -n 1 "$tmp/err" | tr '\t' ' ' | cut -c 1-80)" >>"$tmp/readers"
+				readers=$(echo " $readers " | sed "s/ $rd / /; s/^ //; s/ \$//")
+				continue
+				;;
+			*) die "failed: $*" ;;
+			esac
+		fi
 		read -r r_wall _ _ r_rss <"$tmp/time"
 		printf '%s\t%s\t%s\t%s\n' "$i" "$rd" "$r_wall" "$r_rss" >>"$tmp/readers"
 	done
 done
-awk -F '\t' -v ev="$k_events" "$awk_lib"'
+# The table: each new reader, the base's beside it (the new's wall over the
+# base's in its verdict column), heaptrack_print last.
+if [ -n "$base" ]; then
+	rl="summary base-summary memory base-memory heaptrack_print" rw=20
+else
+	rl="summary memory heaptrack_print" rw=17
+fi
+awk -F '\t' -v ev="$k_events" -v tl="$rl" -v rw="$rw" "$awk_lib"'
+$3 == "fail" { failed[$2] = $4; next }
 { n[$2]++; w[$2, n[$2]] = $3; m[$2, n[$2]] = $4 / 1024 }
 END {
 	r = n["heaptrack_print"]
 	for (y = 1; y <= r; y++) { hw[y] = w["heaptrack_print", y]; hm[y] = m["heaptrack_print", y] }
-	printf "%-17s %24s %22s %7s %17s %9s %12s  %s\n", "reader", "wall s", "RSS MiB", "x hp", "x hp by round",
+	printf "%-" rw "s %24s %22s %7s %17s %9s %12s  %s\n", "reader", "wall s", "RSS MiB", "x hp", "x hp by round",
 		"RSS x hp", "Mevents/s", "verdict"
-	for (x = 1; x <= 3; x++) {
-		t = x == 1 ? "summary" : x == 2 ? "memory" : "heaptrack_print"
+	nt = split(tl, tt, " ")
+	for (x = 1; x <= nt; x++) {
+		t = tt[x]; b = t ~ /^base-/
+		label = t == "heaptrack_print" ? t : b ? "base cgtrace " substr(t, 6) : "cgtrace " t
+		if (t in failed) { printf "%-" rw "s  failed (%s)\n", label, failed[t]; continue }
 		for (y = 1; y <= r; y++) { aw[y] = w[t, y]; am[y] = m[t, y]; rr[y] = hw[y] > 0 ? aw[y] / hw[y] : 1e9 }
 		mw = med(aw, r); mh = med(hw, r); ratio = mh > 0 ? mw / mh : 1e9
-		printf "%-17s %7.3f %16s %6.1f %15s %7.3f %17s %9.2f %12s  %s\n", (x < 3 ? "cgtrace " : "") t,
+		if (!b) nw[t] = mw
+		v = t == "heaptrack_print" ? "" : !b ? (ratio <= 0.4 ? "PASS" : "FAIL") \
+			: (mw > 0 ? sprintf("(new / base: %.2f x wall)", nw[substr(t, 6)] / mw) : "")
+		printf "%-" rw "s %7.3f %16s %6.1f %15s %7.3f %17s %9.2f %12s  %s\n", label,
 			mw, spread(aw, r, "%.3f"), med(am, r), spread(am, r, "%.1f"), ratio, spread(rr, r, "%.3f"),
-			med(am, r) / med(hm, r), (ev > 0 && mw > 0 ? sprintf("%.2f", ev / mw / 1e6) : "-"),
-			(x < 3 ? (ratio <= 0.4 ? "PASS" : "FAIL") : "")
+			med(am, r) / med(hm, r), (ev > 0 && mw > 0 ? sprintf("%.2f", ev / mw / 1e6) : "-"), v
 	}
 }' "$tmp/readers"
 
