@@ -504,6 +504,7 @@ const struct cg_encoder_ops *cg_cout_open(struct cg_out *out, uint64_t flush_ms,
 	    .write = write_block,
 	    /* The writer stamps records in order (writer.c): readers apply them as they come. */
 	    .flags = CG_CF_FLAG_IN_ORDER,
+	    .lean = true,
 	};
 	int r = cg_cenc_new(&enc, &o);
 	if (r < 0) {

@@ -288,28 +288,35 @@ static uint32_t py_codes_of(const uint64_t *frames, uint32_t n)
 	return k;
 }
 
-/*
- * An allocation's stack, from the slot named beside its event (event.h); with the
- * pending modules when there are some (rare: the compact encoder sends
- * such a record as TEXT).
- */
-static struct cg_enc_stack stack_of(struct cg_ring *r, uint64_t pos, bool alloc)
+/* A stack slot's name, when it is one (stacks on): a call, and the code objects it brings. */
+static __attribute__((noinline)) void stack_named(struct cg_enc_stack *st, struct cg_ring *r,
+						 uint32_t slot)
 {
-	struct cg_enc_stack st = {0};
-	if (alloc) {
-		struct cg_stack_use u = cg_intern_use(r->stack_names, r->stack[pos % CG_RING_EVENTS]);
-		st.id = u.id;
-		st.parent = u.parent;
-		st.frames = u.frames;
-		st.n_frames = u.n_frames;
-		if (__builtin_expect(u.frames != NULL, 0) && (st.n_py_codes = py_codes_of(u.frames, u.n_frames)))
-			st.py_codes = w.py;
+	struct cg_stack_use u = cg_intern_use(r->stack_names, slot);
+	st->id = u.id;
+	st->parent = u.parent;
+	st->frames = u.frames;
+	st->n_frames = u.n_frames;
+	if (__builtin_expect(u.frames != NULL, 0) && (st->n_py_codes = py_codes_of(u.frames, u.n_frames)))
+		st->py_codes = w.py;
+}
+
+/*
+ * An allocation's stack, from the slot named beside its event (event.h);
+ * with the pending modules when there are some (rare: the compact encoder
+ * sends such a record as TEXT). Filled in place: with stacks off, most
+ * records, it is the zeroes and two tests.
+ */
+static inline void stack_of(struct cg_enc_stack *st, struct cg_ring *r, uint64_t pos, bool alloc)
+{
+	*st = (struct cg_enc_stack){0};
+	if (__builtin_expect(w.n_pend != 0, 0)) {
+		st->modules = w.pend;
+		st->n_modules = w.n_pend;
 	}
-	if (w.n_pend) {
-		st.modules = w.pend;
-		st.n_modules = w.n_pend;
-	}
-	return st;
+	uint32_t slot = alloc ? r->stack[pos % CG_RING_EVENTS] : 0;
+	if (slot)
+		stack_named(st, r, slot);
 }
 
 /* An event's time on the trace's clock: t=0 is base_ns. */
@@ -523,7 +530,8 @@ static inline void stack_carried(const struct cg_enc_stack *st)
 static inline void heap_alloc(struct cg_ring *r, uint64_t pos, const struct cg_event *e,
 			      uint64_t ns)
 {
-	struct cg_enc_stack st = stack_of(r, pos, true);
+	struct cg_enc_stack st;
+	stack_of(&st, r, pos, true);
 	uint64_t ord = w.enc->alloc(e, ns, &st);
 	stack_carried(&st);
 	cg_live_insert(e->addr, &(struct cg_live){e->size, e->category, CG_PROBE_HOST, ord});
@@ -535,7 +543,8 @@ static inline void device_alloc(struct cg_ring *r, uint64_t pos, const struct cg
 				uint64_t ns)
 {
 	uint8_t device = e->step;
-	struct cg_enc_stack st = stack_of(r, pos, true);
+	struct cg_enc_stack st;
+	stack_of(&st, r, pos, true);
 	uint64_t ord = w.enc->device_alloc(e, ns, &st, ident_of(device));
 	stack_carried(&st);
 	cg_live_insert(cg_live_key(e), &(struct cg_live){e->size, e->category, device, ord});
@@ -558,7 +567,8 @@ static inline bool free_record(struct cg_ring *r, uint64_t pos, const struct cg_
 	uint64_t ord;
 	if (!match_free(&ev, &device, &ord))
 		return false;
-	struct cg_enc_stack st = stack_of(r, pos, false);
+	struct cg_enc_stack st;
+	stack_of(&st, r, pos, false);
 	if (kind == CG_EV_FREE && device == CG_PROBE_HOST) {
 		w.enc->free(&ev, ns, ord, &st);
 	} else {
@@ -632,29 +642,37 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 {
 	const struct cg_event *e = &r->ev[pos % CG_RING_EVENTS];
 	unsigned kind = e->kind & CG_EV_KIND_MASK;
-	/* Not records: what the records after them carry. */
-	if (kind == CG_EV_STACK) {
-		define_stack(r, pos);
-		return cg_event_slots(e);
-	}
-	if (kind == CG_EV_MODULES) {
-		modules_arrive((struct cg_modules *)(uintptr_t)e->addr);
-		return 1;
-	}
-	if (kind == CG_EV_UNLOAD) {
-		cg_intern_unload();
-		return 1;
+	/* Not records: what the records after them carry (never a heap event's kinds). */
+	_Static_assert(CG_EV_ALLOC < CG_EV_STACK && CG_EV_FREE < CG_EV_STACK &&
+			   CG_EV_STACK < CG_EV_MODULES && CG_EV_STACK < CG_EV_UNLOAD,
+		       "heap events skip the carried kinds' tests");
+	if (__builtin_expect(kind >= CG_EV_STACK, 0)) {
+		if (kind == CG_EV_STACK) {
+			define_stack(r, pos);
+			return cg_event_slots(e);
+		}
+		if (kind == CG_EV_MODULES) {
+			modules_arrive((struct cg_modules *)(uintptr_t)e->addr);
+			return 1;
+		}
+		if (kind == CG_EV_UNLOAD) {
+			cg_intern_unload();
+			return 1;
+		}
 	}
 	bool counted = true;
-	if (__builtin_expect(w.gate != CG_GATE_OPEN, 0)) {
-		unsigned n = gated(r, e, kind);
-		if (n)
-			return n;
-		counted = w.gate == CG_GATE_OPEN;
+	/* One test for the two rare states: outside the window, or in one begun late. */
+	if (__builtin_expect(w.gate != CG_GATE_OPEN || w.span_first != 0, 0)) {
+		if (w.gate != CG_GATE_OPEN) {
+			unsigned n = gated(r, e, kind);
+			if (n)
+				return n;
+			counted = w.gate == CG_GATE_OPEN;
+		}
+		/* The writer owns the slot until it is released: the window's numbers go in place. */
+		if (w.span_first != 0 && !renumber((struct cg_event *)e, kind))
+			return 1;
 	}
-	/* The writer owns the slot until it is released: the window's numbers go in place. */
-	if (__builtin_expect(w.span_first != 0, 0) && !renumber((struct cg_event *)e, kind))
-		return 1;
 	/*
 	 * Threads' stamps can disagree by a few ns: the trace's times never go
 	 * back (a packed record carries a delta from the one before it), and a
@@ -731,7 +749,7 @@ static void drain(bool all)
 				outside_table(emit_buffer);
 			/* Room as it is made: a producer waiting on a full ring need not wait out
 			 * the round. */
-			if (best->pos / 512 != was / 512) {
+			if ((best->pos ^ was) >= 512) { /* a multiple of 512 passed: pos > was */
 				cg_ring_release(best->r, best->pos);
 				fork_point();
 				/* Far more than 512 events' items: blocks end only here and per

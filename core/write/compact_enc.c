@@ -113,6 +113,7 @@ struct cg_cenc {
 	uint32_t seen[1u << SEEN_BITS];
 	/* Per field: ~0 keeps the values, 0 ablates them. */
 	uint64_t keep[CG_CENC_F_COUNT];
+	bool lean; /* opts' lean, and nothing ablated */
 	/* Tables. */
 	char *sbytes;
 	size_t sbytes_len;
@@ -131,6 +132,14 @@ struct cg_cenc {
 
 #define STAT(e, f, n) ((e)->st.f += (uint64_t)(n))
 #define KEEP(e, f) ((e)->keep[CG_CENC_F_##f])
+/*
+ * The same in the item writers below, where lean (a constant after
+ * inlining: the hot calls are made twice) drops both: the probe has no use
+ * for per-field counts or ablation, and they cost it a fifth of the
+ * encoder's instructions per record.
+ */
+#define STAT_L(e, f, n) ((void)(lean || ((e)->st.f += (uint64_t)(n), 0)))
+#define KEEP_L(e, f) (lean ? ~0ull : KEEP(e, f))
 
 /* ------------------------------------------------------------------ */
 /* Memory                                                              */
@@ -321,14 +330,14 @@ static uint8_t *room(struct cg_cenc *e, size_t n)
 }
 
 /* The file's first record names its thread too, once a thread is set. */
-static inline uint8_t *put_thread(struct cg_cenc *e, uint8_t *w)
+static inline uint8_t *put_thread(struct cg_cenc *e, uint8_t *w, bool lean)
 {
 	if (likely(e->tid == e->blk_tid))
 		return w;
 	uint8_t *w0 = w;
 	*w++ = OP_THREAD;
-	w = cg_varint_put(w, e->tid & KEEP(e, thread));
-	STAT(e, thread, w - w0);
+	w = cg_varint_put(w, e->tid & KEEP_L(e, thread));
+	STAT_L(e, thread, w - w0);
 	e->blk_tid = e->tid;
 	return w;
 }
@@ -407,6 +416,7 @@ int cg_cenc_new(struct cg_cenc **out, const struct cg_cenc_opts *opts)
 		e->o.block_raw = BLOCK_RAW_LIMIT - CG_CENC_HEADROOM;
 	for (int f = 0; f < CG_CENC_F_COUNT; f++)
 		e->keep[f] = f + 1 == e->o.ablate ? 0 : ~0ull;
+	e->lean = e->o.lean && !e->o.ablate;
 	int ret = 0;
 	e->raw_cap = e->o.block_raw + CG_CENC_HEADROOM;
 	e->blk = malloc(CG_COMPACT_BLOCK_HEADER_LEN + e->raw_cap);
@@ -622,18 +632,18 @@ void cg_cenc_thread(struct cg_cenc *e, uint64_t tid)
  * starts so. The ablation of --stats writes OP_MEMORY for an opcode it
  * drops, any constant would do.
  */
-static inline uint8_t *put_op(struct cg_cenc *e, uint8_t *w, uint8_t op)
+static inline uint8_t *put_op(struct cg_cenc *e, uint8_t *w, uint8_t op, bool lean)
 {
-	*w++ = KEEP(e, opcode) ? op : OP_MEMORY;
-	STAT(e, opcode, 1);
+	*w++ = KEEP_L(e, opcode) ? op : OP_MEMORY;
+	STAT_L(e, opcode, 1);
 	return w;
 }
 
-static inline uint8_t *put_ts(struct cg_cenc *e, uint8_t *w, uint64_t ts)
+static inline uint8_t *put_ts(struct cg_cenc *e, uint8_t *w, uint64_t ts, bool lean)
 {
 	uint8_t *w0 = w;
-	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP(e, timestamp));
-	STAT(e, timestamp, w - w0);
+	w = cg_varint_put(w, (ts - e->prev_ts) & KEEP_L(e, timestamp));
+	STAT_L(e, timestamp, w - w0);
 	e->prev_ts = ts;
 	return w;
 }
@@ -644,7 +654,7 @@ static int put_text(struct cg_cenc *e, const char *line, size_t n)
 	uint8_t *w = room(e, HOT_MAX + CG_VARINT_MAX + n);
 	if (!w)
 		return -E2BIG;
-	w = put_op(e, put_thread(e, w), OP_TEXT);
+	w = put_op(e, put_thread(e, w, false), OP_TEXT, false);
 	uint8_t *w0 = w;
 	size_t kept = KEEP(e, text) ? n : 0;
 	w = cg_varint_put(w, kept);
@@ -737,18 +747,18 @@ static void memory_text(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t a
 /* ------------------------------------------------------------------ */
 
 static inline uint8_t *put_memory_head(struct cg_cenc *e, uint8_t *w, uint32_t cls, uint8_t op,
-				       uint64_t ts)
+				       uint64_t ts, bool lean)
 {
-	uint32_t c = cls & (uint32_t)KEEP(e, class_ref);
+	uint32_t c = cls & (uint32_t)KEEP_L(e, class_ref);
 	if (likely(c < OP_CLASS_INLINE)) {
-		w = put_op(e, w, (uint8_t)(op | c));
+		w = put_op(e, w, (uint8_t)(op | c), lean);
 	} else {
-		w = put_op(e, w, (uint8_t)(op | OP_CLASS_INLINE));
+		w = put_op(e, w, (uint8_t)(op | OP_CLASS_INLINE), lean);
 		uint8_t *w0 = w;
 		w = cg_varint_put(w, c);
-		STAT(e, class_ref, w - w0);
+		STAT_L(e, class_ref, w - w0);
 	}
-	return put_ts(e, w, ts);
+	return put_ts(e, w, ts, lean);
 }
 
 static inline uint32_t seen_slot(uint64_t addr)
@@ -778,14 +788,15 @@ static inline uint64_t seen_ref(const struct cg_cenc *e, uint64_t addr)
  * no longer than the delta, else the delta; then the address joins the
  * history. Returns its ordinal.
  */
-static inline uint64_t put_addr(struct cg_cenc *e, uint8_t **wp, uint64_t addr, uint64_t ref)
+static inline uint64_t put_addr(struct cg_cenc *e, uint8_t **wp, uint64_t addr, uint64_t ref,
+				bool lean)
 {
 	uint64_t delta = cg_zigzag((int64_t)(addr - e->prev_addr)) << 1 | 1;
 	if (ref > delta)
 		ref = delta;
 	uint8_t *w0 = *wp;
-	*wp = cg_varint_put(*wp, ref & KEEP(e, address));
-	STAT(e, address, *wp - w0);
+	*wp = cg_varint_put(*wp, ref & KEEP_L(e, address));
+	STAT_L(e, address, *wp - w0);
 	e->prev_addr = addr;
 	uint64_t ord = e->next_ord++;
 	e->hist[ord & HIST_MASK] = addr;
@@ -803,8 +814,9 @@ static inline unsigned varint_len(uint64_t v)
 	return n;
 }
 
-static inline uint64_t alloc_item(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr,
-				  uint64_t bytes, uint64_t stack, bool pre)
+static inline __attribute__((always_inline)) uint64_t
+alloc_item_as(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes,
+	      uint64_t stack, bool pre, bool lean)
 {
 	if (unlikely(ts < e->prev_ts || cls >= e->ncls)) {
 		if (cls >= e->ncls)
@@ -816,31 +828,41 @@ static inline uint64_t alloc_item(struct cg_cenc *e, uint32_t cls, uint64_t ts, 
 		}
 		end_block(e);
 	}
-	uint8_t *w = put_thread(e, hot_room(e));
-	w = put_memory_head(e, w, cls, stack || pre ? OP_MEMORY | OP_EXT : OP_MEMORY, ts);
+	uint8_t *w = put_thread(e, hot_room(e), lean);
+	w = put_memory_head(e, w, cls, stack || pre ? OP_MEMORY | OP_EXT : OP_MEMORY, ts,
+			    lean);
 	/* malloc hands out again what was freed a moment ago: the history often names it. */
-	uint64_t ord = put_addr(e, &w, addr, seen_ref(e, addr));
+	uint64_t ord = put_addr(e, &w, addr, seen_ref(e, addr), lean);
 	uint8_t *w0 = w;
-	w = cg_varint_put(w, bytes & KEEP(e, size));
-	STAT(e, size, w - w0);
+	w = cg_varint_put(w, bytes & KEEP_L(e, size));
+	STAT_L(e, size, w - w0);
 	if (stack || pre) {
 		/* The extension area: its length, then key 1 and the stack id, key 2 and 1. */
 		w0 = w;
 		*w++ = (uint8_t)((stack ? 1 + varint_len(stack) : 0) + (pre ? 2 : 0));
 		if (stack) {
 			*w++ = EXT_STACK;
-			w = cg_varint_put(w, stack & KEEP(e, stack));
+			w = cg_varint_put(w, stack & KEEP_L(e, stack));
 		}
 		if (pre) {
 			*w++ = EXT_PREEXISTING;
 			*w++ = 1;
 		}
-		STAT(e, stack, w - w0);
+		STAT_L(e, stack, w - w0);
 	}
 	e->w = w;
 	e->st.records++;
 	e->pending = false;
 	return ord;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+alloc_item(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes,
+	   uint64_t stack, bool pre)
+{
+	if (likely(e->lean))
+		return alloc_item_as(e, cls, ts, addr, bytes, stack, pre, true);
+	return alloc_item_as(e, cls, ts, addr, bytes, stack, pre, false);
 }
 
 uint64_t cg_cenc_alloc(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t bytes)
@@ -956,22 +978,32 @@ bool cg_cenc_module(struct cg_cenc *e, const struct cg_modv *m)
 	return true;
 }
 
-void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord)
+static inline __attribute__((always_inline)) void free_item(struct cg_cenc *e, uint32_t cls,
+							   uint64_t ts, uint64_t addr,
+							   uint64_t ord, bool lean)
 {
 	if (unlikely(cls >= e->ncls))
 		return;
 	if (unlikely(ts < e->prev_ts))
 		end_block(e);
-	uint8_t *w = put_thread(e, hot_room(e));
-	w = put_memory_head(e, w, cls, OP_MEMORY | OP_FREE, ts);
+	uint8_t *w = put_thread(e, hot_room(e), lean);
+	w = put_memory_head(e, w, cls, OP_MEMORY | OP_FREE, ts, lean);
 	/* Its alloc by the ordinal the caller kept; the table when it kept none. */
 	uint64_t ref = hist_ref(e, ord, addr);
 	if (ref == UINT64_MAX)
 		ref = seen_ref(e, addr);
-	put_addr(e, &w, addr, ref);
+	put_addr(e, &w, addr, ref, lean);
 	e->w = w;
 	e->st.records++;
 	e->pending = false;
+}
+
+void cg_cenc_free(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint64_t ord)
+{
+	if (likely(e->lean))
+		free_item(e, cls, ts, addr, ord, true);
+	else
+		free_item(e, cls, ts, addr, ord, false);
 }
 
 /* parent: 0 for none, else the parent's number plus 1, as the item has it. */
@@ -996,7 +1028,8 @@ static void span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t par
 		hot_text(e, &r);
 		return;
 	}
-	uint8_t *w = put_ts(e, put_op(e, put_thread(e, hot_room(e)), OP_SPAN_START), ts);
+	uint8_t *w =
+	    put_ts(e, put_op(e, put_thread(e, hot_room(e), false), OP_SPAN_START, false), ts, false);
 	uint64_t k = KEEP(e, other);
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, id & k);
@@ -1018,7 +1051,7 @@ void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t pa
 
 void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns)
 {
-	uint8_t *w = put_op(e, put_thread(e, hot_room(e)), OP_SPAN_END);
+	uint8_t *w = put_op(e, put_thread(e, hot_room(e), false), OP_SPAN_END, false);
 	uint64_t k = KEEP(e, other);
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, id & k);
@@ -1046,7 +1079,8 @@ void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint
 		hot_text(e, &r);
 		return;
 	}
-	uint8_t *w = put_ts(e, put_op(e, put_thread(e, hot_room(e)), OP_DEVICE_MEMORY), ts);
+	uint8_t *w = put_ts(
+	    e, put_op(e, put_thread(e, hot_room(e), false), OP_DEVICE_MEMORY, false), ts, false);
 	uint64_t k = KEEP(e, other);
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, device & k);

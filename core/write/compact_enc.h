@@ -87,6 +87,8 @@ struct cg_cenc_opts {
 	 * costs after zstd (cgtrace export --stats). The output is no trace.
 	 */
 	int ablate;
+	/* No per-field counts in cg_cenc_stats (the probe's): its hot records cost less. */
+	bool lean;
 };
 
 /* Allocates everything; writes the file header through opts->write. */
