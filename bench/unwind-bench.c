@@ -67,26 +67,35 @@ static int step_walk(void **out, int max)
 	return n;
 }
 
-/* The probe's hash (preload/stack.c) and its check against the last stack. */
+/*
+ * The probe's hash (preload/stack.c: a constant of each position per frame,
+ * on the unwinder's buffer as it is) and its check against the last stack
+ * (memcmp, every frame).
+ */
+static uint64_t mult[MAX];
+
+static void mult_setup(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < MAX; i++) {
+		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		mult[i] = (z ^ (z >> 31)) | 1;
+	}
+}
+
 static int checked(void **out, int max)
 {
 	int n = unw_backtrace(out, max);
 	uint64_t h = (uint64_t)n;
-	for (int i = 0; i < n; i++) {
-		uint64_t x = (uint64_t)(uintptr_t)out[i] * 0x9e3779b97f4a7c15ull;
-		unsigned r = (unsigned)(i * 7) & 63;
-		h += r ? (x << r) | (x >> (64 - r)) : x;
-	}
+	for (int i = 0; i < n; i++)
+		h += (uint64_t)(uintptr_t)out[i] * mult[i];
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
 	h ^= h >> 32;
-	int i = 0;
-	if (h == cached_hash && n == cached_n)
-		while (i < n && cached[i] == (uint64_t)(uintptr_t)out[i])
-			i++;
-	if (i != n || n != cached_n) {
-		for (int k = 0; k < n; k++)
-			cached[k] = (uint64_t)(uintptr_t)out[k];
+	if (h != cached_hash || n != cached_n || memcmp(cached, out, (size_t)n * 8) != 0) {
+		memcpy(cached, out, (size_t)n * 8);
 		cached_hash = h;
 		cached_n = n;
 	}
@@ -140,6 +149,7 @@ int main(int argc, char **argv)
 	mode = (enum mode)m;
 	int depth = atoi(argv[2]);
 	long want = atol(argv[3]);
+	mult_setup();
 	if (mode == BACKTRACE_NONE || mode == PROBE)
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	if (mode == BACKTRACE_THREAD)

@@ -50,11 +50,12 @@ unsigned cg_stack_depth;
 /* The probe's own code: frames from the innermost out until the first outside it are dropped. */
 static uintptr_t self_lo, self_hi;
 /*
- * The probe's frames above the program's: capture, hook and wrapper for
- * the heap (3), up to 5 on the device paths. A deep stack is walked to
- * depth + SKIP_MAX frames, each a step, so the margin stays small.
+ * The probe's frames above the program's (stack.h): at most the hook, the
+ * wrapper and stack.c's own frame when it unwinds again (3 for the heap),
+ * up to 5 on the device paths. An unwind asked for depth + SKIP_MAX walks
+ * as many frames, each a step, so the margin stays small.
  */
-#define SKIP_MAX 8
+#define SKIP_MAX CG_STACK_SKIP_MAX
 
 /*
  * Code ranges a dlclose unmapped (cg_stack_unloaded): libunwind's fast path
@@ -101,6 +102,52 @@ struct cg_stack_cache {
 	_Alignas(uint64_t) unsigned char slots[];
 };
 
+/*
+ * Each frame multiplied by a constant of its own position, then summed: no
+ * chain of multiplications from frame to frame (a chained hash took a
+ * third of this file's time on bench/alloc-bench), and no rotation to
+ * compute per frame either (a load of the constant instead). Only the
+ * cache's slot and a first test come of it; hits compare the frames.
+ */
+static uint64_t mult[CG_STACK_DEPTH_MAX];
+
+static void mult_setup(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (unsigned i = 0; i < CG_STACK_DEPTH_MAX; i++) {
+		/* splitmix64: odd constants whose bits look independent */
+		uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		mult[i] = (z ^ (z >> 31)) | 1;
+	}
+}
+
+static inline uint64_t hash_end(uint64_t h)
+{
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
+
+/* The unwinder's frames as they are (the native stack: no copy). */
+static inline uint64_t hash_raw(void *const *f, unsigned n)
+{
+	uint64_t h = n;
+	for (unsigned i = 0; i < n; i++)
+		h += (uint64_t)(uintptr_t)f[i] * mult[i];
+	return hash_end(h);
+}
+
+/* Frames with Python's merged in. */
+static inline uint64_t hash_words(const uint64_t *f, unsigned n)
+{
+	uint64_t h = n;
+	for (unsigned i = 0; i < n; i++)
+		h += f[i] * mult[i];
+	return hash_end(h);
+}
+
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -125,6 +172,7 @@ void cg_stack_setup(void)
 	if (!d)
 		return;
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+	mult_setup();
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&cg_stack_setup);
 	/* Once here, so that libunwind's one-time set-up (its own lock) is never done in a hook. */
 	void *probe[4];
@@ -203,25 +251,6 @@ static __attribute__((noinline)) int slow_backtrace(void **out, int max)
 	return n;
 }
 
-/*
- * Each frame multiplied on its own, turned by its position, then summed: no
- * chain of multiplications from frame to frame (a chained hash took a
- * third of this file's time on bench/alloc-bench). Only the cache's slot
- * and a first test come of it; hits compare the frames.
- */
-static inline uint64_t hash_frames(const uint64_t *f, unsigned n)
-{
-	uint64_t h = n;
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t x = f[i] * 0x9e3779b97f4a7c15ull;
-		unsigned r = (i * 7) & 63;
-		h += r ? (x << r) | (x >> (64 - r)) : x;
-	}
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
 /* The words a stack takes at most: its native frames, with Python's merged in. */
 static unsigned words_max(void)
 {
@@ -265,59 +294,68 @@ static __attribute__((noinline)) bool send(uint32_t slot, uint64_t hash, const u
 	return cg_push_n(ev, slots);
 }
 
-uint32_t cg_stack_capture(bool hold)
+/* Bytes, not words: f is the unwinder's void * or the merged u64s, both 8 bytes a frame. */
+_Static_assert(sizeof(void *) == sizeof(uint64_t), "a frame is a word");
+
+uint32_t cg_stack_name(void **raw, int got, int want, bool hold)
 {
 	unsigned depth = cg_stack_depth;
-	if (!depth)
-		return 0;
 	struct cg_ring *r = cg_push_ring();
 	struct cg_stack_cache *c = r ? cache_of(r) : NULL;
 	if (!c)
 		return 0;
-	void *raw[CG_STACK_DEPTH_MAX + SKIP_MAX];
-	int got = unw_backtrace(raw, (int)(depth + SKIP_MAX));
 	if (__builtin_expect(atomic_load_explicit(&n_unloaded, memory_order_relaxed) != 0, 0) &&
-	    through_unloaded(raw, got > 0 ? (unsigned)got : 0))
+	    through_unloaded(raw, got > 0 ? (unsigned)got : 0)) {
 		got = slow_backtrace(raw, (int)(depth + SKIP_MAX));
+		want = (int)(depth + SKIP_MAX);
+	}
 	int s = 0;
 	while (s < got && (uintptr_t)raw[s] - self_lo < self_hi - self_lo)
 		s++;
+	/*
+	 * A full buffer with fewer than depth frames past the probe's: more
+	 * probe frames than the caller expected, the program's outermost cut
+	 * off. Taken again, from here, with the whole margin.
+	 */
+	if (__builtin_expect(got == want && got - s < (int)depth && want < (int)(depth + SKIP_MAX), 0))
+		return cg_stack_name(raw, unw_backtrace(raw, (int)(depth + SKIP_MAX)),
+				     (int)(depth + SKIP_MAX), hold);
 	unsigned n = got > s ? (unsigned)(got - s) : 0;
 	if (n > depth)
 		n = depth;
 	if (!n)
 		return 0;
-	uint64_t f[CG_STACK_DEPTH_MAX];
+	uint64_t merged[CG_STACK_DEPTH_MAX];
+	const void *f = raw + s;
+	uint64_t h;
 	if (cg_python_on) {
-		n = cg_python_merge(c->py, raw + s, n, f, words_max());
+		n = cg_python_merge(c->py, raw + s, n, merged, words_max());
+		f = merged;
+		h = hash_words(merged, n);
 	} else {
-		for (unsigned i = 0; i < n; i++)
-			f[i] = (uint64_t)(uintptr_t)raw[s + i];
+		h = hash_raw(raw + s, n);
 	}
-	uint64_t h = hash_frames(f, n);
 	uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
 	uint32_t slot = (uint32_t)(h >> 54) + 1;
 	struct entry *e = (struct entry *)(c->slots + (slot - 1) * c->stride);
 	_Static_assert(CACHE_SLOTS == 1u << 10, "the slot is the hash's top 10 bits");
-	if (e->hash == h && e->epoch == ep && e->n == n) {
-		unsigned i = 0;
-		while (i < n && e->frames[i] == f[i])
-			i++;
-		if (i == n) {
-			if (hold)
-				c->held = slot;
-			return slot;
-		}
+	/* Every frame compared, never the hash alone: a hit is the same stack. */
+	if (e->hash == h && e->epoch == ep && e->n == n && memcmp(e->frames, f, n * 8) == 0) {
+		if (hold)
+			c->held = slot;
+		return slot;
 	}
+	uint64_t words[CG_STACK_DEPTH_MAX];
+	memcpy(words, f, n * 8);
 	/* The slot a device call holds stays as it is: this stack goes in the spare one. */
 	if (!hold && slot == c->held)
-		return send(CG_STACK_SLOTS, h, f, n) ? CG_STACK_SLOTS : 0;
-	if (!send(slot, h, f, n))
+		return send(CG_STACK_SLOTS, h, words, n) ? CG_STACK_SLOTS : 0;
+	if (!send(slot, h, words, n))
 		return 0;
 	e->hash = h;
 	e->epoch = ep;
 	e->n = n;
-	memcpy(e->frames, f, n * sizeof(*f));
+	memcpy(e->frames, words, n * sizeof(*words));
 	if (hold)
 		c->held = slot;
 	return slot;

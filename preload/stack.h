@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "options.h"
+
 /* Frames per stack in effect: CGPROBE_STACK_DEPTH, 0 when off or when the unwinder failed. */
 extern unsigned cg_stack_depth;
 
@@ -28,13 +30,47 @@ void cg_stack_setup(void);
 /* A new trace starts: every thread sends its stacks anew. Outside hooks. */
 void cg_stack_session_start(void);
 /*
+ * libunwind's (libunwind-common.h; stack.c includes both, so the compiler
+ * checks that they agree), declared here rather than included: its header
+ * names differ with UNW_LOCAL_ONLY.
+ */
+int unw_backtrace(void **buffer, int size);
+
+/*
+ * The probe's frames a heap hook's unwind starts with (the hook, the
+ * exported wrapper; realloc's tail-calls into the hook), and one to
+ * spare. A device hook asks for CG_STACK_SKIP_MAX (stack.c).
+ */
+#define CG_STACK_SKIP_HEAP 3u
+#define CG_STACK_SKIP_MAX 8u
+
+/* What cg_stack_capture unwound, named: raw holds got frames, asked for want. */
+uint32_t cg_stack_name(void **raw, int got, int want, bool hold);
+
+/*
  * In a hook (guard held): the calling thread's stack, its definition
  * pushed to the thread's ring first when this thread has not sent it
  * yet. Returns its slot (event.h), 0 for none. hold: the event naming it
  * is pushed only after a call that may itself allocate (a device hook):
  * the slot is kept from those allocations until the next hold.
+ *
+ * Inline so that the unwind starts in the hook's frame: a call to
+ * stack.c in between would be one more probe frame to step through
+ * (a hash lookup and two loads in libunwind's fast path) and to drop.
+ * The frames asked for are the depth and the probe's frames expected
+ * above it, not a wide margin: each frame past the program's depth is a
+ * step paid for nothing. cg_stack_name unwinds again, with the margin,
+ * when more probe frames than expected left the stack short.
  */
-uint32_t cg_stack_capture(bool hold);
+static inline __attribute__((always_inline)) uint32_t cg_stack_capture(bool hold)
+{
+	unsigned depth = cg_stack_depth;
+	if (!depth)
+		return 0;
+	void *raw[CG_STACK_DEPTH_MAX + CG_STACK_SKIP_MAX];
+	int want = (int)(depth + (hold ? CG_STACK_SKIP_MAX : CG_STACK_SKIP_HEAP));
+	return cg_stack_name(raw, unw_backtrace(raw, want), want, hold);
+}
 /* The event a hold was for is pushed: the slot is any stack's again. */
 void cg_stack_unhold(void);
 
