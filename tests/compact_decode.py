@@ -234,6 +234,7 @@ class Decoder:
         self.prev_addr = 0
         self.history = []
         self.thread = 0
+        self.threads = []  # the block's THREAD items, the first 32: THREAD_AGAIN's numbers
         self.stack_range = rng
         it = Items(raw)
         while it.more():
@@ -249,6 +250,12 @@ class Decoder:
                 if out is not None:
                     self.records += 1
                     yield out
+            elif 0x20 <= op <= 0x3F:
+                i = op - 0x20
+                if i >= len(self.threads):
+                    raise DecodeError("THREAD_AGAIN %d: the block's THREAD items named %d"
+                                      % (i, len(self.threads)))
+                self.thread = self.threads[i]
             elif 0x40 <= op <= 0x7F:
                 it.take(it.varint())
             else:
@@ -306,6 +313,8 @@ class Decoder:
 
     def item_thread(self, it):
         self.thread = it.varint()
+        if len(self.threads) < 32:
+            self.threads.append(self.thread)
 
     def item_text(self, it):
         text = it.take(it.varint())

@@ -334,6 +334,40 @@ START_TEST(test_packed_fields)
 }
 END_TEST
 
+/* THREAD_AGAIN names a thread by its THREAD item's number in the block; a number not reached is an error. */
+START_TEST(test_thread_again)
+{
+	struct bytes f, b = begin_file(&f);
+	klass(&b, 4, 0, 3, CGTRACE_CAT_ACTIVATION, 3);
+	u8(&b, 0x02);
+	var(&b, 4242); /* THREAD: number 0 */
+	alloc(&b, 0, 100, 0x1000, 64);
+	u8(&b, 0x02);
+	var(&b, 7); /* THREAD: number 1 */
+	alloc(&b, 0, 1, 0x100, 32);
+	u8(&b, 0x20); /* THREAD_AGAIN 0 */
+	alloc(&b, 0, 1, 0x100, 32);
+	u8(&b, 0x21); /* THREAD_AGAIN 1 */
+	alloc(&b, 0, 1, 0x100, 32);
+	block(&f, &b, 'Z');
+
+	struct cg_cdec *d = open_past_meta(&f);
+	const uint64_t want[] = {4242, 7, 4242, 7};
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_ptr_nonnull(next_mem(d));
+		ck_assert_uint_eq(cg_cdec_thread(d), want[i]);
+	}
+	close_at_end(d, 0);
+
+	/* A new block's threads are its own: number 0 is not there yet. */
+	b.n = 0;
+	u8(&b, 0x20);
+	alloc(&b, 0, 1, 0x100, 32);
+	block(&f, &b, 'R');
+	fails(&f, "t.cgt: record 6: THREAD_AGAIN 0: the block's THREAD items named 0");
+}
+END_TEST
+
 START_TEST(test_spans_and_checkpoints)
 {
 	struct bytes f, b = begin_file(&f);
@@ -908,7 +942,7 @@ END_TEST
 TEST_SUITE(suite, "compact-dec")
 {
 	test_case(s, "compact:decode", 10, test_packed_fields, test_spans_and_checkpoints,
-	          test_blocks, test_text_live_and_skips);
+	          test_blocks, test_text_live_and_skips, test_thread_again);
 	test_case(s, "compact:hostile", 10, test_bad_items, test_bad_blocks, test_truncated,
 	          test_many_records, test_string_utf8, test_stack_blocks);
 	test_case(s, "compact:detect", 10, test_stdin_compact, test_stdin_jsonl, test_stdin_zstd);

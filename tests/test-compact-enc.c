@@ -269,6 +269,24 @@ START_TEST(enc_items)
 	EXPECT_PENDING(&written, e, 0x02, 0x92, 0x21,     /* THREAD 4242 */
 		       0x9f, 31, 0x01, 0x01, 0x01,  /* alloc, class 31, delta 0 */
 		       0x9f, 31, 0x00, 0x00, 0x01); /* the same thread: no THREAD; 0 back */
+
+	/* A new block names its threads anew; one it named before is a byte, its number. */
+	cg_cenc_thread(e, 7);
+	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 13);
+	cg_cenc_thread(e, 4242);
+	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 14);
+	cg_cenc_thread(e, 7);
+	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 15);
+	cg_cenc_thread(e, 4242);
+	ck_assert_uint_eq(cg_cenc_alloc(e, big, 1, 0, 1), 16);
+	EXPECT_PENDING(&written, e, 0x02, 0x07,       /* THREAD 7: number 0 */
+		       0x9f, 31, 0x01, 0x01, 0x01,  /* the block's first: deltas */
+		       0x02, 0x92, 0x21,            /* THREAD 4242: number 1 */
+		       0x9f, 31, 0x00, 0x00, 0x01,
+		       0x20,                        /* THREAD_AGAIN 0: 7 */
+		       0x9f, 31, 0x00, 0x00, 0x01,
+		       0x21,                        /* THREAD_AGAIN 1: 4242 */
+		       0x9f, 31, 0x00, 0x00, 0x01);
 	ck_assert_int_eq(cg_cenc_close(e), 0);
 }
 END_TEST

@@ -22,6 +22,7 @@
 #define CG_CF_RAW_MAX (64u << 20)
 #define CG_CF_PAYLOAD_SLACK 65536u /* payload_len <= raw_len + this */
 #define CG_CF_HISTORY 4096u        /* the memory records of a block a ref may name */
+#define CG_CF_BLOCK_THREADS 32u    /* the THREAD items of a block THREAD_AGAIN may name */
 
 enum cg_cf_op {
 	CG_CF_OP_STRING = 0x01,
@@ -34,6 +35,7 @@ enum cg_cf_op {
 	CG_CF_OP_SPAN_START = 0x10,
 	CG_CF_OP_SPAN_END = 0x11,
 	CG_CF_OP_DEVICE_MEMORY = 0x12,
+	CG_CF_OP_THREAD_AGAIN = 0x20, /* 0x20-0x3f: the block's THREAD item number op - 0x20 */
 	CG_CF_OP_SKIP_FIRST = 0x40, /* 0x40-0x7f: len:varint, skipped whole */
 	CG_CF_OP_MEMORY = 0x80,     /* 0x80-0xff: 1 F X C C C C C */
 };

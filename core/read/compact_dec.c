@@ -88,6 +88,8 @@ struct cg_cdec {
 
 	/* Block state. */
 	uint64_t prev_ts, prev_addr, thread;
+	uint64_t blk_threads[CG_CF_BLOCK_THREADS]; /* the block's THREAD items, for THREAD_AGAIN */
+	unsigned n_blk_threads;
 	struct cg_cdec_mem last; /* the last packed memory record */
 	struct cg_cdec_mem *dst_mem; /* where the gist of packed memory records goes */
 	bool lean;
@@ -444,6 +446,7 @@ static int load_block(struct cg_cdec *d)
 		return fail(d, -EBADMSG, "block at byte %llu: CRC-32 %08x, the header says %08x",
 			    (unsigned long long)at, got, crc);
 	d->prev_ts = d->prev_addr = d->thread = 0;
+	d->n_blk_threads = 0;
 	d->hist_n = 0;
 	d->in_stacks = stacks;
 	if (stacks) {
@@ -1199,6 +1202,14 @@ static int small_item(struct cg_cdec *d, uint8_t op)
 	size_t n;
 	if (op == CG_CF_OP_THREAD) {
 		GET(d->thread, "THREAD");
+		if (d->n_blk_threads < CG_CF_BLOCK_THREADS)
+			d->blk_threads[d->n_blk_threads++] = d->thread;
+	} else if (op >= CG_CF_OP_THREAD_AGAIN && op < CG_CF_OP_THREAD_AGAIN + CG_CF_BLOCK_THREADS) {
+		unsigned i = op - CG_CF_OP_THREAD_AGAIN;
+		if (i >= d->n_blk_threads)
+			return fail(d, -EBADMSG, "THREAD_AGAIN %u: the block's THREAD items named %u", i,
+				    d->n_blk_threads);
+		d->thread = d->blk_threads[i];
 	} else if (op >= CG_CF_OP_SKIP_FIRST) {
 		GET_BYTES(s, n, "reserved");
 		(void)s;

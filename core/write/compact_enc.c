@@ -36,6 +36,7 @@
 
 #define OP_STRING 0x01
 #define OP_THREAD 0x02
+#define OP_THREAD_AGAIN 0x20
 #define OP_TEXT 0x03
 #define OP_CLASS 0x05
 #define OP_STACK 0x06
@@ -81,6 +82,9 @@ struct cg_cenc {
 	void *zws;
 	/* Block state. */
 	uint64_t prev_ts, prev_addr, blk_tid;
+	/* The threads this block's THREAD items named, in order: THREAD_AGAIN names them by number. */
+	uint64_t blk_threads[CG_CF_BLOCK_THREADS];
+	unsigned n_blk_threads;
 	uint64_t blk_first_ord;
 	/* The thread of what follows, written before the next record when it changed. */
 	uint64_t tid;
@@ -211,6 +215,7 @@ static void block_reset(struct cg_cenc *e)
 	e->prev_ts = 0;
 	e->prev_addr = 0;
 	e->blk_tid = 0;
+	e->n_blk_threads = 0;
 	e->blk_first_ord = e->next_ord;
 	e->blk_stacks = 0;
 }
@@ -329,17 +334,37 @@ static uint8_t *room(struct cg_cenc *e, size_t n)
 	return e->w;
 }
 
+/*
+ * A thread change: its number in the block when a THREAD item named it
+ * before (one byte: with threads allocating at once, the writer switches
+ * between them every few records, and a tid's varint with its opcode was
+ * a sixth of a 2-thread trace's raw bytes), else a THREAD item.
+ */
+static uint8_t *put_thread_change(struct cg_cenc *e, uint8_t *w, bool lean)
+{
+	uint8_t *w0 = w;
+	unsigned i = 0;
+	while (i < e->n_blk_threads && e->blk_threads[i] != e->tid)
+		i++;
+	if (i < e->n_blk_threads) {
+		*w++ = (uint8_t)(OP_THREAD_AGAIN + i);
+	} else {
+		*w++ = OP_THREAD;
+		w = cg_varint_put(w, e->tid & KEEP_L(e, thread));
+		if (e->n_blk_threads < CG_CF_BLOCK_THREADS)
+			e->blk_threads[e->n_blk_threads++] = e->tid;
+	}
+	STAT_L(e, thread, w - w0);
+	e->blk_tid = e->tid;
+	return w;
+}
+
 /* The file's first record names its thread too, once a thread is set. */
 static inline uint8_t *put_thread(struct cg_cenc *e, uint8_t *w, bool lean)
 {
 	if (likely(e->tid == e->blk_tid))
 		return w;
-	uint8_t *w0 = w;
-	*w++ = OP_THREAD;
-	w = cg_varint_put(w, e->tid & KEEP_L(e, thread));
-	STAT_L(e, thread, w - w0);
-	e->blk_tid = e->tid;
-	return w;
+	return put_thread_change(e, w, lean);
 }
 
 /* ------------------------------------------------------------------ */
