@@ -21,18 +21,6 @@ uint8_t cg_hook_category(uint64_t addr, uint64_t size)
 	return cg_thread_category();
 }
 
-void cg_hook_alloc(void *p, size_t size, uint8_t op)
-{
-	if (size < cg_opt.min_bytes || !cg_recording())
-		return;
-	/* Before the stamp: a new stack's definition goes first, stamped before the allocation. */
-	uint32_t stack = cg_stack_depth && !cg_outside_window ? cg_stack_capture(false) : 0;
-	uint8_t cat = cg_hook_category((uint64_t)(uintptr_t)p, size);
-	struct cg_event e = {cg_stamp(false), (uint64_t)(uintptr_t)p, size, cg_thread_span(),
-			     CG_EV_ALLOC, op, cat, 0};
-	cg_push(&e, stack);
-}
-
 void cg_hook_free(void *p, uint8_t op)
 {
 	if (!p || !cg_recording())

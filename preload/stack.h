@@ -37,9 +37,9 @@ void cg_stack_session_start(void);
 int unw_backtrace(void **buffer, int size);
 
 /*
- * The probe's frames a heap hook's unwind starts with (the hook, the
- * exported wrapper; realloc's tail-calls into the hook), and one to
- * spare. A device hook asks for CG_STACK_SKIP_MAX (stack.c).
+ * The probe's frames a heap hook's unwind starts with (the exported
+ * wrapper, the hook inlined in it; realloc's cg_hook_realloc_end too), and
+ * one to spare. A device hook asks for CG_STACK_SKIP_MAX (stack.c).
  */
 #define CG_STACK_SKIP_HEAP 3u
 #define CG_STACK_SKIP_MAX 8u
