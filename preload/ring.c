@@ -34,6 +34,14 @@ struct cg_ring *cg_rings_first(void)
 	return atomic_load_explicit(&registry, memory_order_acquire);
 }
 
+uint64_t cg_rings_full(void)
+{
+	uint64_t n = 0;
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
+		n += atomic_load_explicit(&r->full, memory_order_relaxed);
+	return n;
+}
+
 static pid_t self_tid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
@@ -55,6 +63,7 @@ struct cg_ring *cg_ring_claim(void)
 		return NULL;
 	atomic_init(&r->head, 0);
 	atomic_init(&r->tail, 0);
+	atomic_init(&r->full, 0);
 	r->tail_seen = 0;
 	atomic_init(&r->state, CG_RING_OWNED);
 	r->tid = tid;
@@ -108,6 +117,9 @@ static bool wait_room(struct cg_ring *r, uint64_t h, unsigned n, bool (*keep_wai
 	unsigned spins = 0;
 	if (h + n - t > CG_RING_EVENTS)
 		t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+	if (h + n - t > CG_RING_EVENTS)
+		atomic_store_explicit(&r->full, atomic_load_explicit(&r->full, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	while (h + n - t > CG_RING_EVENTS) {
 		/* Full: the writer is behind. Wait rather than drop, unless it is gone. */
 		if (!keep_waiting())

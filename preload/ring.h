@@ -26,6 +26,8 @@ struct cg_ring {
 	uint64_t tail_seen; /* owner only: the last tail read, so most pushes read no shared line */
 	/* Owner only, on the owner's line: the stacks already sent (stack.c), or NULL. */
 	struct cg_stack_cache *stacks;
+	/* Times the owner found the ring full and waited for the writer (CGPROBE_STATS). */
+	atomic_uint_fast64_t full;
 	_Alignas(64) atomic_uint_fast64_t tail;
 	atomic_int waiting; /* futex word: the owner sleeps on a full ring until the writer frees room */
 	atomic_int state;
@@ -60,6 +62,8 @@ void cg_rings_set_wake(cg_ring_wake_fn fn);
 
 /* Head of the registry, for the writer. */
 struct cg_ring *cg_rings_first(void);
+/* The times any ring's owner found it full, all rings together (CGPROBE_STATS). */
+uint64_t cg_rings_full(void);
 /* A ring for the calling thread (reused or new), or NULL if none can be mapped. */
 struct cg_ring *cg_ring_claim(void);
 /* The slow half of a push: the ring was full, or the writer is due a wake. */

@@ -56,6 +56,7 @@ static struct {
 	struct cg_enc_end end; /* the last figures given, for the stats */
 	struct cg_clock_map clock;
 	uint64_t last_ns; /* the latest record's time */
+	uint64_t rings_full; /* cg_rings_full() when the trace began: its own count is past it */
 	/* Identities announced but not yet on a record, by device index. */
 	struct cg_device_ident ident[256];
 	/* Module lists received, whose modules not yet on a record are pend (docs/stacks.md). */
@@ -789,7 +790,8 @@ static void print_stats(void)
 			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes (%llu raw), "
 			 "%llu blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
 			 "%.1f ns/event; stacks %llu sent, %llu nodes, %llu addresses; memory: probe %.1f MiB "
-			 "(stack tables %.1f, writer's tree %.1f), process peak %.1f MiB\n",
+			 "(stack tables %.1f, writer's tree %.1f), process peak %.1f MiB; "
+			 "threads waited for ring room %llu times\n",
 			 w.path, s.name, (unsigned long long)w.events,
 			 (unsigned long long)s.records, (unsigned long long)w.out->written,
 			 (unsigned long long)s.raw_bytes, (unsigned long long)s.blocks,
@@ -799,7 +801,8 @@ static void print_stats(void)
 			 (unsigned long long)is.sent, (unsigned long long)is.nodes,
 			 (unsigned long long)is.addresses,
 			 (double)w.end.probe / 1048576.0, (double)w.end.stacks / 1048576.0,
-			 (double)is.resident / 1048576.0, (double)w.end.peak_rss / 1048576.0);
+			 (double)is.resident / 1048576.0, (double)w.end.peak_rss / 1048576.0,
+			 (unsigned long long)(cg_rings_full() - w.rings_full));
 	if (n > 0)
 		(void)!write(STDERR_FILENO, line,
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));
@@ -913,6 +916,7 @@ int cg_writer_start(struct cg_out *out, const struct cg_writer_opts *o)
 	/* The rings' consumer: a full or half-full ring wakes the writer. */
 	cg_rings_set_wake(cg_writer_wake);
 	w.stats = o->stats;
+	w.rings_full = cg_rings_full();
 	w.end_figures = o->end_figures;
 	w.end = (struct cg_enc_end){0, 0, 0};
 	w.events = 0;

@@ -76,7 +76,7 @@ done
 for f in compact jsonl; do
 	run_fmt "$d/s.$f.%p" CGPROBE_STATS=1 CGPROBE_FORMAT=$f
 	if [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
-		grep -q "^cgprobe: stats: $d/s\.$f\.[0-9]*: $f, [0-9]* events, [0-9]* records, [0-9]* bytes ([0-9]* raw), [0-9]* blocks; writer CPU [0-9.]* ms: [a-z]* [0-9.]*, compress [0-9.]*, write [0-9.]* ms; [0-9.]* ns/event; stacks [0-9]* sent, [0-9]* nodes, [0-9]* addresses; memory: probe [0-9.]* MiB (stack tables [0-9.]*, writer's tree [0-9.]*), process peak [0-9.]* MiB\$" "$tmp/err"; then
+		grep -q "^cgprobe: stats: $d/s\.$f\.[0-9]*: $f, [0-9]* events, [0-9]* records, [0-9]* bytes ([0-9]* raw), [0-9]* blocks; writer CPU [0-9.]* ms: [a-z]* [0-9.]*, compress [0-9.]*, write [0-9.]* ms; [0-9.]* ns/event; stacks [0-9]* sent, [0-9]* nodes, [0-9]* addresses; memory: probe [0-9.]* MiB (stack tables [0-9.]*, writer's tree [0-9.]*), process peak [0-9.]* MiB; threads waited for ring room [0-9]* times\$" "$tmp/err"; then
 		ok
 	else
 		ko "CGPROBE_STATS=1 with $f: one stats line"
