@@ -200,6 +200,39 @@ static inline uint16_t host_op(const struct cg_event *e)
 	return e->op < CG_OP_COUNT ? e->op : CG_OP_MALLOC;
 }
 
+/*
+ * The host heap's classes for the span and category of the last host
+ * record, by op (a class number plus 1, 0 not known yet): records in a
+ * row share their span and category, and building the cache's key and
+ * hashing it was most of this file's work for each record.
+ */
+static struct {
+	uint32_t span;
+	uint8_t category;
+	uint32_t cls[CG_OP_COUNT];
+} host;
+
+static __attribute__((noinline)) uint32_t host_class_miss(const struct cg_event *e, uint16_t op)
+{
+	if (e->span != host.span || e->category != host.category) {
+		memset(&host, 0, sizeof(host));
+		host.span = e->span;
+		host.category = e->category;
+	}
+	uint32_t cls = class_of(e->span, op, CG_PROBE_HOST, e->category, 0);
+	if (cls != CG_CENC_NONE)
+		host.cls[op] = cls + 1;
+	return cls;
+}
+
+static inline uint32_t host_class(const struct cg_event *e)
+{
+	uint16_t op = host_op(e);
+	if (__builtin_expect(e->span == host.span && e->category == host.category && host.cls[op], 1))
+		return host.cls[op] - 1;
+	return host_class_miss(e, op);
+}
+
 static inline uint8_t device_flags(const struct cg_event *e)
 {
 	bool alloc = (e->kind & CG_EV_KIND_MASK) == CG_EV_DEV_ALLOC;
@@ -262,7 +295,7 @@ static uint64_t c_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_sta
 {
 	if (__builtin_expect(!st->n_modules && !st->n_py_codes, 1)) {
 		stack_room(st);
-		uint32_t cls = class_of(e->span, host_op(e), CG_PROBE_HOST, e->category, 0);
+		uint32_t cls = host_class(e);
 		if (__builtin_expect(cls != CG_CENC_NONE, 1))
 			return alloc_stack(cls, ts, e->addr, e->size, st);
 	}
@@ -275,7 +308,7 @@ static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
 		   const struct cg_enc_stack *st)
 {
 	if (__builtin_expect(!st->n_modules, 1)) {
-		uint32_t cls = class_of(e->span, host_op(e), CG_PROBE_HOST, e->category, 0);
+		uint32_t cls = host_class(e);
 		/* The writer's times never go back: no block ends for an early one. */
 		if (__builtin_expect(cls != CG_CENC_NONE, 1)) {
 			cg_cenc_free(enc, cls, ts, e->addr, ord);
@@ -486,6 +519,7 @@ const struct cg_encoder_ops *cg_cout_open(struct cg_out *out, uint64_t flush_ms,
 	}
 	memset(&c, 0, sizeof(c));
 	memset(cache, 0, sizeof(cache));
+	memset(&host, 0, sizeof(host));
 	head.n = 0;
 	head.keep = false;
 	c.out = out;
