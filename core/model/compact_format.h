@@ -44,6 +44,7 @@ enum cg_cf_op {
 #define CG_CF_MEM_EXT 0x20   /* X: an extension area follows */
 #define CG_CF_MEM_CLASS 0x1f /* CCCCC; this value: the class id follows as a varint */
 #define CG_CF_EXT_STACK 1u   /* extension key: the allocation's stack id */
+#define CG_CF_EXT_PREEXISTING 2u /* extension key: 1 for a block live before recording began */
 
 #define CG_CF_CLASS_MANAGED 1u
 #define CG_CF_CLASS_VMM 2u

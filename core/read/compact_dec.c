@@ -699,14 +699,14 @@ static int memory_ext(struct cg_cdec *d, const uint8_t **pp, uint64_t *stack, bo
 		uint64_t k, v;
 		if (cg_varint_get(&q, e, &k) || cg_varint_get(&q, e, &v))
 			return fail(d, -EBADMSG, "bad extension area in a MEMORY item");
-		if (k == 1 && v == 0)
+		if (k == CG_CF_EXT_STACK && v == 0)
 			return fail(d, -EBADMSG, "stack id 0 in a MEMORY item");
-		if (k == 1)
+		if (k == CG_CF_EXT_STACK)
 			*stack = v;
-		if (k == 2 && v > 1)
+		if (k == CG_CF_EXT_PREEXISTING && v > 1)
 			return fail(d, -EBADMSG, "pre-existing mark %llu in a MEMORY item",
 				    (unsigned long long)v);
-		if (k == 2)
+		if (k == CG_CF_EXT_PREEXISTING)
 			*pre = v == 1;
 	}
 	*pp = p;

@@ -34,23 +34,6 @@
 #define SEEN_BITS 14
 #define INDEX_MIN 1024u
 
-#define OP_STRING 0x01
-#define OP_THREAD 0x02
-#define OP_THREAD_AGAIN 0x20
-#define OP_TEXT 0x03
-#define OP_CLASS 0x05
-#define OP_STACK 0x06
-#define OP_MODULE 0x07
-#define OP_TREE 0x08
-#define OP_EXT 0x20
-#define EXT_STACK 1u
-#define EXT_PREEXISTING 2u
-#define OP_SPAN_START 0x10
-#define OP_SPAN_END 0x11
-#define OP_DEVICE_MEMORY 0x12
-#define OP_MEMORY 0x80
-#define OP_FREE 0x40
-#define OP_CLASS_INLINE 31u
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -347,9 +330,9 @@ static uint8_t *put_thread_change(struct cg_cenc *e, uint8_t *w, bool lean)
 	while (i < e->n_blk_threads && e->blk_threads[i] != e->tid)
 		i++;
 	if (i < e->n_blk_threads) {
-		*w++ = (uint8_t)(OP_THREAD_AGAIN + i);
+		*w++ = (uint8_t)(CG_CF_OP_THREAD_AGAIN + i);
 	} else {
-		*w++ = OP_THREAD;
+		*w++ = CG_CF_OP_THREAD;
 		w = cg_varint_put(w, e->tid & KEEP_L(e, thread));
 		if (e->n_blk_threads < CG_CF_BLOCK_THREADS)
 			e->blk_threads[e->n_blk_threads++] = e->tid;
@@ -591,7 +574,7 @@ uint32_t cg_cenc_string(struct cg_cenc *e, const char *s, size_t n)
 	e->sidx.slot[i] = id + 1;
 	index_grow(&e->sidx, e->nstr, e->str, sizeof(*e->str), offsetof(struct str_ent, hash));
 	uint8_t *w0 = w;
-	*w++ = OP_STRING;
+	*w++ = CG_CF_OP_STRING;
 	size_t kept = KEEP(e, tables) ? n : 0;
 	w = cg_varint_put(w, kept);
 	memcpy(w, s, kept);
@@ -632,7 +615,7 @@ uint32_t cg_cenc_class(struct cg_cenc *e, uint32_t span, uint32_t op, uint32_t d
 	index_grow(&e->cidx, e->ncls, e->cls, sizeof(*e->cls), offsetof(struct cls_ent, hash));
 	uint64_t k = KEEP(e, tables);
 	uint8_t *w0 = w;
-	*w++ = OP_CLASS;
+	*w++ = CG_CF_OP_CLASS;
 	w = cg_varint_put(w, span & k);
 	w = cg_varint_put(w, (op == UINT32_MAX ? 0 : (uint64_t)op + 1) & k);
 	w = cg_varint_put(w, device & k);
@@ -654,12 +637,12 @@ void cg_cenc_thread(struct cg_cenc *e, uint64_t tid)
 
 /*
  * An item's opcode byte, and a packed record's timestamp delta: every item
- * starts so. The ablation of --stats writes OP_MEMORY for an opcode it
+ * starts so. The ablation of --stats writes CG_CF_OP_MEMORY for an opcode it
  * drops, any constant would do.
  */
 static inline uint8_t *put_op(struct cg_cenc *e, uint8_t *w, uint8_t op, bool lean)
 {
-	*w++ = KEEP_L(e, opcode) ? op : OP_MEMORY;
+	*w++ = KEEP_L(e, opcode) ? op : CG_CF_OP_MEMORY;
 	STAT_L(e, opcode, 1);
 	return w;
 }
@@ -679,7 +662,7 @@ static int put_text(struct cg_cenc *e, const char *line, size_t n)
 	uint8_t *w = room(e, HOT_MAX + CG_VARINT_MAX + n);
 	if (!w)
 		return -E2BIG;
-	w = put_op(e, put_thread(e, w, false), OP_TEXT, false);
+	w = put_op(e, put_thread(e, w, false), CG_CF_OP_TEXT, false);
 	uint8_t *w0 = w;
 	size_t kept = KEEP(e, text) ? n : 0;
 	w = cg_varint_put(w, kept);
@@ -775,10 +758,10 @@ static inline uint8_t *put_memory_head(struct cg_cenc *e, uint8_t *w, uint32_t c
 				       uint64_t ts, bool lean)
 {
 	uint32_t c = cls & (uint32_t)KEEP_L(e, class_ref);
-	if (likely(c < OP_CLASS_INLINE)) {
+	if (likely(c < CG_CF_MEM_CLASS)) {
 		w = put_op(e, w, (uint8_t)(op | c), lean);
 	} else {
-		w = put_op(e, w, (uint8_t)(op | OP_CLASS_INLINE), lean);
+		w = put_op(e, w, (uint8_t)(op | CG_CF_MEM_CLASS), lean);
 		uint8_t *w0 = w;
 		w = cg_varint_put(w, c);
 		STAT_L(e, class_ref, w - w0);
@@ -854,7 +837,7 @@ alloc_item_as(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint6
 		end_block(e);
 	}
 	uint8_t *w = put_thread(e, hot_room(e), lean);
-	w = put_memory_head(e, w, cls, stack || pre ? OP_MEMORY | OP_EXT : OP_MEMORY, ts,
+	w = put_memory_head(e, w, cls, stack || pre ? CG_CF_OP_MEMORY | CG_CF_MEM_EXT : CG_CF_OP_MEMORY, ts,
 			    lean);
 	/* malloc hands out again what was freed a moment ago: the history often names it. */
 	uint64_t ord = put_addr(e, &w, addr, seen_ref(e, addr), lean);
@@ -866,11 +849,11 @@ alloc_item_as(struct cg_cenc *e, uint32_t cls, uint64_t ts, uint64_t addr, uint6
 		w0 = w;
 		*w++ = (uint8_t)((stack ? 1 + varint_len(stack) : 0) + (pre ? 2 : 0));
 		if (stack) {
-			*w++ = EXT_STACK;
+			*w++ = CG_CF_EXT_STACK;
 			w = cg_varint_put(w, stack & KEEP_L(e, stack));
 		}
 		if (pre) {
-			*w++ = EXT_PREEXISTING;
+			*w++ = CG_CF_EXT_PREEXISTING;
 			*w++ = 1;
 		}
 		STAT_L(e, stack, w - w0);
@@ -918,7 +901,7 @@ static bool stack_item(struct cg_cenc *e, uint8_t op, uint64_t id, uint64_t pare
 		end_block(e);
 	if (e->sw + STACK_ITEM_MAX > e->slim)
 		end_stack_block(e);
-	uint64_t lo = op == OP_TREE ? id - n + 1 : id;
+	uint64_t lo = op == CG_CF_OP_TREE ? id - n + 1 : id;
 	if (e->sw == e->sraw || lo < e->s_first)
 		e->s_first = lo;
 	if (e->sw == e->sraw || id > e->s_last)
@@ -929,7 +912,7 @@ static bool stack_item(struct cg_cenc *e, uint8_t op, uint64_t id, uint64_t pare
 	uint8_t *w0 = w;
 	*w++ = op;
 	w = cg_varint_put(w, id & k);
-	if (op == OP_TREE)
+	if (op == CG_CF_OP_TREE)
 		w = cg_varint_put(w, parent & k);
 	w = cg_varint_put(w, n);
 	/* Frames of one module are close: each is a delta from the one before. */
@@ -945,7 +928,7 @@ static bool stack_item(struct cg_cenc *e, uint8_t op, uint64_t id, uint64_t pare
 
 bool cg_cenc_stack(struct cg_cenc *e, uint64_t id, const uint64_t *frames, uint32_t n)
 {
-	return stack_item(e, OP_STACK, id, 0, frames, n);
+	return stack_item(e, CG_CF_OP_STACK, id, 0, frames, n);
 }
 
 bool cg_cenc_tree(struct cg_cenc *e, uint64_t id, uint64_t parent, const uint64_t *frames,
@@ -954,7 +937,7 @@ bool cg_cenc_tree(struct cg_cenc *e, uint64_t id, uint64_t parent, const uint64_
 	/* Its stacks id - n + 1 ... id start at 1 or above, and none of them is their parent. */
 	if (id < n || (parent > id - n && parent <= id))
 		return false;
-	return stack_item(e, OP_TREE, id, parent, frames, n);
+	return stack_item(e, CG_CF_OP_TREE, id, parent, frames, n);
 }
 
 /* What a MODULE item can hold (docs/stacks.md). */
@@ -984,7 +967,7 @@ bool cg_cenc_module(struct cg_cenc *e, const struct cg_modv *m)
 		return false;
 	uint64_t k = KEEP(e, tables);
 	uint8_t *w0 = w;
-	*w++ = OP_MODULE;
+	*w++ = CG_CF_OP_MODULE;
 	size_t kept = k ? m->path.n : 0;
 	w = cg_varint_put(w, kept);
 	memcpy(w, m->path.p, kept);
@@ -1012,7 +995,7 @@ static inline __attribute__((always_inline)) void free_item(struct cg_cenc *e, u
 	if (unlikely(ts < e->prev_ts))
 		end_block(e);
 	uint8_t *w = put_thread(e, hot_room(e), lean);
-	w = put_memory_head(e, w, cls, OP_MEMORY | OP_FREE, ts, lean);
+	w = put_memory_head(e, w, cls, CG_CF_OP_MEMORY | CG_CF_MEM_FREE, ts, lean);
 	/* Its alloc by the ordinal the caller kept; the table when it kept none. */
 	uint64_t ref = hist_ref(e, ord, addr);
 	if (ref == UINT64_MAX)
@@ -1054,7 +1037,7 @@ static void span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t par
 		return;
 	}
 	uint8_t *w =
-	    put_ts(e, put_op(e, put_thread(e, hot_room(e), false), OP_SPAN_START, false), ts, false);
+	    put_ts(e, put_op(e, put_thread(e, hot_room(e), false), CG_CF_OP_SPAN_START, false), ts, false);
 	uint64_t k = KEEP(e, other);
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, id & k);
@@ -1076,7 +1059,7 @@ void cg_cenc_span_start(struct cg_cenc *e, uint64_t ts, uint64_t id, uint64_t pa
 
 void cg_cenc_span_end(struct cg_cenc *e, uint64_t id, uint64_t duration_ns)
 {
-	uint8_t *w = put_op(e, put_thread(e, hot_room(e), false), OP_SPAN_END, false);
+	uint8_t *w = put_op(e, put_thread(e, hot_room(e), false), CG_CF_OP_SPAN_END, false);
 	uint64_t k = KEEP(e, other);
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, id & k);
@@ -1105,7 +1088,7 @@ void cg_cenc_device_memory(struct cg_cenc *e, uint64_t ts, uint32_t device, uint
 		return;
 	}
 	uint8_t *w = put_ts(
-	    e, put_op(e, put_thread(e, hot_room(e), false), OP_DEVICE_MEMORY, false), ts, false);
+	    e, put_op(e, put_thread(e, hot_room(e), false), CG_CF_OP_DEVICE_MEMORY, false), ts, false);
 	uint64_t k = KEEP(e, other);
 	uint8_t *w0 = w;
 	w = cg_varint_put(w, device & k);
