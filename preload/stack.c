@@ -49,13 +49,6 @@ unsigned cg_stack_depth;
 
 /* The probe's own code: frames from the innermost out until the first outside it are dropped. */
 static uintptr_t self_lo, self_hi;
-/*
- * The probe's frames above the program's (stack.h): at most the hook, the
- * wrapper and stack.c's own frame when it unwinds again (3 for the heap),
- * up to 5 on the device paths. An unwind asked for depth + SKIP_MAX walks
- * as many frames, each a step, so the margin stays small.
- */
-#define SKIP_MAX CG_STACK_SKIP_MAX
 
 /*
  * Code ranges a dlclose unmapped (cg_stack_unloaded): libunwind's fast path
@@ -130,21 +123,20 @@ static inline uint64_t hash_end(uint64_t h)
 	return h ^ (h >> 32);
 }
 
-/* The unwinder's frames as they are (the native stack: no copy). */
-static inline uint64_t hash_raw(void *const *f, unsigned n)
+/*
+ * Frames as bytes, 8 a frame: the unwinder's void * as they are (no copy),
+ * or the u64s with Python's merged in; each read by memcpy, a plain load.
+ * cg_stack_name compares and copies them the same way.
+ */
+_Static_assert(sizeof(void *) == sizeof(uint64_t), "a frame is a word");
+static inline uint64_t hash_frames(const void *f, unsigned n)
 {
 	uint64_t h = n;
-	for (unsigned i = 0; i < n; i++)
-		h += (uint64_t)(uintptr_t)f[i] * mult[i];
-	return hash_end(h);
-}
-
-/* Frames with Python's merged in. */
-static inline uint64_t hash_words(const uint64_t *f, unsigned n)
-{
-	uint64_t h = n;
-	for (unsigned i = 0; i < n; i++)
-		h += f[i] * mult[i];
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t x;
+		memcpy(&x, (const unsigned char *)f + 8 * (size_t)i, 8);
+		h += x * mult[i];
+	}
 	return hash_end(h);
 }
 
@@ -294,9 +286,6 @@ static __attribute__((noinline)) bool send(uint32_t slot, uint64_t hash, const u
 	return cg_push_n(ev, slots);
 }
 
-/* Bytes, not words: f is the unwinder's void * or the merged u64s, both 8 bytes a frame. */
-_Static_assert(sizeof(void *) == sizeof(uint64_t), "a frame is a word");
-
 uint32_t cg_stack_name(void **raw, int got, int want, bool hold)
 {
 	unsigned depth = cg_stack_depth;
@@ -306,8 +295,8 @@ uint32_t cg_stack_name(void **raw, int got, int want, bool hold)
 		return 0;
 	if (__builtin_expect(atomic_load_explicit(&n_unloaded, memory_order_relaxed) != 0, 0) &&
 	    through_unloaded(raw, got > 0 ? (unsigned)got : 0)) {
-		got = slow_backtrace(raw, (int)(depth + SKIP_MAX));
-		want = (int)(depth + SKIP_MAX);
+		got = slow_backtrace(raw, (int)(depth + CG_STACK_SKIP_MAX));
+		want = (int)(depth + CG_STACK_SKIP_MAX);
 	}
 	int s = 0;
 	while (s < got && (uintptr_t)raw[s] - self_lo < self_hi - self_lo)
@@ -317,9 +306,9 @@ uint32_t cg_stack_name(void **raw, int got, int want, bool hold)
 	 * probe frames than the caller expected, the program's outermost cut
 	 * off. Taken again, from here, with the whole margin.
 	 */
-	if (__builtin_expect(got == want && got - s < (int)depth && want < (int)(depth + SKIP_MAX), 0))
-		return cg_stack_name(raw, unw_backtrace(raw, (int)(depth + SKIP_MAX)),
-				     (int)(depth + SKIP_MAX), hold);
+	if (__builtin_expect(got == want && got - s < (int)depth && want < (int)(depth + CG_STACK_SKIP_MAX), 0))
+		return cg_stack_name(raw, unw_backtrace(raw, (int)(depth + CG_STACK_SKIP_MAX)),
+				     (int)(depth + CG_STACK_SKIP_MAX), hold);
 	unsigned n = got > s ? (unsigned)(got - s) : 0;
 	if (n > depth)
 		n = depth;
@@ -327,14 +316,11 @@ uint32_t cg_stack_name(void **raw, int got, int want, bool hold)
 		return 0;
 	uint64_t merged[CG_STACK_DEPTH_MAX];
 	const void *f = raw + s;
-	uint64_t h;
 	if (cg_python_on) {
 		n = cg_python_merge(c->py, raw + s, n, merged, words_max());
 		f = merged;
-		h = hash_words(merged, n);
-	} else {
-		h = hash_raw(raw + s, n);
 	}
+	uint64_t h = hash_frames(f, n);
 	uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
 	uint32_t slot = (uint32_t)(h >> 54) + 1;
 	struct entry *e = (struct entry *)(c->slots + (slot - 1) * c->stride);
