@@ -662,18 +662,15 @@ static unsigned process(struct cg_ring *r, uint64_t pos)
 		}
 	}
 	bool counted = true;
-	/* One test for the two rare states: outside the window, or in one begun late. */
-	if (__builtin_expect(w.gate != CG_GATE_OPEN || w.span_first != 0, 0)) {
-		if (w.gate != CG_GATE_OPEN) {
-			unsigned n = gated(r, e, kind);
-			if (n)
-				return n;
-			counted = w.gate == CG_GATE_OPEN;
-		}
-		/* The writer owns the slot until it is released: the window's numbers go in place. */
-		if (w.span_first != 0 && !renumber((struct cg_event *)e, kind))
-			return 1;
+	if (__builtin_expect(w.gate != CG_GATE_OPEN, 0)) {
+		unsigned n = gated(r, e, kind);
+		if (n)
+			return n;
+		counted = w.gate == CG_GATE_OPEN;
 	}
+	/* The writer owns the slot until it is released: the window's numbers go in place. */
+	if (__builtin_expect(w.span_first != 0, 0) && !renumber((struct cg_event *)e, kind))
+		return 1;
 	/*
 	 * Threads' stamps can disagree by a few ns: the trace's times never go
 	 * back (a packed record carries a delta from the one before it), and a
@@ -750,7 +747,7 @@ static void drain(bool all)
 				outside_table(emit_buffer);
 			/* Room as it is made: a producer waiting on a full ring need not wait out
 			 * the round. */
-			if ((best->pos ^ was) >= 512) { /* a multiple of 512 passed: pos > was */
+			if (best->pos / 512 != was / 512) {
 				cg_ring_release(best->r, best->pos);
 				fork_point();
 				/* Far more than 512 events' items: blocks end only here and per
