@@ -113,7 +113,6 @@ int cli_measure_read(struct cli_measure *m, const char *const *args, size_t n_ar
 void cli_measure_free(struct cli_measure *m);
 /* Device name of process p, or NULL. */
 const struct cli_mdev *cli_mproc_dev(const struct cli_mproc *p, const char *device);
-/* The site of p on device (NULL: any) with the most of the figure at offset (in cli_msite). */
 /* Two sites (struct cli_msite) by their key, device then name: how sides match them (qsort's order). */
 static inline int cli_msite_key_cmp(const void *a, const void *b)
 {
@@ -121,6 +120,7 @@ static inline int cli_msite_key_cmp(const void *a, const void *b)
 	int c = strcmp(x->device, y->device);
 	return c ? c : strcmp(x->name, y->name);
 }
+/* The site of p on device (NULL: any) with the most of the figure at offset (in cli_msite). */
 const struct cli_msite *cli_mproc_top_site(const struct cli_mproc *p, const char *device,
                                            size_t offset);
 
