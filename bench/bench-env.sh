@@ -330,6 +330,14 @@ bench_tools() {
 	done
 }
 
+# The awk functions that read a CGPROBE_STATS line by its words, for the
+# scripts' awk programs to start with: after(s, w) is the number right
+# after w in s, before(s, w) the one right before it; "?" without w.
+stats_awk='
+function after(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, i + length(w)); sub(/[^0-9.].*/, "", t); return t }
+function before(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, 1, i - 1); sub(/.*[^0-9.]/, "", t); return t }
+'
+
 # bench_tmp DIR: a fresh directory under DIR in $tmp, removed at exit (and on INT, TERM).
 bench_tmp() {
 	tmp=$(mktemp -d "$1/$bench_name.XXXXXX") || die "cannot create a directory in $1"

@@ -126,9 +126,7 @@ rows=$tmp/rows
 # The line: "cgprobe: stats: PATH: ENC, N events, R records, B bytes (X raw),
 # K blocks; writer CPU T ms: encode E, compress C, write W ms; Y ns/event; ...".
 stats_fields() {
-	grep 'cgprobe: stats:' "$1" | tail -n 1 | awk '
-	function after(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, i + length(w)); sub(/[^0-9.].*/, "", t); return t }
-	function before(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, 1, i - 1); sub(/.*[^0-9.]/, "", t); return t }
+	grep 'cgprobe: stats:' "$1" | tail -n 1 | awk "$stats_awk"'
 	{
 		i = index($0, "; writer CPU"); head = substr($0, 1, i); tail = substr($0, i)
 		printf "%s\t%s\t%s\t%s\t%s\n", before(head, " events,"), before(head, " bytes ("),

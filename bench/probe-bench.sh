@@ -167,9 +167,7 @@ stats_run() {
 	# The line "cgprobe: stats: PATH: ENC, N events, ...; writer CPU T ms:
 	# encode E, compress C, write W ms; X ns/event", read by its words.
 	grep 'cgprobe: stats:' "$tmp/err" | tail -n 1 | awk -v k="$wl	$wl_ops	$wl_threads	$wl_depth" \
-		-v lv="$level" -v cpu="$(awk -v u="$r_user" -v s="$r_sys" 'BEGIN { print (u + s) * 1e3 }')" '
-	function after(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, i + length(w)); sub(/[^0-9.].*/, "", t); return t }
-	function before(s, w,   i, t) { i = index(s, w); if (!i) return "?"; t = substr(s, 1, i - 1); sub(/.*[^0-9.]/, "", t); return t }
+		-v lv="$level" -v cpu="$(awk -v u="$r_user" -v s="$r_sys" 'BEGIN { print (u + s) * 1e3 }')" "$stats_awk"'
 	{
 		i = index($0, "; writer CPU"); head = substr($0, 1, i); tail = substr($0, i)
 		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k, before(head, " events,"), after(tail, "writer CPU "),
