@@ -613,7 +613,7 @@ static void assert_records(struct trace *t, const struct model *m, enum match ho
 	}
 	if (how == IN_ORDER) {
 		for (size_t i = 0; i < n_want && i < n_have; i++)
-			ck_assert_msg(!strcmp(want[i].key, have[i].key),
+			assert_each(!strcmp(want[i].key, have[i].key),
 				      "%s: memory record %zu is '%s', expected '%s'", t->path,
 				      have[i].record, have[i].key, want[i].key);
 		ck_assert_msg(n_want == n_have, "%s: %zu memory records, expected %zu (%s)",
@@ -797,18 +797,19 @@ static void check_trace(const struct trace *t)
 
 	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
 		struct cgtrace_memory m = trace_memory(t->doc, i);
-		ck_assert_msg(known_op(m.op_name, m.action), "%s: record %zu: op_name %s for %s",
-			      t->path, i, m.op_name ? m.op_name : "(none)",
-			      cgtrace_action_name(m.action));
-		ck_assert_msg(trace_is_address(m.tensor_id), "%s: tensor_id '%s'", t->path,
-			      m.tensor_id);
-		ck_assert_str_eq(m.device, "cpu");
-		ck_assert_str_eq(m.dtype, "u8");
-		ck_assert_uint_eq(m.ndim, 1);
-		ck_assert_uint_eq(m.shape[0], m.bytes);
-		ck_assert(!m.managed);
-		ck_assert_msg(trace_find_span(t->doc, m.span_id, &span),
-			      "%s: record %zu in unknown span %s", t->path, i, m.span_id);
+		assert_each(known_op(m.op_name, m.action), "%s: record %zu: op_name %s for %s",
+			   t->path, i, m.op_name ? m.op_name : "(none)",
+			   cgtrace_action_name(m.action));
+		assert_each(trace_is_address(m.tensor_id), "%s: tensor_id '%s'", t->path,
+			   m.tensor_id);
+		assert_each(!strcmp(m.device, "cpu") && !strcmp(m.dtype, "u8") && m.ndim == 1 &&
+				   m.shape[0] == m.bytes && !m.managed,
+			   "%s: record %zu: device %s, dtype %s, shape [%llu] (ndim %u) for %llu "
+			   "bytes, managed %d; expected cpu, u8, [bytes], unmanaged",
+			   t->path, i, m.device, m.dtype, (unsigned long long)m.shape[0],
+			   (unsigned)m.ndim, (unsigned long long)m.bytes, (int)m.managed);
+		assert_each(trace_find_span(t->doc, m.span_id, &span),
+			   "%s: record %zu in unknown span %s", t->path, i, m.span_id);
 	}
 }
 
@@ -819,7 +820,7 @@ static void assert_root_last(const struct trace *t)
 	ck_assert(trace_find_span(t->doc, "s1", &root));
 	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
 		struct cgtrace_memory m = trace_memory(t->doc, i);
-		ck_assert_msg(m.timestamp_ns <= root.duration_ns,
+		assert_each(m.timestamp_ns <= root.duration_ns,
 			      "%s: record %zu at %llu ns after the root span's end (%llu ns)",
 			      t->path, i, (unsigned long long)m.timestamp_ns,
 			      (unsigned long long)root.duration_ns);
@@ -836,7 +837,7 @@ static void assert_ts_increasing(const struct trace *t)
 {
 	for (size_t i = 1; i < trace_n_memory(t->doc); i++) {
 		struct cgtrace_memory a = trace_memory(t->doc, i - 1), b = trace_memory(t->doc, i);
-		ck_assert_msg(a.timestamp_ns < b.timestamp_ns,
+		assert_each(a.timestamp_ns < b.timestamp_ns,
 			      "%s: record %zu at %llu ns, record %zu at %llu ns", t->path, i - 1,
 			      (unsigned long long)a.timestamp_ns, i,
 			      (unsigned long long)b.timestamp_ns);
@@ -929,7 +930,8 @@ static uint64_t preexisting_bytes(const struct trace *t, size_t *n)
 	*n = 0;
 	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
 		struct cgtrace_memory m = trace_memory(t->doc, i);
-		ck_assert_msg(!m.preexisting || m.action == CGTRACE_ALLOC, "a pre-existing free");
+		assert_each(!m.preexisting || m.action == CGTRACE_ALLOC, "%s: record %zu: a pre-existing free",
+			   t->path, i);
 		if (m.preexisting) {
 			v += m.bytes;
 			++*n;
@@ -1228,7 +1230,8 @@ START_TEST(test_alloc_api_failures_record_nothing)
 	struct trace *t = trace_for(r, "alloc-api", r->pid);
 	for (size_t i = 0; i < trace_n_memory(t->doc); i++) {
 		struct cgtrace_memory m = trace_memory(t->doc, i);
-		ck_assert_uint_le(m.bytes, 5000);
+		assert_each(m.bytes <= 5000, "%s: record %zu: %llu bytes, a failed call's size",
+			   t->path, i, (unsigned long long)m.bytes);
 	}
 	/* The block a failed realloc kept is freed once, at its own size. */
 	struct model m;
@@ -1257,7 +1260,8 @@ START_TEST(test_min_bytes_filters_allocations_and_their_frees)
 	ck_assert_uint_eq(sum.alloc_count, 10);
 	ck_assert_uint_eq(sum.free_count, 9);
 	for (size_t i = 0; i < trace_n_memory(t->doc); i++)
-		ck_assert_uint_ge(trace_memory(t->doc, i).bytes, 64);
+		assert_each(trace_memory(t->doc, i).bytes >= 64, "%s: record %zu under CGPROBE_MIN_BYTES=64",
+			   t->path, i);
 	ck_assert_uint_eq(final_bytes(t), 4242);
 	run_free(r);
 }
