@@ -1,35 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 #include "clock.h"
 
-#include <fcntl.h>
-#include <string.h>
-#include <unistd.h>
+#include "clock_source.h"
+#include "options.h"
 
 uint64_t cg_clock_origin;
 bool cg_clock_tsc;
 
-/* The kernel switches away from the TSC when it finds it unstable; follow its choice. */
-static bool kernel_uses_tsc(void)
-{
-	char buf[32] = "";
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		      O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
-}
-
+/*
+ * Settled once per process image: the stamps in the rings, and those of a
+ * fork child that inherits them, must all be of one kind.
+ */
 void cg_clock_start(void)
 {
 #if defined(__x86_64__)
-	static int checked;
-	if (!checked) {
-		cg_clock_tsc = kernel_uses_tsc();
-		checked = 1;
+	static bool settled;
+	if (!settled) {
+		cg_clock_tsc = cg_opt.clock == CG_CLOCK_AUTO && cg_clock_source_tsc();
+		settled = true;
 	}
 #endif
+	cg_opt.clock = cg_clock_tsc ? CG_CLOCK_TSC : CG_CLOCK_MONOTONIC;
 	cg_clock_origin = cg_clock_raw();
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One clock for all threads, relative to the session's start. Hooks stamp
- * events with raw ticks: the TSC where the kernel itself trusts it as its
- * clocksource (a third of clock_gettime's cost), else CLOCK_MONOTONIC
- * nanoseconds. The writer turns ticks into nanoseconds against anchors
+ * events with raw ticks: the TSC where the kernel's own clock is the TSC
+ * on every CPU (clock_source.c; under kvm-clock half of clock_gettime's
+ * cost), else CLOCK_MONOTONIC nanoseconds. The writer turns ticks into nanoseconds against anchors
  * (ticks, ns) it takes at each drain, so no calibration delays start-up.
  */
 #ifndef CG_CLOCK_H

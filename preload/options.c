@@ -12,6 +12,7 @@
 
 struct cg_options cg_opt;
 const char *const cg_python_modes[3] = {"auto", "on", "off"};
+const char *const cg_clock_modes[3] = {"auto", "monotonic", "tsc"};
 
 enum kind {
 	OPT_STR,
@@ -25,6 +26,7 @@ enum kind {
 	OPT_CAPTURE,
 	OPT_STEPS,
 	OPT_PYTHON,
+	OPT_CLOCK,
 };
 
 /*
@@ -74,6 +76,8 @@ static const struct option_def table[] = {
 	{"CGPROBE_STEPS", OPT_STEPS, &cg_opt.steps, CG_STEPS_DEFAULT, "cgprobe_steps"},
 	/* The tag is the mode in effect: off when no interpreter was found (python.c). */
 	{"CGPROBE_PYTHON", OPT_PYTHON, &cg_opt.python, "auto", "cgprobe_python"},
+	/* The tag is the clock in effect, tsc or monotonic: the stamps' order rests on it. */
+	{"CGPROBE_CLOCK", OPT_CLOCK, &cg_opt.clock, "auto", "cgprobe_clock"},
 	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
 	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
 	{"CGPROBE_TEST_FORK_TIMEOUT", OPT_BOOL, &cg_opt.test_fork_timeout, "0", NULL},
@@ -156,6 +160,12 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 			if (!strcmp(s, cg_python_modes[m]))
 				return *(uint8_t *)o->value = m, true;
 		return false;
+	case OPT_CLOCK:
+		/* tsc is what auto may settle on, never a request. */
+		for (uint8_t m = 0; m < 2; m++)
+			if (!strcmp(s, cg_clock_modes[m]))
+				return *(uint8_t *)o->value = m, true;
+		return false;
 	case OPT_FORMAT:
 		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
 			return false;
@@ -192,6 +202,8 @@ static const char *format_value(const struct option_def *o, char *out, size_t ca
 		return cg_opt.trace_format == CG_FORMAT_COMPACT ? "compact" : "jsonl";
 	case OPT_PYTHON:
 		return cg_python_modes[*(const uint8_t *)o->value % 3];
+	case OPT_CLOCK:
+		return cg_clock_modes[*(const uint8_t *)o->value % 3];
 	}
 	return "";
 }
@@ -235,6 +247,7 @@ void cg_options_load(void)
 							     [OPT_PHASE] = "train or infer",
 							     [OPT_SNAPSHOTS] = "off or alloc",
 							     [OPT_PYTHON] = "auto, on or off",
+							     [OPT_CLOCK] = "auto or monotonic",
 							     [OPT_FORMAT] = "compact or jsonl",
 							     [OPT_CAPTURE] = "all or update",
 							     [OPT_STEPS] = "STEP=GLOB,...:STEP=GLOB,...",

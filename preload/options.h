@@ -45,12 +45,22 @@ struct cg_options {
 	uint64_t stack_depth;        /* CGPROBE_STACK_DEPTH: frames per call stack, 0 = off */
 	const char *steps;           /* CGPROBE_STEPS: range names to steps (stepmap.h) */
 	uint8_t python;              /* CGPROBE_PYTHON: enum cg_python_mode */
+	uint8_t clock; /* CGPROBE_CLOCK: enum cg_clock_mode; from a session's start, the one in use */
 };
 
 /* CGPROBE_PYTHON: Python frames in stacks where an interpreter runs (auto), asked for (on), never. */
 enum cg_python_mode { CG_PYTHON_AUTO, CG_PYTHON_ON, CG_PYTHON_OFF };
 /* Their names, as the variable and the meta tag spell them. */
 extern const char *const cg_python_modes[3];
+
+/*
+ * CGPROBE_CLOCK: the TSC where the kernel's clock is the TSC (auto), or
+ * clock_gettime always. The session's start settles it (clock.c): TSC or
+ * MONOTONIC, the clock the events are stamped with.
+ */
+enum cg_clock_mode { CG_CLOCK_AUTO, CG_CLOCK_MONOTONIC, CG_CLOCK_TSC };
+/* Their names, as the variable and the meta tag spell them. */
+extern const char *const cg_clock_modes[3];
 
 extern struct cg_options cg_opt;
 

@@ -63,10 +63,10 @@ static size_t probe_tag_count(void)
 {
 	/*
 	 * cgprobe_steps; cgprobe_capture, cgprobe_capture_step, cgprobe_update_range; cgprobe_python;
-	 * cgprobe_clock_realtime_ns, cgprobe_clock_monotonic_ns, cgprobe_clock_error_ns,
-	 * cgprobe_boot_id.
+	 * cgprobe_clock; cgprobe_clock_realtime_ns, cgprobe_clock_monotonic_ns,
+	 * cgprobe_clock_error_ns, cgprobe_boot_id.
 	 */
-	return compact_mode ? 24 : 23;
+	return compact_mode ? 25 : 24;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1271,13 +1271,75 @@ END_TEST
 /* Threads                                                             */
 /* ------------------------------------------------------------------ */
 
+/* The clock of the kernel's time, as sysfs names it; "" when unknown. */
+static void kernel_clocksource(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	buf[0] = '\0';
+	if (f && fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
+/*
+ * By default the stamps are the TSC's where the kernel's clock is the
+ * TSC: always under clocksource tsc, under kvm-clock when the host
+ * promises stable TSCs, never under any other clock.
+ */
+START_TEST(test_clock_source_default)
+{
+	char source[64];
+	kernel_clocksource(source, sizeof(source));
+	struct run *r = run_prog(true, NULL, "hello", NULL);
+	assert_quiet_exit(r, 0, 1);
+	const char *clock = tag(trace_for(r, "hello", r->pid), "cgprobe_clock");
+	ck_assert_ptr_nonnull(clock);
+#if defined(__x86_64__)
+	if (!strcmp(source, "tsc"))
+		ck_assert_str_eq(clock, "tsc");
+	else if (strcmp(source, "kvm-clock"))
+		ck_assert_str_eq(clock, "monotonic");
+	else
+		ck_assert_msg(!strcmp(clock, "tsc") || !strcmp(clock, "monotonic"), "clock %s", clock);
+#else
+	ck_assert_str_eq(clock, "monotonic");
+#endif
+	run_free(r);
+}
+END_TEST
+
+/* CGPROBE_CLOCK=monotonic: clock_gettime whatever the machine, without a word. */
+START_TEST(test_clock_source_monotonic)
+{
+	const char *env[] = {"CGPROBE_CLOCK=monotonic", NULL};
+	struct run *r = run_prog(true, env, "hello", NULL);
+	assert_quiet_exit(r, 0, 1);
+	struct trace *t = trace_for(r, "hello", r->pid);
+	ck_assert_str_eq(tag(t, "cgprobe_clock"), "monotonic");
+	assert_program_records(r, t, "hello", IN_ORDER);
+	run_free(r);
+}
+END_TEST
+
+/*
+ * Both clocks the stamps may come from: the default (the TSC where the
+ * kernel's clock is the TSC), and clock_gettime. Threads hand addresses
+ * to each other through malloc, and the trace holds each free before the
+ * allocation that reuses its address only if the stamps order them.
+ */
+static const char *const clock_envs[][2] = {{NULL, NULL}, {"CGPROBE_CLOCK=monotonic", NULL}};
+static const char *const clock_tags[] = {NULL, "monotonic"};
+
 START_TEST(test_threads_all_records_matched)
 {
 	const char *args[] = {"8", "2000", NULL};
-	struct run *ref, *r = run_alike(&ref, NULL, NULL, "threads", args);
+	struct run *ref, *r = run_alike(&ref, NULL, clock_envs[_i], "threads", args);
 	assert_exited(ref, 0);
 	ck_assert_str_eq(r->err_text, "");
 	struct trace *t = trace_for(r, "threads", r->pid);
+	if (clock_tags[_i])
+		ck_assert_str_eq(tag(t, "cgprobe_clock"), clock_tags[_i]);
 	assert_root_last(t);
 
 	struct model m;
@@ -2609,7 +2671,7 @@ END_TEST
 static const char *const bad_values[] = {
 	"CGPROBE_FLUSH_MS=abc",  "CGPROBE_FLUSH_MS=0",    "CGPROBE_MIN_BYTES=-1",
 	"CGPROBE_MIN_BYTES=0x10", "CGPROBE_PHASE=eval",   "CGPROBE_CAPTURE_STEP=0",
-	"CGPROBE_FOLLOW=maybe",  "CGPROBE_QUIET=perhaps",
+	"CGPROBE_FOLLOW=maybe",  "CGPROBE_QUIET=perhaps",  "CGPROBE_CLOCK=tsc",
 };
 
 /* A bad value: one warning naming it, its default, the program and its trace unharmed. */
@@ -2653,7 +2715,8 @@ TEST_SUITE(preload_suite, "preload")
 	test_case(s, "alloc:failures", 120, test_alloc_api_failures_record_nothing);
 	test_case(s, "alloc:min-bytes", 120, test_min_bytes_filters_allocations_and_their_frees);
 
-	test_case(s, "threads:records-matched", 120, test_threads_all_records_matched);
+	test_loop(s, "threads:records-matched", 120, test_threads_all_records_matched, 2);
+	test_case(s, "clock:source", 120, test_clock_source_default, test_clock_source_monotonic);
 
 	test_case(s, "spans:categories", 120, test_spans_give_categories);
 	test_case(s, "spans:without-probe", 120, test_spans_program_runs_without_probe);
