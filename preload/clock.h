@@ -3,27 +3,27 @@
  * One clock for all threads, relative to the session's start. Hooks stamp
  * events with raw ticks: the TSC where the kernel's own clock is the TSC
  * on every CPU (clock_source.c; under kvm-clock half of clock_gettime's
- * cost), else CLOCK_MONOTONIC nanoseconds. The writer turns ticks into nanoseconds against anchors
- * (ticks, ns) it takes at each drain, so no calibration delays start-up.
+ * cost), else CLOCK_MONOTONIC nanoseconds. The writer turns ticks into
+ * nanoseconds against anchors (ticks, ns) it takes at each drain, so no
+ * calibration delays start-up.
  */
 #ifndef CG_CLOCK_H
 #define CG_CLOCK_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+
+#include "clock_source.h"
 
 extern uint64_t cg_clock_origin;
 extern bool cg_clock_tsc;
 
 static inline uint64_t cg_clock_raw(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	return cg_clock_mono_ns();
 }
 
 /* Nanoseconds since the session started. */

@@ -26,6 +26,8 @@
 #include <x86intrin.h>
 #endif
 
+#include "sysline.h"
+
 #if defined(__x86_64__)
 #define PVCLOCK_TSC_STABLE_BIT 1
 
@@ -40,22 +42,6 @@ struct pvclock_time {
 	uint8_t flags;
 	uint8_t pad[2];
 };
-
-/* The current clocksource's name, NUL-terminated without its newline; "" when unknown. */
-static void current_clocksource(char *buf, size_t len)
-{
-	buf[0] = '\0';
-	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-	              O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	char *nl = strchr(buf, '\n');
-	if (nl)
-		*nl = '\0';
-}
 
 /* The hexadecimal number a maps line starts with. */
 static uintptr_t hex_prefix(const char *s)
@@ -130,13 +116,6 @@ static bool copy_page_head(struct pvclock_time *out, uintptr_t page)
 	return ok;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* Nanoseconds for d ticks by the page's scale, as the kernel computes them. */
 static uint64_t scaled(const struct pvclock_time *pv, uint64_t d)
 {
@@ -151,8 +130,8 @@ static uint64_t scaled(const struct pvclock_time *pv, uint64_t d)
  */
 static bool scale_agrees(const struct pvclock_time *pv)
 {
-	uint64_t t0 = __rdtsc(), n0 = mono_ns(), n1;
-	while ((n1 = mono_ns()) - n0 < 50000)
+	uint64_t t0 = __rdtsc(), n0 = cg_clock_mono_ns(), n1;
+	while ((n1 = cg_clock_mono_ns()) - n0 < 50000)
 		;
 	uint64_t t1 = __rdtsc();
 	uint64_t want = n1 - n0, got = scaled(pv, t1 - t0);
@@ -184,7 +163,8 @@ bool cg_clock_source_tsc(void)
 #if defined(__x86_64__)
 	int saved = errno;
 	char name[64];
-	current_clocksource(name, sizeof(name));
+	cg_sysline("/sys/devices/system/clocksource/clocksource0/current_clocksource", name,
+		   sizeof(name));
 	bool tsc = !strcmp(name, "tsc") || (!strcmp(name, "kvm-clock") && kvm_clock_stable());
 	errno = saved;
 	return tsc;

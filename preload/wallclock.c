@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "wallclock.h"
 
-#include <fcntl.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
+
+#include "sysline.h"
 
 /* Reads enough that one preempted try does not set the error. */
 #define TRIES 5
@@ -14,20 +13,6 @@ static uint64_t read_ns(clockid_t id)
 	struct timespec t;
 	clock_gettime(id, &t);
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static void read_boot_id(char *out, size_t cap)
-{
-	out[0] = '\0';
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, out, cap - 1);
-	close(fd);
-	if (n <= 0)
-		n = 0;
-	out[n] = '\0';
-	out[strcspn(out, "\n")] = '\0';
 }
 
 void cg_wallclock_read(struct cg_wallclock *w, uint64_t monotonic_ns)
@@ -51,5 +36,5 @@ void cg_wallclock_read(struct cg_wallclock *w, uint64_t monotonic_ns)
 	w->error_ns = (b - a + 1) / 2;
 	if (w->error_ns == 0)
 		w->error_ns = 1;
-	read_boot_id(w->boot_id, sizeof(w->boot_id));
+	cg_sysline("/proc/sys/kernel/random/boot_id", w->boot_id, sizeof(w->boot_id));
 }
