@@ -24,11 +24,25 @@ void cg_clock_start(void)
 	cg_clock_origin = cg_clock_raw();
 }
 
-/* A (ticks, ns) pair read as close together as possible. */
+/*
+ * A (ticks, ns) pair: the ticks read between two clock reads, paired with
+ * their midpoint, the tightest of a few tries. A writer preempted between
+ * a single pair's two reads would pair the ticks with a time milliseconds
+ * late, and every stamp mapped through that anchor would be as late.
+ */
+#define PAIR_TRIES 3
+
 static void read_pair(uint64_t *t, uint64_t *n)
 {
-	*t = cg_clock_ticks();
-	*n = cg_clock_now();
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < PAIR_TRIES; i++) {
+		uint64_t a = cg_clock_now(), ticks = cg_clock_ticks(), b = cg_clock_now();
+		if (b - a < best) {
+			best = b - a;
+			*t = ticks;
+			*n = a + (b - a) / 2;
+		}
+	}
 }
 
 void cg_clock_map_start(struct cg_clock_map *m)

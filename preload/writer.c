@@ -767,6 +767,13 @@ static void close_root(void)
 	if (w.root_closed)
 		return;
 	uint64_t now = cg_clock_now(), duration = now > w.base_ns ? now - w.base_ns : 0;
+	/*
+	 * Under the TSC, records' times come from ticks through the anchors'
+	 * rate, which can run a few hundred ns ahead of the kernel's clock
+	 * read here: the root span still ends no earlier than its last record.
+	 */
+	if (duration < w.last_ns)
+		duration = w.last_ns;
 	w.enc->span_end(1, duration);
 	w.root_closed = true;
 }

@@ -9,8 +9,10 @@
  * so that the record's time (timestamp_ns, start_ns) plus the trace's
  * cgprobe_clock_monotonic_ns must fall between the two reads. In this process, in a fork child, and,
  * with the argument "update", inside a training update (a capture
- * window's trace counts from the window's begin).
- * Usage: clock-marks [update]
+ * window's trace counts from the window's begin). With "many N", N more
+ * blocks (sizes from 200000 up), a nap every 100, told the same way: the
+ * test counts how many records fall outside their reads.
+ * Usage: clock-marks [update | many N]
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -62,6 +64,7 @@ static void mark(size_t size)
 int main(int argc, char **argv)
 {
 	bool update = argc > 1 && !strcmp(argv[1], "update");
+	long many = argc > 2 && !strcmp(argv[1], "many") ? atol(argv[2]) : 0;
 	/* Time passes before the first mark: the record's time is not merely 0. */
 	nap_ms(30);
 	if (update) {
@@ -82,6 +85,12 @@ int main(int argc, char **argv)
 	waitpid(pid, &status, 0);
 	nap_ms(10);
 	mark(123454);
+	/* Naps let the writer drain and anchor its clock between the groups. */
+	for (long i = 0; i < many; i++) {
+		if (i % 100 == 0)
+			nap_ms(1);
+		mark(200000 + (size_t)i);
+	}
 	if (update)
 		cgprobe_update_end_opt();
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
