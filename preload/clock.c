@@ -34,15 +34,9 @@ void cg_clock_start(void)
 
 static void read_pair(uint64_t *t, uint64_t *n)
 {
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < PAIR_TRIES; i++) {
-		uint64_t a = cg_clock_now(), ticks = cg_clock_ticks(), b = cg_clock_now();
-		if (b - a < best) {
-			best = b - a;
-			*t = ticks;
-			*n = a + (b - a) / 2;
-		}
-	}
+	struct cg_clock_pair p = cg_clock_pair_read(cg_clock_ticks, PAIR_TRIES);
+	*t = p.value;
+	*n = p.mono_ns > cg_clock_origin ? p.mono_ns - cg_clock_origin : 0;
 }
 
 void cg_clock_map_start(struct cg_clock_map *m)
