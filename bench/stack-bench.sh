@@ -153,7 +153,7 @@ END {
 echo
 echo "== bench/unwind-bench: one capture by each way weighed (200000 captures, ns), from 1 and 16 calls deep"
 printf '%-17s %8s %8s %10s %10s %9s\n' mode "frames1" "frames16" "ns d1" "ns d16" "ns/frame"
-for m in backtrace backtrace-none backtrace-thread probe step fp; do
+for m in backtrace backtrace-none backtrace-thread probe cfi step fp; do
 	it=200000
 	[ "$m" = step ] && it=2000
 	# shellcheck disable=SC2046
@@ -161,7 +161,8 @@ for m in backtrace backtrace-none backtrace-thread probe step fp; do
 	awk -v m="$m" -v f1="$3" -v t1="$4" -v f2="$7" -v t2="$8" 'BEGIN {
 		printf "%-17s %8d %8d %10.1f %10.1f %9.2f\n", m, f1, f2, t1, t2, (f2 > f1 ? (t2 - t1) / (f2 - f1) : 0) }'
 done
-echo "(backtrace-none is what the probe calls, probe adds its hash and cache check; fp is wrong"
+echo "(backtrace-none is libunwind as the probe calls it, probe adds its hash and cache check;"
+echo " cfi is the probe's own unwinder, libunwind's stand-in wherever it takes every frame; fp is wrong"
 echo " through code without frame pointers and shown for scale only)"
 echo
 bench_load

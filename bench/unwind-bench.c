@@ -10,7 +10,9 @@
  * backtrace-none (UNW_CACHE_NONE, the probe's choice), backtrace-thread
  * (UNW_CACHE_PER_THREAD), probe (backtrace-none plus what the probe does
  * next: the hash and the frame-by-frame check against a per-thread cache
- * of stacks sent), step (an unw_step loop), fp (the rbp chain: a reference
+ * of stacks sent), cfi (the probe's fast unwinder, preload/unwind.c: each
+ * frame stepped by its call-frame rule, the rules kept per address),
+ * step (an unw_step loop), fp (the rbp chain: a reference
  * only, wrong through code without frame pointers). Built with frame
  * pointers so that fp has a chain to walk. The caching policy is the
  * process's: one mode per run.
@@ -20,16 +22,20 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "unwind.h"
+
 #define MAX 256
 
-enum mode { BACKTRACE, BACKTRACE_NONE, BACKTRACE_THREAD, PROBE, STEP, FP };
+enum mode { BACKTRACE, BACKTRACE_NONE, BACKTRACE_THREAD, PROBE, STEP, FP, CFI };
 static const char *const names[] = {"backtrace", "backtrace-none", "backtrace-thread",
-				    "probe",     "step",           "fp"};
+				    "probe",     "step",           "fp", "cfi"};
+static struct cg_unwind_cache *rules;
 
 static enum mode mode;
 static long iters;
@@ -111,6 +117,8 @@ static __attribute__((noinline)) int capture(void)
 		return step_walk(frames, MAX);
 	case PROBE:
 		return checked(frames, MAX);
+	case CFI:
+		return cg_unwind(frames, MAX, rules, 1);
 	default:
 		return unw_backtrace(frames, MAX);
 	}
@@ -143,13 +151,16 @@ int main(int argc, char **argv)
 			m = i;
 	if (m < 0) {
 		fprintf(stderr, "usage: unwind-bench backtrace|backtrace-none|backtrace-thread|probe|"
-				"step|fp DEPTH ITERS\n");
+				"step|fp|cfi DEPTH ITERS\n");
 		return 2;
 	}
 	mode = (enum mode)m;
 	int depth = atoi(argv[2]);
 	long want = atol(argv[3]);
 	mult_setup();
+	rules = mmap(NULL, sizeof(*rules), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rules == MAP_FAILED)
+		return 1;
 	if (mode == BACKTRACE_NONE || mode == PROBE)
 		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	if (mode == BACKTRACE_THREAD)

@@ -13,6 +13,7 @@
 struct cg_options cg_opt;
 const char *const cg_python_modes[3] = {"auto", "on", "off"};
 const char *const cg_clock_modes[3] = {"auto", "monotonic", "tsc"};
+const char *const cg_unwind_modes[3] = {"auto", "libunwind", "check"};
 
 enum kind {
 	OPT_STR,
@@ -27,13 +28,14 @@ enum kind {
 	OPT_STEPS,
 	OPT_PYTHON,
 	OPT_CLOCK,
+	OPT_UNWIND,
 };
 
 /*
  * tag: the meta tag that records the setting in every trace, for settings
  * that change what a trace holds (a reader must know a trace left out
  * small blocks). Settings that choose processes (ONLY, FOLLOW), where and
- * when output goes (OUTPUT, FLUSH_MS, MANIFEST, QUIET, STATS,
+ * when output goes (OUTPUT, FLUSH_MS, MANIFEST, QUIET, STATS, UNWIND,
  * TEST_JSONL_COPY, TEST_FORK_TIMEOUT) or that are meta fields of their own (ENTRYPOINT,
  * PHASE, CORRELATION_ID, DEVICE) or tags themselves (TAGS) have none;
  * CAPTURE_STEP is a meta field and, with the window's other settings, a tag. FORMAT's tag is the trace's encoding, which its name may
@@ -78,6 +80,8 @@ static const struct option_def table[] = {
 	{"CGPROBE_PYTHON", OPT_PYTHON, &cg_opt.python, "auto", "cgprobe_python"},
 	/* The tag is the clock in effect, tsc or monotonic: the stamps' order rests on it. */
 	{"CGPROBE_CLOCK", OPT_CLOCK, &cg_opt.clock, "auto", "cgprobe_clock"},
+	/* No tag: either way the stacks are the same (CGPROBE_UNWIND=check shows it). */
+	{"CGPROBE_UNWIND", OPT_UNWIND, &cg_opt.unwind, "auto", NULL},
 	{"CGPROBE_STATS", OPT_BOOL, &cg_opt.stats, "0", NULL},
 	{"CGPROBE_TEST_JSONL_COPY", OPT_STR, &cg_opt.test_jsonl_copy, NULL, NULL},
 	{"CGPROBE_TEST_FORK_TIMEOUT", OPT_BOOL, &cg_opt.test_fork_timeout, "0", NULL},
@@ -166,6 +170,11 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 			if (!strcmp(s, cg_clock_modes[m]))
 				return *(uint8_t *)o->value = m, true;
 		return false;
+	case OPT_UNWIND:
+		for (uint8_t m = 0; m < 3; m++)
+			if (!strcmp(s, cg_unwind_modes[m]))
+				return *(uint8_t *)o->value = m, true;
+		return false;
 	case OPT_FORMAT:
 		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
 			return false;
@@ -204,6 +213,8 @@ static const char *format_value(const struct option_def *o, char *out, size_t ca
 		return cg_python_modes[*(const uint8_t *)o->value % 3];
 	case OPT_CLOCK:
 		return cg_clock_modes[*(const uint8_t *)o->value % 3];
+	case OPT_UNWIND:
+		return cg_unwind_modes[*(const uint8_t *)o->value % 3];
 	}
 	return "";
 }

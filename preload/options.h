@@ -46,6 +46,7 @@ struct cg_options {
 	const char *steps;           /* CGPROBE_STEPS: range names to steps (stepmap.h) */
 	uint8_t python;              /* CGPROBE_PYTHON: enum cg_python_mode */
 	uint8_t clock; /* CGPROBE_CLOCK: enum cg_clock_mode; from a session's start, the one in use */
+	uint8_t unwind; /* CGPROBE_UNWIND: enum cg_unwind_mode */
 };
 
 /* CGPROBE_PYTHON: Python frames in stacks where an interpreter runs (auto), asked for (on), never. */
@@ -61,6 +62,14 @@ extern const char *const cg_python_modes[3];
 enum cg_clock_mode { CG_CLOCK_AUTO, CG_CLOCK_MONOTONIC, CG_CLOCK_TSC };
 /* Their names, as the variable and the meta tag spell them. */
 extern const char *const cg_clock_modes[3];
+
+/*
+ * CGPROBE_UNWIND: the fast unwinder, libunwind where it declines (auto);
+ * libunwind always; or both, libunwind's stack kept where they differ and
+ * the differences counted in CGPROBE_STATS's line (check).
+ */
+enum cg_unwind_mode { CG_UNWIND_AUTO, CG_UNWIND_LIBUNWIND, CG_UNWIND_CHECK };
+extern const char *const cg_unwind_modes[3];
 
 extern struct cg_options cg_opt;
 

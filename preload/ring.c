@@ -42,6 +42,15 @@ uint64_t cg_rings_full(void)
 	return n;
 }
 
+void cg_rings_unwinds(uint64_t out[CG_RING_UNWIND_KINDS])
+{
+	for (int k = 0; k < CG_RING_UNWIND_KINDS; k++)
+		out[k] = 0;
+	for (struct cg_ring *r = cg_rings_first(); r; r = r->next)
+		for (int k = 0; k < CG_RING_UNWIND_KINDS; k++)
+			out[k] += atomic_load_explicit(&r->unwinds[k], memory_order_relaxed);
+}
+
 static pid_t self_tid(void)
 {
 	return (pid_t)syscall(SYS_gettid);

@@ -17,6 +17,9 @@
 
 struct cg_stack_cache;
 
+/* ring->unwinds: by the fast unwinder, by libunwind, and where the two differed. */
+enum { CG_RING_UNWOUND_FAST, CG_RING_UNWOUND_LIBUNWIND, CG_RING_UNWOUND_DIFFERED, CG_RING_UNWIND_KINDS };
+
 #define CG_RING_EVENTS 8192 /* 276 KiB per thread that allocates, stack slots included */
 
 enum { CG_RING_FREE, CG_RING_OWNED };
@@ -28,6 +31,11 @@ struct cg_ring {
 	struct cg_stack_cache *stacks;
 	/* Times the owner found the ring full and waited for the writer (CGPROBE_STATS). */
 	atomic_uint_fast64_t full;
+	/*
+	 * Owner only, read for CGPROBE_STATS: stacks the fast unwinder took,
+	 * those libunwind took, and those where the two differed (stack.c).
+	 */
+	atomic_uint_fast64_t unwinds[CG_RING_UNWIND_KINDS];
 	_Alignas(64) atomic_uint_fast64_t tail;
 	atomic_int waiting; /* futex word: the owner sleeps on a full ring until the writer frees room */
 	atomic_int state;
@@ -64,6 +72,8 @@ void cg_rings_set_wake(cg_ring_wake_fn fn);
 struct cg_ring *cg_rings_first(void);
 /* The times any ring's owner found it full, all rings together (CGPROBE_STATS). */
 uint64_t cg_rings_full(void);
+/* Each kind of ring->unwinds, all rings together (CGPROBE_STATS). */
+void cg_rings_unwinds(uint64_t out[CG_RING_UNWIND_KINDS]);
 /* A ring for the calling thread (reused or new), or NULL if none can be mapped. */
 struct cg_ring *cg_ring_claim(void);
 /* The slow half of a push: the ring was full, or the writer is due a wake. */

@@ -16,6 +16,7 @@
 #include "push.h"
 #include "python.h"
 #include "ring.h"
+#include "unwind.h"
 #include "warn.h"
 
 /*
@@ -91,6 +92,7 @@ struct cg_stack_cache {
 	 */
 	uint32_t held;
 	struct cg_py_cache *py; /* the thread's code objects (python.h), after the slots */
+	struct cg_unwind_cache unwind;
 	/* Entries start with a u64: the slots are aligned for one. */
 	_Alignas(uint64_t) unsigned char slots[];
 };
@@ -158,6 +160,25 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * Both unwinders on the stack set-up runs on: the fast one is used only
+ * where they agree here. The first frame is each call's own return
+ * address, so it is left out; the frames past the probe's few are the
+ * loader's start-up code, which the fast one may leave to libunwind.
+ */
+static __attribute__((noinline)) bool unwinders_agree(void)
+{
+	struct cg_unwind_cache *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
+		return false;
+	void *fast[3], *ref[3];
+	int n = cg_unwind(fast, 3, c, 1);
+	int m = unw_backtrace(ref, 3);
+	munmap(c, sizeof(*c));
+	return n == 3 && m == 3 && memcmp(fast + 1, ref + 1, 2 * sizeof(*fast)) == 0;
+}
+
 void cg_stack_setup(void)
 {
 	unsigned d = (unsigned)cg_opt.stack_depth;
@@ -173,6 +194,8 @@ void cg_stack_setup(void)
 		cg_opt.stack_depth = 0;
 		return;
 	}
+	if (cg_opt.unwind == CG_UNWIND_AUTO && !unwinders_agree())
+		cg_opt.unwind = CG_UNWIND_LIBUNWIND;
 	cg_stack_depth = d;
 }
 
@@ -286,29 +309,88 @@ static __attribute__((noinline)) bool send(uint32_t slot, uint64_t hash, const u
 	return cg_push_n(ev, slots);
 }
 
-uint32_t cg_stack_name(void **raw, int got, int want, bool hold)
+/* A count of the ring's (ring.h), which only its thread adds to: no locked add on the hook's path. */
+static inline void count(struct cg_ring *r, int kind)
 {
+	atomic_uint_fast64_t *n = &r->unwinds[kind];
+	atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* Frames of raw[0..n) before the first outside the probe. */
+static int probe_frames(void *const *raw, int n)
+{
+	int s = 0;
+	while (s < n && (uintptr_t)raw[s] - self_lo < self_hi - self_lo)
+		s++;
+	return s;
+}
+
+/*
+ * CGPROBE_UNWIND=check: libunwind's unwind of the same stack, from one
+ * probe frame deeper (this function's: one more asked for). The program's
+ * frames must be the same; where the fast unwind stopped at want, its
+ * frames must be libunwind's first. raw gets libunwind's when they are not.
+ * Out of line: its buffer stays off the hooks' stacks otherwise.
+ */
+static __attribute__((noinline)) int checked(struct cg_ring *r, void **raw, int n, int want)
+{
+	void *ref[CG_STACK_DEPTH_MAX + CG_STACK_SKIP_MAX + 1];
+	int m = unw_backtrace(ref, want + 1);
+	int i = probe_frames(raw, n), j = probe_frames(ref, m);
+	int mine = n - i, theirs = m - j;
+	bool same = (n == want ? theirs >= mine : theirs == mine) &&
+		    memcmp(raw + i, ref + j, (size_t)mine * sizeof(*raw)) == 0;
+	if (same)
+		return n;
+	count(r, CG_RING_UNWOUND_DIFFERED);
+	int keep = theirs < want - i ? theirs : want - i;
+	memmove(raw + i, ref + j, (size_t)keep * sizeof(*raw));
+	return i + keep;
+}
+
+/*
+ * The calling thread's return addresses, from the caller of the hook's
+ * unwind out: the fast unwinder's, or libunwind's where it declined (or
+ * by CGPROBE_UNWIND). Inline in its callers, so that both unwinders start
+ * in the same probe frame.
+ */
+static inline __attribute__((always_inline)) int backtrace(void **raw, int want,
+							  struct cg_ring *r)
+{
+	struct cg_stack_cache *c = r->stacks;
+	if (cg_opt.unwind != CG_UNWIND_LIBUNWIND) {
+		uint32_t ep = atomic_load_explicit(&epoch, memory_order_relaxed);
+		int n = cg_unwind(raw, want, &c->unwind, ep);
+		if (__builtin_expect(n >= 0, 1)) {
+			count(r, CG_RING_UNWOUND_FAST);
+			return cg_opt.unwind == CG_UNWIND_CHECK ? checked(r, raw, n, want) : n;
+		}
+	}
+	count(r, CG_RING_UNWOUND_LIBUNWIND);
+	return unw_backtrace(raw, want);
+}
+
+/* What backtrace unwound, named: raw holds got frames, asked for want. */
+static uint32_t name_stack(struct cg_ring *r, void **raw, int got, int want, bool hold)
+{
+	struct cg_stack_cache *c = r->stacks;
 	unsigned depth = cg_stack_depth;
-	struct cg_ring *r = cg_push_ring();
-	struct cg_stack_cache *c = r ? cache_of(r) : NULL;
-	if (!c)
-		return 0;
 	if (__builtin_expect(atomic_load_explicit(&n_unloaded, memory_order_relaxed) != 0, 0) &&
 	    through_unloaded(raw, got > 0 ? (unsigned)got : 0)) {
 		got = slow_backtrace(raw, (int)(depth + CG_STACK_SKIP_MAX));
 		want = (int)(depth + CG_STACK_SKIP_MAX);
 	}
-	int s = 0;
-	while (s < got && (uintptr_t)raw[s] - self_lo < self_hi - self_lo)
-		s++;
+	int s = probe_frames(raw, got);
 	/*
 	 * A full buffer with fewer than depth frames past the probe's: more
 	 * probe frames than the caller expected, the program's outermost cut
 	 * off. Taken again, from here, with the whole margin.
 	 */
-	if (__builtin_expect(got == want && got - s < (int)depth && want < (int)(depth + CG_STACK_SKIP_MAX), 0))
-		return cg_stack_name(raw, unw_backtrace(raw, (int)(depth + CG_STACK_SKIP_MAX)),
-				     (int)(depth + CG_STACK_SKIP_MAX), hold);
+	if (__builtin_expect(got == want && got - s < (int)depth && want < (int)(depth + CG_STACK_SKIP_MAX), 0)) {
+		want = (int)(depth + CG_STACK_SKIP_MAX);
+		return name_stack(r, raw, backtrace(raw, want, r), want, hold);
+	}
 	unsigned n = got > s ? (unsigned)(got - s) : 0;
 	if (n > depth)
 		n = depth;
@@ -345,6 +427,17 @@ uint32_t cg_stack_name(void **raw, int got, int want, bool hold)
 	if (hold)
 		c->held = slot;
 	return slot;
+}
+
+uint32_t cg_stack_take(bool hold)
+{
+	struct cg_ring *r = cg_push_ring();
+	struct cg_stack_cache *c = r ? cache_of(r) : NULL;
+	if (!c)
+		return 0;
+	void *raw[CG_STACK_DEPTH_MAX + CG_STACK_SKIP_MAX];
+	int want = (int)(cg_stack_depth + (hold ? CG_STACK_SKIP_MAX : CG_STACK_SKIP_HEAP));
+	return name_stack(r, raw, backtrace(raw, want, r), want, hold);
 }
 
 void cg_stack_unhold(void)

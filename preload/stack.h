@@ -37,15 +37,13 @@ void cg_stack_session_start(void);
 int unw_backtrace(void **buffer, int size);
 
 /*
- * The probe's frames a heap hook's unwind starts with (the exported
- * wrapper, the hook inlined in it; realloc's cg_hook_realloc_end too), and
- * one to spare. A device hook asks for CG_STACK_SKIP_MAX (stack.c).
+ * The probe's frames a heap hook's unwind starts with (cg_stack_take's,
+ * the exported wrapper with the hook inlined in it; realloc's
+ * cg_hook_realloc_end too), and one to spare. A device hook asks for
+ * CG_STACK_SKIP_MAX (stack.c).
  */
-#define CG_STACK_SKIP_HEAP 3u
+#define CG_STACK_SKIP_HEAP 4u
 #define CG_STACK_SKIP_MAX 8u
-
-/* What cg_stack_capture unwound, named: raw holds got frames, asked for want. */
-uint32_t cg_stack_name(void **raw, int got, int want, bool hold);
 
 /*
  * In a hook (guard held): the calling thread's stack, its definition
@@ -54,22 +52,17 @@ uint32_t cg_stack_name(void **raw, int got, int want, bool hold);
  * is pushed only after a call that may itself allocate (a device hook):
  * the slot is kept from those allocations until the next hold.
  *
- * Inline so that the unwind starts in the hook's frame: a call to
- * stack.c in between would be one more probe frame to step through
- * (a hash lookup and two loads in libunwind's fast path) and to drop.
  * The frames asked for are the depth and the probe's frames expected
- * above it, not a wide margin: each frame past the program's depth is a
- * step paid for nothing. cg_stack_name unwinds again, with the margin,
- * when more probe frames than expected left the stack short.
+ * above it (this function's, the exported wrapper's), not a wide margin:
+ * each frame past the program's depth is a step paid for nothing. The
+ * stack is unwound again, with the margin, when more probe frames than
+ * expected left it short.
  */
+uint32_t cg_stack_take(bool hold);
+
 static inline __attribute__((always_inline)) uint32_t cg_stack_capture(bool hold)
 {
-	unsigned depth = cg_stack_depth;
-	if (!depth)
-		return 0;
-	void *raw[CG_STACK_DEPTH_MAX + CG_STACK_SKIP_MAX];
-	int want = (int)(depth + (hold ? CG_STACK_SKIP_MAX : CG_STACK_SKIP_HEAP));
-	return cg_stack_name(raw, unw_backtrace(raw, want), want, hold);
+	return cg_stack_depth ? cg_stack_take(hold) : 0;
 }
 /* The event a hold was for is pushed: the slot is any stack's again. */
 void cg_stack_unhold(void);

@@ -789,13 +789,16 @@ static void print_stats(void)
 	uint64_t rest = total > compress + wrote ? total - compress - wrote : 0;
 	struct cg_intern_stats is;
 	cg_intern_stats(&is);
-	char line[768];
+	uint64_t unwinds[CG_RING_UNWIND_KINDS];
+	cg_rings_unwinds(unwinds);
+	char line[896];
 	int n = snprintf(line, sizeof(line),
 			 "cgprobe: stats: %s: %s, %llu events, %llu records, %llu bytes (%llu raw), "
 			 "%llu blocks; writer CPU %.1f ms: %s %.1f, compress %.1f, write %.1f ms; "
 			 "%.1f ns/event; stacks %llu sent, %llu nodes, %llu addresses; memory: probe %.1f MiB "
 			 "(stack tables %.1f, writer's tree %.1f), process peak %.1f MiB; "
-			 "threads waited for ring room %llu times\n",
+			 "threads waited for ring room %llu times; unwinds %llu fast, %llu libunwind, "
+			 "%llu differed\n",
 			 w.path, s.name, (unsigned long long)w.events,
 			 (unsigned long long)s.records, (unsigned long long)w.out->written,
 			 (unsigned long long)s.raw_bytes, (unsigned long long)s.blocks,
@@ -806,7 +809,10 @@ static void print_stats(void)
 			 (unsigned long long)is.addresses,
 			 (double)w.end.probe / 1048576.0, (double)w.end.stacks / 1048576.0,
 			 (double)is.resident / 1048576.0, (double)w.end.peak_rss / 1048576.0,
-			 (unsigned long long)(cg_rings_full() - w.rings_full));
+			 (unsigned long long)(cg_rings_full() - w.rings_full),
+			 (unsigned long long)unwinds[CG_RING_UNWOUND_FAST],
+			 (unsigned long long)unwinds[CG_RING_UNWOUND_LIBUNWIND],
+			 (unsigned long long)unwinds[CG_RING_UNWOUND_DIFFERED]);
 	if (n > 0)
 		(void)!write(STDERR_FILENO, line,
 			     (size_t)n < sizeof(line) ? (size_t)n : sizeof(line));

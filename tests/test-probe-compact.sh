@@ -76,12 +76,27 @@ done
 for f in compact jsonl; do
 	run_fmt "$d/s.$f.%p" CGPROBE_STATS=1 CGPROBE_FORMAT=$f
 	if [ "$(wc -l <"$tmp/err" | tr -d ' ')" -eq 1 ] &&
-		grep -q "^cgprobe: stats: $d/s\.$f\.[0-9]*: $f, [0-9]* events, [0-9]* records, [0-9]* bytes ([0-9]* raw), [0-9]* blocks; writer CPU [0-9.]* ms: [a-z]* [0-9.]*, compress [0-9.]*, write [0-9.]* ms; [0-9.]* ns/event; stacks [0-9]* sent, [0-9]* nodes, [0-9]* addresses; memory: probe [0-9.]* MiB (stack tables [0-9.]*, writer's tree [0-9.]*), process peak [0-9.]* MiB; threads waited for ring room [0-9]* times\$" "$tmp/err"; then
+		grep -q "^cgprobe: stats: $d/s\.$f\.[0-9]*: $f, [0-9]* events, [0-9]* records, [0-9]* bytes ([0-9]* raw), [0-9]* blocks; writer CPU [0-9.]* ms: [a-z]* [0-9.]*, compress [0-9.]*, write [0-9.]* ms; [0-9.]* ns/event; stacks [0-9]* sent, [0-9]* nodes, [0-9]* addresses; memory: probe [0-9.]* MiB (stack tables [0-9.]*, writer's tree [0-9.]*), process peak [0-9.]* MiB; threads waited for ring room [0-9]* times; unwinds [0-9]* fast, [0-9]* libunwind, [0-9]* differed\$" "$tmp/err"; then
 		ok
 	else
 		ko "CGPROBE_STATS=1 with $f: one stats line"
 	fi
 done
+
+# CGPROBE_UNWIND: the fast unwinder takes the stacks and agrees with
+# libunwind on each (check); libunwind alone takes them all (libunwind).
+run_fmt "$d/u.%p" CGPROBE_STATS=1 CGPROBE_UNWIND=check
+if grep -q "; unwinds [1-9][0-9]* fast, [0-9]* libunwind, 0 differed\$" "$tmp/err"; then
+	ok
+else
+	ko "CGPROBE_UNWIND=check: stacks unwound fast, none different: $(cat "$tmp/err")"
+fi
+run_fmt "$d/v.%p" CGPROBE_STATS=1 CGPROBE_UNWIND=libunwind
+if grep -q "; unwinds 0 fast, [1-9][0-9]* libunwind, 0 differed\$" "$tmp/err"; then
+	ok
+else
+	ko "CGPROBE_UNWIND=libunwind: every stack libunwind's: $(cat "$tmp/err")"
+fi
 
 # Until the reader knows the compact encoding there is nothing to check here.
 probe_run "$tmp/probe" "$bin/hello"
