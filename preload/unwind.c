@@ -58,8 +58,8 @@ static inline bool tail_holds(const struct cg_unwind_walk *w, uint32_t from)
 	for (uint32_t i = from; i < w->n; i++) {
 		const struct cg_unwind_frame *f = &w->f[i];
 		diff |= word_at(f->cfa - 8) ^ f->ra;
-		if (f->bp_off)
-			diff |= word_at(f->cfa + (uint64_t)f->bp_off) ^ f->bp;
+		if (f->bp_off && f->bp_live)
+			diff |= word_at(f->cfa + (uint64_t)(int64_t)f->bp_off) ^ f->bp;
 	}
 	return diff == 0;
 }
@@ -71,6 +71,16 @@ static void forget_walks(struct cg_unwind_cache *c, uint32_t epoch)
 	c->epoch = epoch;
 }
 
+/* Which frames' rbp a later CFA depends on, from the outermost in. */
+static void settle(struct cg_unwind_walk *w)
+{
+	bool live = false;
+	for (uint32_t i = w->n; i-- > 0;) {
+		w->f[i].bp_live = live;
+		live = w->f[i].cfa_bp || (w->f[i].bp_off == 0 && live);
+	}
+}
+
 /*
  * The walk being recorded (next, frames 0..k) meets the kept one (last)
  * at its frame j: next takes last's frames past j and becomes the kept
@@ -79,13 +89,20 @@ static void forget_walks(struct cg_unwind_cache *c, uint32_t epoch)
 static void join_walks(struct cg_unwind_cache *c, uint32_t k, uint32_t j)
 {
 	struct cg_unwind_walk *last = &c->walk[c->last], *next = &c->walk[c->last ^ 1];
-	if (k == j && memcmp(next->f, last->f, (k + 1) * sizeof(*next->f)) == 0)
-		return;
+	if (k == j) {
+		uint32_t i = 0;
+		while (i <= k && next->f[i].cfa == last->f[i].cfa && next->f[i].ra == last->f[i].ra &&
+		       (next->f[i].bp == last->f[i].bp || !last->f[i].bp_live))
+			i++;
+		if (i > k)
+			return;
+	}
 	uint32_t tail = last->n - j - 1;
 	if (k + 1 + tail > CG_UNWIND_KEPT)
 		return;
 	memcpy(&next->f[k + 1], &last->f[j + 1], tail * sizeof(*next->f));
 	next->n = k + 1 + tail;
+	settle(next);
 	c->last ^= 1;
 }
 #endif
@@ -133,7 +150,7 @@ __attribute__((noinline)) int cg_unwind(void **out, int max, struct cg_unwind_ca
 			bp = word_at(cfa + (uint64_t)(int64_t)r->bp_off);
 		sp = cfa;
 		if (keep && (uint32_t)n < CG_UNWIND_KEPT)
-			next->f[n] = (struct cg_unwind_frame){cfa, ra, bp, r->bp_off};
+			next->f[n] = (struct cg_unwind_frame){cfa, ra, bp, r->bp_off, r->cfa_bp, 0};
 		if (!ra) {
 			/* The 0 read is part of the walk: a later one checks it too. */
 			ret = n;
@@ -145,7 +162,7 @@ __attribute__((noinline)) int cg_unwind(void **out, int max, struct cg_unwind_ca
 			while (j < last->n && last->f[j].cfa < cfa)
 				j++;
 			if (j < last->n && last->f[j].cfa == cfa && last->f[j].ra == ra &&
-			    last->f[j].bp == bp) {
+			    (last->f[j].bp == bp || !last->f[j].bp_live)) {
 				/* One try: a failed check is not repeated frame after frame. */
 				use = false;
 				if (tail_holds(last, j + 1)) {
@@ -169,6 +186,7 @@ __attribute__((noinline)) int cg_unwind(void **out, int max, struct cg_unwind_ca
 		ret = n;
 	if (keep && kept && kept <= CG_UNWIND_KEPT) {
 		next->n = kept;
+		settle(next);
 		c->last ^= 1;
 	}
 	if (recording) {

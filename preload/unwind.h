@@ -9,12 +9,13 @@
  * next CFA, the next return address): about 6 ns a frame whatever the
  * table. So the thread's last walk is kept too, each frame's CFA, return
  * address and rbp. When this walk reaches a frame the last one had (same
- * CFA, return address and rbp), the rest would be the same computation on
- * the same inputs if every stack word the last walk read from there on
- * still holds what it held: those words are read again, all at once (no
- * chain), and compared; only if every one agrees is the rest taken from
- * the last walk. Otherwise the walk goes on frame by frame. Each return
- * address given is thus one just read from the stack.
+ * CFA and return address, and the same rbp where a later CFA depends on
+ * it), the rest would be the same computation on the same inputs if every
+ * stack word the last walk read from there on, and that the result
+ * depends on, still holds what it held: those words are read again, all
+ * at once (no chain), and compared; only if every one agrees is the rest
+ * taken from the last walk. Otherwise the walk goes on frame by frame.
+ * Each return address given is thus one just read from the stack.
  */
 #ifndef CG_UNWIND_H
 #define CG_UNWIND_H
@@ -40,7 +41,14 @@ struct cg_unwind_frame {
 	uint64_t cfa;   /* the caller's rsp; the return address was read at cfa - 8 */
 	uint64_t ra;    /* 0 ends the walk (read as 0 from the stack) */
 	uint64_t bp;    /* rbp in the caller */
-	int64_t bp_off; /* rbp was read at cfa + bp_off; 0: carried from the frame before */
+	int32_t bp_off; /* rbp was read at cfa + bp_off; 0: carried from the frame before */
+	uint8_t cfa_bp; /* the CFA came from rbp */
+	/*
+	 * Whether a later frame's CFA depends on bp: in code built without
+	 * frame pointers rbp is a plain register, and what it holds (a saved
+	 * copy of it included) changes call to call without changing a frame.
+	 */
+	uint8_t bp_live;
 };
 
 struct cg_unwind_walk {

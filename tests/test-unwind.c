@@ -4,7 +4,8 @@
  * on the stacks a program's hooks meet: plain calls at many depths, frames
  * whose CFA is rbp (alloca), two call paths whose frames sit at the same
  * addresses with different callers (the kept walk must not be taken for
- * the other path), a signal handler's stack, stacks changing under the
+ * the other path), the same where only the rbp the inner frames carry
+ * tells the callers apart, a signal handler's stack, stacks changing under the
  * kept walk, and a new generation of rules. Every result is compared
  * frame by frame with unw_backtrace's from the same function.
  */
@@ -12,6 +13,7 @@
 #include <check.h>
 #include <libunwind.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -150,6 +152,70 @@ START_TEST(kept_walk_reused)
 }
 END_TEST
 
+/*
+ * An rbp frame (alloca) reached from two callers of different sizes, its
+ * alloca sized so that the frames inside it sit at the same addresses on
+ * both paths: only the rbp the inner frames carry tells where its return
+ * address is. A kept walk matched on the inner frames alone would read
+ * the other path's slot.
+ */
+static uintptr_t inner_at; /* where the innermost frame's local was, last call */
+
+static __attribute__((noinline)) int marked_leaf(bool compare)
+{
+	volatile char here = 0;
+	inner_at = (uintptr_t)&here;
+	int n = compare ? compare_here(MAX) : 1;
+	return n + here;
+}
+
+static __attribute__((noinline)) int rbp_frame(size_t len, bool compare)
+{
+	volatile char *p = __builtin_alloca(len);
+	p[0] = 0;
+	int n = marked_leaf(compare);
+	__asm__ volatile("" ::: "memory");
+	return n + p[0];
+}
+
+static __attribute__((noinline)) int near_caller(size_t len, bool compare)
+{
+	int n = rbp_frame(len, compare);
+	__asm__ volatile("" ::: "memory");
+	return n;
+}
+
+static __attribute__((noinline)) int far_caller(size_t len, bool compare)
+{
+	volatile char pad[512];
+	pad[0] = 0;
+	int n = rbp_frame(len, compare);
+	__asm__ volatile("" ::: "memory");
+	return n + pad[0];
+}
+
+START_TEST(rbp_decides_the_caller)
+{
+	/* One call site for both callers: their frames, and what returns from them, coincide. */
+	int (*volatile call)(size_t, bool) = far_caller;
+	call(64, false);
+	uintptr_t far_at = inner_at;
+	size_t near_len = 0;
+	call = near_caller;
+	for (size_t len = 64; len < 4096 && !near_len; len += 16) {
+		call(len, false);
+		if (inner_at == far_at)
+			near_len = len;
+	}
+	ck_assert_msg(near_len != 0, "no alloca puts the frames at the same place");
+	for (int i = 0; i < 40; i++) {
+		call = i % 2 ? far_caller : near_caller;
+		ck_assert_int_gt(call(i % 2 ? 64 : near_len, true), 0);
+	}
+	ck_assert_int_eq(taken, 40);
+}
+END_TEST
+
 static volatile int in_handler;
 
 static void on_signal(int sig)
@@ -209,7 +275,8 @@ TEST_SUITE(unwind_suite, "unwind")
 #if CG_CFI_FAST
 	TCase *tc =
 	    test_case(s, "unwind:as-libunwind", 60, plain_depths, rbp_frames,
-	              same_frames_other_callers, kept_walk_reused, signal_frame, new_generation);
+	              same_frames_other_callers, rbp_decides_the_caller, kept_walk_reused,
+	              signal_frame, new_generation);
 	tcase_add_checked_fixture(tc, cache_setup, cache_teardown);
 	test_case(s, "unwind:rules", 30, rules);
 #else
