@@ -38,9 +38,7 @@ static inline const struct cg_cfi_rule *rule_of(struct cg_unwind_cache *c, uint6
 		return &s->rule;
 	return fill(s, pc);
 }
-#endif
 
-#if CG_CFI_FAST
 static inline uint64_t word_at(uint64_t addr)
 {
 	uint64_t v;
