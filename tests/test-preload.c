@@ -2672,6 +2672,7 @@ static const char *const bad_values[] = {
 	"CGPROBE_FLUSH_MS=abc",  "CGPROBE_FLUSH_MS=0",    "CGPROBE_MIN_BYTES=-1",
 	"CGPROBE_MIN_BYTES=0x10", "CGPROBE_PHASE=eval",   "CGPROBE_CAPTURE_STEP=0",
 	"CGPROBE_FOLLOW=maybe",  "CGPROBE_QUIET=perhaps",  "CGPROBE_CLOCK=tsc",
+	"CGPROBE_UNWIND=fast",
 };
 
 /* A bad value: one warning naming it, its default, the program and its trace unharmed. */
