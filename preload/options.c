@@ -28,8 +28,10 @@ enum kind {
 	OPT_STEPS,
 	OPT_PYTHON,
 	OPT_CLOCK,
-	OPT_UNWIND,
+	OPT_UNWIND, /* the last: a kind added after it moves OPT_KINDS too */
 };
+/* How many kinds: cg_options_load's expect[] has a text for each. */
+#define OPT_KINDS (OPT_UNWIND + 1)
 
 /*
  * tag: the meta tag that records the setting in every trace, for settings
@@ -259,11 +261,14 @@ void cg_options_load(void)
 							     [OPT_SNAPSHOTS] = "off or alloc",
 							     [OPT_PYTHON] = "auto, on or off",
 							     [OPT_CLOCK] = "auto or monotonic",
+							     [OPT_UNWIND] = "auto, libunwind or check",
 							     [OPT_FORMAT] = "compact or jsonl",
 							     [OPT_CAPTURE] = "all or update",
 							     [OPT_STEPS] = "STEP=GLOB,...:STEP=GLOB,...",
 							     [OPT_DEPTH] = "an integer from 0 to "
 									   CG_STACK_DEPTH_MAX_TEXT};
+			_Static_assert(sizeof(expect) / sizeof(expect[0]) == OPT_KINDS,
+				       "a text for each kind of option");
 			cg_warn(o->name, "=", s, " is not ", expect[o->kind], "; using ",
 				o->def ? o->def : "none", NULL);
 			if (o->def)
