@@ -8,6 +8,8 @@
 #include <dlfcn.h>
 #endif
 
+#include "varint.h"
+
 /* DWARF registers of x86-64 (System V psABI, figure 3.36). */
 #define REG_RBP 6
 #define REG_RSP 7
@@ -29,16 +31,14 @@ struct reader {
 	bool bad;
 };
 
+/* An unsigned LEB128: the compact encoding's varint, read the same way. */
 static uint64_t uleb(struct reader *r)
 {
-	uint64_t v = 0;
-	for (unsigned shift = 0; r->p < r->end && shift < 64; shift += 7) {
-		uint8_t b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
+	uint64_t v;
+	if (cg_varint_get(&r->p, r->end, &v) == 0)
+		return v;
 	r->bad = true;
+	r->p = r->end;
 	return 0;
 }
 
@@ -187,6 +187,15 @@ static void restore_rule(struct interp *in, uint64_t reg)
 	}
 }
 
+/* DW_CFA_def_cfa and its _sf form: a register and offset, replacing any expression. */
+static void def_cfa(struct interp *in, uint64_t reg, int64_t off)
+{
+	in->row.cfa_reg = reg;
+	in->row.cfa_off = off;
+	in->row.cfa_set = true;
+	in->row.cfa_expr = false;
+}
+
 static void advance(struct interp *in, uint64_t to)
 {
 	if (to > in->pc)
@@ -249,6 +258,7 @@ static bool step(struct interp *in, struct reader *r)
 		set_rule(in, uleb(r), SAME, 0);
 		return true;
 	case 0x09: /* register */
+	case 0x14: /* val_offset */
 		reg = uleb(r);
 		(void)uleb(r);
 		set_rule(in, reg, OTHER, 0);
@@ -264,10 +274,8 @@ static bool step(struct interp *in, struct reader *r)
 		in->row = in->saved[--in->depth];
 		return true;
 	case 0x0c: /* def_cfa */
-		in->row.cfa_reg = uleb(r);
-		in->row.cfa_off = (int64_t)uleb(r);
-		in->row.cfa_set = true;
-		in->row.cfa_expr = false;
+		reg = uleb(r);
+		def_cfa(in, reg, (int64_t)uleb(r));
 		return true;
 	case 0x0d: /* def_cfa_register */
 		in->row.cfa_reg = uleb(r);
@@ -290,18 +298,11 @@ static bool step(struct interp *in, struct reader *r)
 		set_rule(in, reg, OFFSET, sleb(r) * c->data_align);
 		return true;
 	case 0x12: /* def_cfa_sf */
-		in->row.cfa_reg = uleb(r);
-		in->row.cfa_off = sleb(r) * c->data_align;
-		in->row.cfa_set = true;
-		in->row.cfa_expr = false;
+		reg = uleb(r);
+		def_cfa(in, reg, sleb(r) * c->data_align);
 		return true;
 	case 0x13: /* def_cfa_offset_sf */
 		in->row.cfa_off = sleb(r) * c->data_align;
-		return true;
-	case 0x14: /* val_offset */
-		reg = uleb(r);
-		(void)uleb(r);
-		set_rule(in, reg, OTHER, 0);
 		return true;
 	case 0x15: /* val_offset_sf */
 		reg = uleb(r);

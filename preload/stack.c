@@ -20,16 +20,18 @@
 #include "warn.h"
 
 /*
- * The unwinder: libunwind's unw_backtrace, whose fast path keeps, per
- * thread, how each return address's frame is laid out (CFA from rsp or
- * rbp, where rbp was saved) and walks a known frame with two loads; only
- * an address it has not seen costs a DWARF CFI lookup. Measured on the
- * options (docs/probe.md): 5 to 7 ns a frame plus about 30 a call, where a
- * frame-pointer walk costs under 1 ns but gives wrong frames (or faults)
- * through any function that uses rbp as a plain register, which no module
- * can be known not to have, and an unw_step loop costs 530 ns a frame.
+ * The unwinders: the probe's own (unwind.h: each frame stepped by its
+ * DWARF CFA rule, read once per thread through _dl_find_object, which
+ * takes no lock; the thread's last walk reused where its stack words are
+ * read back unchanged), and libunwind's unw_backtrace for any stack with
+ * a frame the probe's does not take. Measured on the options
+ * (docs/probe.md): 15 to 42 ns a capture at 5 to 20 frames against
+ * libunwind's 34 to 165, where a frame-pointer walk costs under 1 ns a
+ * frame but gives wrong frames (or faults) through any function that uses
+ * rbp as a plain register, which no module can be known not to have, and
+ * an unw_step loop costs 530 ns a frame.
  *
- * Locks. libunwind's DWARF cache (UNW_CACHE_GLOBAL, and the per-thread
+ * Locks, on libunwind's path. libunwind's DWARF cache (UNW_CACHE_GLOBAL, and the per-thread
  * policy too in builds without __thread, such as Debian's 1.6) takes a
  * mutex and then, on a miss, dl_iterate_phdr's loader lock: a thread in a
  * dl_iterate_phdr callback that allocates would take them in the other
