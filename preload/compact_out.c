@@ -291,7 +291,8 @@ static inline void stack_room(const struct cg_enc_stack *st)
 }
 
 /* Pending modules and code objects make a record TEXT: they are rare. */
-static uint64_t c_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st)
+static __attribute__((noinline)) uint64_t c_alloc_slow(const struct cg_event *e, uint64_t ts,
+						       struct cg_enc_stack *st)
 {
 	if (__builtin_expect(!st->n_modules && !st->n_py_codes, 1)) {
 		stack_room(st);
@@ -304,8 +305,28 @@ static uint64_t c_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_sta
 	return CG_ENC_NO_ORD;
 }
 
-static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
-		   const struct cg_enc_stack *st)
+/*
+ * The host heap's records, most of a trace: a class known and no stack to
+ * define go straight to the encoder (a tail call, no frame of its own);
+ * anything else the way above.
+ */
+static inline bool host_plain(const struct cg_event *e, const struct cg_enc_stack *st)
+{
+	return __builtin_expect(e->span == host.span && e->category == host.category &&
+				    host.cls[host_op(e)] && !st->frames && !st->n_modules &&
+				    !st->n_py_codes,
+				1);
+}
+
+static uint64_t c_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st)
+{
+	if (!host_plain(e, st))
+		return c_alloc_slow(e, ts, st);
+	return cg_cenc_alloc_stack(enc, host.cls[host_op(e)] - 1, ts, e->addr, e->size, st->id);
+}
+
+static __attribute__((noinline)) void c_free_slow(const struct cg_event *e, uint64_t ts,
+						  uint64_t ord, const struct cg_enc_stack *st)
 {
 	if (__builtin_expect(!st->n_modules, 1)) {
 		uint32_t cls = host_class(e);
@@ -319,7 +340,16 @@ static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
 	text_end();
 }
 
-/* A device's identity rides on its first record, as TEXT. */
+static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
+		   const struct cg_enc_stack *st)
+{
+	if (!host_plain(e, st)) {
+		c_free_slow(e, ts, ord, st);
+		return;
+	}
+	cg_cenc_free(enc, host.cls[host_op(e)] - 1, ts, e->addr, ord);
+}
+
 static uint64_t c_device_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st,
 			       const struct cg_device_ident *id)
 {

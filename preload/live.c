@@ -40,6 +40,14 @@ bool cg_live_grow(void)
 	return true;
 }
 
+bool cg_live_insert_grown(uint64_t key, const struct cg_live *v)
+{
+	if (!cg_live_grow())
+		return false;
+	cg_live_put(&t, key, v);
+	return true;
+}
+
 /* 1.5 MiB of table: beyond what stays cached beside the output buffer. */
 bool cg_live_large(void)
 {

@@ -87,12 +87,9 @@ static inline bool cg_live_full(const struct cg_live_table *t)
 	return !t->mask || (cap <= (1u << 16) ? n * 2 > cap : n * 4 > cap * 3);
 }
 
-/* Returns false when no memory could be had for the table. */
-static inline bool cg_live_insert(uint64_t key, const struct cg_live *v)
+/* Puts key in a table with room for it. */
+static inline void cg_live_put(struct cg_live_table *t, uint64_t key, const struct cg_live *v)
 {
-	struct cg_live_table *t = &cg_live_t;
-	if (__builtin_expect(cg_live_full(t), 0) && !cg_live_grow())
-		return false;
 	uint64_t i = cg_live_slot(key, t->mask);
 	/* An address is live once; an entry still there means a free we never saw. */
 	while (t->slots[i].addr && t->slots[i].addr != key)
@@ -108,6 +105,22 @@ static inline bool cg_live_insert(uint64_t key, const struct cg_live *v)
 	                   ((uint64_t)v->device << CG_LIVE_DEV_SHIFT) |
 	                   ((uint64_t)(v->category & 15) << CG_LIVE_CAT_SHIFT);
 	t->slots[i].ord = v->ord;
+}
+
+/* cg_live_insert into a table that must grow first. */
+bool cg_live_insert_grown(uint64_t key, const struct cg_live *v);
+
+/*
+ * Returns false when no memory could be had for the table. The growth is
+ * a call of its own: with it here, every insert saved and restored
+ * registers for it.
+ */
+static inline bool cg_live_insert(uint64_t key, const struct cg_live *v)
+{
+	struct cg_live_table *t = &cg_live_t;
+	if (__builtin_expect(cg_live_full(t), 0))
+		return cg_live_insert_grown(key, v);
+	cg_live_put(t, key, v);
 	return true;
 }
 

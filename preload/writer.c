@@ -730,6 +730,9 @@ static void drain(bool all)
 		/* The run's last stamp: up to the next head of line, before safe (one compare an event). */
 		uint64_t last = next_ts < safe ? next_ts : safe - 1;
 		w.enc->thread((uint64_t)best->r->tid);
+		/* The run's ring and place in locals: the cursor is written back where others read it. */
+		struct cg_ring *r = best->r;
+		uint64_t pos = best->pos, end = best->end;
 		do {
 			/*
 			 * With many allocations live, the table is far larger than
@@ -737,26 +740,27 @@ static void drain(bool all)
 			 * several are in flight at once. A small table is cached,
 			 * and there the lookahead is only extra work.
 			 */
-			if (prefetch && best->end - best->pos > LOOKAHEAD) {
-				uint64_t ahead = (best->pos + LOOKAHEAD) % CG_RING_EVENTS;
-				cg_live_prefetch(cg_live_key(&best->r->ev[ahead]));
-			}
-			uint64_t was = best->pos;
-			best->pos += process(best->r, best->pos);
-			if (__builtin_expect(*w.full, 0))
+			if (prefetch && end - pos > LOOKAHEAD)
+				cg_live_prefetch(cg_live_key(&r->ev[(pos + LOOKAHEAD) % CG_RING_EVENTS]));
+			uint64_t was = pos;
+			pos += process(r, pos);
+			if (__builtin_expect(*w.full, 0)) {
+				best->pos = pos;
 				outside_table(emit_buffer);
+			}
 			/* Room as it is made: a producer waiting on a full ring need not wait out
 			 * the round. */
-			if (best->pos / 512 != was / 512) {
-				cg_ring_release(best->r, best->pos);
+			if (__builtin_expect((pos ^ was) >= 512, 0)) {
+				best->pos = pos;
+				cg_ring_release(r, pos);
 				fork_point();
 				/* Far more than 512 events' items: blocks end only here and per
 				 * round. */
 				if (w.enc->block_due())
 					outside_table(w.enc->end_block);
 			}
-		} while (best->pos != best->end &&
-			 best->r->ev[best->pos % CG_RING_EVENTS].ts <= last);
+		} while (pos != end && r->ev[pos % CG_RING_EVENTS].ts <= last);
+		best->pos = pos;
 	}
 	release_all();
 	n_cursors = 0;
