@@ -18,8 +18,14 @@
 
 #define SLOTS 1024
 
+/*
+ * A cache line each: the loop stores its seed before every call, and two
+ * workers sharing a line made the native run twice as slow in about half
+ * the runs (wherever ASLR put main's stack), which swung every ratio
+ * taken against it.
+ */
 struct worker {
-	pthread_t thread;
+	_Alignas(64) pthread_t thread;
 	uint64_t ops, seed, sum;
 	int depth;
 };
