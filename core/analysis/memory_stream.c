@@ -176,14 +176,13 @@ int cg_stream_checkpoint(struct cg_stream *s, uint16_t dev, const struct cg_rec_
 /* ---- the live table: entries by id, linear probing, backward-shift deletion ---- */
 
 /*
- * Multiply-shift: addresses differ in their middle bits, which the product
- * carries up. A slot keeps the product's high 32 bits, its home's bits
- * among them, and compares the key itself in the entry only where those
- * match: 8 bytes a slot, not 16, over a framework's 10^6 slots.
+ * A slot compares the key itself in the entry only where the hashes
+ * (cg_stream_key_hash) match: 8 bytes a slot, not 16, over a framework's
+ * 10^6 slots.
  */
 static uint32_t key_hash(uint64_t key)
 {
-	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
+	return cg_stream_key_hash(key);
 }
 
 static uint32_t home(const struct cg_stream *s, uint32_t hash)

@@ -240,6 +240,7 @@ int cg_window_memory(struct cg_stream *s, const struct cg_sink_mem *m)
 		memcpy(str, m->id.p, n);
 		str[n] = '\0';
 	}
+	cg_stream_prefetch(s, key);
 	/* In order, nearly every record: the one held applies and this one takes its slot. */
 	if (window_pass(s, m->ts)) {
 		struct cg_stream_rec *slot;
