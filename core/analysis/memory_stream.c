@@ -175,31 +175,21 @@ int cg_stream_checkpoint(struct cg_stream *s, uint16_t dev, const struct cg_rec_
 
 /* ---- the live table: entries by id, linear probing, backward-shift deletion ---- */
 
-/*
- * A slot compares the key itself in the entry only where the hashes
- * (cg_stream_key_hash) match: 8 bytes a slot, not 16, over a framework's
- * 10^6 slots.
- */
-static uint32_t key_hash(uint64_t key)
-{
-	return cg_stream_key_hash(key);
-}
-
-static uint32_t home(const struct cg_stream *s, uint32_t hash)
-{
-	return hash >> (s->shift - 32);
-}
-
 static uint32_t slot_entry(const struct cg_stream_slot *sl)
 {
 	return (sl->val & ~CG_SLOT_STR) - 1;
 }
 
-/* The slot holding the id, or the empty slot where it would go. */
+/*
+ * The slot holding the id, or the empty slot where it would go. A slot
+ * compares the key itself in the entry only where the hashes
+ * (cg_stream_key_hash) match: 8 bytes a slot, not 16, over a framework's
+ * 10^6 slots.
+ */
 static uint32_t find_slot(const struct cg_stream *s, uint64_t key, const char *str, uint32_t n)
 {
-	uint32_t want = str ? CG_SLOT_STR : 0, hash = key_hash(key);
-	uint32_t i = home(s, hash);
+	uint32_t want = str ? CG_SLOT_STR : 0, hash = cg_stream_key_hash(key);
+	uint32_t i = cg_stream_home(s, hash);
 	for (; s->slots[i].val; i = (i + 1) & s->mask) {
 		const struct cg_stream_slot *sl = &s->slots[i];
 		if (sl->hash != hash || (sl->val & CG_SLOT_STR) != want)
@@ -225,7 +215,7 @@ static int table_grow(struct cg_stream *s)
 	for (uint32_t i = 0; i < old_cap; i++) {
 		if (!old[i].val)
 			continue;
-		uint32_t j = home(s, old[i].hash);
+		uint32_t j = cg_stream_home(s, old[i].hash);
 		while (s->slots[j].val)
 			j = (j + 1) & s->mask;
 		s->slots[j] = old[i];
@@ -239,7 +229,7 @@ static void table_remove(struct cg_stream *s, uint32_t i)
 	s->slots[i].val = 0;
 	s->used--;
 	for (uint32_t j = (i + 1) & s->mask; s->slots[j].val; j = (j + 1) & s->mask) {
-		uint32_t h = home(s, s->slots[j].hash);
+		uint32_t h = cg_stream_home(s, s->slots[j].hash);
 		/* Move j back to the hole when its home is not in (i, j]. */
 		if (((j - h) & s->mask) >= ((j - i) & s->mask)) {
 			s->slots[i] = s->slots[j];
@@ -606,7 +596,7 @@ static inline __attribute__((always_inline)) int apply_to(struct cg_stream *s,
 			*live = i + 1;
 		} else {
 			uint32_t val = (i + 1) | (str ? CG_SLOT_STR : 0);
-			s->slots[slot] = (struct cg_stream_slot){key_hash(g->key), val};
+			s->slots[slot] = (struct cg_stream_slot){cg_stream_key_hash(g->key), val};
 			s->used++;
 		}
 		dv->live = cg_sat_add(dv->live, g->bytes);

@@ -289,6 +289,12 @@ static inline uint32_t cg_stream_key_hash(uint64_t key)
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
+/* The slot a hash's probe starts at: its top bits. */
+static inline uint32_t cg_stream_home(const struct cg_stream *s, uint32_t hash)
+{
+	return hash >> (s->shift - 32);
+}
+
 /*
  * The table's line for key, fetched ahead of its record's apply: a record
  * waits in the window while the one before it applies, and its lookup was
@@ -298,7 +304,7 @@ static inline uint32_t cg_stream_key_hash(uint64_t key)
 static inline void cg_stream_prefetch(const struct cg_stream *s, uint64_t key)
 {
 	if (s->slots)
-		__builtin_prefetch(&s->slots[cg_stream_key_hash(key) >> (s->shift - 32)]);
+		__builtin_prefetch(&s->slots[cg_stream_home(s, cg_stream_key_hash(key))]);
 }
 
 /* A full document's replay: ids are string ids below ids, their live entries in an array. */
