@@ -119,6 +119,16 @@ static bool parse_bool(const char *s, bool *out)
 	return false;
 }
 
+/* A mode option: s is one of the first n names, and the mode its index. */
+static bool set_mode(const struct option_def *o, const char *s, const char *const *names,
+		     uint8_t n)
+{
+	for (uint8_t m = 0; m < n; m++)
+		if (!strcmp(s, names[m]))
+			return *(uint8_t *)o->value = m, true;
+	return false;
+}
+
 /* from_env: the value was set, not the default (CGPROBE_FORMAT=compact decides for FIFOs). */
 static bool apply(const struct option_def *o, const char *s, bool from_env)
 {
@@ -162,21 +172,12 @@ static bool apply(const struct option_def *o, const char *s, bool from_env)
 		*(const char **)o->value = s;
 		return true;
 	case OPT_PYTHON:
-		for (uint8_t m = 0; m < 3; m++)
-			if (!strcmp(s, cg_python_modes[m]))
-				return *(uint8_t *)o->value = m, true;
-		return false;
+		return set_mode(o, s, cg_python_modes, 3);
 	case OPT_CLOCK:
 		/* tsc is what auto may settle on, never a request. */
-		for (uint8_t m = 0; m < 2; m++)
-			if (!strcmp(s, cg_clock_modes[m]))
-				return *(uint8_t *)o->value = m, true;
-		return false;
+		return set_mode(o, s, cg_clock_modes, 2);
 	case OPT_UNWIND:
-		for (uint8_t m = 0; m < 3; m++)
-			if (!strcmp(s, cg_unwind_modes[m]))
-				return *(uint8_t *)o->value = m, true;
-		return false;
+		return set_mode(o, s, cg_unwind_modes, 3);
 	case OPT_FORMAT:
 		if (strcmp(s, "compact") && strcmp(s, "jsonl"))
 			return false;
