@@ -62,6 +62,16 @@ static inline bool tail_holds(const struct cg_unwind_walk *w, uint32_t from)
 	return diff == 0;
 }
 
+/*
+ * Whether a frame stepped to (cfa, ra, bp) is the kept frame k: the same
+ * CFA and return address, and the same rbp where a later CFA depends on it.
+ */
+static inline bool same_frame(const struct cg_unwind_frame *k, uint64_t cfa, uint64_t ra,
+			      uint64_t bp)
+{
+	return k->cfa == cfa && k->ra == ra && (k->bp == bp || !k->bp_live);
+}
+
 static void forget_walks(struct cg_unwind_cache *c, uint32_t epoch)
 {
 	memset(c->slot, 0, sizeof(c->slot));
@@ -89,8 +99,7 @@ static void join_walks(struct cg_unwind_cache *c, uint32_t k, uint32_t j)
 	struct cg_unwind_walk *last = &c->walk[c->last], *next = &c->walk[c->last ^ 1];
 	if (k == j) {
 		uint32_t i = 0;
-		while (i <= k && next->f[i].cfa == last->f[i].cfa && next->f[i].ra == last->f[i].ra &&
-		       (next->f[i].bp == last->f[i].bp || !last->f[i].bp_live))
+		while (i <= k && same_frame(&last->f[i], next->f[i].cfa, next->f[i].ra, next->f[i].bp))
 			i++;
 		if (i > k)
 			return;
@@ -159,8 +168,7 @@ __attribute__((noinline)) int cg_unwind(void **out, int max, struct cg_unwind_ca
 		if (use) {
 			while (j < last->n && last->f[j].cfa < cfa)
 				j++;
-			if (j < last->n && last->f[j].cfa == cfa && last->f[j].ra == ra &&
-			    (last->f[j].bp == bp || !last->f[j].bp_live)) {
+			if (j < last->n && same_frame(&last->f[j], cfa, ra, bp)) {
 				/* One try: a failed check is not repeated frame after frame. */
 				use = false;
 				if (tail_holds(last, j + 1)) {
