@@ -225,12 +225,18 @@ static __attribute__((noinline)) uint32_t host_class_miss(const struct cg_event 
 	return cls;
 }
 
+/* The memo's class for e plus 1; 0 when it holds none for e's span, category and op. */
+static inline uint32_t host_known(const struct cg_event *e)
+{
+	return e->span == host.span && e->category == host.category ? host.cls[host_op(e)] : 0;
+}
+
 static inline uint32_t host_class(const struct cg_event *e)
 {
-	uint16_t op = host_op(e);
-	if (__builtin_expect(e->span == host.span && e->category == host.category && host.cls[op], 1))
-		return host.cls[op] - 1;
-	return host_class_miss(e, op);
+	uint32_t known = host_known(e);
+	if (__builtin_expect(known != 0, 1))
+		return known - 1;
+	return host_class_miss(e, host_op(e));
 }
 
 static inline uint8_t device_flags(const struct cg_event *e)
@@ -308,21 +314,21 @@ static __attribute__((noinline)) uint64_t c_alloc_slow(const struct cg_event *e,
 /*
  * The host heap's records, most of a trace: a class known and no stack to
  * define go straight to the encoder (a tail call, no frame of its own);
- * anything else the way above.
+ * anything else the way above. Returns the class plus 1, 0 for the slow way.
  */
-static inline bool host_plain(const struct cg_event *e, const struct cg_enc_stack *st)
+static inline uint32_t host_plain(const struct cg_event *e, const struct cg_enc_stack *st)
 {
-	return __builtin_expect(e->span == host.span && e->category == host.category &&
-				    host.cls[host_op(e)] && !st->frames && !st->n_modules &&
-				    !st->n_py_codes,
-				1);
+	if (__builtin_expect(st->frames || st->n_modules || st->n_py_codes, 0))
+		return 0;
+	return host_known(e);
 }
 
 static uint64_t c_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st)
 {
-	if (!host_plain(e, st))
+	uint32_t known = host_plain(e, st);
+	if (__builtin_expect(!known, 0))
 		return c_alloc_slow(e, ts, st);
-	return cg_cenc_alloc_stack(enc, host.cls[host_op(e)] - 1, ts, e->addr, e->size, st->id);
+	return cg_cenc_alloc_stack(enc, known - 1, ts, e->addr, e->size, st->id);
 }
 
 static __attribute__((noinline)) void c_free_slow(const struct cg_event *e, uint64_t ts,
@@ -343,11 +349,12 @@ static __attribute__((noinline)) void c_free_slow(const struct cg_event *e, uint
 static void c_free(const struct cg_event *e, uint64_t ts, uint64_t ord,
 		   const struct cg_enc_stack *st)
 {
-	if (!host_plain(e, st)) {
+	uint32_t known = host_plain(e, st);
+	if (__builtin_expect(!known, 0)) {
 		c_free_slow(e, ts, ord, st);
 		return;
 	}
-	cg_cenc_free(enc, host.cls[host_op(e)] - 1, ts, e->addr, ord);
+	cg_cenc_free(enc, known - 1, ts, e->addr, ord);
 }
 
 static uint64_t c_device_alloc(const struct cg_event *e, uint64_t ts, struct cg_enc_stack *st,
